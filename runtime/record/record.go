@@ -1,0 +1,87 @@
+// Package record renders an executed notebook as a reviewable document:
+// one self-contained HTML file, Markdown with SVG files, or JSON for tools.
+//
+// The engine fills a Record; this package only presents it. Values inside
+// outputs are Starlark values; a value presents itself through the optional
+// interfaces below, and anything else is shown by its String().
+package record
+
+import (
+	"time"
+
+	"go.starlark.net/starlark"
+)
+
+// Record is everything known about one notebook's latest state.
+type Record struct {
+	Title    string    // from the notebook's first Markdown heading, else the file name
+	Path     string    // notebook path as given on the command line
+	Rendered time.Time // when this record was made
+	Cells    []Cell
+	Verdict  starlark.Value // the notebook's verdict(...) value if any, else nil
+	Prov     Provenance
+	Warnings []string // record-level problems (a damaged cache entry, ...)
+}
+
+// Cell is one cell of the notebook, in file order.
+type Cell struct {
+	Name     string // "setup", or a stable id such as "cell3"
+	Markdown bool   // a [markdown] cell: Source is its Markdown text
+	Source   string // code as written (comments kept), or Markdown text
+	Line     int    // first line of the cell body in the notebook
+	Status   string // "hit", "ran", "live", "error", "skipped", "never" (not computed yet)
+	Why      string // short reason for the status: "source changed", "upstream runs failed", ...
+	Reads    []string
+	Defines  []string
+
+	Duration   time.Duration // execution time when computed
+	ComputedAt time.Time     // zero when never computed
+	Host       string        // host that computed it (a cached entry may come from elsewhere)
+	Load1      float64       // load average when it started
+
+	Outputs  []starlark.Value // in order: printed text (a Printed value), md, tables, figures, the displayed last expression
+	Error    string           // "file:line:col: message" for errors
+	Trace    string           // Starlark backtrace
+	Warnings []string
+	Inputs   []Input
+}
+
+// Input is a dynamic input of a cell, with the hash it had.
+type Input struct{ Kind, Name, Hash string }
+
+// Provenance says where and how the record was made.
+type Provenance struct {
+	Host       Host
+	GoVersion  string
+	Version    string // benchbook version
+	GitRev     string // the notebook's repository, "" when not in git
+	GitDirty   bool
+	Params     map[string]string
+	CommandLine string
+}
+
+// Host describes a machine.
+type Host struct {
+	Name     string
+	CPU      string
+	Cores    int
+	MemBytes uint64
+	Kernel   string
+	Load     [3]float64
+}
+
+// Optional interfaces through which values present themselves. Values
+// implement the ones that make sense for them; the renderer falls back to
+// String() in a <pre> block.
+type (
+	// HTMLer returns an HTML fragment. The value is responsible for escaping
+	// everything it took from the notebook or from measured data.
+	HTMLer interface{ HTML() string }
+	// Markdowner returns GitHub-flavoured Markdown (text bars, tables).
+	Markdowner interface{ Markdown() string }
+	// SVGer is a figure: an SVG document, inlined in HTML and written as a
+	// file beside the Markdown record.
+	SVGer interface{ SVG() []byte }
+	// JSONer returns a JSON-friendly summary for --format json.
+	JSONer interface{ JSON() any }
+)
