@@ -51,12 +51,12 @@ type Input struct{ Kind, Name, Hash string }
 
 // Provenance says where and how the record was made.
 type Provenance struct {
-	Host       Host
-	GoVersion  string
-	Version    string // benchbook version
-	GitRev     string // the notebook's repository, "" when not in git
-	GitDirty   bool
-	Params     map[string]string
+	Host        Host
+	GoVersion   string
+	Version     string // benchbook version
+	GitRev      string // the notebook's repository, "" when not in git
+	GitDirty    bool
+	Params      map[string]string
 	CommandLine string
 }
 
@@ -85,3 +85,15 @@ type (
 	// JSONer returns a JSON-friendly summary for --format json.
 	JSONer interface{ JSON() any }
 )
+
+// Downloader is a value that offers its data as files (CSV, .hgrm, JSON).
+// The HTML record embeds them as data: links, so a reviewer can save a
+// run's raw data with no server.
+type Downloader interface{ Downloads() []Download }
+
+// Download is one file offered by a Downloader.
+type Download struct {
+	Name string // file name offered to the browser, "run-a.csv"
+	MIME string // "text/csv", "application/json", ...
+	Data []byte
+}

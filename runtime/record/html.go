@@ -1,0 +1,312 @@
+package record
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/yuin/goldmark/ast"
+	"go.starlark.net/starlark"
+)
+
+//go:embed record.css
+var baseCSS string
+
+//go:embed record.html.tmpl
+var pageTemplate string
+
+var page = template.Must(template.New("record").Parse(pageTemplate))
+
+// HTML writes r as one self-contained HTML document: no script, no external
+// URL, a Content-Security-Policy that forbids loading anything, and every
+// string taken from the notebook or a value escaped.
+func HTML(w io.Writer, r *Record) error {
+	v := buildView(r)
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, v); err != nil {
+		return fmt.Errorf("record: render html: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// view is what the page template shows; fragments typed template.HTML were
+// produced by trusted renderers (goldmark without raw HTML, chroma, SVG
+// checked by inlineSVG, HTMLer values).
+type view struct {
+	Title, Path, Rendered, Host string
+	CSS                         template.CSS
+	Verdict                     template.HTML
+	Summary                     string
+	Warnings                    []string
+	TOC                         []tocEntry
+	Cells                       []cellView
+	Prov                        provView
+}
+
+type tocEntry struct {
+	Level  int
+	Text   string
+	ID     string
+	Status string // set for code cells
+}
+
+type cellView struct {
+	ID, Name, Status, Why string
+	Markdown              bool
+	HTML                  template.HTML // rendered Markdown cell
+	Code                  template.HTML // highlighted source
+	Line                  int
+	Duration, When, Host  string
+	Foreign               bool // computed on a host other than the record's
+	Outputs               []template.HTML
+	Warnings              []string
+	Error, Trace          string
+	Inputs                []Input
+}
+
+func buildView(r *Record) view {
+	ids := newHeadingIDs("")
+	v := view{
+		Title:    r.Title,
+		Path:     r.Path,
+		Rendered: fmtTime(r.Rendered),
+		Host:     r.Prov.Host.Name,
+		CSS:      template.CSS(pageCSS),
+		Summary:  summary(r.Cells),
+		Warnings: r.Warnings,
+		Prov:     buildProv(r),
+	}
+	if r.Verdict != nil {
+		v.Verdict = valueHTML(r.Verdict)
+	}
+	cellIDs := make([]string, len(r.Cells))
+	for i, c := range r.Cells {
+		if !c.Markdown {
+			cellIDs[i] = string(ids.Generate([]byte("cell "+c.Name), ast.KindHeading))
+		}
+	}
+	for i, c := range r.Cells {
+		cv, heads := buildCell(c, r.Prov.Host.Name, cellIDs[i], ids)
+		v.Cells = append(v.Cells, cv)
+		v.TOC = append(v.TOC, heads...)
+	}
+	return v
+}
+
+func buildCell(c Cell, host, id string, ids *headingIDs) (cellView, []tocEntry) {
+	if c.Markdown {
+		html, heads := renderMarkdown(c.Source, ids)
+		var toc []tocEntry
+		for _, h := range heads {
+			if h.Level <= 3 {
+				toc = append(toc, tocEntry{Level: h.Level, Text: h.Text, ID: h.ID})
+			}
+		}
+		return cellView{Markdown: true, HTML: template.HTML(html)}, toc
+	}
+	cv := cellView{
+		ID: id, Name: c.Name, Status: c.Status, Why: c.Why, Line: c.Line,
+		Code:     highlight(c.Source),
+		Warnings: c.Warnings, Error: c.Error, Trace: c.Trace, Inputs: c.Inputs,
+		Host:    c.Host,
+		Foreign: c.Host != "" && host != "" && c.Host != host,
+	}
+	if cv.Status == "" {
+		cv.Status = "never"
+	}
+	if !c.ComputedAt.IsZero() {
+		cv.Duration = fmtDuration(c.Duration)
+		cv.When = fmtTime(c.ComputedAt)
+	}
+	for _, out := range c.Outputs {
+		cv.Outputs = append(cv.Outputs, valueHTML(out))
+	}
+	return cv, []tocEntry{{Level: 4, Text: c.Name, ID: id, Status: cv.Status}}
+}
+
+// statusOrder is the order of the summary line.
+var statusOrder = []string{"ran", "hit", "live", "error", "skipped", "never"}
+
+// summary is the one-line account of the cells: "5 cells: 2 ran, 3 hit".
+func summary(cells []Cell) string {
+	counts := map[string]int{}
+	n := 0
+	for _, c := range cells {
+		if c.Markdown {
+			continue
+		}
+		n++
+		s := c.Status
+		if s == "" {
+			s = "never"
+		}
+		counts[s]++
+	}
+	var parts []string
+	for _, s := range statusOrder {
+		if counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+			delete(counts, s)
+		}
+	}
+	others := make([]string, 0, len(counts))
+	for s := range counts {
+		others = append(others, s)
+	}
+	sort.Strings(others)
+	for _, s := range others {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
+	}
+	return fmt.Sprintf("%d code cells: %s", n, strings.Join(parts, ", "))
+}
+
+// valueHTML presents one output value. A value whose display method panics
+// is shown as an error instead of crashing the render.
+func valueHTML(v starlark.Value) (out template.HTML) {
+	if v == nil {
+		return ""
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			out = template.HTML(`<p class="error">cannot display ` + escapeText(v.Type()) + ` value: ` +
+				escapeText(fmt.Sprint(p)) + `</p>`)
+		}
+	}()
+	var b strings.Builder
+	switch x := v.(type) {
+	case SVGer:
+		b.WriteString(`<figure>` + inlineSVG(x.SVG()) + `</figure>`)
+	case HTMLer:
+		b.WriteString(x.HTML())
+	default:
+		class := "value"
+		if v.Type() == "printed" {
+			class = "printed"
+		}
+		text := v.String()
+		if s, ok := v.(starlark.String); ok {
+			text = string(s)
+		}
+		b.WriteString(`<pre class="` + class + `">` + escapeText(text) + `</pre>`)
+	}
+	if d, ok := v.(Downloader); ok {
+		b.WriteString(downloadLinks(d.Downloads()))
+	}
+	return template.HTML(b.String())
+}
+
+// downloadLinks embeds files as data: URIs so they can be saved offline.
+func downloadLinks(ds []Download) string {
+	if len(ds) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`<p class="downloads">download:`)
+	for _, d := range ds {
+		mime := d.MIME
+		if mime == "" || strings.ContainsAny(mime, "\"<>; ") {
+			mime = "application/octet-stream"
+		}
+		fmt.Fprintf(&b, ` <a download="%s" href="data:%s;base64,%s">%s</a> <small>(%s)</small>`,
+			escapeText(d.Name), mime, base64.StdEncoding.EncodeToString(d.Data),
+			escapeText(d.Name), fmtBytes(uint64(len(d.Data))))
+	}
+	b.WriteString(`</p>`)
+	return b.String()
+}
+
+// inlineSVG returns doc without its XML prolog, or an error note when doc is
+// not an SVG document or could run script or fetch anything.
+func inlineSVG(doc []byte) string {
+	s := stripProlog(string(doc))
+	lower := strings.ToLower(s)
+	if !strings.HasPrefix(lower, "<svg") || !strings.HasSuffix(lower, "</svg>") {
+		return `<p class="error">figure is not an SVG document</p>`
+	}
+	if reason := unsafeSVG(lower); reason != "" {
+		return `<p class="error">figure rejected: ` + escapeText(reason) + `</p>`
+	}
+	return s
+}
+
+// stripProlog drops the XML declaration, comments and DOCTYPE before <svg.
+func stripProlog(s string) string {
+	for {
+		s = strings.TrimSpace(s)
+		switch {
+		case strings.HasPrefix(s, "<?"):
+			s = cutThrough(s, "?>")
+		case strings.HasPrefix(s, "<!--"):
+			s = cutThrough(s, "-->")
+		case strings.HasPrefix(s, "<!"):
+			s = cutThrough(s, ">")
+		default:
+			return s
+		}
+	}
+}
+
+var eventAttr = regexp.MustCompile(`<[^>]*\son[a-z]+\s*=`)
+
+// unsafeSVG names what in a lowercased SVG could run script or load a URL.
+func unsafeSVG(lower string) string {
+	for _, bad := range []string{"<script", "javascript:", "<foreignobject", `href="http`, "href='http", "url(http"} {
+		if strings.Contains(lower, bad) {
+			return bad
+		}
+	}
+	if eventAttr.MatchString(lower) {
+		return "event handler attribute"
+	}
+	return ""
+}
+
+func cutThrough(s, end string) string {
+	if i := strings.Index(s, end); i >= 0 {
+		return s[i+len(end):]
+	}
+	return ""
+}
+
+func escapeText(s string) string { return template.HTMLEscapeString(s) }
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// fmtDuration rounds to three significant figures or so: 1.23s, 45ms, 812µs.
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond).String()
+	}
+	return d.Round(time.Microsecond).String()
+}
+
+func fmtBytes(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	f, i := float64(n)/unit, 0
+	for f >= unit && i < 4 {
+		f /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %ciB", f, "KMGTP"[i])
+}

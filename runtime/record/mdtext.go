@@ -1,0 +1,128 @@
+package record
+
+import (
+	"bytes"
+	"strconv"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+)
+
+// markdownEngine renders notebook Markdown. It is built WITHOUT
+// html.WithUnsafe(): a notebook is untrusted input, so raw HTML in it is
+// omitted and dangerous link schemes (javascript:) are dropped.
+var markdownEngine = goldmark.New(
+	goldmark.WithExtensions(extension.GFM),
+	goldmark.WithParserOptions(parser.WithAutoHeadingID()),
+)
+
+// MarkdownToHTML renders GitHub-flavoured Markdown to an HTML fragment with
+// raw HTML disabled. Display values (md(...)) and Markdown cells use it.
+func MarkdownToHTML(src string) string {
+	html, _ := renderMarkdown(src, newHeadingIDs("md-"))
+	return html
+}
+
+// heading is an entry of the table of contents.
+type heading struct {
+	Level int
+	Text  string
+	ID    string
+}
+
+// renderMarkdown renders src with heading ids drawn from ids (shared by the
+// whole record so that ids stay unique) and returns the headings found.
+func renderMarkdown(src string, ids *headingIDs) (string, []heading) {
+	source := []byte(src)
+	ctx := parser.NewContext(parser.WithIDs(ids))
+	doc := markdownEngine.Parser().Parse(text.NewReader(source), parser.WithContext(ctx))
+	var heads []heading
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if h, ok := n.(*ast.Heading); ok && entering {
+			id, _ := h.AttributeString("id")
+			idb, _ := id.([]byte)
+			heads = append(heads, heading{Level: h.Level, Text: headingText(h, source), ID: string(idb)})
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	var buf bytes.Buffer
+	if err := markdownEngine.Renderer().Render(&buf, source, doc); err != nil {
+		return "<pre>" + escapeText(src) + "</pre>", heads
+	}
+	return buf.String(), heads
+}
+
+// headingText is the plain text of a heading (its text and code spans).
+func headingText(n ast.Node, source []byte) string {
+	var buf bytes.Buffer
+	_ = ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch t := c.(type) {
+		case *ast.Text:
+			buf.Write(t.Segment.Value(source))
+			if t.SoftLineBreak() {
+				buf.WriteByte(' ')
+			}
+		case *ast.String:
+			buf.Write(t.Value)
+		}
+		return ast.WalkContinue, nil
+	})
+	return buf.String()
+}
+
+// headingIDs gives unique, readable ids ("hypothesis", "hypothesis-1").
+type headingIDs struct {
+	prefix string
+	used   map[string]bool
+}
+
+func newHeadingIDs(prefix string) *headingIDs {
+	return &headingIDs{prefix: prefix, used: map[string]bool{}}
+}
+
+func (h *headingIDs) Generate(value []byte, _ ast.NodeKind) []byte {
+	base := h.prefix + slug(string(value))
+	id := base
+	for i := 1; h.used[id]; i++ {
+		id = base + "-" + strconv.Itoa(i)
+	}
+	h.used[id] = true
+	return []byte(id)
+}
+
+func (h *headingIDs) Put(value []byte) { h.used[string(value)] = true }
+
+// slug keeps letters and digits, lowercased, joined by single dashes.
+func slug(s string) string {
+	var b []byte
+	dash := false
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b = append(b, byte(r))
+			dash = false
+		case r >= 'A' && r <= 'Z':
+			b = append(b, byte(r-'A'+'a'))
+			dash = false
+		default:
+			if len(b) > 0 && !dash {
+				b = append(b, '-')
+				dash = true
+			}
+		}
+	}
+	for len(b) > 0 && b[len(b)-1] == '-' {
+		b = b[:len(b)-1]
+	}
+	if len(b) == 0 {
+		return "section"
+	}
+	return string(b)
+}

@@ -1,0 +1,62 @@
+package record
+
+import (
+	"fmt"
+	"sort"
+)
+
+// provView is the provenance section: where, with what and from what the
+// record was made.
+type provView struct {
+	Host, CPU, Cores, Memory, Kernel, Load  string
+	GoVersion, Version, GitRev, CommandLine string
+	GitDirty                                bool
+	Params                                  [][2]string
+	Inputs                                  []cellInput
+}
+
+// cellInput is an input with the cell that read it.
+type cellInput struct {
+	Cell string
+	Input
+}
+
+func buildProv(r *Record) provView {
+	p, h := r.Prov, r.Prov.Host
+	v := provView{
+		Host: h.Name, CPU: h.CPU, Kernel: h.Kernel,
+		GoVersion: p.GoVersion, Version: p.Version, GitRev: p.GitRev, GitDirty: p.GitDirty,
+		CommandLine: p.CommandLine,
+		Params:      sortedParams(p.Params),
+		Inputs:      allInputs(r.Cells),
+	}
+	if h.Cores > 0 {
+		v.Cores = fmt.Sprint(h.Cores)
+	}
+	if h.MemBytes > 0 {
+		v.Memory = fmtBytes(h.MemBytes)
+	}
+	if h.Load != [3]float64{} {
+		v.Load = fmt.Sprintf("%.2f %.2f %.2f", h.Load[0], h.Load[1], h.Load[2])
+	}
+	return v
+}
+
+func sortedParams(m map[string]string) [][2]string {
+	out := make([][2]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, [2]string{k, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+func allInputs(cells []Cell) []cellInput {
+	var out []cellInput
+	for _, c := range cells {
+		for _, in := range c.Inputs {
+			out = append(out, cellInput{Cell: c.Name, Input: in})
+		}
+	}
+	return out
+}
