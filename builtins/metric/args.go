@@ -1,0 +1,251 @@
+package metric
+
+import (
+	"fmt"
+	"strings"
+
+	"go.starlark.net/starlark"
+)
+
+// compareArgs are compare's arguments after unpacking.
+type compareArgs struct {
+	expOrA, b      starlark.Value
+	metric         starlark.Value
+	better         string
+	name           string
+	aLabel, bLabel string
+}
+
+// compareBuiltin implements
+// compare(exp_or_a, b = None, metric = "rps", better = "higher", name = "", a_label = "", b_label = "").
+func compareBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	ca := compareArgs{b: starlark.None, metric: starlark.String("rps"), better: "higher"}
+	if err := starlark.UnpackArgs(fn.Name(), args, kwargs,
+		"exp_or_a", &ca.expOrA, "b?", &ca.b, "metric?", &ca.metric, "better?", &ca.better,
+		"name?", &ca.name, "a_label?", &ca.aLabel, "b_label?", &ca.bLabel); err != nil {
+		return nil, err
+	}
+	if ca.better != "higher" && ca.better != "lower" {
+		return nil, fmt.Errorf("compare: better must be \"higher\" or \"lower\", got %q", ca.better)
+	}
+	in, err := gather(thread, ca)
+	if err != nil {
+		return nil, err
+	}
+	return newComparison(in)
+}
+
+// gather reads the metric of every run of both arms, from an experiment
+// (abab's result) or from two lists of runs or numbers.
+func gather(thread *starlark.Thread, ca compareArgs) (compareInput, error) {
+	in := compareInput{better: ca.better, metric: metricName(ca)}
+	runsA, runsB, control, gates, err := arms(ca, &in)
+	if err != nil {
+		return in, err
+	}
+	ex := extractor{thread: thread, metric: ca.metric, warnings: map[string]bool{}}
+	if in.a, err = ex.values(runsA, in.aLabel); err != nil {
+		return in, err
+	}
+	if in.b, err = ex.values(runsB, in.bLabel); err != nil {
+		return in, err
+	}
+	if in.control, err = ex.values(control, "control"); err != nil {
+		return in, err
+	}
+	in.warnings = append(ex.list, busyWarnings(gates)...)
+	return in, nil
+}
+
+func metricName(ca compareArgs) string {
+	if ca.name != "" {
+		return ca.name
+	}
+	if s, ok := ca.metric.(starlark.String); ok {
+		return string(s)
+	}
+	if c, ok := ca.metric.(starlark.Callable); ok && c.Name() != "lambda" {
+		return c.Name()
+	}
+	return "metric"
+}
+
+// arms splits the arguments into the runs of A and B, the A-A control runs
+// and the gate records, and sets the labels.
+func arms(ca compareArgs, in *compareInput) (a, b, control, gates []starlark.Value, err error) {
+	if ca.b != starlark.None {
+		in.aLabel, in.bLabel = or(ca.aLabel, "A"), or(ca.bLabel, "B")
+		a, err = list(ca.expOrA, "exp_or_a")
+		if err == nil {
+			b, err = list(ca.b, "b")
+		}
+		return a, b, nil, nil, err
+	}
+	names, err := attrList(ca.expOrA, "arms")
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if len(names) < 2 {
+		return nil, nil, nil, nil, fmt.Errorf("compare: the experiment has %d arm(s), need 2 (or pass b = ...)", len(names))
+	}
+	aName, _ := starlark.AsString(names[0])
+	bName, _ := starlark.AsString(names[1])
+	in.aLabel, in.bLabel = or(ca.aLabel, aName), or(ca.bLabel, bName)
+	runs, _ := getattr(ca.expOrA, "runs")
+	d, ok := runs.(*starlark.Dict)
+	if !ok {
+		return nil, nil, nil, nil, fmt.Errorf("compare: experiment.runs must be a dict, got %s", runs.Type())
+	}
+	if a, err = dictList(d, aName); err == nil {
+		b, err = dictList(d, bName)
+	}
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	control, _ = attrList(ca.expOrA, "control")
+	gates, _ = attrList(ca.expOrA, "gates")
+	return a, b, control, gates, nil
+}
+
+func or(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+func attrList(v starlark.Value, name string) ([]starlark.Value, error) {
+	x, err := getattr(v, name)
+	if err != nil {
+		return nil, fmt.Errorf("compare: exp_or_a is neither an experiment nor a list (with b = ...): %v", err)
+	}
+	return list(x, name)
+}
+
+func dictList(d *starlark.Dict, key string) ([]starlark.Value, error) {
+	v, found, _ := d.Get(starlark.String(key))
+	if !found {
+		return nil, fmt.Errorf("compare: experiment has no runs for arm %q", key)
+	}
+	return list(v, "runs["+key+"]")
+}
+
+func list(v starlark.Value, what string) ([]starlark.Value, error) {
+	it, ok := v.(starlark.Iterable)
+	if !ok {
+		return nil, fmt.Errorf("compare: %s must be a list, got %s", what, v.Type())
+	}
+	var out []starlark.Value
+	iter := it.Iterate()
+	defer iter.Done()
+	var x starlark.Value
+	for iter.Next(&x) {
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// extractor reads one metric from runs and collects the runs' own warnings.
+type extractor struct {
+	thread   *starlark.Thread
+	metric   starlark.Value
+	warnings map[string]bool
+	list     []string
+}
+
+func (ex *extractor) values(runs []starlark.Value, arm string) ([]float64, error) {
+	out := make([]float64, 0, len(runs))
+	for i, r := range runs {
+		f, err := ex.value(r)
+		if err != nil {
+			return nil, fmt.Errorf("compare: %s run %d: %w", arm, i+1, err)
+		}
+		out = append(out, f)
+		ex.runWarnings(r, fmt.Sprintf("%s run %d", arm, i+1))
+	}
+	return out, nil
+}
+
+func (ex *extractor) value(r starlark.Value) (float64, error) {
+	if f, ok := starlark.AsFloat(r); ok {
+		return f, nil
+	}
+	var v starlark.Value
+	var err error
+	switch m := ex.metric.(type) {
+	case starlark.String:
+		v, err = getattr(r, string(m))
+	case starlark.Callable:
+		v, err = starlark.Call(ex.thread, m, starlark.Tuple{r}, nil)
+	default:
+		return 0, fmt.Errorf("metric must be an attribute name or a function, got %s", ex.metric.Type())
+	}
+	if err != nil {
+		return 0, err
+	}
+	f, ok := starlark.AsFloat(v)
+	if !ok {
+		return 0, fmt.Errorf("metric is %s, want a number", v.Type())
+	}
+	return f, nil
+}
+
+// runWarnings copies a run's warnings ("generator-bound") into the
+// comparison's, once per distinct warning, naming the runs.
+func (ex *extractor) runWarnings(r starlark.Value, where string) {
+	hv, ok := r.(starlark.HasAttrs)
+	if !ok {
+		return
+	}
+	w, err := hv.Attr("warnings")
+	if err != nil || w == nil {
+		return
+	}
+	ws, err := list(w, "warnings")
+	if err != nil {
+		return
+	}
+	for _, x := range ws {
+		s, ok := starlark.AsString(x)
+		if !ok {
+			s = x.String()
+		}
+		line := where + ": " + s
+		if !ex.warnings[line] {
+			ex.warnings[line] = true
+			ex.list = append(ex.list, line)
+		}
+	}
+}
+
+// busyWarnings says how many runs the load gate marked busy.
+func busyWarnings(gates []starlark.Value) []string {
+	var busy []string
+	for i, g := range gates {
+		v, err := getattr(g, "busy")
+		if err == nil && v.Truth() {
+			busy = append(busy, fmt.Sprint(i+1))
+		}
+	}
+	if len(busy) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d of %d runs ran on a busy box (load gate; runs %s in execution order)",
+		len(busy), len(gates), strings.Join(busy, ", "))}
+}
+
+// getattr is Starlark's x.name for values that have attributes.
+func getattr(v starlark.Value, name string) (starlark.Value, error) {
+	hv, ok := v.(starlark.HasAttrs)
+	if !ok {
+		return nil, fmt.Errorf("%s has no attribute %q", v.Type(), name)
+	}
+	x, err := hv.Attr(name)
+	if err != nil {
+		return nil, err
+	}
+	if x == nil {
+		return nil, fmt.Errorf("%s has no attribute %q", v.Type(), name)
+	}
+	return x, nil
+}

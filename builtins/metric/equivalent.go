@@ -1,0 +1,153 @@
+package metric
+
+import (
+	"fmt"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+)
+
+// maxListed bounds how many mismatches an equivalence result spells out.
+const maxListed = 20
+
+// equivalentBuiltin implements equivalent(a, b, allow_vacuous = False): a
+// and b are the answers of two arms to the same queries, as dicts keyed by
+// query or as lists in query order. Answers compare with ==, so they can be
+// ids, ordered lists, totals or hashes. When two or more distinct queries
+// all got the same answer the check proves nothing (the seeds' broken
+// checker built malformed URLs that all returned the same total), and it
+// fails unless allow_vacuous is set.
+func equivalentBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var a, b starlark.Value
+	allowVacuous := false
+	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "a", &a, "b", &b, "allow_vacuous?", &allowVacuous); err != nil {
+		return nil, err
+	}
+	keys, av, err := answers(a, "a")
+	if err != nil {
+		return nil, err
+	}
+	keysB, bv, err := answers(b, "b")
+	if err != nil {
+		return nil, err
+	}
+	res, err := check(keys, av, keysB, bv)
+	if err != nil {
+		return nil, err
+	}
+	if res.vacuous && !allowVacuous {
+		return nil, fmt.Errorf("equivalent: vacuous: %d distinct queries all returned the same answer in arm %s (%s); the check proves nothing",
+			len(keys), res.vacuousArm, short(res.sameAnswer))
+	}
+	return res.value(), nil
+}
+
+// answers returns the queries (dict keys, or list positions) and answers.
+func answers(v starlark.Value, name string) ([]starlark.Value, []starlark.Value, error) {
+	switch x := v.(type) {
+	case *starlark.Dict:
+		var keys, vals []starlark.Value
+		for _, kv := range x.Items() {
+			keys = append(keys, kv[0])
+			vals = append(vals, kv[1])
+		}
+		return keys, vals, nil
+	case *starlark.List, starlark.Tuple:
+		vals, err := list(v, name)
+		keys := make([]starlark.Value, len(vals))
+		for i := range vals {
+			keys[i] = starlark.MakeInt(i)
+		}
+		return keys, vals, err
+	}
+	return nil, nil, fmt.Errorf("equivalent: %s must be a dict (query -> answer) or a list, got %s", name, v.Type())
+}
+
+type equivalence struct {
+	compared, distinctA, distinctB int
+	mismatches                     []string
+	missing                        []string
+	vacuous                        bool
+	vacuousArm                     string
+	sameAnswer                     starlark.Value
+}
+
+func check(keys, av, keysB, bv []starlark.Value) (*equivalence, error) {
+	byKey := starlark.NewDict(len(keysB))
+	for i, k := range keysB {
+		if err := byKey.SetKey(k, bv[i]); err != nil {
+			return nil, fmt.Errorf("equivalent: %w", err)
+		}
+	}
+	res := &equivalence{distinctA: distinct(av), distinctB: distinct(bv)}
+	for i, k := range keys {
+		other, found, _ := byKey.Get(k)
+		if !found {
+			res.missing = append(res.missing, k.String())
+			continue
+		}
+		res.compared++
+		eq, err := starlark.Equal(av[i], other)
+		if err != nil {
+			return nil, fmt.Errorf("equivalent: query %s: %w", k, err)
+		}
+		if !eq {
+			res.mismatches = append(res.mismatches, fmt.Sprintf("%s: %s != %s", k, short(av[i]), short(other)))
+		}
+	}
+	if len(keys) >= 2 && (res.distinctA == 1 || res.distinctB == 1) {
+		res.vacuous, res.vacuousArm, res.sameAnswer = true, "a", av[0]
+		if res.distinctA != 1 {
+			res.vacuousArm, res.sameAnswer = "b", bv[0]
+		}
+	}
+	return res, nil
+}
+
+// distinct counts distinct answers by their printed form (answers may be
+// unhashable lists or dicts).
+func distinct(vals []starlark.Value) int {
+	seen := map[string]bool{}
+	for _, v := range vals {
+		seen[v.String()] = true
+	}
+	return len(seen)
+}
+
+func short(v starlark.Value) string {
+	s := v.String()
+	if len(s) > 80 {
+		return s[:77] + "..."
+	}
+	return s
+}
+
+func (e *equivalence) value() starlark.Value {
+	listed := e.mismatches
+	if len(listed) > maxListed {
+		listed = listed[:maxListed]
+	}
+	return starlarkstruct.FromStringDict(starlark.String("equivalence"), starlark.StringDict{
+		"ok":             starlark.Bool(len(e.mismatches) == 0 && len(e.missing) == 0),
+		"compared":       starlark.MakeInt(e.compared),
+		"mismatch_count": starlark.MakeInt(len(e.mismatches)),
+		"mismatches":     stringList(listed),
+		"missing":        stringList(e.missing),
+		"distinct_a":     starlark.MakeInt(e.distinctA),
+		"distinct_b":     starlark.MakeInt(e.distinctB),
+		"vacuous":        starlark.Bool(e.vacuous),
+		"summary":        starlark.String(e.summary()),
+	})
+}
+
+func (e *equivalence) summary() string {
+	s := fmt.Sprintf("%d mismatches in %d queries (%d distinct answers in a, %d in b)",
+		len(e.mismatches), e.compared, e.distinctA, e.distinctB)
+	if len(e.missing) > 0 {
+		s += fmt.Sprintf("; %d queries missing from b", len(e.missing))
+	}
+	if e.vacuous {
+		s += "; VACUOUS: every query got the same answer"
+	}
+	return s
+}

@@ -1,0 +1,144 @@
+package metric
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"html"
+	"math"
+	"strings"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime/codec"
+)
+
+func init() {
+	codec.Register("comparison", func(data []byte) (starlark.Value, error) {
+		var c Comparison
+		if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&c); err != nil {
+			return nil, fmt.Errorf("comparison: %w", err)
+		}
+		return &c, nil
+	})
+}
+
+// MarshalValue stores a comparison (gob keeps NaN and infinities).
+func (c *Comparison) MarshalValue() ([]byte, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(c); err != nil {
+		return nil, fmt.Errorf("comparison: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Text bars as in the seeds: 16 blocks are 100, one line per comparison.
+const (
+	barScale = 16 // blocks for index 100
+	barMax   = 40 // longer bars are cut and end in an arrow
+)
+
+// Bar draws an index value: "██████████ 61"; a bar past the scale ends in
+// ▶, a bar of less than one block is ▏.
+func Bar(index int) string {
+	n := int(math.Round(float64(index) * barScale / 100))
+	switch {
+	case n <= 0:
+		return "▏"
+	case n > barMax:
+		return strings.Repeat("█", barMax) + "▶"
+	}
+	return strings.Repeat("█", n)
+}
+
+// BarLine is "before ████████████████ 100 | after ██████████ 61".
+func BarLine(index int) string {
+	return fmt.Sprintf("before %s 100 | after %s %d", Bar(100), Bar(index), index)
+}
+
+// Markdown is the sentence, the bars and the warnings.
+func (c *Comparison) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s**\n\n```text\n%s  %s\n```\n", c.Sentence(), c.Metric, BarLine(c.Index))
+	for _, w := range c.Warnings {
+		fmt.Fprintf(&b, "\n- warning: %s", w)
+	}
+	if len(c.Warnings) > 0 {
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// HTML is a compact table of both arms with the verdict sentence above it.
+func (c *Comparison) HTML() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<div class="comparison verdict-%s"><p><strong>%s</strong></p>`, verdictClass(c.Verdict), html.EscapeString(c.Sentence()))
+	fmt.Fprintf(&b, `<pre class="bars">%s  %s</pre>`, html.EscapeString(c.Metric), html.EscapeString(BarLine(c.Index)))
+	b.WriteString(`<table><thead><tr><th>arm</th><th>mean</th><th>median</th><th>min</th><th>max</th><th>runs</th></tr></thead><tbody>`)
+	row := func(label string, m, med, lo, hi float64, xs []float64) {
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>",
+			html.EscapeString(label), g(m), g(med), g(lo), g(hi), html.EscapeString(joinG(xs)))
+	}
+	row(c.ALabel, c.MeanA, c.MedianA, c.MinA, c.MaxA, c.A)
+	row(c.BLabel, c.MeanB, c.MedianB, c.MinB, c.MaxB, c.B)
+	fmt.Fprintf(&b, "</tbody></table><p>per-pair B/A: %s</p>", html.EscapeString(joinG(c.Ratios)))
+	if len(c.Warnings) > 0 {
+		b.WriteString(`<ul class="warnings">`)
+		for _, w := range c.Warnings {
+			fmt.Fprintf(&b, "<li>%s</li>", html.EscapeString(w))
+		}
+		b.WriteString("</ul>")
+	}
+	b.WriteString("</div>")
+	return b.String()
+}
+
+func verdictClass(v string) string {
+	switch v {
+	case "IMPROVES":
+		return "improves"
+	case "WORSENS":
+		return "worsens"
+	}
+	return "none"
+}
+
+func g(x float64) string { return fmt.Sprintf("%.4g", x) }
+
+func joinG(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = g(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// JSON is every field, with unknown figures (NaN, ±Inf) as null.
+func (c *Comparison) JSON() any {
+	return map[string]any{
+		"type": "comparison", "metric": c.Metric, "better": c.Better,
+		"a_label": c.ALabel, "b_label": c.BLabel, "a": jsonFloats(c.A), "b": jsonFloats(c.B),
+		"mean_a": jf(c.MeanA), "mean_b": jf(c.MeanB), "index": c.Index, "gain_pct": jf(c.GainPct),
+		"ratios": jsonFloats(c.Ratios), "min_a": jf(c.MinA), "max_a": jf(c.MaxA),
+		"min_b": jf(c.MinB), "max_b": jf(c.MaxB),
+		"every_b_beats_every_a": c.EveryBBeatsEveryA, "aa_spread_pct": jf(c.AASpreadPct),
+		"ci": []any{jf(c.CILow), jf(c.CIHigh)}, "p_value": jf(c.PValue),
+		"median_a": jf(c.MedianA), "median_b": jf(c.MedianB),
+		"verdict": c.Verdict, "sentence": c.Sentence(), "warnings": c.Warnings,
+	}
+}
+
+func jf(x float64) any {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return x
+}
+
+func jsonFloats(xs []float64) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = jf(x)
+	}
+	return out
+}
