@@ -1,0 +1,102 @@
+package runtime
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.starlark.net/resolve"
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+)
+
+// parseCell parses a code cell on its own, padded with empty lines so that
+// every position is the notebook file's own line:col. Resolving mutates the
+// tree, so each analysis or execution parses afresh (it is cheap).
+func parseCell(path string, c *CellDef) (*syntax.File, error) {
+	src := strings.Repeat("\n", c.Line-1) + c.Body
+	f, err := fileOptions.Parse(path, src, 0)
+	if err != nil {
+		return nil, cellError(c, err)
+	}
+	return f, nil
+}
+
+// cellError prefixes err with the cell's name, keeping its position first.
+func cellError(c *CellDef, err error) error {
+	return fmt.Errorf("%w (in cell %s)", err, c.Name)
+}
+
+// analyse finds what a code cell reads from other cells and what it defines.
+func analyse(path string, c *CellDef) error {
+	f, err := parseCell(path, c)
+	if err != nil {
+		return err
+	}
+	c.srcHash = hashString(normalize(c.Body))
+	free := map[string]bool{}
+	c.readPos = map[string]syntax.Position{}
+	if err := resolve.File(f, func(string) bool { return true }, starlark.Universe.Has); err != nil {
+		return cellError(c, err)
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Ident:
+			if b, ok := n.Binding.(*resolve.Binding); ok && b.Scope == resolve.Predeclared {
+				if !free[n.Name] {
+					free[n.Name] = true
+					c.readPos[n.Name] = n.NamePos
+				}
+			}
+		case *syntax.LoadStmt:
+			c.Loads = append(c.Loads, n.Module.Value.(string))
+		case *syntax.CallExpr:
+			if name := paramName(n); name != "" {
+				c.Params = append(c.Params, name)
+			}
+		}
+		return true
+	})
+	c.Reads = sortedKeys(free)
+	for _, b := range f.Module.(*resolve.Module).Globals {
+		if !strings.HasPrefix(b.First.Name, "_") {
+			c.Defines = append(c.Defines, b.First.Name)
+		}
+	}
+	sort.Strings(c.Defines)
+	c.Params = dedupe(c.Params)
+	return nil
+}
+
+// paramName returns NAME for a call param("NAME", ...), else "".
+func paramName(call *syntax.CallExpr) string {
+	id, ok := call.Fn.(*syntax.Ident)
+	if !ok || id.Name != "param" || len(call.Args) == 0 {
+		return ""
+	}
+	lit, ok := call.Args[0].(*syntax.Literal)
+	if !ok || lit.Token != syntax.STRING {
+		return ""
+	}
+	return lit.Value.(string)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func dedupe(s []string) []string {
+	sort.Strings(s)
+	out := s[:0]
+	for i, x := range s {
+		if i == 0 || x != s[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,138 @@
+package runtime
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime/codec"
+)
+
+// The engine's own builtins:
+//
+//	param(name, default)  -> the value of -p name=value, typed like default
+//	file(path)            -> the file's text; path is relative to the notebook
+//	                         and the file becomes an input of the cell
+//	memo(key, fn)         -> fn() computed once per cell and key, stored
+//	                         the moment it returns (checkpoints)
+func init() {
+	Predeclare("param", starlark.NewBuiltin("param", param))
+	Predeclare("file", starlark.NewBuiltin("file", file))
+	Predeclare("memo", starlark.NewBuiltin("memo", memo))
+	codec.Register("printed", func(data []byte) (starlark.Value, error) { return Printed(data), nil })
+	RegisterInputKind("file", fileHash)
+}
+
+// MarshalValue stores printed text.
+func (p Printed) MarshalValue() ([]byte, error) { return []byte(p), nil }
+
+func param(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var name string
+	var def starlark.Value
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name, "default", &def); err != nil {
+		return nil, err
+	}
+	hash := "default"
+	raw, ok := Param(t, name)
+	if ok {
+		hash = "set:" + raw
+	}
+	AddInput(t, Input{Kind: "param", Name: name, Hash: hash})
+	if !ok {
+		return def, nil
+	}
+	v, err := typedLike(def, raw)
+	if err != nil {
+		return nil, fmt.Errorf("param: -p %s=%s: %v", name, raw, err)
+	}
+	return v, nil
+}
+
+// typedLike converts a command-line string to the type of def.
+func typedLike(def starlark.Value, raw string) (starlark.Value, error) {
+	switch def.(type) {
+	case starlark.Int:
+		n, err := strconv.ParseInt(strings.ReplaceAll(raw, "_", ""), 0, 64)
+		if err != nil {
+			return nil, fmt.Errorf("want an int like the default %s", def)
+		}
+		return starlark.MakeInt64(n), nil
+	case starlark.Float:
+		f, err := strconv.ParseFloat(raw, 64)
+		if err != nil {
+			return nil, fmt.Errorf("want a float like the default %s", def)
+		}
+		return starlark.Float(f), nil
+	case starlark.Bool:
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return nil, fmt.Errorf("want true or false like the default %s", def)
+		}
+		return starlark.Bool(b), nil
+	case *starlark.List:
+		var elems []starlark.Value
+		for _, s := range strings.Split(raw, ",") {
+			elems = append(elems, starlark.String(strings.TrimSpace(s)))
+		}
+		if l := def.(*starlark.List); l.Len() > 0 {
+			for i, s := range elems {
+				v, err := typedLike(l.Index(0), string(s.(starlark.String)))
+				if err != nil {
+					return nil, fmt.Errorf("element %d: %v", i, err)
+				}
+				elems[i] = v
+			}
+		}
+		return starlark.NewList(elems), nil
+	}
+	return starlark.String(raw), nil
+}
+
+func file(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var path string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path); err != nil {
+		return nil, err
+	}
+	full, err := filepath.Abs(Path(t, path))
+	if err != nil {
+		return nil, fmt.Errorf("file: %v", err)
+	}
+	data, err := os.ReadFile(full)
+	if err != nil {
+		return nil, fmt.Errorf("file: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	AddInput(t, Input{Kind: "file", Name: full, Hash: hex.EncodeToString(sum[:])})
+	return starlark.String(data), nil
+}
+
+// fileHash re-checks a file input; a missing file is its own hash value.
+func fileHash(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "missing", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func memo(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var key string
+	var fn starlark.Callable
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "key", &key, "fn", &fn); err != nil {
+		return nil, err
+	}
+	return Memo(t, key, func() (starlark.Value, error) {
+		return starlark.Call(t, fn, nil, nil)
+	})
+}

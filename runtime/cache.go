@@ -1,0 +1,193 @@
+package runtime
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/hostinfo"
+)
+
+// FormatVersion is part of every key and every path in the cache: a change
+// of the entry format or of the key recipe bumps it.
+const FormatVersion = 1
+
+// entry is what the cache keeps for one executed cell.
+type entry struct {
+	Format   int               `json:"format"`
+	Cell     string            `json:"cell"` // name when computed (informational)
+	Key      string            `json:"key"`
+	Live     bool              `json:"live"`           // values not storable: re-executed on demand
+	Values   map[string][]byte `json:"values"`         // codec bytes by global name
+	Hashes   map[string]string `json:"hashes"`         // sha256 of Values, read by downstream keys
+	Outputs  [][]byte          `json:"outputs"`        // codec bytes, in order
+	Inputs   []Input           `json:"inputs"`         // dynamic inputs, re-checked on lookup
+	Warnings []string          `json:"warnings"`
+	Started  time.Time         `json:"started"`
+	Duration time.Duration     `json:"duration"`
+	Host     hostinfo.Host     `json:"host"`
+	Version  string            `json:"version"` // benchbook version
+}
+
+// store is the content-addressed cache beside a notebook.
+type store struct {
+	dir string // <cache dir>/v<FormatVersion>
+}
+
+func openStore(cacheDir string) (*store, error) {
+	dir := filepath.Join(cacheDir, "v"+strconv.Itoa(FormatVersion))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	return &store{dir: dir}, nil
+}
+
+func (s *store) entryPath(key string) string {
+	return filepath.Join(s.dir, "entries", key[:2], key)
+}
+
+func (s *store) memoPath(cellKey, key string) string {
+	return filepath.Join(s.dir, "memo", cellKey[:2], cellKey, hashString(key))
+}
+
+// errDamaged marks an entry whose checksum or encoding is wrong.
+var errDamaged = errors.New("damaged cache entry")
+
+const magic = "benchbook-entry"
+
+// get reads an entry; a missing one is (nil, nil), a damaged one errDamaged.
+func (s *store) get(key string) (*entry, error) {
+	var e entry
+	if err := readChecked(s.entryPath(key), &e); err != nil || e.Key == "" {
+		return nil, err
+	}
+	return &e, nil
+}
+
+func (s *store) put(e *entry) error { return writeChecked(s.entryPath(e.Key), e) }
+
+// readChecked reads a file written by writeChecked into v.
+func readChecked(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	header, body, ok := bytes.Cut(data, []byte("\n"))
+	want := fmt.Sprintf("%s %d ", magic, FormatVersion)
+	if !ok || !bytes.HasPrefix(header, []byte(want)) {
+		return fmt.Errorf("%w: %s: bad header", errDamaged, path)
+	}
+	sum := sha256.Sum256(body)
+	if string(header[len(want):]) != hex.EncodeToString(sum[:]) {
+		return fmt.Errorf("%w: %s: checksum mismatch", errDamaged, path)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("%w: %s: %v", errDamaged, path, err)
+	}
+	return nil
+}
+
+// writeChecked writes v atomically (temp file, fsync, rename) with a
+// checksum header, so a crash leaves either the old file or the new one.
+func writeChecked(path string, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	sum := sha256.Sum256(body)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	fmt.Fprintf(tmp, "%s %d %s\n", magic, FormatVersion, hex.EncodeToString(sum[:]))
+	tmp.Write(body)
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cache: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("cache: %w", err)
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// memoEntry is one memo(key, fn) result.
+type memoEntry struct {
+	Key   string    `json:"key"`
+	Value []byte    `json:"value"`
+	When  time.Time `json:"when"`
+}
+
+// memoStore adapts the store to the MemoStore the builtins use.
+type memoStore struct {
+	s    *store
+	warn func(string)
+}
+
+func (m memoStore) Get(cellKey, key string) (starlark.Value, bool) {
+	var e memoEntry
+	if err := readChecked(m.s.memoPath(cellKey, key), &e); err != nil {
+		m.warn(fmt.Sprintf("memo %q recomputed: %v", key, err))
+		return nil, false
+	}
+	if e.Key != key {
+		return nil, false
+	}
+	v, err := codec.Decode(e.Value)
+	if err != nil {
+		m.warn(fmt.Sprintf("memo %q recomputed: %v", key, err))
+		return nil, false
+	}
+	return v, true
+}
+
+func (m memoStore) Put(cellKey, key string, v starlark.Value) error {
+	data, err := codec.Encode(v)
+	if err != nil {
+		return err
+	}
+	return writeChecked(m.s.memoPath(cellKey, key), memoEntry{Key: key, Value: data, When: time.Now()})
+}
+
+// lock takes the notebook's cache lock, so that two runs of one notebook
+// do not interleave. If another process holds it, say who and wait.
+func lock(cacheDir string, say func(string)) (unlock func(), err error) {
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return nil, fmt.Errorf("cache: %w", err)
+	}
+	path := filepath.Join(cacheDir, "lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("cache lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(path)
+		say(fmt.Sprintf("waiting for the cache lock %s, held by %s", path, strings.TrimSpace(string(holder))))
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("cache lock: %w", err)
+		}
+	}
+	f.Truncate(0)
+	fmt.Fprintf(f, "pid %d (%s)\n", os.Getpid(), strings.Join(os.Args, " "))
+	return func() { f.Truncate(0); f.Close() }, nil
+}

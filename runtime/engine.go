@@ -1,0 +1,296 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/hostinfo"
+)
+
+// Options configure an Engine.
+type Options struct {
+	CacheDir string            // default: .benchbook beside the notebook
+	Params   map[string]string // -p name=value
+	Rerun    []string          // cells to execute even if cached
+	RerunAll bool
+	Stderr   io.Writer // progress lines; nil: discard
+	Color    bool      // colour the progress lines
+	Version  string    // benchbook version, stored with every entry
+	Args     []string  // the command line, for the record's provenance
+}
+
+// Status values of a cell, as shown by `cells` and in the record.
+const (
+	StatusHit     = "hit"     // values and outputs from the cache
+	StatusRan     = "ran"     // executed in this run
+	StatusLive    = "live"    // values cannot be stored; re-executed when needed
+	StatusError   = "error"   // failed (or was interrupted)
+	StatusSkipped = "skipped" // an upstream cell failed
+	StatusNever   = "never"   // not computed for its current source (render only)
+	StatusStale   = "stale"   // would run (planning only)
+)
+
+// State is what the engine knows of one cell.
+type State struct {
+	Def      *CellDef
+	Status   string
+	Why      string
+	Key      string
+	Err      error  // "file:line:col: msg (in cell NAME)"
+	Trace    string // Starlark backtrace
+	Executed bool   // executed in this process
+
+	entry    *entry              // from the cache or just written
+	values   starlark.StringDict // nil until loaded or computed
+	hashes   map[string]string   // value hash by name, read by downstream keys
+	outputs  []starlark.Value
+	inputs   []Input
+	warnings []string
+	started  time.Time
+	duration time.Duration
+	host     hostinfo.Host
+}
+
+// Engine executes one notebook against its cache.
+type Engine struct {
+	NB       *Notebook
+	opts     Options
+	g        *graph
+	store    *store
+	sess     *Session
+	builtins starlark.StringDict
+	states   map[*CellDef]*State
+	prev     map[string]cellMemory // what the last run knew, to say why a cell is stale
+	unlock   func()
+
+	Interrupted bool
+	Warnings    []string // engine-level warnings (damaged entries, unused params)
+}
+
+// Open parses nothing (the notebook is given), builds the cell graph, opens
+// the cache and takes its lock.
+func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	dir := filepath.Dir(nb.Path)
+	if opts.CacheDir == "" {
+		opts.CacheDir = filepath.Join(dir, ".benchbook")
+	}
+	e := &Engine{NB: nb, opts: opts, builtins: Predeclared(), states: map[*CellDef]*State{}}
+	for _, name := range opts.Rerun {
+		if !slices.ContainsFunc(nb.Cells, func(c *CellDef) bool { return c.Name == name && !c.Markdown }) {
+			return nil, fmt.Errorf("--rerun %s: no code cell of that name in %s", name, nb.Path)
+		}
+	}
+	g, err := buildGraph(nb, e.builtins)
+	if err != nil {
+		return nil, err
+	}
+	e.g = g
+	if e.store, err = openStore(opts.CacheDir); err != nil {
+		return nil, err
+	}
+	if e.unlock, err = lock(opts.CacheDir, func(msg string) { fmt.Fprintln(opts.Stderr, msg) }); err != nil {
+		return nil, err
+	}
+	e.sess = &Session{Ctx: ctx, Stderr: opts.Stderr, NotebookDir: dir, CacheDir: opts.CacheDir, Params: opts.Params}
+	e.sess.memo = memoStore{s: e.store, warn: e.warn}
+	e.prev = e.loadMemory()
+	return e, nil
+}
+
+// Close stops what the notebook started (clusters, targets) and releases the
+// cache lock.
+func (e *Engine) Close() {
+	e.sess.Close()
+	if e.unlock != nil {
+		e.unlock()
+		e.unlock = nil
+	}
+}
+
+func (e *Engine) warn(msg string) {
+	e.Warnings = append(e.Warnings, msg)
+	fmt.Fprintf(e.opts.Stderr, "warning: %s\n", msg)
+}
+
+// Run brings every cell up to date: cached cells are hits, stale ones are
+// executed in dependency order. With execute false nothing runs: cells are
+// hits, live, or never computed (the render command).
+func (e *Engine) Run(execute bool) {
+	for _, c := range e.g.order {
+		st := e.plan(c)
+		if st.Status == StatusStale {
+			if !execute || e.Interrupted {
+				st.Status = StatusNever
+				if e.Interrupted {
+					st.Status, st.Why = StatusSkipped, "interrupted before it ran"
+				}
+			} else {
+				e.execute(st)
+			}
+		}
+		e.progress(st)
+	}
+	e.checkParams()
+	e.saveMemory()
+}
+
+// State returns the state of the named cell (nil if unknown).
+func (e *Engine) State(name string) *State {
+	for c, st := range e.states {
+		if c.Name == name {
+			return st
+		}
+	}
+	return nil
+}
+
+// plan decides a cell's status without executing it.
+func (e *Engine) plan(c *CellDef) *State {
+	st := &State{Def: c}
+	e.states[c] = st
+	for _, up := range e.g.up[c] {
+		switch u := e.states[up]; u.Status {
+		case StatusError, StatusSkipped:
+			st.Status, st.Why = StatusSkipped, "upstream cell "+up.Name+" did not complete"
+			return st
+		case StatusNever:
+			st.Status, st.Why = StatusNever, "upstream cell "+up.Name+" not computed"
+			return st
+		}
+	}
+	st.Key = e.key(c)
+	forced := e.opts.RerunAll || slices.Contains(e.opts.Rerun, c.Name)
+	switch {
+	case forced:
+		st.Status, st.Why = StatusStale, "forced (--rerun)"
+	case c.Options["cache"] == "false":
+		st.Status, st.Why = StatusStale, "cache=false"
+	default:
+		e.lookup(st)
+	}
+	return st
+}
+
+// lookup finds a cell's entry and checks its dynamic inputs.
+func (e *Engine) lookup(st *State) {
+	ent, err := e.store.get(st.Key)
+	if err != nil {
+		e.warn(fmt.Sprintf("cell %s: %v; recomputing", st.Def.Name, err))
+		st.Status, st.Why = StatusStale, "cache entry damaged"
+		return
+	}
+	if ent == nil {
+		st.Status, st.Why = StatusStale, e.whyMiss(st)
+		return
+	}
+	if why := e.staleInput(ent.Inputs); why != "" {
+		st.Status, st.Why = StatusStale, why
+		return
+	}
+	st.entry, st.hashes = ent, ent.Hashes
+	st.inputs, st.warnings = ent.Inputs, ent.Warnings
+	st.started, st.duration, st.host = ent.Started, ent.Duration, ent.Host
+	st.outputs = e.decodeOutputs(ent.Outputs)
+	if ent.Live {
+		st.Status, st.Why = StatusLive, "holds live values; runs when a stale cell needs them"
+		return
+	}
+	st.Status, st.Why = StatusHit, "cached"
+}
+
+// staleInput re-checks recorded inputs; it returns why the entry is stale.
+func (e *Engine) staleInput(inputs []Input) string {
+	for _, in := range inputs {
+		var now string
+		if in.Kind == "param" {
+			now = e.paramValue(in.Name)
+		} else if check := inputChecker(in.Kind); check != nil {
+			h, err := check(in.Name)
+			if err != nil {
+				return fmt.Sprintf("input %s %s: %v", in.Kind, in.Name, err)
+			}
+			now = h
+		} else {
+			continue
+		}
+		if now != in.Hash {
+			return fmt.Sprintf("input changed: %s %s", in.Kind, in.Name)
+		}
+	}
+	return ""
+}
+
+func (e *Engine) paramValue(name string) string {
+	if v, ok := e.opts.Params[name]; ok {
+		return "set:" + v
+	}
+	return "default"
+}
+
+// values returns a cell's globals, loading them from the cache or running a
+// live cell first.
+func (e *Engine) values(c *CellDef) (starlark.StringDict, error) {
+	st := e.states[c]
+	if st.values != nil {
+		return st.values, nil
+	}
+	if st.Status == StatusLive && !st.Executed {
+		st.Why = "live values needed downstream"
+		e.execute(st)
+		if st.Err != nil {
+			return nil, fmt.Errorf("cell %s failed: %w", c.Name, st.Err)
+		}
+		return st.values, nil
+	}
+	if st.entry == nil {
+		return nil, fmt.Errorf("cell %s has no values (status %s)", c.Name, st.Status)
+	}
+	vals := starlark.StringDict{}
+	for name, data := range st.entry.Values {
+		v, err := codec.Decode(data)
+		if err != nil {
+			return nil, fmt.Errorf("cell %s: value %s: %w", c.Name, name, err)
+		}
+		vals[name] = v
+	}
+	st.values = vals
+	return vals, nil
+}
+
+func (e *Engine) decodeOutputs(raw [][]byte) []starlark.Value {
+	out := make([]starlark.Value, 0, len(raw))
+	for _, data := range raw {
+		v, err := codec.Decode(data)
+		if err != nil {
+			v = Printed(fmt.Sprintf("(output not readable: %v)", err))
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// interrupted reports whether err comes from Ctrl-C.
+func interrupted(ctx context.Context, err error) bool {
+	return errors.Is(err, context.Canceled) || ctx.Err() != nil
+}
+
+// exists reports whether a path exists (for input checkers).
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// CacheDir is the notebook's cache directory.
+func (e *Engine) CacheDir() string { return e.opts.CacheDir }

@@ -1,0 +1,291 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.starlark.net/starlark"
+)
+
+// nbRun is one run of a notebook in a test.
+type nbRun struct {
+	e       *Engine
+	stderr  strings.Builder
+	outputs map[string]string // cell -> its outputs joined
+}
+
+// runNotebook writes src to dir/nb.star (unless src is "") and runs it.
+func runNotebook(t *testing.T, dir, src string, opts Options) *nbRun {
+	t.Helper()
+	path := filepath.Join(dir, "nb.star")
+	if src != "" {
+		if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nb, err := ParseFile(path)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	r := &nbRun{outputs: map[string]string{}}
+	opts.Stderr = &r.stderr
+	e, err := Open(context.Background(), nb, opts)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer e.Close()
+	e.Run(true)
+	r.e = e
+	for _, c := range nb.Cells {
+		if st := e.State(c.Name); st != nil {
+			var parts []string
+			for _, o := range st.outputs {
+				parts = append(parts, o.String())
+			}
+			r.outputs[c.Name] = strings.Join(parts, "|")
+		}
+	}
+	return r
+}
+
+func (r *nbRun) status(name string) string {
+	if st := r.e.State(name); st != nil {
+		return st.Status
+	}
+	return "none"
+}
+
+const basicNB = `# %% [markdown]
+# # Title here
+# prose
+
+# %% setup
+n = param("n", 3)
+data = [i * i for i in range(n)]
+
+# %% total
+print("summing", len(data))
+total = 0
+for x in data:
+    total += x
+total
+
+# %% fn
+def double(x):
+    return 2 * x
+
+# %% use
+double(total)
+`
+
+func TestRunThenAllHits(t *testing.T) {
+	dir := t.TempDir()
+	r1 := runNotebook(t, dir, basicNB, Options{})
+	for name, want := range map[string]string{"setup": "ran", "total": "ran", "fn": "live", "use": "ran"} {
+		if got := r1.status(name); got != want {
+			t.Errorf("first run: %s is %s, want %s\n%s", name, got, want, r1.stderr.String())
+		}
+	}
+	if got := r1.outputs["total"]; got != "summing 3\n|5" {
+		t.Errorf("total outputs = %q", got)
+	}
+	if got := r1.outputs["use"]; got != "10" {
+		t.Errorf("use outputs = %q", got)
+	}
+	r2 := runNotebook(t, dir, "", Options{})
+	for name, want := range map[string]string{"setup": "hit", "total": "hit", "fn": "live", "use": "hit"} {
+		if got := r2.status(name); got != want {
+			t.Errorf("second run: %s is %s, want %s", name, got, want)
+		}
+	}
+	if r2.outputs["total"] != r1.outputs["total"] || r2.outputs["use"] != r1.outputs["use"] {
+		t.Errorf("cached outputs differ: %v vs %v", r2.outputs, r1.outputs)
+	}
+	if r2.e.State("fn").Executed {
+		t.Error("live cell fn executed although nothing downstream was stale")
+	}
+}
+
+func TestCommentsDoNotChangeKeys(t *testing.T) {
+	dir := t.TempDir()
+	runNotebook(t, dir, basicNB, Options{})
+	edited := strings.Replace(basicNB, "total = 0\n", "# a new comment\ntotal = 0  # trailing\n\n", 1)
+	edited = strings.Replace(edited, "# prose", "# other prose", 1)
+	r := runNotebook(t, dir, edited, Options{})
+	if got := r.status("total"); got != "hit" {
+		t.Errorf("total after comment edit: %s (%s)", got, r.e.State("total").Why)
+	}
+}
+
+func TestLiveCellRunsWhenNeeded(t *testing.T) {
+	dir := t.TempDir()
+	runNotebook(t, dir, basicNB, Options{})
+	r := runNotebook(t, dir, strings.Replace(basicNB, "double(total)", "double(total) + 1", 1), Options{})
+	if !r.e.State("fn").Executed || r.status("use") != "ran" || r.outputs["use"] != "11" {
+		t.Errorf("fn executed=%v use=%s %q", r.e.State("fn").Executed, r.status("use"), r.outputs["use"])
+	}
+	if r.e.State("total").Executed {
+		t.Error("total re-executed although only use changed")
+	}
+}
+
+func TestParamChangesKey(t *testing.T) {
+	dir := t.TempDir()
+	runNotebook(t, dir, basicNB, Options{})
+	r := runNotebook(t, dir, "", Options{Params: map[string]string{"n": "4"}})
+	if r.status("setup") != "ran" || r.outputs["total"] != "summing 4\n|14" {
+		t.Errorf("setup %s, total %q", r.status("setup"), r.outputs["total"])
+	}
+	if why := r.e.State("setup").Why; !strings.Contains(why, "param n") {
+		t.Errorf("why = %q, want it to name param n", why)
+	}
+	back := runNotebook(t, dir, "", Options{})
+	if back.status("setup") != "hit" {
+		t.Errorf("back to the default: setup %s", back.status("setup"))
+	}
+}
+
+func TestBadParamType(t *testing.T) {
+	r := runNotebook(t, t.TempDir(), basicNB, Options{Params: map[string]string{"n": "many"}})
+	st := r.e.State("setup")
+	if st.Status != "error" || !strings.Contains(st.Err.Error(), "want an int") {
+		t.Fatalf("status %s err %v", st.Status, st.Err)
+	}
+	if r.status("total") != "skipped" || r.status("fn") != "live" {
+		t.Errorf("total %s (want skipped), fn %s (independent, want live)", r.status("total"), r.status("fn"))
+	}
+}
+
+func TestRuntimeErrorPositionAndSkips(t *testing.T) {
+	src := "# %% a\nx = 1\n\n# %% b\ny = x + {}[\"missing\"]\n\n# %% c\nz = y\n\n# %% d\nw = x + 1\nw\n"
+	r := runNotebook(t, t.TempDir(), src, Options{})
+	st := r.e.State("b")
+	if st.Status != "error" || !strings.Contains(st.Trace, "nb.star:5:") || !strings.Contains(st.Err.Error(), "in cell b") {
+		t.Errorf("b: %s %v\n%s", st.Status, st.Err, st.Trace)
+	}
+	if r.status("c") != "skipped" || r.status("d") != "ran" || r.outputs["d"] != "2" {
+		t.Errorf("c %s d %s %q", r.status("c"), r.status("d"), r.outputs["d"])
+	}
+	if !r.e.Failed() {
+		t.Error("Failed() = false")
+	}
+}
+
+func TestStaticErrors(t *testing.T) {
+	for _, tc := range []struct{ name, src, want string }{
+		{"syntax", "# %% a\nx = 1\n# %% b\ny = (1 +\n", "nb.star:5:1: got end of file, want primary expression (in cell b)"},
+		{"dup", "# %% a\nx = 1\n# %% b\nx = 2\n", `"x" is defined in cell a and again in cell b`},
+		{"undefined", "# %% a\nx = nope + 1\n", "nb.star:2:5: undefined: nope (in cell a)"},
+		{"cycle", "# %% a\nx = y\n# %% b\ny = x\n", "cycle: a -> b"},
+		{"dup-name", "# %% a\nx = 1\n# %% a\ny = 2\n", `cell name "a" already used`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "nb.star")
+			os.WriteFile(path, []byte(tc.src), 0o644)
+			nb, err := ParseFile(path)
+			if err == nil {
+				var e *Engine
+				e, err = Open(context.Background(), nb, Options{})
+				if e != nil {
+					e.Close()
+				}
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestFileInput(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "data.txt"), []byte("abc"), 0o644)
+	src := "# %% read\nn = len(file(\"data.txt\"))\nn\n"
+	runNotebook(t, dir, src, Options{})
+	if r := runNotebook(t, dir, "", Options{}); r.status("read") != "hit" {
+		t.Fatalf("unchanged file: %s", r.status("read"))
+	}
+	os.WriteFile(filepath.Join(dir, "data.txt"), []byte("abcdef"), 0o644)
+	r := runNotebook(t, dir, "", Options{})
+	if r.status("read") != "ran" || r.outputs["read"] != "6" || !strings.Contains(r.e.State("read").Why, "input changed: file") {
+		t.Errorf("changed file: %s %q %q", r.status("read"), r.outputs["read"], r.e.State("read").Why)
+	}
+}
+
+func TestRerunForces(t *testing.T) {
+	dir := t.TempDir()
+	runNotebook(t, dir, basicNB, Options{})
+	r := runNotebook(t, dir, "", Options{Rerun: []string{"total"}})
+	if r.status("total") != "ran" || r.status("setup") != "hit" || r.status("use") != "hit" {
+		t.Errorf("setup %s total %s use %s", r.status("setup"), r.status("total"), r.status("use"))
+	}
+}
+
+func TestDamagedEntryIsRecomputed(t *testing.T) {
+	dir := t.TempDir()
+	r1 := runNotebook(t, dir, basicNB, Options{})
+	path := r1.e.store.entryPath(r1.e.State("total").Key)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-5] ^= 0x20
+	os.WriteFile(path, data, 0o644)
+	r2 := runNotebook(t, dir, "", Options{})
+	if r2.status("total") != "ran" || !strings.Contains(r2.stderr.String(), "checksum mismatch") {
+		t.Errorf("total %s; stderr:\n%s", r2.status("total"), r2.stderr.String())
+	}
+	os.Truncate(path, 10)
+	if r3 := runNotebook(t, dir, "", Options{}); r3.status("total") != "ran" {
+		t.Errorf("truncated entry: total %s", r3.status("total"))
+	}
+}
+
+// calls counts executions of tick(name) across runs in a test.
+var calls = map[string]int{}
+
+func init() {
+	Predeclare("tick", starlark.NewBuiltin("tick", func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+		var name string
+		if err := starlark.UnpackArgs(b.Name(), args, kw, "name", &name); err != nil {
+			return nil, err
+		}
+		calls[name]++
+		return starlark.MakeInt(calls[name]), nil
+	}))
+}
+
+func TestMemoResumesAfterFailure(t *testing.T) {
+	dir := t.TempDir()
+	flag := filepath.Join(dir, "fail.txt")
+	os.WriteFile(flag, []byte("yes"), 0o644)
+	src := `# %% runs
+def _one(i):
+    return lambda: [i, tick("memo-run-%d" % i)]
+results = [memo("run/%d" % i, _one(i)) for i in range(3)]
+if file("fail.txt") == "yes":
+    fail("stop after the checkpoints")
+results
+`
+	r1 := runNotebook(t, dir, src, Options{})
+	if r1.status("runs") != "error" {
+		t.Fatalf("first run: %s", r1.status("runs"))
+	}
+	os.WriteFile(flag, []byte("no"), 0o644)
+	r2 := runNotebook(t, dir, "", Options{})
+	if r2.status("runs") != "ran" {
+		t.Fatalf("second run: %s %v", r2.status("runs"), r2.e.State("runs").Err)
+	}
+	for i := range 3 {
+		if n := calls["memo-run-"+string(rune('0'+i))]; n != 1 {
+			t.Errorf("run %d executed %d times, want 1 (memo should resume)", i, n)
+		}
+	}
+	if r2.outputs["runs"] != "[[0, 1], [1, 1], [2, 1]]" {
+		t.Errorf("outputs %q", r2.outputs["runs"])
+	}
+}

@@ -1,0 +1,196 @@
+package runtime
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/hostinfo"
+)
+
+// execute runs one cell and stores its entry the moment it finishes.
+func (e *Engine) execute(st *State) {
+	c := st.Def
+	st.Executed = true
+	globals, err := e.cellGlobals(c)
+	if err != nil {
+		st.Status, st.Err = StatusError, err
+		return
+	}
+	fmt.Fprintf(e.opts.Stderr, "%s %s\n", e.paint("2", "  ▶ run "), c.Name)
+	cell := &Cell{Name: c.Name, Key: st.Key, forceMemo: e.opts.RerunAll || containsName(e.opts.Rerun, c.Name)}
+	thread := e.sess.NewThread(cell)
+	st.host = hostinfo.Read()
+	st.started = time.Now()
+	stop := make(chan struct{})
+	go func() {
+		select {
+		case <-e.sess.Ctx.Done():
+			thread.Cancel("interrupted")
+		case <-stop:
+		}
+	}()
+	err = e.runCell(thread, c, globals)
+	close(stop)
+	st.duration = time.Since(st.started)
+	st.inputs, st.outputs, st.warnings = cell.snapshot()
+	if err != nil {
+		st.Status, st.Err = StatusError, err
+		var ee *starlark.EvalError
+		if errors.As(err, &ee) {
+			st.Err = fmt.Errorf("%s (in cell %s)", ee.Msg, c.Name)
+			st.Trace = ee.Backtrace()
+		}
+		if interrupted(e.sess.Ctx, err) {
+			e.Interrupted = true
+			st.Why = "interrupted"
+		}
+		return
+	}
+	st.values = starlark.StringDict{}
+	for _, name := range c.Defines {
+		if v, ok := globals[name]; ok {
+			v.Freeze()
+			st.values[name] = v
+		}
+	}
+	if e.Interrupted = e.sess.Ctx.Err() != nil; e.Interrupted {
+		// A builtin returned what it had when Ctrl-C came: show it, keep no entry.
+		st.Status, st.Why = StatusError, "interrupted"
+		st.Err = errors.New("interrupted (partial results shown, not cached)")
+		return
+	}
+	e.store1(st)
+}
+
+// cellGlobals builds the environment of a cell: the builtins and the values
+// of the names it reads.
+func (e *Engine) cellGlobals(c *CellDef) (starlark.StringDict, error) {
+	globals := make(starlark.StringDict, len(e.builtins)+len(c.Reads))
+	for k, v := range e.builtins {
+		globals[k] = v
+	}
+	for _, name := range c.Reads {
+		def := e.g.definer[name]
+		vals, err := e.values(def)
+		if err != nil {
+			return nil, err
+		}
+		v, ok := vals[name]
+		if !ok {
+			return nil, fmt.Errorf("cell %s did not define %s (is it assigned on every path?)", def.Name, name)
+		}
+		globals[name] = v
+	}
+	return globals, nil
+}
+
+// runCell executes the statements of a cell; a final expression statement is
+// evaluated separately so its value can be displayed, as in Jupyter.
+func (e *Engine) runCell(thread *starlark.Thread, c *CellDef, globals starlark.StringDict) error {
+	f, err := parseCell(e.NB.Path, c)
+	if err != nil {
+		return err
+	}
+	var last *syntax.ExprStmt
+	if n := len(f.Stmts); n > 0 {
+		if es, ok := f.Stmts[n-1].(*syntax.ExprStmt); ok && !isCallOf(es.X, "print") {
+			last = es
+			f.Stmts = f.Stmts[:n-1]
+		}
+	}
+	if len(f.Stmts) > 0 {
+		if err := starlark.ExecREPLChunk(f, thread, globals); err != nil {
+			return err
+		}
+	}
+	if last == nil {
+		return nil
+	}
+	v, err := starlark.EvalExprOptions(fileOptions, thread, last.X, globals)
+	if err != nil {
+		return err
+	}
+	if v != starlark.None {
+		Emit(thread, v)
+	}
+	return nil
+}
+
+func isCallOf(x syntax.Expr, name string) bool {
+	call, ok := x.(*syntax.CallExpr)
+	if !ok {
+		return false
+	}
+	id, ok := call.Fn.(*syntax.Ident)
+	return ok && id.Name == name
+}
+
+// store1 encodes a finished cell and writes its entry. A cell whose values
+// cannot be stored becomes live: its outputs are kept, its values are not.
+func (e *Engine) store1(st *State) {
+	ent := &entry{
+		Format: FormatVersion, Cell: st.Def.Name, Key: st.Key,
+		Values: map[string][]byte{}, Hashes: map[string]string{},
+		Inputs: st.inputs, Warnings: st.warnings,
+		Started: st.started, Duration: st.duration, Host: st.host, Version: e.opts.Version,
+	}
+	st.Status = StatusRan
+	if st.Why == "" {
+		st.Why = "executed"
+	}
+	names := make([]string, 0, len(st.values))
+	for name := range st.values {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		data, err := codec.Encode(st.values[name])
+		if errors.Is(err, codec.ErrNotStorable) {
+			ent.Live = true
+			st.Status = StatusLive
+			st.Why = fmt.Sprintf("ran; %s holds a live value (%s)", name, st.values[name].Type())
+			ent.Values, ent.Hashes = nil, nil
+			break
+		}
+		if err != nil {
+			e.warn(fmt.Sprintf("cell %s: value %s not stored: %v", st.Def.Name, name, err))
+			ent.Live, st.Status = true, StatusLive
+			ent.Values, ent.Hashes = nil, nil
+			break
+		}
+		sum := sha256.Sum256(data)
+		ent.Values[name] = data
+		ent.Hashes[name] = hex.EncodeToString(sum[:])
+	}
+	for _, out := range st.outputs {
+		data, err := codec.Encode(out)
+		if err != nil {
+			data, _ = codec.Encode(Printed(out.String()))
+		}
+		ent.Outputs = append(ent.Outputs, data)
+	}
+	st.entry, st.hashes = ent, ent.Hashes
+	if st.Def.Options["cache"] == "false" && !ent.Live {
+		return
+	}
+	if err := e.store.put(ent); err != nil {
+		e.warn(fmt.Sprintf("cell %s: not cached: %v", st.Def.Name, err))
+	}
+}
+
+func containsName(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}

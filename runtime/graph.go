@@ -1,0 +1,117 @@
+package runtime
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"go.starlark.net/starlark"
+)
+
+// graph is the notebook's dependency DAG over code cells.
+type graph struct {
+	definer map[string]*CellDef    // global name -> the cell defining it
+	up      map[*CellDef][]*CellDef // cells whose names a cell reads
+	down    map[*CellDef][]*CellDef
+	order   []*CellDef // code cells in dependency order, file order among independent ones
+}
+
+// buildGraph links reads to definitions. A name defined twice, a name no
+// cell defines and a cycle are errors that name the cells involved.
+func buildGraph(nb *Notebook, builtins starlark.StringDict) (*graph, error) {
+	g := &graph{definer: map[string]*CellDef{}, up: map[*CellDef][]*CellDef{}, down: map[*CellDef][]*CellDef{}}
+	var code []*CellDef
+	for _, c := range nb.Cells {
+		if c.Markdown {
+			continue
+		}
+		code = append(code, c)
+		for _, name := range c.Defines {
+			if prev, dup := g.definer[name]; dup {
+				return nil, fmt.Errorf("%s:%d: %q is defined in cell %s and again in cell %s: each global belongs to one cell (rename one, or prefix it with _ to keep it local)",
+					nb.Path, c.Line, name, prev.Name, c.Name)
+			}
+			g.definer[name] = c
+		}
+	}
+	for _, c := range code {
+		var reads []string
+		seen := map[*CellDef]bool{}
+		for _, name := range c.Reads {
+			d, ok := g.definer[name]
+			switch {
+			case ok:
+				reads = append(reads, name)
+				if !seen[d] {
+					seen[d] = true
+					g.up[c] = append(g.up[c], d)
+					g.down[d] = append(g.down[d], c)
+				}
+			case builtins.Has(name) || starlark.Universe.Has(name):
+			default:
+				return nil, fmt.Errorf("%s: undefined: %s (in cell %s): no cell defines it and it is not a builtin", c.readPos[name], name, c.Name)
+			}
+		}
+		c.Reads = reads
+	}
+	return g, g.sort(nb.Path, code)
+}
+
+// sort orders cells topologically, taking the earliest ready cell in file
+// order each time (Kahn's algorithm), and reports a cycle by its cells.
+func (g *graph) sort(path string, code []*CellDef) error {
+	indeg := map[*CellDef]int{}
+	for _, c := range code {
+		indeg[c] = len(g.up[c])
+	}
+	done := map[*CellDef]bool{}
+	for len(g.order) < len(code) {
+		var next *CellDef
+		for _, c := range code {
+			if !done[c] && indeg[c] == 0 {
+				next = c
+				break
+			}
+		}
+		if next == nil {
+			var names []string
+			for _, c := range code {
+				if !done[c] {
+					names = append(names, c.Name)
+				}
+			}
+			return fmt.Errorf("%s: cells depend on each other in a cycle: %s", path, strings.Join(names, " -> "))
+		}
+		done[next] = true
+		g.order = append(g.order, next)
+		for _, d := range g.down[next] {
+			indeg[d]--
+		}
+	}
+	return nil
+}
+
+// downstream returns every cell that depends on c, directly or not.
+func (g *graph) downstream(c *CellDef) map[*CellDef]bool {
+	out := map[*CellDef]bool{}
+	var visit func(*CellDef)
+	visit = func(x *CellDef) {
+		for _, d := range g.down[x] {
+			if !out[d] {
+				out[d] = true
+				visit(d)
+			}
+		}
+	}
+	visit(c)
+	return out
+}
+
+func cellNames(cells map[*CellDef]bool) []string {
+	var out []string
+	for c := range cells {
+		out = append(out, c.Name)
+	}
+	sort.Strings(out)
+	return out
+}

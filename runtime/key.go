@@ -1,0 +1,110 @@
+package runtime
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// key computes a cell's cache key: the format version, its normalized
+// source, for every name it reads the hash of that value (or, for a live
+// value, the key of the cell that makes it), the parameters it names and the
+// modules it loads. Hashing values rather than upstream keys means a rerun
+// that produces the same values leaves downstream cells cached.
+func (e *Engine) key(c *CellDef) string {
+	parts := []string{"benchbook-key", strconv.Itoa(FormatVersion), c.srcHash}
+	for _, k := range e.keyParts(c) {
+		parts = append(parts, k)
+	}
+	return hashString(parts...)
+}
+
+// keyParts lists the named ingredients of a key besides the source, as
+// "kind name=value" strings; saved between runs to explain a miss.
+func (e *Engine) keyParts(c *CellDef) []string {
+	var parts []string
+	for _, name := range c.Reads {
+		up := e.states[e.g.definer[name]]
+		h := up.hashes[name]
+		if up.Status == StatusLive || up.entry != nil && up.entry.Live {
+			h = "live:" + up.Key
+		}
+		parts = append(parts, fmt.Sprintf("read %s=%s", name, h))
+	}
+	for _, p := range c.Params {
+		parts = append(parts, fmt.Sprintf("param %s=%s", p, e.paramValue(p)))
+	}
+	for _, m := range c.Loads {
+		h, err := e.sess.ModuleHash(m)
+		if err != nil {
+			h = "missing"
+		}
+		parts = append(parts, fmt.Sprintf("load %s=%s", m, h))
+	}
+	sort.Strings(parts)
+	return parts
+}
+
+// cellMemory is what a run remembers of a cell to explain the next miss.
+type cellMemory struct {
+	Key   string   `json:"key"`
+	Src   string   `json:"src"`
+	Parts []string `json:"parts"`
+}
+
+func (e *Engine) memoryPath() string { return filepath.Join(e.store.dir, "state.json") }
+
+func (e *Engine) loadMemory() map[string]cellMemory {
+	m := map[string]cellMemory{}
+	if err := readChecked(e.memoryPath(), &m); err != nil {
+		return map[string]cellMemory{}
+	}
+	return m
+}
+
+func (e *Engine) saveMemory() {
+	m := map[string]cellMemory{}
+	for c, st := range e.states {
+		if st.Key != "" {
+			m[c.Name] = cellMemory{Key: st.Key, Src: c.srcHash, Parts: e.keyParts(c)}
+		}
+	}
+	if err := writeChecked(e.memoryPath(), m); err != nil && !os.IsNotExist(err) {
+		e.warn(fmt.Sprintf("state not saved: %v", err))
+	}
+}
+
+// whyMiss explains a cache miss by comparing with the last run's key parts.
+func (e *Engine) whyMiss(st *State) string {
+	prev, ok := e.prev[st.Def.Name]
+	switch {
+	case !ok:
+		return "no entry in the cache"
+	case prev.Src != st.Def.srcHash:
+		return "source changed"
+	}
+	old := map[string]bool{}
+	for _, p := range prev.Parts {
+		old[p] = true
+	}
+	var changed []string
+	for _, p := range e.keyParts(st.Def) {
+		if !old[p] {
+			kind, rest, _ := strings.Cut(p, " ")
+			name, _, _ := strings.Cut(rest, "=")
+			switch kind {
+			case "read":
+				changed = append(changed, fmt.Sprintf("%s (from %s) changed", name, e.g.definer[name].Name))
+			default:
+				changed = append(changed, kind+" "+name+" changed")
+			}
+		}
+	}
+	if len(changed) == 0 {
+		return "no entry in the cache"
+	}
+	return strings.Join(changed, ", ")
+}

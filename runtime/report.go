@@ -1,0 +1,134 @@
+package runtime
+
+import (
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	goruntime "runtime"
+	"strings"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime/hostinfo"
+	"github.com/benchbook/benchbook/runtime/record"
+)
+
+// Record assembles the notebook's record from the cells' states.
+func (e *Engine) Record() *record.Record {
+	r := &record.Record{
+		Title:    e.title(),
+		Path:     e.NB.Path,
+		Rendered: time.Now(),
+		Warnings: scrubAll(e.Warnings),
+		Prov:     e.provenance(),
+	}
+	for _, c := range e.NB.Cells {
+		rc := record.Cell{Name: c.Name, Markdown: c.Markdown, Source: Scrub(c.Body), Line: c.Line}
+		if st := e.states[c]; st != nil {
+			e.fillCell(&rc, st)
+		} else if !c.Markdown {
+			rc.Status = StatusNever
+		}
+		r.Cells = append(r.Cells, rc)
+	}
+	r.Verdict = e.verdict()
+	return r
+}
+
+func (e *Engine) fillCell(rc *record.Cell, st *State) {
+	rc.Status, rc.Why = st.Status, st.Why
+	rc.Reads, rc.Defines = st.Def.Reads, st.Def.Defines
+	rc.Duration, rc.ComputedAt = st.duration, st.started
+	rc.Host, rc.Load1 = st.host.Name, st.host.Load[0]
+	rc.Outputs = st.outputs
+	rc.Warnings = scrubAll(st.warnings)
+	if st.Err != nil {
+		rc.Error = Scrub(st.Err.Error())
+		rc.Trace = Scrub(st.Trace)
+	}
+	for _, in := range st.inputs {
+		rc.Inputs = append(rc.Inputs, record.Input{Kind: in.Kind, Name: in.Name, Hash: in.Hash})
+	}
+	for i, out := range rc.Outputs {
+		if p, ok := out.(Printed); ok {
+			rc.Outputs[i] = Printed(Scrub(string(p)))
+		}
+	}
+}
+
+// title is the first Markdown heading, else the file name.
+func (e *Engine) title() string {
+	for _, c := range e.NB.Cells {
+		if !c.Markdown {
+			continue
+		}
+		for _, line := range strings.Split(c.Body, "\n") {
+			if t, ok := strings.CutPrefix(strings.TrimSpace(line), "# "); ok {
+				return strings.TrimSpace(t)
+			}
+		}
+	}
+	return strings.TrimSuffix(filepath.Base(e.NB.Path), filepath.Ext(e.NB.Path))
+}
+
+// verdict finds the notebook's verdict(...) value: the last one shown or
+// defined, in cell order.
+func (e *Engine) verdict() starlark.Value {
+	var found starlark.Value
+	for _, c := range e.g.order {
+		st := e.states[c]
+		if st == nil {
+			continue
+		}
+		for _, out := range st.outputs {
+			if out.Type() == "verdict" {
+				found = out
+			}
+		}
+	}
+	return found
+}
+
+func (e *Engine) provenance() record.Provenance {
+	h := hostinfo.Read()
+	p := record.Provenance{
+		Host:        record.Host{Name: h.Name, CPU: h.CPU, Cores: h.Cores, MemBytes: h.MemBytes, Kernel: h.Kernel, Load: h.Load},
+		GoVersion:   goruntime.Version(),
+		Version:     e.opts.Version,
+		Params:      e.opts.Params,
+		CommandLine: Scrub(strings.Join(e.opts.Args, " ")),
+	}
+	dir := filepath.Dir(e.NB.Path)
+	if out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output(); err == nil {
+		p.GitRev = strings.TrimSpace(string(out))
+		status, _ := exec.Command("git", "-C", dir, "status", "--porcelain", "--untracked-files=no").Output()
+		p.GitDirty = len(strings.TrimSpace(string(status))) > 0
+	}
+	return p
+}
+
+var secretPatterns = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	{regexp.MustCompile(`(\w+://[^:/@\s'"]+:)[^@\s'"]+@`), "${1}***@"},
+	{regexp.MustCompile(`(?i)(password\s*=\s*)('[^']*'|"[^"]*"|[^\s'"]+)`), "${1}***"},
+}
+
+// Scrub hides passwords in DSNs and connection strings; everything a record
+// shows passes through it.
+func Scrub(s string) string {
+	for _, p := range secretPatterns {
+		s = p.re.ReplaceAllString(s, p.repl)
+	}
+	return s
+}
+
+func scrubAll(in []string) []string {
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = Scrub(s)
+	}
+	return out
+}
