@@ -29,11 +29,11 @@ type entry struct {
 	Format   int               `json:"format"`
 	Cell     string            `json:"cell"` // name when computed (informational)
 	Key      string            `json:"key"`
-	Live     bool              `json:"live"`           // values not storable: re-executed on demand
-	Values   map[string][]byte `json:"values"`         // codec bytes by global name
-	Hashes   map[string]string `json:"hashes"`         // sha256 of Values, read by downstream keys
-	Outputs  [][]byte          `json:"outputs"`        // codec bytes, in order
-	Inputs   []Input           `json:"inputs"`         // dynamic inputs, re-checked on lookup
+	Live     bool              `json:"live"`    // values not storable: re-executed on demand
+	Values   map[string][]byte `json:"values"`  // codec bytes by global name
+	Hashes   map[string]string `json:"hashes"`  // sha256 of Values, read by downstream keys
+	Outputs  [][]byte          `json:"outputs"` // codec bytes, in order
+	Inputs   []Input           `json:"inputs"`  // dynamic inputs, re-checked on lookup
 	Warnings []string          `json:"warnings"`
 	Started  time.Time         `json:"started"`
 	Duration time.Duration     `json:"duration"`

@@ -10,7 +10,7 @@ import (
 
 // graph is the notebook's dependency DAG over code cells.
 type graph struct {
-	definer map[string]*CellDef    // global name -> the cell defining it
+	definer map[string]*CellDef     // global name -> the cell defining it
 	up      map[*CellDef][]*CellDef // cells whose names a cell reads
 	down    map[*CellDef][]*CellDef
 	order   []*CellDef // code cells in dependency order, file order among independent ones

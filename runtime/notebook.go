@@ -162,8 +162,8 @@ func normalize(src string) string {
 // stripComments removes '#' comments outside string literals.
 func stripComments(src string) string {
 	var out bytes.Buffer
-	var quote byte   // current string quote, 0 outside strings
-	triple := false  // inside a triple-quoted string
+	var quote byte  // current string quote, 0 outside strings
+	triple := false // inside a triple-quoted string
 	for i := 0; i < len(src); i++ {
 		ch := src[i]
 		switch {
