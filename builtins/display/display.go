@@ -1,0 +1,105 @@
+// Package display gives notebooks the builtins that put things in the
+// record besides the last expression of a cell:
+//
+//	md(text)                   emits Markdown (dedented); returns None
+//	table(rows, columns=None)  returns a table value (displayed when it is a
+//	                           cell's last expression or passed to show)
+//	show(*values)              emits each value as the record displays it; returns None
+//
+// A table is built from a list of dicts (columns from the first row's keys,
+// in order, extended by later keys), a list of lists or tuples with
+// columns, a dict of column -> list, or another table (columns selects and
+// orders). Its Starlark surface:
+//
+//	len(t), t[i]            row i as a dict
+//	for row in t            rows as dicts
+//	t.rows                  list of dicts
+//	t.columns               list of column names
+//	t.column(name)          list of the column's values
+//	t.csv()                 the table as CSV text
+package display
+
+import (
+	"fmt"
+	"strings"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+func init() {
+	runtime.Predeclare("md", starlark.NewBuiltin("md", md))
+	runtime.Predeclare("table", starlark.NewBuiltin("table", table))
+	runtime.Predeclare("show", starlark.NewBuiltin("show", show))
+}
+
+// md(text) emits text as Markdown, with common indentation removed so it
+// can be written as an indented triple-quoted string.
+func md(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var text string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "text", &text); err != nil {
+		return nil, err
+	}
+	runtime.Emit(th, Markdown(dedent(text)))
+	return starlark.None, nil
+}
+
+// table(rows, columns = None) returns a table.
+func table(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var rows, columns starlark.Value = nil, starlark.None
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "rows", &rows, "columns?", &columns); err != nil {
+		return nil, err
+	}
+	cols, err := columnNames(columns)
+	if err != nil {
+		return nil, fmt.Errorf("%s: columns: %w", b.Name(), err)
+	}
+	t, err := tableFrom(rows, cols)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	return t, nil
+}
+
+// show(*values) emits each value in the record.
+func show(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(kwargs) > 0 {
+		return nil, fmt.Errorf("%s: unexpected keyword argument %s", b.Name(), kwargs[0][0])
+	}
+	if len(args) == 0 {
+		return nil, fmt.Errorf("%s: want at least one value", b.Name())
+	}
+	for _, v := range args {
+		runtime.Emit(th, v)
+	}
+	return starlark.None, nil
+}
+
+// dedent removes the leading blank line and the indentation common to all
+// non-blank lines, like Python's textwrap.dedent.
+func dedent(s string) string {
+	lines := strings.Split(strings.TrimLeft(s, "\n"), "\n")
+	prefix := ""
+	first := true
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		indent := l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+		if first {
+			prefix, first = indent, false
+			continue
+		}
+		for !strings.HasPrefix(indent, prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(l, prefix)
+		if strings.TrimSpace(lines[i]) == "" {
+			lines[i] = ""
+		}
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), " \t\n") + "\n"
+}

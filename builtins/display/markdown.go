@@ -1,0 +1,47 @@
+package display
+
+import (
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/record"
+)
+
+func init() {
+	codec.Register("markdown", func(data []byte) (starlark.Value, error) {
+		return Markdown(data), nil
+	})
+}
+
+// Markdown is text emitted by md(): shown in the record exactly as a
+// Markdown cell is, raw HTML disabled.
+type Markdown string
+
+var (
+	_ record.HTMLer     = Markdown("")
+	_ record.Markdowner = Markdown("")
+	_ record.JSONer     = Markdown("")
+	_ codec.Marshaler   = Markdown("")
+)
+
+func (m Markdown) String() string        { return string(m) }
+func (m Markdown) Type() string          { return "markdown" }
+func (m Markdown) Freeze()               {}
+func (m Markdown) Truth() starlark.Bool  { return m != "" }
+func (m Markdown) Hash() (uint32, error) { return starlark.String(m).Hash() }
+
+// HTML renders the Markdown with the record's engine.
+func (m Markdown) HTML() string { return `<div class="md">` + MarkdownToHTML(string(m)) + `</div>` }
+
+// Markdown returns the text itself.
+func (m Markdown) Markdown() string { return string(m) }
+
+// JSON is the text.
+func (m Markdown) JSON() any { return string(m) }
+
+// MarshalValue stores the text.
+func (m Markdown) MarshalValue() ([]byte, error) { return []byte(m), nil }
+
+// MarkdownToHTML renders GitHub-flavoured Markdown with raw HTML disabled:
+// the engine the record uses for Markdown cells.
+func MarkdownToHTML(src string) string { return record.MarkdownToHTML(src) }
