@@ -58,8 +58,9 @@ func analyse(path string, c *CellDef) error {
 		return true
 	})
 	c.Reads = sortedKeys(free)
+	loopOnly := loopVariables(f)
 	for _, b := range f.Module.(*resolve.Module).Globals {
-		if !strings.HasPrefix(b.First.Name, "_") {
+		if !strings.HasPrefix(b.First.Name, "_") && !loopOnly[b.First.Name] {
 			c.Defines = append(c.Defines, b.First.Name)
 		}
 	}
@@ -99,4 +100,52 @@ func dedupe(s []string) []string {
 		}
 	}
 	return out
+}
+
+// loopVariables returns the names a cell binds only as top-level for-loop
+// variables: they stay local to the cell, so two cells may both loop with
+// "for x in ...". A name also assigned or defined elsewhere is a global.
+func loopVariables(f *syntax.File) map[string]bool {
+	loop, other := map[string]bool{}, map[string]bool{}
+	var bind func(x syntax.Expr, into map[string]bool)
+	bind = func(x syntax.Expr, into map[string]bool) {
+		switch x := x.(type) {
+		case *syntax.Ident:
+			into[x.Name] = true
+		case *syntax.TupleExpr:
+			for _, e := range x.List {
+				bind(e, into)
+			}
+		case *syntax.ListExpr:
+			for _, e := range x.List {
+				bind(e, into)
+			}
+		case *syntax.ParenExpr:
+			bind(x.X, into)
+		}
+	}
+	var visit func(stmts []syntax.Stmt)
+	visit = func(stmts []syntax.Stmt) {
+		for _, st := range stmts {
+			switch st := st.(type) {
+			case *syntax.ForStmt:
+				bind(st.Vars, loop)
+				visit(st.Body)
+			case *syntax.WhileStmt:
+				visit(st.Body)
+			case *syntax.IfStmt:
+				visit(st.True)
+				visit(st.False)
+			case *syntax.AssignStmt:
+				bind(st.LHS, other)
+			case *syntax.DefStmt:
+				other[st.Name.Name] = true
+			}
+		}
+	}
+	visit(f.Stmts)
+	for name := range other {
+		delete(loop, name)
+	}
+	return loop
 }

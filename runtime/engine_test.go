@@ -289,3 +289,14 @@ results
 		t.Errorf("outputs %q", r2.outputs["runs"])
 	}
 }
+
+func TestLoopVariablesStayLocal(t *testing.T) {
+	src := "# %% a\ntotal = 0\nfor x in [1, 2]:\n    total += x\n\n# %% b\nn = 0\nfor x in [3]:\n    n += x\nn + total\n"
+	r := runNotebook(t, t.TempDir(), src, Options{})
+	if r.status("b") != "ran" || r.outputs["b"] != "6" {
+		t.Fatalf("b: %s %q %v", r.status("b"), r.outputs["b"], r.e.State("b").Err)
+	}
+	if d := r.e.State("a").Def.Defines; strings.Join(d, ",") != "total" {
+		t.Errorf("a defines %v, want [total]", d)
+	}
+}

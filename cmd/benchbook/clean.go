@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+func cmdClean(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := newFlagSet("clean", "Removes cache entries, memo checkpoints and resources (cluster data, process\nfiles) that no cell of the notebook references any more. With -all, removes the\nwhole cache directory.")
+	var nf notebookFlags
+	nf.register(fs)
+	all := fs.Bool("all", false, "remove the whole cache directory")
+	path, err := parseArgs(fs, args, stderr)
+	if err != nil {
+		return err
+	}
+	e, err := openNotebook(ctx, path, &nf, runtime.Options{}, io.Discard)
+	if err != nil {
+		return err
+	}
+	if *all {
+		dir := e.CacheDir()
+		e.Close()
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "removed %s\n", dir)
+		return nil
+	}
+	defer e.Close()
+	e.Run(false)
+	res, err := e.Clean()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "removed %d entries, %d memo sets, %d resources (%s)\n", res.Entries, res.Memos, res.Resources, fmtBytes(res.Bytes))
+	return nil
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// notebookFlags are the flags every notebook command shares.
+type notebookFlags struct {
+	cacheDir string
+	params   paramFlag
+	noColor  bool
+}
+
+func (f *notebookFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "cache directory (default: .benchbook beside the notebook)")
+	fs.Var(&f.params, "p", "set a notebook parameter: -p name=value (repeatable)")
+	fs.BoolVar(&f.noColor, "no-color", false, "no colours in progress lines (also: NO_COLOR=1)")
+}
+
+// paramFlag collects -p name=value.
+type paramFlag map[string]string
+
+func (p *paramFlag) String() string { return fmt.Sprint(map[string]string(*p)) }
+
+func (p *paramFlag) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want name=value, got %q", s)
+	}
+	if *p == nil {
+		*p = paramFlag{}
+	}
+	(*p)[name] = value
+	return nil
+}
+
+// listFlag collects repeatable or comma-separated names.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			*l = append(*l, x)
+		}
+	}
+	return nil
+}
+
+// parseArgs parses flags placed before or after the notebook path and
+// returns the one positional argument.
+func parseArgs(fs *flag.FlagSet, args []string, stderr io.Writer) (string, error) {
+	fs.SetOutput(stderr)
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if err == flag.ErrHelp {
+				return "", err
+			}
+			return "", usageError{err.Error()}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(positional) != 1 {
+		return "", usageError{fmt.Sprintf("want one notebook path, got %d arguments (see -h)", len(positional))}
+	}
+	return positional[0], nil
+}
+
+func newFlagSet(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: benchbook %s [flags] notebook.star\n\n%s\n\nFlags:\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// useColor: a terminal on stderr and no NO_COLOR.
+func useColor(noColor bool, w io.Writer) bool {
+	if noColor || os.Getenv("NO_COLOR") != "" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// openNotebook parses the notebook and opens its engine.
+func openNotebook(ctx context.Context, path string, f *notebookFlags, opts runtime.Options, stderr io.Writer) (*runtime.Engine, error) {
+	nb, err := runtime.ParseFile(path)
+	if err != nil {
+		return nil, err
+	}
+	opts.CacheDir = f.cacheDir
+	opts.Params = f.params
+	opts.Stderr = stderr
+	opts.Color = useColor(f.noColor, stderr)
+	opts.Version = version()
+	opts.Args = append([]string{"benchbook"}, os.Args[1:]...)
+	return runtime.Open(ctx, nb, opts)
+}
+
+// outputPath is the record's path: beside the notebook, with ext.
+func outputPath(nbPath, out, ext string) string {
+	if out != "" {
+		return out
+	}
+	return strings.TrimSuffix(nbPath, filepath.Ext(nbPath)) + ext
+}

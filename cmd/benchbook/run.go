@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := newFlagSet("run", "Executes the stale cells of a notebook in dependency order (cached cells are\nhits) and writes its record, notebook.html by default.")
+	var nf notebookFlags
+	nf.register(fs)
+	var rerun listFlag
+	fs.Var(&rerun, "rerun", "execute these cells even if cached (repeatable, or comma-separated)")
+	rerunAll := fs.Bool("rerun-all", false, "execute every cell")
+	out := fs.String("o", "", "record path (default: the notebook's path with .html, .md or .json)")
+	format := fs.String("format", "html", "record format: html, md or json")
+	path, err := parseArgs(fs, args, stderr)
+	if err != nil {
+		return err
+	}
+	if err := checkFormat(*format); err != nil {
+		return err
+	}
+	start := time.Now()
+	e, err := openNotebook(ctx, path, &nf, runtime.Options{Rerun: rerun, RerunAll: *rerunAll}, stderr)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	e.Run(true)
+	return finish(e, path, *out, *format, start, stderr)
+}
+
+// finish writes the record and maps the engine's outcome to an error.
+func finish(e *runtime.Engine, path, out, format string, start time.Time, stderr io.Writer) error {
+	dest := outputPath(path, out, "."+format)
+	size, err := writeRecord(e.Record(), dest, format)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "%s in %s; wrote %s (%s)\n", summaryLine(e.Summary()), fmtSeconds(time.Since(start)), dest, fmtBytes(size))
+	switch {
+	case e.Interrupted:
+		return errInterrupted
+	case e.Failed():
+		return errCellsFailed
+	}
+	return nil
+}
+
+func summaryLine(n map[string]int) string {
+	total := 0
+	for _, k := range []string{"ran", "hit", "live", "error", "skipped", "never"} {
+		total += n[k]
+	}
+	s := fmt.Sprintf("%d cells:", total)
+	sep := " "
+	for _, k := range []string{"ran", "hit", "live", "error", "skipped", "never"} {
+		if n[k] > 0 {
+			s += fmt.Sprintf("%s%d %s", sep, n[k], k)
+			sep = ", "
+		}
+	}
+	return s
+}
+
+func fmtSeconds(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%.1fs", d.Seconds())
+}
+
+func fmtBytes(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+}
