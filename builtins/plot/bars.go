@@ -1,0 +1,220 @@
+package plot
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"go.starlark.net/starlark"
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// barGroup is one metric's pair of bars, as index values (before = 100).
+type barGroup struct {
+	name          string
+	before, after float64
+	better        string // "higher", "lower" or ""
+	verdict       string
+	aLabel        string
+	bLabel        string
+}
+
+// bars draws grouped index bars: plot.bars(data, title = None).
+func bars(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var data starlark.Value
+	var title string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "data", &data, "title?", &title); err != nil {
+		return nil, err
+	}
+	groups, err := barGroups(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: data: %w", b.Name(), err)
+	}
+	fig, err := drawBars(groups, title)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	return fig, nil
+}
+
+func barGroups(data starlark.Value) ([]barGroup, error) {
+	var groups []barGroup
+	for i, v := range items(data) {
+		g, err := barGroupOf(v)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+		groups = append(groups, g)
+	}
+	if len(groups) == 0 {
+		return nil, fmt.Errorf("nothing to draw (empty list)")
+	}
+	return groups, nil
+}
+
+// barGroupOf reads a comparison (index, metric, better, verdict, a_label,
+// b_label) or a row {"name", "before", "after"[, "better", "verdict"]}.
+func barGroupOf(v starlark.Value) (barGroup, error) {
+	if _, isMap := v.(starlark.Mapping); !isMap {
+		if idx, ok := number(attr(v, "index")); ok {
+			return barGroup{
+				name: attrString(v, "metric"), before: 100, after: idx,
+				better: attrString(v, "better"), verdict: attrString(v, "verdict"),
+				aLabel: attrString(v, "a_label"), bLabel: attrString(v, "b_label"),
+			}, nil
+		}
+	}
+	return barRow(v)
+}
+
+func barRow(v starlark.Value) (barGroup, error) {
+	get := func(name string) (starlark.Value, error) {
+		x, ok := field(v, name)
+		if !ok {
+			return nil, fmt.Errorf("want a comparison or a row with %q, got %s", name, v.Type())
+		}
+		return x, nil
+	}
+	var g barGroup
+	var vals [3]starlark.Value
+	for i, name := range []string{"name", "before", "after"} {
+		x, err := get(name)
+		if err != nil {
+			return g, err
+		}
+		vals[i] = x
+	}
+	g.name = stringOf(vals[0])
+	before, ok1 := number(vals[1])
+	after, ok2 := number(vals[2])
+	if !ok1 || !ok2 {
+		return g, fmt.Errorf("before and after must be numbers, got %s and %s", vals[1].Type(), vals[2].Type())
+	}
+	if before == 0 {
+		return g, fmt.Errorf("%s: before must be a non-zero number, got %v", g.name, before)
+	}
+	g.before, g.after = 100, 100*after/before
+	if x, ok := field(v, "better"); ok {
+		g.better = stringOf(x)
+	}
+	if x, ok := field(v, "verdict"); ok {
+		g.verdict = stringOf(x)
+	}
+	return g, nil
+}
+
+func stringOf(v starlark.Value) string {
+	if s, ok := starlark.AsString(v); ok {
+		return s
+	}
+	return v.String()
+}
+
+// barsTitle puts the direction in the title when all groups share it, and
+// marks each group with an arrow otherwise.
+func barsTitle(groups []barGroup, title string) (string, []string) {
+	names := make([]string, len(groups))
+	same := true
+	for i, g := range groups {
+		names[i] = shorten(g.name)
+		same = same && g.better == groups[0].better
+	}
+	if title == "" {
+		title = "Index, before = 100"
+	}
+	if same {
+		if d := groups[0].better; d != "" {
+			title += " (" + d + " is better)"
+		}
+		return title, names
+	}
+	for i, g := range groups {
+		switch g.better {
+		case "higher":
+			names[i] += " ↑"
+		case "lower":
+			names[i] += " ↓"
+		}
+	}
+	return title + " (↑ higher is better, ↓ lower is better)", names
+}
+
+func drawBars(groups []barGroup, title string) (*Figure, error) {
+	title, names := barsTitle(groups, title)
+	c := newChart(title, "", "index (before = 100)")
+	c.grid.Vertical.Color = nil
+	n := len(groups)
+	width := vg.Length(math.Min(36, 0.3*340/float64(n)))
+	before, after := make(plotter.Values, n), make(plotter.Values, n)
+	top := 100.0
+	for i, g := range groups {
+		before[i], after[i] = g.before, g.after
+		top = math.Max(top, g.after)
+	}
+	bb, err := plotter.NewBarChart(before, width)
+	if err != nil {
+		return nil, err
+	}
+	ab, err := plotter.NewBarChart(after, width)
+	if err != nil {
+		return nil, err
+	}
+	bb.Color, bb.LineStyle.Width, bb.Offset = grey, 0, -width/2
+	ab.Color, ab.LineStyle.Width, ab.Offset = colorAt(0), 0, width/2
+	c.p.Add(bb, ab, referenceLine(n), verdictLabels(groups, width))
+	c.p.NominalX(names...)
+	c.p.X.Min, c.p.X.Max = -0.5, float64(n)-0.5
+	c.p.Y.Min, c.p.Y.Max = 0, top*1.15
+	aLabel, bLabel := armLabels(groups)
+	c.add(aLabel, bb)
+	c.add(bLabel, ab)
+	return c.figure()
+}
+
+// armLabels names the legend entries after the comparison's arms when
+// every group has the same ones.
+func armLabels(groups []barGroup) (string, string) {
+	a, b := groups[0].aLabel, groups[0].bLabel
+	for _, g := range groups {
+		if g.aLabel != a || g.bLabel != b {
+			a, b = "", ""
+		}
+	}
+	if a == "" || b == "" {
+		return "before", "after"
+	}
+	return "before: " + a, "after: " + b
+}
+
+// referenceLine is the dashed before = 100 line across the groups.
+func referenceLine(n int) *plotter.Line {
+	l, _ := plotter.NewLine(plotter.XYs{{X: -0.5, Y: 100}, {X: float64(n) - 0.5, Y: 100}})
+	l.Color = color50
+	l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	l.Width = vg.Points(0.8)
+	return l
+}
+
+// verdictLabels writes each group's verdict word (and index) above its
+// "after" bar.
+func verdictLabels(groups []barGroup, width vg.Length) gplot.Plotter {
+	xy := plotter.XYLabels{XYs: make(plotter.XYs, len(groups)), Labels: make([]string, len(groups))}
+	for i, g := range groups {
+		xy.XYs[i] = plotter.XY{X: float64(i), Y: math.Max(g.after, 100)}
+		xy.Labels[i] = strings.TrimSpace(fmtNum(g.after) + " " + g.verdict)
+	}
+	l, _ := plotter.NewLabels(xy)
+	for i := range l.TextStyle {
+		l.TextStyle[i] = text.Style{
+			Font: font.From(sans, 8), XAlign: draw.XCenter, YAlign: draw.YBottom,
+			Handler: gplot.DefaultTextHandler, Color: color50,
+		}
+	}
+	l.Offset = vg.Point{X: width / 2, Y: vg.Points(2)}
+	return l
+}

@@ -1,0 +1,179 @@
+package plot
+
+import (
+	"fmt"
+
+	"go.starlark.net/starlark"
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// pairs draws every run of an experiment as a point per pair and arm:
+// plot.pairs(exp, metric = "rps", title = None).
+func pairs(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var exp starlark.Value
+	var metric starlark.Value = starlark.String("rps")
+	var title string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "exp", &exp, "metric?", &metric, "title?", &title); err != nil {
+		return nil, err
+	}
+	if err := checkMetric(metric); err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	arms, err := armValues(th, exp, metric)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	if title == "" {
+		title = metricName(metric) + " of every run, by pair and arm"
+	}
+	fig, err := drawPairs(arms, title, unitOf(metricName(metric)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	return fig, nil
+}
+
+// arm is one arm's metric values in pair order.
+type arm struct {
+	name   string
+	values []float64
+}
+
+// armValues reads exp.arms (order, baseline first) and exp.runs (arm ->
+// runs in pair order) and evaluates the metric on every run.
+func armValues(th *starlark.Thread, exp, metric starlark.Value) ([]arm, error) {
+	runs, ok := attr(exp, "runs").(starlark.Mapping)
+	if !ok {
+		return nil, fmt.Errorf("exp: want an experiment with runs (a dict arm -> runs), got %s", exp.Type())
+	}
+	names, err := armNames(exp, runs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]arm, len(names))
+	for i, name := range names {
+		rs, found, _ := runs.Get(starlark.String(name))
+		if !found {
+			return nil, fmt.Errorf("exp: arm %q has no runs", name)
+		}
+		out[i].name = name
+		for j, r := range items(rs) {
+			v, err := metricOf(th, r, metric)
+			if err != nil {
+				return nil, fmt.Errorf("metric: arm %s, pair %d: %w", name, j+1, err)
+			}
+			out[i].values = append(out[i].values, v)
+		}
+	}
+	return out, nil
+}
+
+func armNames(exp starlark.Value, runs starlark.Mapping) ([]string, error) {
+	src := attr(exp, "arms")
+	if src == nil {
+		keys, ok := runs.(starlark.IterableMapping)
+		if !ok {
+			return nil, fmt.Errorf("exp: has no arms")
+		}
+		var names []string
+		for _, kv := range keys.Items() {
+			names = append(names, stringOf(kv[0]))
+		}
+		return names, nil
+	}
+	var names []string
+	for _, a := range items(src) {
+		names = append(names, stringOf(a))
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("exp: has no arms")
+	}
+	return names, nil
+}
+
+// drawPairs puts pair numbers on x and the arms side by side within each
+// pair; a thin grey segment joins the arms of one pair so that "every B
+// beats every A" reads as all segments sloping the same way.
+func drawPairs(arms []arm, title, ylabel string) (*Figure, error) {
+	c := newChart(title, "pair", ylabel)
+	npairs := 0
+	for _, a := range arms {
+		npairs = max(npairs, len(a.values))
+	}
+	if npairs == 0 {
+		return nil, fmt.Errorf("exp: no runs")
+	}
+	dodge := func(i int) float64 { return 0.3 * (float64(i) - float64(len(arms)-1)/2) / float64(max(1, len(arms)-1)) }
+	for p := range npairs {
+		var seg plotter.XYs
+		for i, a := range arms {
+			if p < len(a.values) {
+				seg = append(seg, plotter.XY{X: float64(p+1) + dodge(i), Y: a.values[p]})
+			}
+		}
+		if len(seg) > 1 {
+			l, _ := plotter.NewLine(seg)
+			l.Color, l.Width = grey, vg.Points(0.8)
+			c.p.Add(l)
+		}
+	}
+	for i, a := range arms {
+		xys := make(plotter.XYs, len(a.values))
+		for p, v := range a.values {
+			xys[p] = plotter.XY{X: float64(p+1) + dodge(i), Y: v}
+		}
+		s, err := plotter.NewScatter(xys)
+		if err != nil {
+			return nil, err
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: colorAt(i), Radius: vg.Points(3.5), Shape: armShape(i)}
+		c.p.Add(s)
+		c.add(a.name, s)
+	}
+	c.p.X.Min, c.p.X.Max = 0.5, float64(npairs)+0.5
+	c.p.X.Tick.Marker = pairTicks(npairs)
+	c.grid.Vertical.Color = nil
+	padY(c.p)
+	return c.figure()
+}
+
+// armShape gives each arm its own glyph so that arms differ without colour.
+func armShape(i int) draw.GlyphDrawer {
+	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.PyramidGlyph{}, draw.BoxGlyph{}, draw.RingGlyph{}, draw.CrossGlyph{}}
+	return shapes[i%len(shapes)]
+}
+
+// pairTicks labels pairs 1..n, thinning labels beyond 20 pairs.
+func pairTicks(n int) gplot.ConstantTicks {
+	every := max(1, (n+19)/20)
+	var ticks []gplot.Tick
+	for p := 1; p <= n; p++ {
+		t := gplot.Tick{Value: float64(p)}
+		if p%every == 0 || p == 1 {
+			t.Label = fmt.Sprint(p)
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
+}
+
+// padY widens the y range by 8% on each side so points do not sit on the
+// frame; a flat range gets a visible height.
+func padY(p *gplot.Plot) {
+	lo, hi := p.Y.Min, p.Y.Max
+	pad := 0.08 * (hi - lo)
+	if pad == 0 {
+		pad = 0.05*abs(hi) + 1
+	}
+	p.Y.Min, p.Y.Max = lo-pad, hi+pad
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

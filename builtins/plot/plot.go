@@ -1,0 +1,53 @@
+// Package plot is the notebook's `plot` module: charts drawn with
+// gonum.org/v1/plot from runs, comparisons, experiments and tables, as
+// figure values that display as inline SVG in the record and are cached
+// like any other value.
+//
+// Starlark API:
+//
+//	plot.bars(data, title = None) -> figure
+//	    data: a comparison, a list of comparisons, or rows
+//	    {"name", "before", "after"[, "better", "verdict"]}. Grouped bars of
+//	    index values (before = 100, a dashed reference line), the direction
+//	    ("higher is better") in the title, the verdict word over each bar.
+//	plot.latency(runs, labels = None, title = None, log_y = False) -> figure
+//	    percentile distribution of one or more runs or histograms on the
+//	    1/(1-p) log axis (50%, 90%, 99%, 99.9%, ...), y in ms.
+//	plot.series(runs, metric = "rps", labels = None, title = None) -> figure
+//	    per-window time series of a window attribute ("rps", "p50", "p99",
+//	    "count", "errors") or of fn(window); long runs are downsampled.
+//	plot.pairs(exp, metric = "rps", title = None) -> figure
+//	    every run of an experiment as a point per pair and arm; metric is a
+//	    run attribute, "pNN" (through run.p), or fn(run).
+//	plot.sweep(table, x, y, by = None, title = None, log_x = False) -> figure
+//	    one line per value of column `by` over column `x`; table is a table
+//	    value or a list of dicts.
+//	plot.hist(runs, labels = None, title = None, bins = 40) -> figure
+//	    latency histogram(s) of runs, up to their p99.9.
+//
+// A figure has .title and .svg (the SVG text).
+package plot
+
+import (
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// Module is the `plot` module.
+var Module = &starlarkstruct.Module{
+	Name: "plot",
+	Members: starlark.StringDict{
+		"bars":    starlark.NewBuiltin("plot.bars", bars),
+		"latency": starlark.NewBuiltin("plot.latency", latency),
+		"series":  starlark.NewBuiltin("plot.series", series),
+		"pairs":   starlark.NewBuiltin("plot.pairs", pairs),
+		"sweep":   starlark.NewBuiltin("plot.sweep", sweep),
+		"hist":    starlark.NewBuiltin("plot.hist", hist),
+	},
+}
+
+func init() {
+	runtime.Predeclare("plot", Module)
+}

@@ -1,0 +1,299 @@
+package plot
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarktest"
+	"go.starlark.net/syntax"
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/codec"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden SVG files")
+
+// maxFigureBytes is the size budget of one figure.
+const maxFigureBytes = 30 << 10
+
+func testThread(t *testing.T) *starlark.Thread {
+	t.Helper()
+	dir := t.TempDir()
+	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
+	t.Cleanup(s.Close)
+	th := s.NewThread(&runtime.Cell{Name: "t"})
+	starlarktest.SetReporter(th, t)
+	return th
+}
+
+// call invokes a member of the module as Starlark would.
+func call(t *testing.T, name string, args starlark.Tuple, kwargs ...starlark.Tuple) (*Figure, error) {
+	t.Helper()
+	fn, _ := Module.Members[name].(*starlark.Builtin)
+	v, err := starlark.Call(testThread(t), fn, args, kwargs)
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Figure), nil
+}
+
+func kw(name string, v starlark.Value) starlark.Tuple {
+	return starlark.Tuple{starlark.String(name), v}
+}
+
+func list(vs ...starlark.Value) *starlark.List { return starlark.NewList(vs) }
+
+// goldenCases draws each kind of chart from seeded data.
+func goldenCases() map[string]func(t *testing.T) (*Figure, error) {
+	a := newFakeRun(fakeOptions{seed: 1, label: "A: seq scan", n: 20000, medianUs: 1200, sigma: 0.5, windows: 30})
+	b := newFakeRun(fakeOptions{seed: 2, label: "B: index", n: 20000, medianUs: 700, sigma: 0.7, windows: 30})
+	return map[string]func(t *testing.T) (*Figure, error){
+		"bars": func(t *testing.T) (*Figure, error) {
+			return call(t, "bars", starlark.Tuple{list(
+				fakeComparison("req_per_s", "higher", 131.4, "IMPROVES"),
+				fakeComparison("p99_ms", "lower", 72.5, "IMPROVES"),
+				fakeComparison("cpu_per_req", "lower", 101.2, "~"))})
+		},
+		"bars_rows": func(t *testing.T) (*Figure, error) {
+			return call(t, "bars", starlark.Tuple{list(row("rps", 1000, 1250), row("tps", 400, 380))})
+		},
+		"latency": func(t *testing.T) (*Figure, error) {
+			return call(t, "latency", starlark.Tuple{list(a, b)})
+		},
+		"series": func(t *testing.T) (*Figure, error) {
+			return call(t, "series", starlark.Tuple{list(a, b)}, kw("metric", starlark.String("p99")))
+		},
+		"pairs": func(t *testing.T) (*Figure, error) {
+			return call(t, "pairs", starlark.Tuple{fakeExperiment(4)}, kw("metric", starlark.String("p99")))
+		},
+		"sweep": func(t *testing.T) (*Figure, error) {
+			return call(t, "sweep", starlark.Tuple{sweepRows()},
+				kw("x", starlark.String("clients")), kw("y", starlark.String("rps")), kw("by", starlark.String("pool")))
+		},
+		"hist": func(t *testing.T) (*Figure, error) {
+			return call(t, "hist", starlark.Tuple{list(a, b)})
+		},
+	}
+}
+
+func row(name string, before, after float64) starlark.Value {
+	d := starlark.NewDict(3)
+	_ = d.SetKey(starlark.String("name"), starlark.String(name))
+	_ = d.SetKey(starlark.String("before"), starlark.Float(before))
+	_ = d.SetKey(starlark.String("after"), starlark.Float(after))
+	return d
+}
+
+func TestGolden(t *testing.T) {
+	for name, draw := range goldenCases() {
+		t.Run(name, func(t *testing.T) {
+			fig, err := draw(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := draw(t)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(fig.SVG(), again.SVG()) {
+				t.Fatal("two renderings of the same data differ")
+			}
+			checkSVG(t, fig.SVG())
+			compareGolden(t, filepath.Join("testdata", "golden", name+".svg"), fig.SVG())
+		})
+	}
+}
+
+// checkSVG asserts what every figure must be: bounded in size, with a
+// browser font fallback.
+func checkSVG(t *testing.T, svg []byte) {
+	t.Helper()
+	if len(svg) > maxFigureBytes {
+		t.Errorf("figure is %d bytes, budget %d", len(svg), maxFigureBytes)
+	}
+	if !bytes.Contains(svg, []byte("sans-serif")) || bytes.Contains(svg, []byte("font-family:Liberation Serif")) {
+		t.Error("figure text lacks the sans-serif fallback")
+	}
+	if !bytes.HasSuffix(bytes.TrimSpace(svg), []byte("</svg>")) {
+		t.Error("SVG is not closed")
+	}
+}
+
+func compareGolden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the rendering (%d vs %d bytes); run with -update if the change is intended", path, len(got), len(want))
+	}
+}
+
+func TestBarsTitleDirection(t *testing.T) {
+	fig, err := call(t, "bars", starlark.Tuple{list(
+		fakeComparison("rps", "higher", 120, "IMPROVES"), fakeComparison("tps", "higher", 95, "~"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(fig.Title(), "higher is better") {
+		t.Errorf("title %q lacks the direction", fig.Title())
+	}
+	for _, want := range []string{"IMPROVES", "before: A", "after: B", "rps", "tps"} {
+		if !bytes.Contains(fig.SVG(), []byte(want)) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+}
+
+func TestLatencyEdgeCases(t *testing.T) {
+	cases := map[string]fakeOptions{
+		"one sample":   {seed: 3, n: 1, medianUs: 500, sigma: 0.1, windows: 1},
+		"zero values":  {seed: 4, n: 5000, medianUs: 3, sigma: 1, windows: 2, zeroShare: 0.3},
+		"all zero":     {seed: 5, n: 100, medianUs: 0, sigma: 0, windows: 1},
+		"huge tail":    {seed: 6, n: 200000, medianUs: 300, sigma: 2, windows: 10},
+		"single value": {seed: 7, n: 1000, medianUs: 250, sigma: 0, windows: 1},
+	}
+	for name, o := range cases {
+		for _, logY := range []bool{false, true} {
+			r := newFakeRun(o)
+			fig, err := call(t, "latency", starlark.Tuple{r}, kw("log_y", starlark.Bool(logY)))
+			if err != nil {
+				t.Errorf("%s (log_y=%v): %v", name, logY, err)
+				continue
+			}
+			checkSVG(t, fig.SVG())
+			if bytes.Contains(fig.SVG(), []byte("NaN")) || bytes.Contains(fig.SVG(), []byte("Inf")) {
+				t.Errorf("%s (log_y=%v): SVG holds NaN or Inf", name, logY)
+			}
+		}
+	}
+}
+
+func TestLatencyCurveStopsBeforeP100(t *testing.T) {
+	r := newFakeRun(fakeOptions{seed: 8, n: 500, medianUs: 800, sigma: 0.6, windows: 1})
+	xys := percentileCurve(r.Hdr())
+	last := xys[len(xys)-1]
+	if last.X > 500 {
+		t.Errorf("curve reaches 1/(1-p) = %v beyond what 500 samples resolve", last.X)
+	}
+	for i := 1; i < len(xys); i++ {
+		if xys[i].Y < xys[i-1].Y {
+			t.Fatalf("curve decreases at %v", xys[i].X)
+		}
+	}
+	// Near x = 2 (the median) the curve must sit between p45 and p55.
+	i := 0
+	for xys[i].X < 2 {
+		i++
+	}
+	lo, hi := float64(r.Hdr().ValueAtQuantile(45))/1000, float64(r.Hdr().ValueAtQuantile(55))/1000
+	if y := xys[i].Y; y < lo || y > hi {
+		t.Errorf("curve at x=%.3f is %v ms, want between p45 %v and p55 %v", xys[i].X, y, lo, hi)
+	}
+}
+
+func TestSeriesDownsamples(t *testing.T) {
+	r := newFakeRun(fakeOptions{seed: 9, n: 100000, medianUs: 500, sigma: 0.5, windows: 2000})
+	fig, err := call(t, "series", starlark.Tuple{r}, kw("metric", starlark.String("p99")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSVG(t, fig.SVG())
+	if !strings.Contains(fig.Title(), "max of every") {
+		t.Errorf("title %q does not say the series was downsampled", fig.Title())
+	}
+	xys, step := downsample(make(plotter.XYs, 2000), maxSeriesPoints, false)
+	if len(xys) > maxSeriesPoints || step < 2 {
+		t.Errorf("downsample kept %d points with step %d", len(xys), step)
+	}
+}
+
+func TestFigureCodecRoundTrip(t *testing.T) {
+	fig, err := goldenCases()["bars"](t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := codec.Encode(list(fig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := codec.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := v.(*starlark.List).Index(0).(*Figure)
+	if got.Title() != fig.Title() || !bytes.Equal(got.SVG(), fig.SVG()) {
+		t.Error("figure changed through the codec")
+	}
+	if h := got.HTML(); !strings.HasPrefix(h, "<figure") || strings.Contains(h, "<?xml") {
+		t.Errorf("HTML is not an inline SVG: %.60q", h)
+	}
+}
+
+// TestStarlark runs testdata/*.star with the module, fakes and assert.
+func TestStarlark(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.star")
+	if len(files) == 0 {
+		t.Fatal("no testdata/*.star")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			th := testThread(t)
+			assert, err := starlarktest.LoadAssertModule()
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := runtime.Predeclared()
+			for k, v := range assert {
+				env[k] = v
+			}
+			env["fake_run"] = starlark.NewBuiltin("fake_run", fakeRunBuiltin)
+			env["fake_cmp"] = starlark.NewBuiltin("fake_cmp", fakeCmpBuiltin)
+			env["fake_exp"] = fakeExperiment(3)
+			env["sweep_rows"] = sweepRows()
+			if _, err := starlark.ExecFileOptions(&syntax.FileOptions{}, th, file, nil, env); err != nil {
+				if ee, ok := err.(*starlark.EvalError); ok {
+					t.Fatal(ee.Backtrace())
+				}
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func fakeRunBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	o := fakeOptions{n: 2000, medianUs: 800, sigma: 0.5, windows: 5}
+	var seed int
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "seed", &seed, "label?", &o.label); err != nil {
+		return nil, err
+	}
+	o.seed = uint64(seed)
+	return newFakeRun(o), nil
+}
+
+func fakeCmpBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var metric, better, verdict string
+	var index float64
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "metric", &metric, "better", &better, "index", &index, "verdict", &verdict); err != nil {
+		return nil, err
+	}
+	return fakeComparison(metric, better, index, verdict), nil
+}

@@ -1,0 +1,178 @@
+package plot
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"go.starlark.net/starlark"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// maxSeriesPoints bounds a time series line; longer runs are downsampled.
+const maxSeriesPoints = 240
+
+// series draws per-window time series:
+// plot.series(runs, metric = "rps", labels = None, title = None).
+func series(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var runs, labels starlark.Value = nil, starlark.None
+	var metric starlark.Value = starlark.String("rps")
+	var title string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs,
+		"runs", &runs, "metric?", &metric, "labels?", &labels, "title?", &title); err != nil {
+		return nil, err
+	}
+	if err := checkMetric(metric); err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	rs := items(runs)
+	names, err := labelsFor(rs, labels)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	lines, step, err := seriesLines(th, rs, metric)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	fig, err := drawSeries(lines, names, seriesOptions{metric: metricName(metric), title: title, step: step})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	return fig, nil
+}
+
+func checkMetric(metric starlark.Value) error {
+	switch metric.(type) {
+	case starlark.String, starlark.Callable:
+		return nil
+	}
+	return fmt.Errorf("metric: want a name or a function, got %s", metric.Type())
+}
+
+func metricName(metric starlark.Value) string {
+	if s, ok := metric.(starlark.String); ok {
+		return string(s)
+	}
+	if f, ok := metric.(starlark.Callable); ok {
+		return f.Name()
+	}
+	return metric.String()
+}
+
+// seriesLines reads (start, metric) of every window of every run, and
+// downsamples each so no line has more than maxSeriesPoints; step is the
+// number of windows merged into one point (1: none).
+func seriesLines(th *starlark.Thread, rs []starlark.Value, metric starlark.Value) ([]plotter.XYs, int, error) {
+	lines := make([]plotter.XYs, len(rs))
+	step := 1
+	for i, r := range rs {
+		ws := attr(r, "windows")
+		if ws == nil {
+			return nil, 0, fmt.Errorf("runs: item %d is a %s without windows", i, r.Type())
+		}
+		xys, err := windowPoints(th, items(ws), metric)
+		if err != nil {
+			return nil, 0, fmt.Errorf("runs: item %d: %w", i, err)
+		}
+		var s int
+		lines[i], s = downsample(xys, maxSeriesPoints, keepsPeaks(metric))
+		step = max(step, s)
+	}
+	return lines, step, nil
+}
+
+func windowPoints(th *starlark.Thread, ws []starlark.Value, metric starlark.Value) (plotter.XYs, error) {
+	xys := make(plotter.XYs, 0, len(ws))
+	for j, w := range ws {
+		x, ok := number(attr(w, "start"))
+		if !ok {
+			return nil, fmt.Errorf("window %d has no numeric start", j)
+		}
+		y, err := metricOf(th, w, metric)
+		if err != nil {
+			return nil, fmt.Errorf("window %d: %w", j, err)
+		}
+		xys = append(xys, plotter.XY{X: x, Y: y})
+	}
+	return xys, nil
+}
+
+// keepsPeaks says whether merged windows keep their maximum (latency
+// percentiles: a spike must stay visible) rather than their mean.
+func keepsPeaks(metric starlark.Value) bool {
+	name := metricName(metric)
+	return percentileName.MatchString(name) || name == "max"
+}
+
+// downsample merges runs of consecutive points so at most limit remain.
+func downsample(xys plotter.XYs, limit int, peaks bool) (plotter.XYs, int) {
+	if len(xys) <= limit {
+		return xys, 1
+	}
+	step := (len(xys) + limit - 1) / limit
+	out := make(plotter.XYs, 0, limit)
+	for i := 0; i < len(xys); i += step {
+		chunk := xys[i:min(i+step, len(xys))]
+		y := chunk[0].Y
+		sum := 0.0
+		for _, p := range chunk {
+			sum += p.Y
+			y = math.Max(y, p.Y)
+		}
+		if !peaks {
+			y = sum / float64(len(chunk))
+		}
+		out = append(out, plotter.XY{X: chunk[0].X, Y: y})
+	}
+	return out, step
+}
+
+type seriesOptions struct {
+	metric string
+	title  string
+	step   int // windows per point after downsampling
+}
+
+// unitOf is the y axis label of a window metric.
+func unitOf(metric string) string {
+	switch {
+	case metric == "rps":
+		return "requests/s"
+	case percentileName.MatchString(metric), metric == "mean", metric == "max":
+		return metric + " latency (ms)"
+	case metric == "count":
+		return "requests per window"
+	}
+	return metric
+}
+
+func drawSeries(lines []plotter.XYs, names []string, o seriesOptions) (*Figure, error) {
+	title := o.title
+	if title == "" {
+		title = strings.TrimSpace(o.metric + " per window")
+	}
+	if o.step > 1 {
+		how := "mean"
+		if percentileName.MatchString(o.metric) || o.metric == "max" {
+			how = "max"
+		}
+		title += fmt.Sprintf(" (%s of every %d windows)", how, o.step)
+	}
+	c := newChart(title, "time (s)", unitOf(o.metric))
+	for i, xys := range lines {
+		if len(xys) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Width = colorAt(i), vg.Points(1.2)
+		c.p.Add(l)
+		c.add(names[i], l)
+	}
+	c.p.Y.Min = 0
+	headroom(c.p)
+	return c.figure()
+}
