@@ -69,6 +69,8 @@ type Engine struct {
 	sess     *Session
 	builtins starlark.StringDict
 	states   map[*CellDef]*State
+	computed map[string]*State // by key: cells whose values this process holds
+	scratch  starlark.StringDict // the REPL's own globals
 	prev     map[string]cellMemory // what the last run knew, to say why a cell is stale
 	unlock   func()
 
@@ -86,7 +88,7 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	if opts.CacheDir == "" {
 		opts.CacheDir = filepath.Join(dir, ".benchbook")
 	}
-	e := &Engine{NB: nb, opts: opts, builtins: Predeclared(), states: map[*CellDef]*State{}}
+	e := &Engine{NB: nb, opts: opts, builtins: Predeclared(), states: map[*CellDef]*State{}, computed: map[string]*State{}}
 	for _, name := range opts.Rerun {
 		if !slices.ContainsFunc(nb.Cells, func(c *CellDef) bool { return c.Name == name && !c.Markdown }) {
 			return nil, fmt.Errorf("--rerun %s: no code cell of that name in %s", name, nb.Path)
@@ -128,15 +130,16 @@ func (e *Engine) warn(msg string) {
 // executed in dependency order. With execute false nothing runs: cells are
 // hits, live, or never computed (the render command).
 func (e *Engine) Run(execute bool) {
+	e.states = map[*CellDef]*State{}
 	for _, c := range e.g.order {
 		st := e.plan(c)
 		if st.Status == StatusStale {
-			if !execute || e.Interrupted {
+			switch {
+			case e.Interrupted:
+				st.Status, st.Why = StatusSkipped, "interrupted before it ran"
+			case !execute:
 				st.Status = StatusNever
-				if e.Interrupted {
-					st.Status, st.Why = StatusSkipped, "interrupted before it ran"
-				}
-			} else {
+			default:
 				e.execute(st)
 			}
 		}
@@ -168,10 +171,23 @@ func (e *Engine) plan(c *CellDef) *State {
 		case StatusNever:
 			st.Status, st.Why = StatusNever, "upstream cell "+up.Name+" not computed"
 			return st
+		case StatusStale:
+			st.Status, st.Why = StatusStale, "upstream cell "+up.Name+" is stale"
+			return st
 		}
 	}
 	st.Key = e.key(c)
 	forced := e.opts.RerunAll || slices.Contains(e.opts.Rerun, c.Name)
+	if prev := e.computed[st.Key]; prev != nil && !forced {
+		// Computed earlier in this process (the REPL): reuse, live values included.
+		cp := *prev
+		cp.Def, cp.Executed = c, false
+		if cp.Status == StatusRan {
+			cp.Status, cp.Why = StatusHit, "computed earlier in this session"
+		}
+		e.states[c] = &cp
+		return &cp
+	}
 	switch {
 	case forced:
 		st.Status, st.Why = StatusStale, "forced (--rerun)"
@@ -266,6 +282,7 @@ func (e *Engine) values(c *CellDef) (starlark.StringDict, error) {
 		vals[name] = v
 	}
 	st.values = vals
+	e.computed[st.Key] = st
 	return vals, nil
 }
 

@@ -68,6 +68,7 @@ func (e *Engine) execute(st *State) {
 		return
 	}
 	e.store1(st)
+	e.computed[st.Key] = st
 }
 
 // cellGlobals builds the environment of a cell: the builtins and the values
@@ -99,6 +100,12 @@ func (e *Engine) runCell(thread *starlark.Thread, c *CellDef, globals starlark.S
 	if err != nil {
 		return err
 	}
+	return e.runFile(thread, f, globals)
+}
+
+// runFile executes parsed statements against globals, displaying the value
+// of a final expression statement.
+func (e *Engine) runFile(thread *starlark.Thread, f *syntax.File, globals starlark.StringDict) error {
 	var last *syntax.ExprStmt
 	if n := len(f.Stmts); n > 0 {
 		if es, ok := f.Stmts[n-1].(*syntax.ExprStmt); ok && !isCallOf(es.X, "print") {

@@ -1,0 +1,267 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"go.starlark.net/resolve"
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+)
+
+// This file is the engine's interactive surface, used by the REPL and by
+// watch: plan without executing, bring one cell up to date, evaluate input
+// against the notebook's globals, swap in an edited notebook.
+
+// SetContext sets the context of the next operations (one per REPL input,
+// cancelled by Ctrl-C).
+func (e *Engine) SetContext(ctx context.Context) {
+	e.sess.Ctx = ctx
+	e.Interrupted = false
+}
+
+// SetParams replaces the -p parameters; cells that read a changed parameter
+// become stale.
+func (e *Engine) SetParams(p map[string]string) {
+	e.opts.Params = p
+	e.sess.Params = p
+}
+
+// Plan recomputes every cell's state without executing anything.
+func (e *Engine) Plan() {
+	e.states = map[*CellDef]*State{}
+	for _, c := range e.g.order {
+		e.plan(c)
+	}
+}
+
+// States returns the code cells' states in file order (after Plan or Run).
+func (e *Engine) States() []*State {
+	var out []*State
+	for _, c := range e.NB.Cells {
+		if st := e.states[c]; st != nil {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// Outputs are what the cell displayed, in order.
+func (st *State) Outputs() []starlark.Value { return st.outputs }
+
+// Warnings are the cell's non-fatal problems.
+func (st *State) Warnings() []string { return st.warnings }
+
+// Duration is how long the cell took when it was computed.
+func (st *State) Duration() time.Duration { return st.duration }
+
+// RunCell brings the named cell up to date, executing its stale upstream
+// cells first. With force it executes the cell even if it is cached (its
+// memo checkpoints are ignored too). Dependents are left stale.
+func (e *Engine) RunCell(name string, force bool) error {
+	var target *CellDef
+	for _, c := range e.g.order {
+		if c.Name == name {
+			target = c
+		}
+	}
+	if target == nil {
+		return fmt.Errorf("no code cell named %q", name)
+	}
+	need := e.g.upstream(target)
+	e.states = map[*CellDef]*State{}
+	for _, c := range e.g.order {
+		st := e.plan(c)
+		switch {
+		case c == target && force && st.Key != "":
+			delete(e.computed, st.Key)
+			saved := e.opts.Rerun
+			e.opts.Rerun = []string{name}
+			st = e.plan(c)
+			e.opts.Rerun = saved
+			fallthrough
+		case (c == target || need[c]) && st.Status == StatusStale:
+			st.Why = firstWhy(st.Why, "needed by "+name)
+			e.executeForced(st, c == target && force)
+			e.progress(st)
+		}
+		if c == target {
+			break
+		}
+	}
+	e.saveMemory()
+	if st := e.states[target]; st.Err != nil {
+		return st.Err
+	}
+	return nil
+}
+
+func firstWhy(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// executeForced executes a cell; force ignores its memo checkpoints.
+func (e *Engine) executeForced(st *State, force bool) {
+	saved := e.opts.Rerun
+	if force {
+		e.opts.Rerun = append([]string{st.Def.Name}, saved...)
+	}
+	e.execute(st)
+	e.opts.Rerun = saved
+}
+
+// upstream returns every cell c depends on, directly or not.
+func (g *graph) upstream(c *CellDef) map[*CellDef]bool {
+	out := map[*CellDef]bool{}
+	var visit func(*CellDef)
+	visit = func(x *CellDef) {
+		for _, u := range g.up[x] {
+			if !out[u] {
+				out[u] = true
+				visit(u)
+			}
+		}
+	}
+	visit(c)
+	return out
+}
+
+// Globals lists the notebook's global names, for completion.
+func (e *Engine) Globals() []string {
+	names := make([]string, 0, len(e.g.definer)+len(e.scratch))
+	for name := range e.g.definer {
+		names = append(names, name)
+	}
+	for name := range e.scratch {
+		if _, dup := e.g.definer[name]; !dup {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Eval evaluates REPL input against the notebook's globals, computing the
+// cells it reads on first use, plus the REPL's own globals, which persist
+// across inputs. The last expression's value is the last output.
+func (e *Engine) Eval(src string) ([]starlark.Value, error) {
+	if e.scratch == nil {
+		e.scratch = starlark.StringDict{}
+	}
+	f, err := fileOptions.Parse("<repl>", src, 0)
+	if err != nil {
+		return nil, err
+	}
+	globals := make(starlark.StringDict, len(e.builtins)+len(e.scratch))
+	for k, v := range e.builtins {
+		globals[k] = v
+	}
+	for _, name := range freeNames(f) {
+		if _, ok := e.scratch[name]; ok {
+			continue
+		}
+		if def := e.g.definer[name]; def != nil {
+			v, err := e.value(def, name)
+			if err != nil {
+				return nil, err
+			}
+			globals[name] = v
+		}
+	}
+	for k, v := range e.scratch {
+		globals[k] = v
+	}
+	f, _ = fileOptions.Parse("<repl>", src, 0) // resolving mutated the first tree
+	cell := &Cell{Name: "repl"}
+	thread := e.sess.NewThread(cell)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-e.sess.Ctx.Done():
+			thread.Cancel("interrupted")
+		case <-stop:
+		}
+	}()
+	err = e.runFile(thread, f, globals)
+	for k, v := range globals {
+		if _, builtin := e.builtins[k]; !builtin || e.builtins[k] != v {
+			e.scratch[k] = v
+		}
+	}
+	_, outputs, _ := cell.snapshot()
+	return outputs, err
+}
+
+// value returns one global of a cell, computing the cell if needed.
+func (e *Engine) value(def *CellDef, name string) (starlark.Value, error) {
+	st := e.states[def]
+	if st == nil || st.Status == StatusStale || st.Status == StatusNever {
+		if err := e.RunCell(def.Name, false); err != nil {
+			return nil, err
+		}
+	}
+	vals, err := e.values(def)
+	if err != nil {
+		return nil, err
+	}
+	v, ok := vals[name]
+	if !ok {
+		return nil, fmt.Errorf("cell %s did not define %s", def.Name, name)
+	}
+	return v, nil
+}
+
+// freeNames lists the names a chunk reads without defining them.
+func freeNames(f *syntax.File) []string {
+	free := map[string]bool{}
+	if err := resolve.File(f, func(string) bool { return true }, starlark.Universe.Has); err != nil {
+		return nil
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if id, ok := n.(*syntax.Ident); ok {
+			if b, ok := id.Binding.(*resolve.Binding); ok && b.Scope == resolve.Predeclared {
+				free[id.Name] = true
+			}
+		}
+		return true
+	})
+	return sortedKeys(free)
+}
+
+// Reload swaps in an edited notebook, keeping live resources and values
+// computed in this process. It returns the cells that are new or changed.
+func (e *Engine) Reload(nb *Notebook) ([]string, error) {
+	g, err := buildGraph(nb, e.builtins)
+	if err != nil {
+		return nil, err
+	}
+	old := map[string]string{}
+	for c, st := range e.states {
+		old[c.Name] = st.Key
+	}
+	oldSrc := map[string]string{}
+	for _, c := range e.NB.Cells {
+		oldSrc[c.Name] = c.srcHash + c.Body
+	}
+	e.NB, e.g = nb, g
+	e.Plan()
+	var changed []string
+	for _, c := range nb.Cells {
+		st := e.states[c]
+		switch {
+		case c.Markdown:
+			if oldSrc[c.Name] != c.Body {
+				changed = append(changed, c.Name)
+			}
+		case st == nil || old[c.Name] != st.Key || oldSrc[c.Name] != c.srcHash+c.Body:
+			changed = append(changed, c.Name)
+		}
+	}
+	return changed, nil
+}

@@ -1,0 +1,75 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func openTest(t *testing.T, dir, src string) *Engine {
+	t.Helper()
+	path := filepath.Join(dir, "nb.star")
+	os.WriteFile(path, []byte(src), 0o644)
+	nb, err := ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(context.Background(), nb, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+func TestEvalComputesOnFirstUse(t *testing.T) {
+	e := openTest(t, t.TempDir(), "# %% a\nx = tick(\"eval-a\")\n\n# %% b\ny = x + 10\n\n# %% c\nz = tick(\"eval-c\")\n")
+	e.Plan()
+	out, err := e.Eval("y * 2")
+	if err != nil || len(out) != 1 || out[0].String() != "22" {
+		t.Fatalf("y*2 = %v, %v", out, err)
+	}
+	if calls["eval-c"] != 0 {
+		t.Error("cell c ran although the input did not read z")
+	}
+	if _, err := e.Eval("def f(n):\n    return n + y\n"); err != nil {
+		t.Fatal(err)
+	}
+	out, err = e.Eval("f(1)")
+	if err != nil || out[0].String() != "12" {
+		t.Fatalf("f(1) = %v, %v", out, err)
+	}
+	if err := e.RunCell("a", true); err != nil {
+		t.Fatal(err)
+	}
+	if calls["eval-a"] != 2 {
+		t.Errorf("forced run: a executed %d times, want 2", calls["eval-a"])
+	}
+	e.Plan()
+	if st := e.State("b"); st.Status != StatusStale {
+		t.Errorf("after forcing a (new value), b is %s, want stale", st.Status)
+	}
+}
+
+func TestReloadListsChangedCells(t *testing.T) {
+	dir := t.TempDir()
+	src := "# %% a\nx = 1\n\n# %% b\ny = x + 1\n\n# %% c\nz = 3\n"
+	e := openTest(t, dir, src)
+	e.Run(true)
+	path := filepath.Join(dir, "nb.star")
+	os.WriteFile(path, []byte(strings.Replace(src, "x + 1", "x + 2", 1)), 0o644)
+	nb, err := ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed, err := e.Reload(nb)
+	if err != nil || strings.Join(changed, ",") != "b" {
+		t.Fatalf("changed = %v, %v", changed, err)
+	}
+	e.Run(true)
+	if e.State("a").Executed || !e.State("b").Executed || e.State("c").Executed {
+		t.Errorf("executed: a=%v b=%v c=%v, want only b", e.State("a").Executed, e.State("b").Executed, e.State("c").Executed)
+	}
+}
