@@ -69,8 +69,8 @@ type Engine struct {
 	sess     *Session
 	builtins starlark.StringDict
 	states   map[*CellDef]*State
-	computed map[string]*State // by key: cells whose values this process holds
-	scratch  starlark.StringDict // the REPL's own globals
+	computed map[string]*State     // by key: cells whose values this process holds
+	scratch  starlark.StringDict   // the REPL's own globals
 	prev     map[string]cellMemory // what the last run knew, to say why a cell is stale
 	unlock   func()
 
