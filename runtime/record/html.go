@@ -226,15 +226,23 @@ func downloadLinks(ds []Download) string {
 // inlineSVG returns doc without its XML prolog, or an error note when doc is
 // not an SVG document or could run script or fetch anything.
 func inlineSVG(doc []byte) string {
-	s := stripProlog(string(doc))
-	lower := strings.ToLower(s)
+	if reason := checkSVG(doc); reason != "" {
+		return `<p class="error">` + escapeText(reason) + `</p>`
+	}
+	return stripProlog(string(doc))
+}
+
+// checkSVG says why doc may not be shown, or "" when it is a plain SVG
+// document (our plot package's output is trusted, but still checked).
+func checkSVG(doc []byte) string {
+	lower := strings.ToLower(stripProlog(string(doc)))
 	if !strings.HasPrefix(lower, "<svg") || !strings.HasSuffix(lower, "</svg>") {
-		return `<p class="error">figure is not an SVG document</p>`
+		return "figure is not an SVG document"
 	}
 	if reason := unsafeSVG(lower); reason != "" {
-		return `<p class="error">figure rejected: ` + escapeText(reason) + `</p>`
+		return "figure rejected: SVG with " + reason
 	}
-	return s
+	return ""
 }
 
 // stripProlog drops the XML declaration, comments and DOCTYPE before <svg.

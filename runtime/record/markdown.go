@@ -55,7 +55,7 @@ func (m *mdWriter) record(r *Record) {
 	}
 	for _, c := range r.Cells {
 		if c.Markdown {
-			m.printf("%s\n\n", strings.TrimSpace(c.Source))
+			m.printf("%s\n\n", strings.TrimSpace(EscapeRawHTML(c.Source)))
 			continue
 		}
 		m.cell(c, r.Prov.Host.Name)
@@ -98,7 +98,7 @@ func (m *mdWriter) cell(c Cell, host string) {
 		m.printf("> ⚠ %s\n\n", mdEscape(w))
 	}
 	if c.Error != "" {
-		m.printf("**Error**\n\n%s", fenced("", strings.TrimRight(c.Error+"\n"+c.Trace, "\n")))
+		m.printf("**Error**\n\n%s\n", fenced("", strings.TrimRight(c.Error+"\n"+c.Trace, "\n")))
 	}
 }
 
@@ -107,8 +107,13 @@ func (m *mdWriter) output(cell string, n int, v starlark.Value) {
 		return
 	}
 	if s, ok := v.(SVGer); ok {
+		svg := s.SVG()
+		if reason := checkSVG(svg); reason != "" {
+			m.printf("_%s_\n\n", mdEscape(reason))
+			return
+		}
 		name := fmt.Sprintf("%s-%d.svg", slug(cell), n)
-		m.figures = append(m.figures, figureFile{name: name, data: s.SVG()})
+		m.figures = append(m.figures, figureFile{name: name, data: svg})
 		m.printf("![%s figure %d](%s/%s)\n\n", mdEscape(cell), n, m.rel, name)
 		return
 	}
@@ -124,7 +129,7 @@ func (m *mdWriter) valueBlock(v starlark.Value) (out string) {
 		}
 	}()
 	if md, ok := v.(Markdowner); ok {
-		return md.Markdown()
+		return EscapeRawHTML(md.Markdown())
 	}
 	return fenced("", valueText(v))
 }
@@ -132,7 +137,7 @@ func (m *mdWriter) valueBlock(v starlark.Value) (out string) {
 // valueInline is a short value (the verdict) for use inside a paragraph.
 func (m *mdWriter) valueInline(v starlark.Value) string {
 	if md, ok := v.(Markdowner); ok {
-		return md.Markdown()
+		return EscapeRawHTML(md.Markdown())
 	}
 	return mdEscape(valueText(v))
 }

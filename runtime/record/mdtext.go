@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"strconv"
+	"strings"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -125,4 +126,50 @@ func slug(s string) string {
 		return "section"
 	}
 	return string(b)
+}
+
+// EscapeRawHTML returns Markdown src with the '<' of every raw HTML tag or
+// block turned into "&lt;", so the HTML shows as text wherever the Markdown
+// is rendered (the HTML record omits it; an issue tracker may not).
+func EscapeRawHTML(src string) string {
+	source := []byte(src)
+	doc := markdownEngine.Parser().Parse(text.NewReader(source))
+	var spans []text.Segment
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch h := n.(type) {
+		case *ast.RawHTML:
+			for i := 0; i < h.Segments.Len(); i++ {
+				spans = append(spans, h.Segments.At(i))
+			}
+		case *ast.HTMLBlock:
+			for i := 0; i < h.Lines().Len(); i++ {
+				spans = append(spans, h.Lines().At(i))
+			}
+			if h.HasClosure() {
+				spans = append(spans, h.ClosureLine)
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	if len(spans) == 0 {
+		return src
+	}
+	escape := make([]bool, len(source))
+	for _, s := range spans {
+		for i := s.Start; i < s.Stop && i < len(source); i++ {
+			escape[i] = source[i] == '<'
+		}
+	}
+	var b strings.Builder
+	for i, c := range source {
+		if escape[i] {
+			b.WriteString("&lt;")
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
