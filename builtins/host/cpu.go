@@ -1,0 +1,160 @@
+package host
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// clockTicks is USER_HZ, the unit of /proc CPU times: 100 on every Linux
+// architecture Go supports (reading sysconf would need cgo).
+const clockTicks = 100
+
+// CPUSample is the machine's CPU time and every process's, read at one
+// moment from /proc. Two samples give who used the CPU in between.
+type CPUSample struct {
+	At    time.Time
+	Busy  uint64          // non-idle ticks of all CPUs (/proc/stat)
+	Procs map[int]procCPU // by PID
+}
+
+type procCPU struct {
+	ppid  int
+	ticks uint64 // utime + stime + cutime + cstime: reaped children stay counted
+}
+
+// SampleCPU reads /proc/stat and /proc/<pid>/stat of every process.
+func SampleCPU() (CPUSample, error) {
+	s := CPUSample{At: time.Now(), Procs: map[int]procCPU{}}
+	busy, err := busyTicks()
+	if err != nil {
+		return s, err
+	}
+	s.Busy = busy
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return s, fmt.Errorf("cpu sample: %w", err)
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if p, ok := readProc(pid); ok {
+			s.Procs[pid] = p
+		}
+	}
+	return s, nil
+}
+
+// busyTicks sums the first line of /proc/stat except idle and iowait
+// (guest time is already inside user).
+func busyTicks() (uint64, error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, fmt.Errorf("cpu sample: %w", err)
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0, fmt.Errorf("cpu sample: unexpected /proc/stat line %q", line)
+	}
+	var busy uint64
+	for i, name := range []string{"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"} {
+		if name == "idle" || name == "iowait" {
+			continue
+		}
+		n, _ := strconv.ParseUint(f[i+1], 10, 64)
+		busy += n
+	}
+	return busy, nil
+}
+
+// readProc parses /proc/<pid>/stat; the command name may hold spaces and
+// parentheses, so fields are counted from the last ')'.
+func readProc(pid int) (procCPU, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procCPU{}, false
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return procCPU{}, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 15 {
+		return procCPU{}, false
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	var ticks uint64
+	for _, k := range []int{11, 12, 13, 14} { // utime stime cutime cstime
+		n, _ := strconv.ParseUint(f[k], 10, 64)
+		ticks += n
+	}
+	return procCPU{ppid: ppid, ticks: ticks}, true
+}
+
+// ours is this process, the given PIDs, and every descendant of them in s.
+func ours(s CPUSample, roots []int) map[int]bool {
+	set := map[int]bool{os.Getpid(): true}
+	for _, p := range roots {
+		set[p] = true
+	}
+	children := map[int][]int{}
+	for pid, p := range s.Procs {
+		children[p.ppid] = append(children[p.ppid], pid)
+	}
+	stack := make([]int, 0, len(set))
+	for p := range set {
+		stack = append(stack, p)
+	}
+	for len(stack) > 0 {
+		p := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, c := range children[p] {
+			if !set[c] {
+				set[c] = true
+				stack = append(stack, c)
+			}
+		}
+	}
+	return set
+}
+
+// CPUUse splits the CPU used between two samples into ours (this process,
+// the observed PIDs and their descendants) and foreign (everything else),
+// in cores: 1.0 is one CPU busy for the whole interval.
+type CPUUse struct {
+	Ours    float64
+	Foreign float64
+	Seconds float64
+}
+
+// Use computes the CPU used between a and b (a taken first).
+func Use(a, b CPUSample, observed []int) CPUUse {
+	secs := b.At.Sub(a.At).Seconds()
+	if secs <= 0 {
+		return CPUUse{}
+	}
+	set := ours(b, observed)
+	for pid := range ours(a, observed) {
+		set[pid] = true
+	}
+	var own uint64
+	for pid := range set {
+		after, ok := b.Procs[pid]
+		if !ok {
+			continue // gone: its ticks moved to its (our) parent's cutime
+		}
+		before := a.Procs[pid] // zero if it started in between
+		if after.ticks > before.ticks {
+			own += after.ticks - before.ticks
+		}
+	}
+	total := float64(b.Busy-a.Busy) / clockTicks
+	u := CPUUse{Ours: float64(own) / clockTicks / secs, Seconds: secs}
+	u.Foreign = max(0, total/secs-u.Ours)
+	return u
+}
