@@ -1,0 +1,67 @@
+package export
+
+import (
+	"fmt"
+
+	"go.starlark.net/starlark"
+)
+
+// Values exported come from other packages (runs, tables, experiments);
+// they are read through Starlark so this package depends on their shape
+// only.
+
+// attrOf returns v.name, or nil when v has no such attribute.
+func attrOf(v starlark.Value, name string) starlark.Value {
+	ha, ok := v.(starlark.HasAttrs)
+	if !ok {
+		return nil
+	}
+	x, err := ha.Attr(name)
+	if err != nil {
+		return nil
+	}
+	return x
+}
+
+// itemsOf returns the elements of an iterable (not a string), or v alone.
+func itemsOf(v starlark.Value) []starlark.Value {
+	if v == nil {
+		return nil
+	}
+	it, ok := v.(starlark.Iterable)
+	if !ok {
+		return []starlark.Value{v}
+	}
+	var out []starlark.Value
+	iter := it.Iterate()
+	defer iter.Done()
+	var x starlark.Value
+	for iter.Next(&x) {
+		out = append(out, x)
+	}
+	return out
+}
+
+// rowsOf returns the rows of a table (its .rows) or the items of a list.
+func rowsOf(v starlark.Value) ([]starlark.Value, error) {
+	if r := attrOf(v, "rows"); r != nil {
+		v = r
+	}
+	switch v.(type) {
+	case *starlark.List, starlark.Tuple:
+		return itemsOf(v), nil
+	}
+	if _, ok := v.(starlark.Iterable); ok {
+		if _, isMap := v.(starlark.Mapping); !isMap {
+			return itemsOf(v), nil
+		}
+	}
+	return nil, fmt.Errorf("want runs, an experiment, a table or a list of dicts, got %s", v.Type())
+}
+
+func textOf(v starlark.Value) string {
+	if s, ok := starlark.AsString(v); ok {
+		return s
+	}
+	return v.String()
+}

@@ -1,0 +1,43 @@
+// Package export is the notebook's `export` module: run data as files a
+// reviewer can download from the record or feed to other tools.
+//
+// Starlark API:
+//
+//	export.hgrm(run, ticks = 5, name = None) -> file
+//	    the HdrHistogram percentile-distribution text (as wrk2 --latency
+//	    and HistogramLogProcessor print it; values in ms), readable by
+//	    HdrHistogram's plotter. run is a run or a histogram.
+//	export.csv(data, windows = False, name = None) -> file
+//	    one row per run (label, count, rps, mean and percentiles in ms, max,
+//	    errors); windows = True gives one row per window of every run.
+//	    data is a run, a list of runs, an experiment (arm and pair columns
+//	    added), a table or a list of dicts.
+//	export.json(value, indent = 2, name = None) -> file
+//	    any value as JSON: dicts keep their order, host values give their
+//	    JSON summary, non-finite floats become null.
+//
+// A file shows as a short preview with a download link in the record;
+// str(file) and file.text are its whole text, file.name and file.mime
+// describe it.
+package export
+
+import (
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// Module is the `export` module.
+var Module = &starlarkstruct.Module{
+	Name: "export",
+	Members: starlark.StringDict{
+		"hgrm": starlark.NewBuiltin("export.hgrm", hgrmBuiltin),
+		"csv":  starlark.NewBuiltin("export.csv", csvBuiltin),
+		"json": starlark.NewBuiltin("export.json", jsonBuiltin),
+	},
+}
+
+func init() {
+	runtime.Predeclare("export", Module)
+}

@@ -1,0 +1,150 @@
+package export
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"html"
+	"strings"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/record"
+)
+
+// File is exported data: a name, a MIME type and the text. It displays as
+// a preview and is offered as a download by the record.
+type File struct {
+	Name string
+	MIME string
+	Text string
+}
+
+var (
+	_ starlark.HasAttrs = (*File)(nil)
+	_ codec.Marshaler   = (*File)(nil)
+	_ record.Downloader = (*File)(nil)
+	_ record.HTMLer     = (*File)(nil)
+	_ record.Markdowner = (*File)(nil)
+	_ record.JSONer     = (*File)(nil)
+)
+
+func init() { codec.Register("file", decodeFile) }
+
+// previewLines is how much of a file the record shows inline.
+const previewLines = 12
+
+func (f *File) String() string        { return f.Text }
+func (f *File) Type() string          { return "file" }
+func (f *File) Freeze()               {}
+func (f *File) Truth() starlark.Bool  { return f.Text != "" }
+func (f *File) Hash() (uint32, error) { return starlark.String(f.Text).Hash() }
+
+func (f *File) AttrNames() []string { return []string{"mime", "name", "text"} }
+
+func (f *File) Attr(name string) (starlark.Value, error) {
+	switch name {
+	case "name":
+		return starlark.String(f.Name), nil
+	case "mime":
+		return starlark.String(f.MIME), nil
+	case "text":
+		return starlark.String(f.Text), nil
+	}
+	return nil, nil
+}
+
+// Downloads offers the whole text as one file.
+func (f *File) Downloads() []record.Download {
+	return []record.Download{{Name: f.Name, MIME: f.MIME, Data: []byte(f.Text)}}
+}
+
+// preview returns the first lines and how many were left out.
+func (f *File) preview() (string, int) {
+	lines := strings.SplitAfter(f.Text, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if len(lines) <= previewLines {
+		return f.Text, 0
+	}
+	return strings.Join(lines[:previewLines], ""), len(lines) - previewLines
+}
+
+func (f *File) summary(more int) string {
+	s := fmt.Sprintf("%s, %d bytes", f.Name, len(f.Text))
+	if more > 0 {
+		s += fmt.Sprintf(", %d more lines", more)
+	}
+	return s
+}
+
+// HTML shows the head of the file; the record adds the download link.
+func (f *File) HTML() string {
+	head, more := f.preview()
+	return `<pre class="export">` + html.EscapeString(head) + `</pre><p class="export-note">` +
+		html.EscapeString(f.summary(more)) + `</p>`
+}
+
+// Markdown shows the head of the file in a code block.
+func (f *File) Markdown() string {
+	head, more := f.preview()
+	fence := "```"
+	for strings.Contains(head, fence) {
+		fence += "`"
+	}
+	return fence + "\n" + strings.TrimSuffix(head, "\n") + "\n" + fence + "\n\n*" + f.summary(more) + "*\n"
+}
+
+// JSON describes the file; its text is included whole.
+func (f *File) JSON() any {
+	return map[string]any{"type": "file", "name": f.Name, "mime": f.MIME, "text": f.Text}
+}
+
+// MarshalValue stores the three strings, each prefixed by its length.
+func (f *File) MarshalValue() ([]byte, error) {
+	var b []byte
+	for _, s := range []string{f.Name, f.MIME, f.Text} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return b, nil
+}
+
+func decodeFile(data []byte) (starlark.Value, error) {
+	var parts [3]string
+	for i := range parts {
+		n, size := binary.Uvarint(data)
+		if size <= 0 || uint64(len(data)-size) < n {
+			return nil, errors.New("file: truncated data")
+		}
+		parts[i] = string(data[size : size+int(n)])
+		data = data[size+int(n):]
+	}
+	if len(data) != 0 {
+		return nil, errors.New("file: trailing bytes")
+	}
+	return &File{Name: parts[0], MIME: parts[1], Text: parts[2]}, nil
+}
+
+// fileName is the name given, else base + ext with base made safe.
+func fileName(given, base, ext string) string {
+	if given != "" {
+		return given
+	}
+	safe := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '-'
+	}, base)
+	for strings.Contains(safe, "--") {
+		safe = strings.ReplaceAll(safe, "--", "-")
+	}
+	if safe = strings.Trim(safe, "-."); safe == "" {
+		safe = "data"
+	}
+	return safe + ext
+}
