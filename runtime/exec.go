@@ -24,7 +24,7 @@ func (e *Engine) execute(st *State) {
 		st.Status, st.Err = StatusError, err
 		return
 	}
-	fmt.Fprintf(e.opts.Stderr, "%s %s\n", e.paint("2", "  ▶ run "), c.Name)
+	fmt.Fprintf(e.opts.Stderr, "%s %s\n", e.paint("2", "  ▶ run"), c.Name)
 	cell := &Cell{Name: c.Name, Key: st.Key, forceMemo: e.opts.RerunAll || containsName(e.opts.Rerun, c.Name)}
 	thread := e.sess.NewThread(cell)
 	st.host = hostinfo.Read()

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	cliOnce sync.Once
+	cliPath string
+	cliErr  error
+)
+
+// cliBinary builds benchbook once for the tests that need a real process
+// (signals, exit codes).
+func cliBinary(t *testing.T) string {
+	t.Helper()
+	cliOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "benchbook-cli")
+		if err != nil {
+			cliErr = err
+			return
+		}
+		cliPath = filepath.Join(dir, "benchbook")
+		out, err := exec.Command("go", "build", "-o", cliPath, ".").CombinedOutput()
+		if err != nil {
+			cliErr = err
+			cliPath = string(out)
+		}
+	})
+	if cliErr != nil {
+		t.Fatalf("build: %v\n%s", cliErr, cliPath)
+	}
+	return cliPath
+}
+
+func writeNB(t *testing.T, src string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "nb.star")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// runCLI calls the command in-process, as main does.
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(context.Background(), &out, &errb, args)
+	return code, out.String(), errb.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	ok := writeNB(t, "# %% a\nx = 1\nx\n")
+	bad := writeNB(t, "# %% a\nx = 1\n\n# %% b\ny = x / 0\n")
+	syntaxErr := writeNB(t, "# %% a\nx = (\n")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", ok}, 0, "1 cells: 1 ran"},
+		{[]string{"run", ok}, 0, "1 cells: 1 hit"},
+		{[]string{"run", bad}, 1, "floating-point division by zero"},
+		{[]string{"run", syntaxErr}, 1, "nb.star:3:1:"},
+		{[]string{"run"}, 2, "want one notebook path"},
+		{[]string{"run", ok, "-p", "novalue"}, 2, "want name=value"},
+		{[]string{"run", ok, "-rerun", "nope"}, 1, "no code cell of that name"},
+		{[]string{"frobnicate"}, 2, "unknown command"},
+		{[]string{"run", "-h"}, 0, "Usage: benchbook run"},
+		{[]string{"run", ok, "-p", "unused=3"}, 0, "parameter unused is not read by any cell"},
+		{[]string{"render", bad}, 0, "1 never"},
+	} {
+		code, _, stderr := runCLI(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, want %d; stderr does not contain %q:\n%s", tc.args, code, tc.code, tc.want, stderr)
+		}
+	}
+	if _, err := os.Stat(strings.TrimSuffix(ok, ".star") + ".html"); err != nil {
+		t.Errorf("record not written: %v", err)
+	}
+}
+
+func TestCellsJSON(t *testing.T) {
+	nb := writeNB(t, "# %% [markdown]\n# # T\n\n# %% a\nx = 1\n\n# %% b\ny = x + 1\n")
+	code, out, stderr := runCLI(t, "cells", "--json", nb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`"name": "b"`, `"reads": [`, `"x"`, `"status": "stale"`, `"kind": "markdown"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("cells --json lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+// slowNB has a quick cell, then one that takes several seconds.
+const slowNB = `# %% quick
+a = tick_file("quick")
+
+# %% slow
+n = 0
+for i in range(200000000):
+    n += 1
+b = a + n
+`
+
+// A notebook's quick cell leaves a mark in a file each time it runs, so
+// the tests can count executions across processes.
+func markingNB(t *testing.T) (nbPath, marks string) {
+	dir := t.TempDir()
+	marks = filepath.Join(dir, "marks.txt")
+	src := strings.Replace(slowNB, `tick_file("quick")`, `len(file("marks.txt"))`, 1)
+	nbPath = filepath.Join(dir, "nb.star")
+	os.WriteFile(nbPath, []byte(src), 0o644)
+	os.WriteFile(marks, []byte("m"), 0o644)
+	return nbPath, marks
+}
+
+// startAndWait starts benchbook run and returns once the slow cell started.
+func startAndWait(t *testing.T, nb string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(cliBinary(t), "run", "--no-color", nb)
+	pipe, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var seen bytes.Buffer
+	sc := bufio.NewScanner(pipe)
+	deadline := time.AfterFunc(20*time.Second, func() { cmd.Process.Kill() })
+	defer deadline.Stop()
+	for sc.Scan() {
+		seen.WriteString(sc.Text() + "\n")
+		if strings.Contains(sc.Text(), "▶ run slow") {
+			go func() {
+				for sc.Scan() {
+					seen.WriteString(sc.Text() + "\n")
+				}
+			}()
+			return cmd, &seen
+		}
+	}
+	t.Fatalf("slow cell never started:\n%s", seen.String())
+	return nil, nil
+}
+
+func TestSIGKILLKeepsFinishedCells(t *testing.T) {
+	nb, _ := markingNB(t)
+	cmd, _ := startAndWait(t, nb)
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	code, out, stderr := runCLI(t, "cells", nb)
+	if code != 0 || !regexpLine(out, "quick", "hit") || !regexpLine(out, "slow", "stale") {
+		t.Fatalf("after SIGKILL: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+func TestInterruptExits130AndKeepsRecord(t *testing.T) {
+	nb, _ := markingNB(t)
+	cmd, stderr := startAndWait(t, nb)
+	time.Sleep(200 * time.Millisecond)
+	sent := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if took := time.Since(sent); took > 2*time.Second {
+		t.Errorf("exit took %v after Ctrl-C", took)
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Fatalf("exit: %v\n%s", err, stderr.String())
+	}
+	html, err := os.ReadFile(strings.TrimSuffix(nb, ".star") + ".html")
+	if err != nil {
+		t.Fatalf("no record after Ctrl-C: %v", err)
+	}
+	if !bytes.Contains(html, []byte("interrupted")) {
+		t.Error("record does not say the run was interrupted")
+	}
+	if _, out, _ := runCLI(t, "cells", nb); !regexpLine(out, "quick", "hit") {
+		t.Errorf("quick not cached after Ctrl-C:\n%s", out)
+	}
+}
+
+// regexpLine reports whether a line starts with name and mentions status.
+func regexpLine(out, name, status string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 3 && f[0] == name && f[2] == status {
+			return true
+		}
+	}
+	return false
+}
