@@ -175,7 +175,7 @@ func hdrRow(row []string, h *hdrhistogram.Histogram) []string {
 // ms formats microseconds as milliseconds, rounded to the nanosecond so
 // that a mean does not print float noise.
 func ms(us float64) string {
-	return strconv.FormatFloat(math.Round(finite(us)*1000)/1e6, 'f', -1, 64)
+	return float(math.Round(finite(us)*1000) / 1e6)
 }
 
 // errorsCell is a count, or the sum of a dict of counts by class.
@@ -215,6 +215,10 @@ func windowsGrid(rs []taggedRun, tagged bool) (grid, error) {
 			}
 			row = append(row, labelOf(r.run, ""), strconv.Itoa(j))
 			for _, f := range fields {
+				if f == "errors" {
+					row = append(row, errorsCell(attrOf(w, f)))
+					continue
+				}
 				row = append(row, cell(attrOf(w, f)))
 			}
 			g.rows = append(g.rows, row)
@@ -288,6 +292,14 @@ func dictGrid(data starlark.Value, rows []starlark.Value) (grid, error) {
 	return g, nil
 }
 
+// float prints f with at most 12 significant digits, so that arithmetic
+// noise (1050.0000000000002) does not reach the file, and never in
+// exponent form.
+func float(f float64) string {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(finite(f), 'g', 12, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
 // cell formats a value for CSV: exact numbers, bare strings, empty None.
 func cell(v starlark.Value) string {
 	switch x := v.(type) {
@@ -296,7 +308,7 @@ func cell(v starlark.Value) string {
 	case starlark.String:
 		return string(x)
 	case starlark.Float:
-		return strconv.FormatFloat(finite(float64(x)), 'f', -1, 64)
+		return float(float64(x))
 	}
 	return v.String()
 }

@@ -92,11 +92,25 @@ func metricOf(th *starlark.Thread, run, metric starlark.Value) (float64, error) 
 	if err != nil {
 		return 0, err
 	}
+	if d, ok := x.(starlark.IterableMapping); ok {
+		return total(d), nil
+	}
 	f, ok := number(x)
 	if !ok {
 		return 0, fmt.Errorf("metric %s gave %s, want a number", metric, x.Type())
 	}
 	return f, nil
+}
+
+// total sums the numbers of a dict: errors by class count as all errors.
+func total(d starlark.IterableMapping) float64 {
+	sum := 0.0
+	for _, kv := range d.Items() {
+		if f, ok := number(kv[1]); ok {
+			sum += f
+		}
+	}
+	return sum
 }
 
 func namedMetric(th *starlark.Thread, v starlark.Value, name string) (starlark.Value, error) {

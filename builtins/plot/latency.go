@@ -110,7 +110,20 @@ func percentileCurve(h *hdrhistogram.Histogram) plotter.XYs {
 		p := 100 * (1 - 1/x)
 		xys = append(xys, plotter.XY{X: x, Y: float64(h.ValueAtQuantile(p)) / 1000})
 	}
-	return xys
+	return dropFlat(xys)
+}
+
+// dropFlat removes the inner points of horizontal stretches (a step of
+// the distribution), which draw nothing but cost bytes.
+func dropFlat(xys plotter.XYs) plotter.XYs {
+	out := xys[:0:0]
+	for i, p := range xys {
+		if i > 0 && i < len(xys)-1 && xys[i-1].Y == p.Y && xys[i+1].Y == p.Y {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 var percentileTicks = []gplot.Tick{

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -144,6 +145,23 @@ func compareGolden(t *testing.T, path string, got []byte) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("%s differs from the rendering (%d vs %d bytes); run with -update if the change is intended", path, len(got), len(want))
+	}
+}
+
+// TestSizeBounds draws the largest usual figures: eight runs at once.
+func TestSizeBounds(t *testing.T) {
+	var runs []starlark.Value
+	for i := range 8 {
+		runs = append(runs, newFakeRun(fakeOptions{seed: uint64(20 + i), label: fmt.Sprintf("run %d with a long label", i),
+			n: 100000, medianUs: 500 + 100*float64(i), sigma: 0.9, windows: 600}))
+	}
+	for _, name := range []string{"latency", "series", "hist"} {
+		fig, err := call(t, name, starlark.Tuple{list(runs...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s of 8 runs: %d bytes", name, len(fig.SVG()))
+		checkSVG(t, fig.SVG())
 	}
 }
 

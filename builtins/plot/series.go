@@ -10,8 +10,12 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// maxSeriesPoints bounds a time series line; longer runs are downsampled.
-const maxSeriesPoints = 240
+// maxSeriesPoints bounds a time series line, and seriesBudget all lines of
+// a figure together; longer runs are downsampled.
+const (
+	maxSeriesPoints = 240
+	seriesBudget    = 1200
+)
 
 // series draws per-window time series:
 // plot.series(runs, metric = "rps", labels = None, title = None).
@@ -66,6 +70,7 @@ func metricName(metric starlark.Value) string {
 func seriesLines(th *starlark.Thread, rs []starlark.Value, metric starlark.Value) ([]plotter.XYs, int, error) {
 	lines := make([]plotter.XYs, len(rs))
 	step := 1
+	limit := max(60, min(maxSeriesPoints, seriesBudget/max(1, len(rs))))
 	for i, r := range rs {
 		ws := attr(r, "windows")
 		if ws == nil {
@@ -76,7 +81,7 @@ func seriesLines(th *starlark.Thread, rs []starlark.Value, metric starlark.Value
 			return nil, 0, fmt.Errorf("runs: item %d: %w", i, err)
 		}
 		var s int
-		lines[i], s = downsample(xys, maxSeriesPoints, keepsPeaks(metric))
+		lines[i], s = downsample(xys, limit, keepsPeaks(metric))
 		step = max(step, s)
 	}
 	return lines, step, nil
