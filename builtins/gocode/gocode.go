@@ -53,6 +53,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -77,7 +78,10 @@ func load(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "path", &path, "concurrent?", &opts.concurrent); err != nil {
 		return nil, err
 	}
-	full := runtime.Path(thread, path)
+	full, err := filepath.Abs(runtime.Path(thread, path))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
 	text, err := os.ReadFile(full)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)

@@ -110,19 +110,11 @@ func compile(ctx context.Context, src *source, opts loadOptions) (*Package, erro
 	if err := i.Use(stdlib.Symbols); err != nil {
 		return nil, fmt.Errorf("gocode: standard library: %w", err)
 	}
-	prog, err := compileProgram(i, src, m.trace)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := i.ExecuteWithContext(ctx, prog); err != nil {
-		if ctx.Err() != nil {
-			return nil, &Error{File: src.name, Msg: "package initialization interrupted: " + ctx.Err().Error()}
-		}
-		var p interp.Panic
-		if errors.As(err, &p) {
-			return nil, panicFault(src, "package initialization", p, m.trace.take())
-		}
-		return nil, compileFault(src, err)
+	// EvalWithContext, not Compile + ExecuteWithContext: the latter writes
+	// its named results from its goroutine after a cancellation (a data race
+	// in yaegi v0.16.1).
+	if _, err := i.EvalWithContext(ctx, src.text); err != nil {
+		return nil, evalFault(ctx, src, err, m.trace.take())
 	}
 	if err := m.collect(i.Symbols(src.pkg)[src.pkg]); err != nil {
 		return nil, err
@@ -130,20 +122,23 @@ func compile(ctx context.Context, src *source, opts loadOptions) (*Package, erro
 	return m, nil
 }
 
-// compileProgram runs yaegi's compiler, which panics on some constructs.
-func compileProgram(i *interp.Interpreter, src *source, trace *traceLog) (prog *interp.Program, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			e := panicFault(src, "", r, trace.take())
-			e.Msg = fmt.Sprintf("the interpreter cannot compile this file (%v)", r)
-			prog, err = nil, e
-		}
-	}()
-	prog, err = i.Compile(src.text)
-	if err != nil {
-		return nil, compileFault(src, err)
+// evalFault explains why evaluating the file failed: interrupted, a panic
+// of its initialization (yaegi traced the frames), a panic of yaegi's
+// compiler (no trace), or a compile error.
+func evalFault(ctx context.Context, src *source, err error, trace string) *Error {
+	if ctx.Err() != nil {
+		return &Error{File: src.name, Msg: "package initialization interrupted: " + ctx.Err().Error()}
 	}
-	return prog, nil
+	var p interp.Panic
+	if !errors.As(err, &p) {
+		return compileFault(src, err)
+	}
+	e := panicFault(src, "package initialization", p, trace)
+	if !panicLine.MatchString(trace) {
+		e.Func = ""
+		e.Msg = fmt.Sprintf("the interpreter cannot compile this file (%v)", p.Value)
+	}
+	return e
 }
 
 // collect makes the exported functions and constants Starlark attributes,

@@ -1,10 +1,12 @@
 package gocode
 
 import (
+	"cmp"
 	"errors"
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strings"
 )
 
 // preflight finds constructs that the interpreter (yaegi, whose language
@@ -14,9 +16,10 @@ import (
 // and needs no Go installation.
 func preflight(src *source) *Error {
 	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}}
+	var typeErr *Error
 	conf := types.Config{
 		Importer:  noImporter{},
-		Error:     func(error) {}, // keep going: yaegi reports real errors better
+		Error:     func(err error) { typeErr = cmp.Or(typeErr, typeFault(src, err)) },
 		GoVersion: "go1.26",
 	}
 	conf.Check(src.pkg, src.fset, []*ast.File{src.file}, info)
@@ -36,7 +39,19 @@ func preflight(src *source) *Error {
 		}
 		return found == nil
 	})
-	return found
+	return cmp.Or(found, typeErr)
+}
+
+// typeFault keeps the type errors that do not come from the imports left
+// out on purpose; yaegi misses some (it accepts returning an int as a
+// string) and would fail later, in a call, at run time.
+func typeFault(src *source, err error) *Error {
+	te, ok := err.(types.Error)
+	if !ok || te.Soft || strings.Contains(te.Msg, "could not import") {
+		return nil
+	}
+	p := te.Fset.Position(te.Pos)
+	return &Error{File: src.name, Line: p.Line, Col: p.Column, Msg: te.Msg}
 }
 
 type noImporter struct{}

@@ -1,0 +1,5 @@
+package main
+
+func Key() string { return "k" }
+
+func main() {}

@@ -1,0 +1,5 @@
+package minmax
+
+func Clamp(x, lo, hi int) int {
+	return max(lo, min(x, hi))
+}

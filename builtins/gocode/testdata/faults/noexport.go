@@ -1,0 +1,3 @@
+package noexport
+
+func key() string { return "k" }

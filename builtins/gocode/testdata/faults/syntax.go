@@ -1,0 +1,5 @@
+package syntax
+
+func Key(i int) string {
+	return "k" +
+}

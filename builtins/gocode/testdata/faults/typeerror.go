@@ -1,0 +1,5 @@
+package typeerror
+
+func Key(i int) string {
+	return i + 1
+}
