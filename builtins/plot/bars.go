@@ -168,6 +168,10 @@ func drawBars(groups []barGroup, title string) (*Figure, error) {
 	ab.Color, ab.LineStyle.Width, ab.Offset = colorAt(0), 0, width/2
 	c.p.Add(bb, ab, referenceLine(n), verdictLabels(groups, width))
 	c.p.NominalX(names...)
+	if n > 5 { // slant the names so that long ones do not overlap
+		c.p.X.Tick.Label.Rotation = math.Pi / 6
+		c.p.X.Tick.Label.XAlign, c.p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	}
 	c.p.X.Min, c.p.X.Max = -0.5, float64(n)-0.5
 	c.p.Y.Min, c.p.Y.Max = 0, top*1.15
 	aLabel, bLabel := armLabels(groups)

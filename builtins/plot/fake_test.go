@@ -144,3 +144,23 @@ func sweepRows() starlark.Value {
 	}
 	return starlark.NewList(rows)
 }
+
+// threeArms is an experiment with a control arm and two candidates over
+// eight pairs.
+func threeArms() starlark.Value {
+	runs := starlark.NewDict(3)
+	var names []starlark.Value
+	for a, name := range []string{"A", "B", "C"} {
+		var rs []starlark.Value
+		for p := range 8 {
+			rs = append(rs, newFakeRun(fakeOptions{
+				seed: uint64(1000*a + p), n: 400, medianUs: 900 - 100*float64(a), sigma: 0.3, windows: 2,
+			}))
+		}
+		_ = runs.SetKey(starlark.String(name), starlark.NewList(rs))
+		names = append(names, starlark.String(name))
+	}
+	return starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
+		"arms": starlark.NewList(names), "runs": runs, "pairs": starlark.MakeInt(8),
+	})
+}

@@ -63,6 +63,16 @@ func goldenCases() map[string]func(t *testing.T) (*Figure, error) {
 				fakeComparison("p99_ms", "lower", 72.5, "IMPROVES"),
 				fakeComparison("cpu_per_req", "lower", 101.2, "~"))})
 		},
+		"bars_many": func(t *testing.T) (*Figure, error) {
+			var cmps []starlark.Value
+			for i := range 9 {
+				cmps = append(cmps, fakeComparison(fmt.Sprintf("metric_number_%d", i), "lower", 80+5*float64(i), "~"))
+			}
+			return call(t, "bars", starlark.Tuple{list(cmps...)})
+		},
+		"pairs_three_arms": func(t *testing.T) (*Figure, error) {
+			return call(t, "pairs", starlark.Tuple{threeArms()}, kw("metric", starlark.String("mean")))
+		},
 		"bars_rows": func(t *testing.T) (*Figure, error) {
 			return call(t, "bars", starlark.Tuple{list(row("rps", 1000, 1250), row("tps", 400, 380))})
 		},
@@ -122,6 +132,9 @@ func checkSVG(t *testing.T, svg []byte) {
 	}
 	if !bytes.Contains(svg, []byte("sans-serif")) || bytes.Contains(svg, []byte("font-family:Liberation Serif")) {
 		t.Error("figure text lacks the sans-serif fallback")
+	}
+	if !bytes.Contains(svg, []byte("<title>")) {
+		t.Error("SVG has no <title>")
 	}
 	if !bytes.HasSuffix(bytes.TrimSpace(svg), []byte("</svg>")) {
 		t.Error("SVG is not closed")

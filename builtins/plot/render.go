@@ -3,6 +3,7 @@ package plot
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"image/color"
 	"math"
 	"strings"
@@ -109,7 +110,25 @@ func (c *chart) render() (svg []byte, err error) {
 	if _, err := canvas.WriteTo(&buf); err != nil {
 		return nil, err
 	}
-	return bytes.ReplaceAll(buf.Bytes(), []byte(svgFamily), []byte(browserFamily)), nil
+	svg = bytes.ReplaceAll(buf.Bytes(), []byte(svgFamily), []byte(browserFamily))
+	return withTitle(svg, c.p.Title.Text), nil
+}
+
+// withTitle adds a <title> to the SVG so screen readers and tooltips name
+// the figure.
+func withTitle(svg []byte, title string) []byte {
+	start := bytes.Index(svg, []byte("<svg"))
+	if start < 0 || title == "" {
+		return svg
+	}
+	end := bytes.IndexByte(svg[start:], '>')
+	if end < 0 {
+		return svg
+	}
+	at := start + end + 1
+	out := append([]byte(nil), svg[:at]...)
+	out = append(out, "\n<title>"+html.EscapeString(title)+"</title>"...)
+	return append(out, svg[at:]...)
 }
 
 // figure renders the chart as a Figure value.
