@@ -1,22 +1,261 @@
 // Package demo is the embedded demo target: a small search API over SQLite
 // that benchbook runs as a child process so notebooks have something real to
 // measure on a machine with only Go.
+//
+//	backend.demo(index = False, cache = False, rows = 100000) -> demo
+//	    .url          "http://127.0.0.1:PORT"; GET /search?q=t0042&limit=20
+//	    .pid          the child's process id
+//	    .stop()       ends it (it also ends with benchbook)
+//	    .cpu()        the child's user+sys CPU so far, in seconds
+//	    .rss()        its resident memory, in KB
+//
+// index = True creates a covering index for the search (without it every
+// search scans the table); cache = True keeps responses in memory. A demo
+// handle can be passed to workload.http(observe = [...]): the run then has
+// server_cpu_us_per_req.
 package demo
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime"
 )
 
 // Builtin is backend.demo(**options).
-var Builtin = starlark.NewBuiltin("backend.demo", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
-	return nil, errors.New("backend.demo: not implemented yet")
-})
+var Builtin = starlark.NewBuiltin("backend.demo", start)
 
-// Serve runs the demo server in this process (the child side); the benchbook
-// binary calls it for its hidden "__demo" subcommand.
-func Serve(ctx context.Context, args []string) error {
-	return errors.New("demo: not implemented yet")
+// readyTimeout bounds the child's startup, which builds the database the
+// first time (a few seconds on a slow box).
+const readyTimeout = 60 * time.Second
+
+func start(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	o := serveOptions{rows: defaultRows}
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "index?", &o.index, "cache?", &o.cache, "rows?", &o.rows); err != nil {
+		return nil, err
+	}
+	if o.rows <= 0 || o.rows > 10_000_000 {
+		return nil, fmt.Errorf("%s: rows must be in 1..10000000, got %d", b.Name(), o.rows)
+	}
+	o.data = filepath.Join(os.TempDir(), "benchbook-demo")
+	h, err := launch(runtime.Context(th), o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	runtime.AtExit(th, h.kill)
+	return h, nil
+}
+
+// launch re-executes this binary in its "__demo" mode and waits for the
+// line with its address.
+func launch(ctx context.Context, o serveOptions) (*Handle, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own binary: %w", err)
+	}
+	cmd := exec.Command(exe, "__demo", "-index="+strconv.FormatBool(o.index),
+		"-cache="+strconv.FormatBool(o.cache), "-rows="+strconv.Itoa(o.rows), "-data="+o.data)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var stderr strings.Builder
+	cmd.Stderr = &limitedWriter{w: &stderr, n: 4096}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start demo: %w", err)
+	}
+	h := &Handle{cmd: cmd, opts: o, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(h.done) }()
+	url, err := h.awaitReady(ctx, out)
+	if err != nil {
+		h.kill()
+		return nil, fmt.Errorf("%w %s", err, strings.TrimSpace(stderr.String()))
+	}
+	h.url = url
+	return h, nil
+}
+
+func (h *Handle) awaitReady(ctx context.Context, out io.Reader) (string, error) {
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		if sc.Scan() {
+			line <- sc.Text()
+		}
+		close(line)
+		_, _ = io.Copy(io.Discard, out)
+	}()
+	select {
+	case l, ok := <-line:
+		if url, found := strings.CutPrefix(l, "listening "); ok && found {
+			return url, nil
+		}
+		<-h.done
+		return "", errors.New("demo exited before it was ready:")
+	case <-time.After(readyTimeout):
+		return "", fmt.Errorf("demo not ready after %s", readyTimeout)
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+type limitedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+	n  int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n > 0 {
+		k := min(len(p), l.n)
+		l.n -= k
+		_, _ = l.w.Write(p[:k])
+	}
+	return len(p), nil
+}
+
+// Handle is a running demo target: Starlark type "demo".
+type Handle struct {
+	cmd  *exec.Cmd
+	opts serveOptions
+	url  string
+	done chan struct{}
+	once sync.Once
+}
+
+// kill stops the child's whole process group and waits for it.
+func (h *Handle) kill() {
+	h.once.Do(func() {
+		_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
+		select {
+		case <-h.done:
+		case <-time.After(5 * time.Second):
+		}
+	})
+}
+
+func (h *Handle) String() string {
+	return fmt.Sprintf("demo(url=%s, index=%v, cache=%v, rows=%d)", h.url, h.opts.index, h.opts.cache, h.opts.rows)
+}
+func (h *Handle) Type() string          { return "demo" }
+func (h *Handle) Freeze()               {}
+func (h *Handle) Truth() starlark.Bool  { return true }
+func (h *Handle) Hash() (uint32, error) { return starlark.String(h.url).Hash() }
+
+func (h *Handle) AttrNames() []string {
+	return []string{"cache", "cpu", "index", "pid", "rows", "rss", "stop", "url"}
+}
+
+func (h *Handle) Attr(name string) (starlark.Value, error) {
+	switch name {
+	case "url":
+		return starlark.String(h.url), nil
+	case "pid":
+		return starlark.MakeInt(h.cmd.Process.Pid), nil
+	case "index":
+		return starlark.Bool(h.opts.index), nil
+	case "cache":
+		return starlark.Bool(h.opts.cache), nil
+	case "rows":
+		return starlark.MakeInt(h.opts.rows), nil
+	case "stop":
+		return h.method("stop", func() (starlark.Value, error) { h.kill(); return starlark.None, nil }), nil
+	case "cpu":
+		return h.method("cpu", func() (starlark.Value, error) {
+			d, err := procCPU(h.cmd.Process.Pid)
+			return starlark.Float(d.Seconds()), err
+		}), nil
+	case "rss":
+		return h.method("rss", func() (starlark.Value, error) {
+			kb, err := procRSS(h.cmd.Process.Pid)
+			return starlark.MakeInt64(kb), err
+		}), nil
+	}
+	return nil, nil
+}
+
+func (h *Handle) method(name string, fn func() (starlark.Value, error)) *starlark.Builtin {
+	return starlark.NewBuiltin("demo."+name, func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 0); err != nil {
+			return nil, err
+		}
+		v, err := fn()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", b.Name(), err)
+		}
+		return v, nil
+	})
+}
+
+// StartObserving samples the child's CPU around a workload's measurement
+// window (workload.Observer): the run gets server_cpu_us_per_req.
+func (h *Handle) StartObserving(context.Context) (func(int64) (map[string]float64, error), error) {
+	before, err := procCPU(h.cmd.Process.Pid)
+	if err != nil {
+		return nil, err
+	}
+	return func(requests int64) (map[string]float64, error) {
+		after, err := procCPU(h.cmd.Process.Pid)
+		if err != nil {
+			return nil, err
+		}
+		figs := map[string]float64{"server_cpu_s": (after - before).Seconds()}
+		if requests > 0 {
+			figs["server_cpu_us_per_req"] = float64((after - before).Microseconds()) / float64(requests)
+		}
+		return figs, nil
+	}, nil
+}
+
+// clockTick is USER_HZ, 100 on every Linux we run on.
+const clockTick = 100
+
+// procCPU reads utime + stime of pid from /proc.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read cpu: %w", err)
+	}
+	// Fields after the ")" closing the command name; utime, stime are 14, 15.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0, errors.New("read cpu: short /proc stat")
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("read cpu: malformed /proc stat")
+	}
+	return time.Duration(ut+st) * time.Second / clockTick, nil
+}
+
+// procRSS reads VmRSS (KB) of pid.
+func procRSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read rss: %w", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, errors.New("read rss: no VmRSS")
 }

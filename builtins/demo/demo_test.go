@@ -1,0 +1,109 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarktest"
+
+	_ "github.com/benchbook/benchbook/builtins/workload"
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// TestMain plays the benchbook binary's part: "__demo" runs the server.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "__demo" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		defer stop()
+		if err := Serve(ctx, os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func run(t *testing.T, src string) starlark.StringDict {
+	t.Helper()
+	dir := t.TempDir()
+	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
+	t.Cleanup(s.Close)
+	th := s.NewThread(&runtime.Cell{Name: "t"})
+	th.Print = func(_ *starlark.Thread, msg string) { t.Log(msg) }
+	starlarktest.SetReporter(th, t)
+	pre := runtime.Predeclared()
+	pre["demo"] = Builtin
+	assertMod, err := starlarktest.LoadAssertModule()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range assertMod {
+		pre[k] = v
+	}
+	g, err := starlark.ExecFile(th, "demo_test.star", src, pre)
+	if err != nil {
+		if ee, ok := err.(*starlark.EvalError); ok {
+			t.Fatal(ee.Backtrace())
+		}
+		t.Fatal(err)
+	}
+	return g
+}
+
+func TestDemoServesSearchAndStops(t *testing.T) {
+	g := run(t, `
+d = demo(index = True, rows = 20000)
+assert.true(d.url.startswith("http://127.0.0.1:"))
+assert.true(d.pid > 0)
+assert.true(d.rss() > 0)
+assert.true(d.cpu() >= 0)
+`)
+	h := g["d"].(*Handle)
+	resp, err := http.Get(h.url + "/search?q=" + Token(42) + "&limit=5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.Count(string(body), `"id"`) != 5 || !strings.Contains(string(body), Token(42)) {
+		t.Fatalf("search: %d %s", resp.StatusCode, body)
+	}
+	h.kill()
+	if _, err := http.Get(h.url + "/healthz"); err == nil {
+		t.Error("demo still answers after stop")
+	}
+}
+
+// The option must make a difference a short run sees clearly.
+func TestIndexIsMeasurable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two 2 s load runs")
+	}
+	start := time.Now()
+	g := run(t, `
+def gen(i):
+    return "/search?limit=20&q=t" + ("000" + str(i % 2000))[-4:]
+def one(index):
+    d = demo(index = index)
+    r = workload.http(d.url, request = gen, clients = 8, duration = "2s", warmup = "300ms", observe = [d])
+    d.stop()
+    return r
+slow = one(False)
+fast = one(True)
+assert.eq(slow.errors, {})
+assert.eq(fast.errors, {})
+assert.true(fast.rps > 3 * slow.rps)
+assert.true(slow.server_cpu_us_per_req > 2 * fast.server_cpu_us_per_req)
+`)
+	t.Logf("no index: %v; index: %v (%s)", g["slow"], g["fast"], time.Since(start))
+}

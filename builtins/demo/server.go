@@ -1,0 +1,173 @@
+package demo
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// serveOptions are the child's flags; Builtin passes them from the
+// notebook's options.
+type serveOptions struct {
+	index bool   // a covering index on (token, score): the performance choice
+	cache bool   // an in-memory response cache
+	rows  int    // rows of items
+	data  string // directory of the database files
+	addr  string // listen address
+}
+
+func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
+	var o serveOptions
+	fs := flag.NewFlagSet("__demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&o.index, "index", false, "create a covering index for the search")
+	fs.BoolVar(&o.cache, "cache", false, "cache responses in memory")
+	fs.IntVar(&o.rows, "rows", defaultRows, "rows of items")
+	fs.StringVar(&o.data, "data", filepath.Join(os.TempDir(), "benchbook-demo"), "database directory")
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:0", "listen address")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if o.rows <= 0 || o.rows > 10_000_000 {
+		return o, fmt.Errorf("demo: -rows must be in 1..10000000, got %d", o.rows)
+	}
+	return o, nil
+}
+
+const defaultRows = 100_000
+
+// Serve runs the demo server in this process (the child side); the benchbook
+// binary calls it for its hidden "__demo" subcommand. It prints
+// "listening http://host:port" on stdout once it accepts requests, and
+// returns when ctx is cancelled.
+func Serve(ctx context.Context, args []string) error {
+	o, err := parseServe(args, os.Stderr)
+	if err != nil {
+		return err
+	}
+	path := dbPath(o.data, o.rows, o.index)
+	if err := ensureDB(path, o.rows, o.index); err != nil {
+		return err
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=query_only(1)")
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(2 * goruntime.GOMAXPROCS(0))
+	db.SetMaxIdleConns(2 * goruntime.GOMAXPROCS(0))
+	s, err := newSearcher(db, o.cache)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	return serveOn(ctx, ln, s)
+}
+
+func serveOn(ctx context.Context, ln net.Listener, s *searcher) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /search", s.search)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shut)
+	}()
+	fmt.Printf("listening http://%s\n", ln.Addr())
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("demo: %w", err)
+	}
+	return nil
+}
+
+// searcher answers GET /search?q=token&limit=20 with the best-scored items
+// carrying the token, as JSON.
+type searcher struct {
+	stmt  *sql.Stmt
+	cache *sync.Map // key -> []byte, when caching
+}
+
+type item struct {
+	ID    int64  `json:"id"`
+	Title string `json:"title"`
+	Score int64  `json:"score"`
+}
+
+func newSearcher(db *sql.DB, cache bool) (*searcher, error) {
+	stmt, err := db.Prepare("SELECT id, title, score FROM items WHERE token = ? ORDER BY score DESC LIMIT ?")
+	if err != nil {
+		return nil, fmt.Errorf("demo: prepare: %w", err)
+	}
+	s := &searcher{stmt: stmt}
+	if cache {
+		s.cache = &sync.Map{}
+	}
+	return s, nil
+}
+
+func (s *searcher) search(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query().Get("q")
+	limit, err := strconv.Atoi(r.URL.Query().Get("limit"))
+	if err != nil || limit <= 0 || limit > 1000 {
+		limit = 20
+	}
+	key := q + "\x00" + strconv.Itoa(limit)
+	if s.cache != nil {
+		if b, ok := s.cache.Load(key); ok {
+			writeJSON(w, b.([]byte))
+			return
+		}
+	}
+	body, err := s.query(r.Context(), q, limit)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if s.cache != nil {
+		s.cache.Store(key, body)
+	}
+	writeJSON(w, body)
+}
+
+func (s *searcher) query(ctx context.Context, q string, limit int) ([]byte, error) {
+	rows, err := s.stmt.QueryContext(ctx, q, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []item{}
+	for rows.Next() {
+		var it item
+		if err := rows.Scan(&it.ID, &it.Title, &it.Score); err != nil {
+			return nil, err
+		}
+		items = append(items, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return json.Marshal(map[string]any{"q": q, "items": items})
+}
+
+func writeJSON(w http.ResponseWriter, b []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+	w.Write(b)
+}

@@ -1,0 +1,363 @@
+package workload
+
+import (
+	"context"
+	"io"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// client sends requests of one kind over its own connection. One client
+// belongs to one worker goroutine; only abort may be called from another.
+type client interface {
+	// do sends one request and waits for its response until its
+	// deadline; it returns the error class, "" on success.
+	do(ctx context.Context, req request) string
+	// abort unblocks a request in flight (Ctrl-C); safe from any goroutine.
+	abort()
+	close()
+}
+
+// request is one request as the engine hands it to a client.
+type request struct {
+	seq      int64     // sequence number, for generators
+	deadline time.Time // give up then (timeout, bounded by the run's hard end)
+	measured bool      // inside the measurement window (not warmup)
+}
+
+// target makes clients; each worker gets its own.
+type target interface {
+	newClient() client
+}
+
+// loadSpec is what every load kind shares: loop shape and timing.
+type loadSpec struct {
+	clients     int     // closed loop: workers back to back
+	rate        float64 // open loop: requests per second (clients == 0)
+	arrival     string  // "constant" or "poisson"
+	maxInflight int     // open loop: bound on requests in flight
+	duration    time.Duration
+	warmup      time.Duration
+	window      time.Duration
+	timeout     time.Duration
+	label       string
+	progress    io.Writer
+	terminal    bool
+	observers   []Observer
+}
+
+// lateAfter is the dispatch lag past which an open-loop request counts as
+// late: it was sent noticeably after its intended start.
+const lateAfter = 10 * time.Millisecond
+
+// result is what one run measured, before it becomes a Run.
+type result struct {
+	hist        *hdrhistogram.Histogram // latency from intended start, µs
+	service     *hdrhistogram.Histogram // from actual send, µs
+	lag         *hdrhistogram.Histogram // open loop dispatch lag, µs
+	errors      map[string]int64
+	windows     *windows
+	count       int64 // successful requests in the measurement window
+	late        int64
+	dropped     int64
+	measured    time.Duration
+	interrupted bool
+	self        selfStats
+	observed    map[string]float64
+	warnings    []string
+}
+
+// run is one execution of the engine.
+type run struct {
+	spec      loadSpec
+	tgt       target
+	ctx       context.Context // cancelled by Ctrl-C
+	loadCtx   context.Context // also ends at the hard end (duration + timeout)
+	start     time.Time
+	measureAt time.Time
+	end       time.Time
+	hardEnd   time.Time
+	shared    *windows
+
+	mu      sync.Mutex
+	recs    []*recorder
+	clients []client
+	wg      sync.WaitGroup
+
+	lag     *hdrhistogram.Histogram // dispatcher only
+	late    int64
+	dropped int64
+}
+
+// runLoad drives tgt according to spec until the duration is over or ctx is
+// cancelled, and returns what was measured.
+func runLoad(ctx context.Context, spec loadSpec, tgt target) *result {
+	now := time.Now()
+	r := &run{spec: spec, tgt: tgt, ctx: ctx, start: now, shared: &windows{}, lag: newHist(),
+		measureAt: now.Add(spec.warmup), end: now.Add(spec.warmup + spec.duration)}
+	r.hardEnd = r.end.Add(spec.timeout)
+	var cancel context.CancelFunc
+	r.loadCtx, cancel = context.WithDeadline(ctx, r.hardEnd)
+	defer cancel()
+	stopAbort := context.AfterFunc(ctx, r.abortAll)
+	defer stopAbort()
+	prog := startProgress(r)
+	dispatchDone := make(chan struct{})
+	go func() {
+		defer close(dispatchDone)
+		if spec.clients > 0 {
+			r.closedLoop()
+		} else {
+			r.openLoop()
+		}
+	}()
+	res := r.measure()
+	<-dispatchDone
+	r.wg.Wait()
+	prog.stop()
+	r.closeAll()
+	return r.collect(res)
+}
+
+// measure waits through warmup and the measurement window, taking the
+// generator's and the observers' figures at both ends.
+func (r *run) measure() *result {
+	res := &result{}
+	if !sleepUntil(r.ctx, r.measureAt) {
+		res.interrupted = true
+		return res
+	}
+	before := takeSelf()
+	stops := r.startObservers(res)
+	res.interrupted = !sleepUntil(r.ctx, r.end)
+	res.measured = time.Since(r.measureAt)
+	if res.measured > r.spec.duration {
+		res.measured = r.spec.duration
+	}
+	res.self = takeSelf().since(before, res.measured)
+	res.observed = r.stopObservers(stops, res)
+	return res
+}
+
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// window returns the index of the measurement window holding t, -1 in warmup.
+func (r *run) windowOf(t time.Time) int {
+	d := t.Sub(r.measureAt)
+	if d < 0 {
+		return -1
+	}
+	return int(d / r.spec.window)
+}
+
+func (r *run) inMeasurement(t time.Time) bool { return !t.Before(r.measureAt) && t.Before(r.end) }
+
+// newWorker registers a client and a recorder for a new worker. Open-loop
+// workers share recorders once there are many, bounding memory.
+func (r *run) newWorker() (client, *recorder) {
+	c := r.tgt.newClient()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clients = append(r.clients, c)
+	if len(r.recs) < maxRecorders {
+		r.recs = append(r.recs, newRecorder(r.shared))
+	}
+	return c, r.recs[(len(r.clients)-1)%len(r.recs)]
+}
+
+const maxRecorders = 64
+
+func (r *run) abortAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.clients {
+		c.abort()
+	}
+}
+
+func (r *run) closeAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.clients {
+		c.close()
+	}
+}
+
+func (r *run) deadline(t time.Time) time.Time {
+	d := t.Add(r.spec.timeout)
+	if d.After(r.hardEnd) {
+		return r.hardEnd
+	}
+	return d
+}
+
+// closedLoop runs spec.clients workers back to back.
+func (r *run) closedLoop() {
+	for range r.spec.clients {
+		c, rec := r.newWorker()
+		r.wg.Go(func() { r.closedWorker(c, rec) })
+	}
+}
+
+func (r *run) closedWorker(c client, rec *recorder) {
+	for seq := int64(0); ; seq++ {
+		t0 := time.Now()
+		if !t0.Before(r.end) || r.ctx.Err() != nil {
+			return
+		}
+		class := c.do(r.loadCtx, request{seq: seq, deadline: r.deadline(t0), measured: !t0.Before(r.measureAt)})
+		if r.ctx.Err() != nil {
+			return // interrupted mid-request: not a measurement
+		}
+		if t0.Before(r.measureAt) {
+			rec.warm.Add(1)
+			continue
+		}
+		lat := time.Since(t0)
+		rec.record(lat, lat, class, r.windowOf(t0))
+	}
+}
+
+// job is one open-loop request: its number and intended start.
+type job struct {
+	seq int64
+	due time.Time
+}
+
+// openLoop paces requests and hands each to an idle worker, starting new
+// workers up to maxInflight. A request that finds every worker busy waits
+// (late) and is dropped once it is a full timeout behind its intended start.
+func (r *run) openLoop() {
+	jobs := make(chan job)
+	defer close(jobs)
+	p := newPacer(r.spec.arrival, r.spec.rate)
+	total := r.spec.warmup + r.spec.duration
+	workers := 0
+	tm := time.NewTimer(time.Hour)
+	defer tm.Stop()
+	for seq := int64(0); ; seq++ {
+		off := p.next()
+		if off >= total {
+			return
+		}
+		j := job{seq: seq, due: r.start.Add(off)}
+		if !r.waitDue(tm, j.due) {
+			return
+		}
+		select {
+		case jobs <- j:
+			r.noteDispatch(j)
+			continue
+		default:
+		}
+		if workers < r.spec.maxInflight {
+			workers++
+			c, rec := r.newWorker()
+			r.wg.Go(func() { r.openWorker(c, rec, jobs) })
+		}
+		if !r.handOff(tm, jobs, j) {
+			return
+		}
+	}
+}
+
+// waitDue sleeps until due; false if interrupted.
+func (r *run) waitDue(tm *time.Timer, due time.Time) bool {
+	d := time.Until(due)
+	if d <= 0 {
+		return r.ctx.Err() == nil
+	}
+	tm.Reset(d)
+	select {
+	case <-tm.C:
+		return true
+	case <-r.ctx.Done():
+		return false
+	}
+}
+
+// handOff blocks until a worker takes j or j is a timeout late (dropped).
+func (r *run) handOff(tm *time.Timer, jobs chan<- job, j job) bool {
+	giveUp := j.due.Add(r.spec.timeout)
+	if giveUp.After(r.hardEnd) {
+		giveUp = r.hardEnd
+	}
+	tm.Reset(max(time.Until(giveUp), 0))
+	select {
+	case jobs <- j:
+		tm.Stop()
+		r.noteDispatch(j)
+		return true
+	case <-tm.C:
+		if r.inMeasurement(j.due) {
+			r.dropped++
+		}
+		return true
+	case <-r.ctx.Done():
+		return false
+	}
+}
+
+func (r *run) noteDispatch(j job) {
+	if !r.inMeasurement(j.due) {
+		return
+	}
+	lag := time.Since(j.due)
+	_ = r.lag.RecordValue(min(max(int64(lag/time.Microsecond), histMin), histMax))
+	if lag > lateAfter {
+		r.late++
+	}
+}
+
+func (r *run) openWorker(c client, rec *recorder, jobs <-chan job) {
+	for j := range jobs {
+		sent := time.Now()
+		class := c.do(r.loadCtx, request{seq: j.seq, deadline: r.deadline(sent), measured: r.inMeasurement(j.due)})
+		if r.ctx.Err() != nil {
+			continue // interrupted mid-request: drain without measuring
+		}
+		if !r.inMeasurement(j.due) {
+			rec.warm.Add(1)
+			continue
+		}
+		done := time.Now()
+		rec.record(done.Sub(j.due), done.Sub(sent), class, r.windowOf(j.due))
+	}
+}
+
+// collect merges the recorders into the result.
+func (r *run) collect(res *result) *result {
+	res.hist, res.service, res.lag = newHist(), newHist(), r.lag
+	res.errors = map[string]int64{}
+	res.windows = r.shared
+	for _, rec := range r.recs {
+		rec.flush()
+		res.hist.Merge(rec.hist)
+		res.service.Merge(rec.service)
+		for k, v := range rec.errors {
+			res.errors[k] += v
+		}
+	}
+	res.count = res.hist.TotalCount()
+	res.late, res.dropped = r.late, r.dropped
+	if r.ctx.Err() != nil {
+		res.interrupted = true
+	}
+	res.warnings = append(res.warnings, res.self.warnings(r.spec, res)...)
+	return res
+}

@@ -1,0 +1,179 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// execArgs are workload.exec's arguments.
+type execArgs struct {
+	cmd     starlark.Value
+	runs    int
+	warmup  int
+	timeout starlark.Value
+	label   string
+}
+
+// execSample is one whole-process run.
+type execSample struct {
+	wall   time.Duration
+	cpu    time.Duration
+	maxRSS int64 // KB
+	class  string
+}
+
+func execBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	a := execArgs{runs: 10, warmup: 1, timeout: starlark.None}
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "cmd", &a.cmd, "runs?", &a.runs,
+		"warmup?", &a.warmup, "timeout?", &a.timeout, "label?", &a.label); err != nil {
+		return nil, err
+	}
+	argv, err := a.argv(b.Name())
+	if err != nil {
+		return nil, err
+	}
+	timeout := time.Duration(0)
+	if a.timeout != starlark.None {
+		if timeout, err = durationArg(b.Name(), "timeout", a.timeout, true); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return nil, fmt.Errorf("%s: cmd: %w", b.Name(), err)
+	}
+	if a.label == "" {
+		a.label = strings.Join(argv, " ")
+	}
+	runtime.AddInput(th, runtime.Input{Kind: "binary", Name: argv[0]})
+	return a.measure(th, argv, timeout), nil
+}
+
+func (a *execArgs) argv(name string) ([]string, error) {
+	if a.runs <= 0 || a.warmup < 0 {
+		return nil, fmt.Errorf("%s: runs must be > 0 and warmup >= 0, got runs=%d warmup=%d", name, a.runs, a.warmup)
+	}
+	switch v := a.cmd.(type) {
+	case starlark.String:
+		if strings.TrimSpace(string(v)) == "" {
+			return nil, fmt.Errorf("%s: cmd is empty", name)
+		}
+		return []string{"/bin/sh", "-c", string(v)}, nil
+	case *starlark.List, starlark.Tuple:
+		l := v.(starlark.Indexable)
+		out := make([]string, l.Len())
+		for i := range out {
+			s, ok := starlark.AsString(l.Index(i))
+			if !ok {
+				return nil, fmt.Errorf("%s: cmd[%d] must be a string, got %s", name, i, l.Index(i).Type())
+			}
+			out[i] = s
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("%s: cmd is empty", name)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%s: cmd must be a string (run by sh) or a list of arguments, got %s", name, a.cmd.Type())
+}
+
+// measure runs warmup + runs times, keeping the measured runs.
+func (a *execArgs) measure(th *starlark.Thread, argv []string, timeout time.Duration) *Run {
+	ctx := runtime.Context(th)
+	stderr := runtime.Stderr(th)
+	res := &result{hist: newHist(), errors: map[string]int64{}}
+	r := &Run{d: runData{Kind: "exec", Label: a.label, Errors: res.errors}}
+	start := time.Now()
+	for i := range a.warmup + a.runs {
+		fmt.Fprintf(stderr, "%s: run %d/%d%s\n", a.label, i+1, a.warmup+a.runs, map[bool]string{true: " (warmup)"}[i < a.warmup])
+		s := runOnce(ctx, argv, timeout)
+		if ctx.Err() != nil {
+			r.d.Interrupted = true
+			break
+		}
+		if i < a.warmup {
+			start = time.Now()
+			continue
+		}
+		r.addSample(s)
+	}
+	r.hist = res.hist
+	for _, w := range r.d.WallMs {
+		_ = r.hist.RecordValue(max(int64(w*1000), histMin))
+	}
+	r.d.Duration = time.Since(start).Seconds()
+	if r.d.Interrupted {
+		r.d.Warnings = append(r.d.Warnings, "interrupted: figures cover only the runs finished before Ctrl-C")
+	}
+	r.d.Windows = []windowStat{}
+	return r
+}
+
+func (r *Run) addSample(s execSample) {
+	if s.class != "" {
+		r.d.Errors[s.class]++
+		return
+	}
+	r.d.Count++
+	r.d.WallMs = append(r.d.WallMs, float64(s.wall.Microseconds())/1000)
+	r.d.CPUMs = append(r.d.CPUMs, float64(s.cpu.Microseconds())/1000)
+	r.d.MaxRSSKb = append(r.d.MaxRSSKb, s.maxRSS)
+}
+
+// runOnce starts the command in its own process group (killed whole on
+// timeout or Ctrl-C) and reads its rusage.
+func runOnce(ctx context.Context, argv []string, timeout time.Duration) execSample {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	t0 := time.Now()
+	err := cmd.Run()
+	s := execSample{wall: time.Since(t0)}
+	if ru, ok := usage(cmd); ok {
+		s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		s.maxRSS = ru.Maxrss
+	}
+	s.class = exitClass(ctx, err)
+	return s
+}
+
+func usage(cmd *exec.Cmd) (*syscall.Rusage, bool) {
+	if cmd.ProcessState == nil {
+		return nil, false
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return ru, ok
+}
+
+func exitClass(ctx context.Context, err error) string {
+	if err == nil {
+		return ""
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "timeout"
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "signal " + ws.Signal().String()
+		}
+		return fmt.Sprintf("exit %d", ee.ExitCode())
+	}
+	return "start failed"
+}

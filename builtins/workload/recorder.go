@@ -1,0 +1,117 @@
+package workload
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// recorder collects the results of the workers that share it (one worker in
+// a closed loop, a few in an open loop). The mutex is uncontended in the
+// common case; the current window's histogram is folded into the run's
+// shared windows when the worker moves on, so memory stays bounded however
+// long the run.
+type recorder struct {
+	mu      sync.Mutex
+	hist    *hdrhistogram.Histogram // latency, µs, from the intended start
+	service *hdrhistogram.Histogram // service time, µs, from the actual send
+	errors  map[string]int64
+	win     int // index of cur
+	cur     *windowAcc
+	shared  *windows
+
+	done atomic.Int64 // successes in the measurement window
+	errs atomic.Int64 // errors in the measurement window
+	warm atomic.Int64 // requests finished during warmup (progress only)
+}
+
+// windowAcc is one window's share of one recorder.
+type windowAcc struct {
+	hist   *hdrhistogram.Histogram
+	errors map[string]int64
+}
+
+func newRecorder(shared *windows) *recorder {
+	return &recorder{hist: newHist(), service: newHist(), errors: map[string]int64{}, shared: shared, win: -1}
+}
+
+// record adds one finished request: its latency from the intended start,
+// its service time, its error class ("" for success), and the window it
+// belongs to.
+func (r *recorder) record(latency, service time.Duration, class string, win int) {
+	us := max(int64(latency/time.Microsecond), histMin)
+	r.mu.Lock()
+	if win != r.win {
+		r.switchWindow(win)
+	}
+	if class == "" {
+		_ = r.hist.RecordValue(min(us, histMax))
+		_ = r.service.RecordValue(min(max(int64(service/time.Microsecond), histMin), histMax))
+		_ = r.cur.hist.RecordValue(min(us, histMax))
+		r.mu.Unlock()
+		r.done.Add(1)
+		return
+	}
+	r.errors[class]++
+	r.cur.errors[class]++
+	r.mu.Unlock()
+	r.errs.Add(1)
+}
+
+func (r *recorder) switchWindow(win int) {
+	if r.cur != nil {
+		r.shared.fold(r.win, r.cur)
+		r.cur.hist.Reset()
+		clear(r.cur.errors)
+	} else {
+		r.cur = &windowAcc{hist: newWindowHist(), errors: map[string]int64{}}
+	}
+	r.win = win
+}
+
+// flush folds what is left into the shared windows; called once at the end.
+func (r *recorder) flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur != nil {
+		r.shared.fold(r.win, r.cur)
+		r.cur = nil
+	}
+}
+
+// windows are the run's per-window histograms and error counts.
+type windows struct {
+	mu   sync.Mutex
+	hist []*hdrhistogram.Histogram
+	errs []map[string]int64
+}
+
+func (w *windows) fold(i int, acc *windowAcc) {
+	if i < 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for len(w.hist) <= i {
+		w.hist = append(w.hist, newWindowHist())
+		w.errs = append(w.errs, map[string]int64{})
+	}
+	w.hist[i].Merge(acc.hist)
+	for k, v := range acc.errors {
+		w.errs[i][k] += v
+	}
+}
+
+// lastP99 is the p99 of the newest window with data, for the progress line.
+func (w *windows) lastP99() (float64, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := len(w.hist) - 1; i >= 0; i-- {
+		if w.hist[i].TotalCount() > 0 {
+			return quantileMs(w.hist[i], 99), true
+		}
+	}
+	return 0, false
+}

@@ -1,0 +1,403 @@
+package workload
+
+import (
+	"encoding/json"
+	"fmt"
+	"html"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+
+	"github.com/benchbook/benchbook/runtime/codec"
+)
+
+// Run is the result of one workload: a Starlark value of type "run".
+type Run struct {
+	d       runData
+	hist    *hdrhistogram.Histogram
+	service *hdrhistogram.Histogram
+	lag     *hdrhistogram.Histogram // open loop dispatch lag; not stored
+	acquire *hdrhistogram.Histogram
+	byTag   map[string]*hdrhistogram.Histogram
+}
+
+// runData is everything a Run stores besides its histograms; it is also
+// the codec's JSON body (histograms travel as HDR V2 bytes beside it).
+type runData struct {
+	Kind        string             `json:"kind"`  // "http", "sql", "exec"
+	Label       string             `json:"label"` // what ran
+	Clients     int                `json:"clients,omitempty"`
+	Rate        float64            `json:"rate,omitempty"`
+	Count       int64              `json:"count"`  // successful requests in the window
+	Errors      map[string]int64   `json:"errors"` // by class
+	Duration    float64            `json:"duration"`
+	Late        int64              `json:"late"`
+	Dropped     int64              `json:"dropped"`
+	Windows     []windowStat       `json:"windows"`
+	GenCPU      float64            `json:"gen_cpu_us_per_req"`
+	Interrupted bool               `json:"interrupted"`
+	Warnings    []string           `json:"warnings"`
+	Observed    map[string]float64 `json:"observed,omitempty"`
+	WallMs      []float64          `json:"wall_ms,omitempty"`
+	CPUMs       []float64          `json:"cpu_ms,omitempty"`
+	MaxRSSKb    []int64            `json:"max_rss_kb,omitempty"`
+
+	Hist    []byte            `json:"hist"`
+	Service []byte            `json:"service,omitempty"`
+	Acquire []byte            `json:"acquire,omitempty"`
+	ByTag   map[string][]byte `json:"by_tag,omitempty"`
+}
+
+// windowStat is one measurement window of a run.
+type windowStat struct {
+	Start  float64          `json:"start"` // s since measurement start
+	Count  int64            `json:"count"`
+	RPS    float64          `json:"rps"`
+	P50    float64          `json:"p50"` // ms
+	P99    float64          `json:"p99"` // ms
+	Errors map[string]int64 `json:"errors"`
+}
+
+var (
+	_ starlark.HasAttrs = (*Run)(nil)
+	_ codec.Marshaler   = (*Run)(nil)
+)
+
+func init() { codec.Register("run", decodeRun) }
+
+// newRun turns an engine result into a Run.
+func newRun(kind string, spec loadSpec, res *result) *Run {
+	r := &Run{hist: res.hist, service: res.service, lag: res.lag, d: runData{
+		Kind: kind, Label: spec.label, Clients: spec.clients, Rate: spec.rate,
+		Count: res.count, Errors: res.errors, Duration: res.measured.Seconds(),
+		Late: res.late, Dropped: res.dropped, Interrupted: res.interrupted,
+		Warnings: res.warnings, Observed: res.observed,
+	}}
+	if n := res.count + sumErrors(res.errors); n > 0 {
+		r.d.GenCPU = float64(res.self.cpu.Microseconds()) / float64(n)
+	}
+	r.d.Windows = windowStats(res.windows, spec)
+	if r.d.Interrupted {
+		r.d.Warnings = append(r.d.Warnings, "interrupted: figures cover only what was measured before Ctrl-C")
+	}
+	return r
+}
+
+func windowStats(w *windows, spec loadSpec) []windowStat {
+	n := int((spec.duration + spec.window - 1) / spec.window)
+	if w != nil {
+		n = max(n, len(w.hist))
+	}
+	out := make([]windowStat, 0, n)
+	for i := range n {
+		ws := windowStat{Start: (spec.window * time.Duration(i)).Seconds(), Errors: map[string]int64{}}
+		length := min(spec.window.Seconds(), spec.duration.Seconds()-ws.Start)
+		if w != nil && i < len(w.hist) {
+			h := w.hist[i]
+			ws.Count, ws.P50, ws.P99 = h.TotalCount(), quantileMs(h, 50), quantileMs(h, 99)
+			ws.Errors = w.errs[i]
+		}
+		if length > 0 {
+			ws.RPS = float64(ws.Count) / length
+		}
+		out = append(out, ws)
+	}
+	return out
+}
+
+func (r *Run) lagHist() *hdrhistogram.Histogram {
+	if r.lag == nil {
+		return newHist()
+	}
+	return r.lag
+}
+
+// Go methods other packages use through their own interfaces.
+
+// Hdr returns the merged latency histogram, values in microseconds.
+func (r *Run) Hdr() *hdrhistogram.Histogram { return r.hist }
+
+// Interrupted says whether Ctrl-C ended the run early.
+func (r *Run) Interrupted() bool { return r.d.Interrupted }
+
+// Warnings are the run's non-fatal problems.
+func (r *Run) Warnings() []string { return r.d.Warnings }
+
+// RPS is successful requests per second over the measurement window.
+func (r *Run) RPS() float64 {
+	if r.d.Duration <= 0 {
+		return 0
+	}
+	return float64(r.d.Count) / r.d.Duration
+}
+
+func (r *Run) String() string {
+	return fmt.Sprintf("run(%s %s: %d ok, %.1f req/s, p50 %s, p99 %s, %d errors)", r.d.Kind, r.d.Label,
+		r.d.Count, r.RPS(), fmtMs(quantileMs(r.hist, 50)), fmtMs(quantileMs(r.hist, 99)), sumErrors(r.d.Errors))
+}
+func (r *Run) Type() string          { return "run" }
+func (r *Run) Freeze()               {}
+func (r *Run) Truth() starlark.Bool  { return true }
+func (r *Run) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: run") }
+
+var runAttrs = []string{"acquire", "by_tag", "count", "cpu_ms", "dropped", "duration", "errors",
+	"gen_cpu_us_per_req", "hist", "interrupted", "kind", "label", "late", "max", "max_rss_kb",
+	"mean", "p", "rps", "service", "wall_ms", "warnings", "windows"}
+
+func (r *Run) AttrNames() []string {
+	names := append([]string(nil), runAttrs...)
+	for _, k := range sortedKeys(r.d.Observed) {
+		names = append(names, k)
+	}
+	return names
+}
+
+func (r *Run) Attr(name string) (starlark.Value, error) {
+	if v := r.scalarAttr(name); v != nil {
+		return v, nil
+	}
+	switch name {
+	case "p":
+		return percentileMethod("run.p", r.hist), nil
+	case "errors":
+		return intDict(r.d.Errors), nil
+	case "windows":
+		return windowList(r.d.Windows), nil
+	case "hist":
+		return &Histogram{h: r.hist}, nil
+	case "service":
+		return histOrNone(r.service), nil
+	case "acquire":
+		return histOrNone(r.acquire), nil
+	case "by_tag":
+		return r.byTagDict(), nil
+	case "warnings":
+		return stringList(r.d.Warnings), nil
+	case "wall_ms", "cpu_ms":
+		return floatList(map[string][]float64{"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs}[name]), nil
+	case "max_rss_kb":
+		return intList(r.d.MaxRSSKb), nil
+	}
+	if v, ok := r.d.Observed[name]; ok {
+		return starlark.Float(v), nil
+	}
+	return nil, nil
+}
+
+func (r *Run) scalarAttr(name string) starlark.Value {
+	switch name {
+	case "count":
+		return starlark.MakeInt64(r.d.Count)
+	case "rps":
+		return starlark.Float(r.RPS())
+	case "mean":
+		return starlark.Float(r.hist.Mean() / 1000)
+	case "max":
+		return starlark.Float(usToMs(r.hist.Max()))
+	case "late":
+		return starlark.MakeInt64(r.d.Late)
+	case "dropped":
+		return starlark.MakeInt64(r.d.Dropped)
+	case "gen_cpu_us_per_req":
+		return starlark.Float(r.d.GenCPU)
+	case "interrupted":
+		return starlark.Bool(r.d.Interrupted)
+	case "duration":
+		return starlark.Float(r.d.Duration)
+	case "label":
+		return starlark.String(r.d.Label)
+	case "kind":
+		return starlark.String(r.d.Kind)
+	}
+	return nil
+}
+
+func histOrNone(h *hdrhistogram.Histogram) starlark.Value {
+	if h == nil {
+		return starlark.None
+	}
+	return &Histogram{h: h}
+}
+
+func (r *Run) byTagDict() *starlark.Dict {
+	d := starlark.NewDict(len(r.byTag))
+	for _, k := range sortedKeys(r.byTag) {
+		_ = d.SetKey(starlark.String(k), &Histogram{h: r.byTag[k]})
+	}
+	return d
+}
+
+func intDict(m map[string]int64) *starlark.Dict {
+	d := starlark.NewDict(len(m))
+	for _, k := range sortedKeys(m) {
+		_ = d.SetKey(starlark.String(k), starlark.MakeInt64(m[k]))
+	}
+	return d
+}
+
+func windowList(ws []windowStat) *starlark.List {
+	l := make([]starlark.Value, len(ws))
+	for i, w := range ws {
+		l[i] = starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
+			"start": starlark.Float(w.Start), "count": starlark.MakeInt64(w.Count),
+			"rps": starlark.Float(w.RPS), "p50": starlark.Float(w.P50), "p99": starlark.Float(w.P99),
+			"errors": intDict(w.Errors),
+		})
+	}
+	return starlark.NewList(l)
+}
+
+func stringList(s []string) *starlark.List {
+	l := make([]starlark.Value, len(s))
+	for i, v := range s {
+		l[i] = starlark.String(v)
+	}
+	return starlark.NewList(l)
+}
+
+func floatList(s []float64) *starlark.List {
+	l := make([]starlark.Value, len(s))
+	for i, v := range s {
+		l[i] = starlark.Float(v)
+	}
+	return starlark.NewList(l)
+}
+
+func intList(s []int64) *starlark.List {
+	l := make([]starlark.Value, len(s))
+	for i, v := range s {
+		l[i] = starlark.MakeInt64(v)
+	}
+	return starlark.NewList(l)
+}
+
+// MarshalValue stores the run as JSON with its histograms in HDR V2 encoding.
+func (r *Run) MarshalValue() ([]byte, error) {
+	d := r.d
+	var err error
+	enc := func(h *hdrhistogram.Histogram) []byte {
+		if h == nil || err != nil {
+			return nil
+		}
+		var b []byte
+		b, err = h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+		return b
+	}
+	d.Hist, d.Service, d.Acquire = enc(r.hist), enc(r.service), enc(r.acquire)
+	if len(r.byTag) > 0 {
+		d.ByTag = map[string][]byte{}
+		for k, h := range r.byTag {
+			d.ByTag[k] = enc(h)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	return json.Marshal(d)
+}
+
+func decodeRun(data []byte) (starlark.Value, error) {
+	r := &Run{}
+	if err := json.Unmarshal(data, &r.d); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	var err error
+	dec := func(b []byte) *hdrhistogram.Histogram {
+		if len(b) == 0 || err != nil {
+			return nil
+		}
+		var h *hdrhistogram.Histogram
+		h, err = hdrhistogram.Decode(b)
+		return h
+	}
+	r.hist, r.service, r.acquire = dec(r.d.Hist), dec(r.d.Service), dec(r.d.Acquire)
+	if len(r.d.ByTag) > 0 {
+		r.byTag = map[string]*hdrhistogram.Histogram{}
+		for k, b := range r.d.ByTag {
+			r.byTag[k] = dec(b)
+		}
+	}
+	r.d.Hist, r.d.Service, r.d.Acquire, r.d.ByTag = nil, nil, nil, nil
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	if r.hist == nil {
+		r.hist = newHist()
+	}
+	return r, nil
+}
+
+// summaryRow is the compact table both displays use.
+func (r *Run) summaryRow() (head, row []string) {
+	head = []string{"run", "ok", "req/s", "p50", "p90", "p99", "p99.9", "max", "errors"}
+	row = []string{r.d.Label, fmt.Sprint(r.d.Count), fmt.Sprintf("%.1f", r.RPS()),
+		fmtMs(quantileMs(r.hist, 50)), fmtMs(quantileMs(r.hist, 90)), fmtMs(quantileMs(r.hist, 99)),
+		fmtMs(quantileMs(r.hist, 99.9)), fmtMs(usToMs(r.hist.Max())), r.errorText()}
+	if r.d.Rate > 0 {
+		head = append(head, "late", "dropped")
+		row = append(row, fmt.Sprint(r.d.Late), fmt.Sprint(r.d.Dropped))
+	}
+	head = append(head, "gen CPU/req")
+	row = append(row, fmt.Sprintf("%.1f µs", r.d.GenCPU))
+	return head, row
+}
+
+func (r *Run) errorText() string {
+	if len(r.d.Errors) == 0 {
+		return "0"
+	}
+	var parts []string
+	for _, k := range sortedKeys(r.d.Errors) {
+		parts = append(parts, fmt.Sprintf("%s: %d", k, r.d.Errors[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Markdown is a one-row summary table plus the warnings.
+func (r *Run) Markdown() string {
+	head, row := r.summaryRow()
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(head, " | ") + " |\n|" + strings.Repeat(" --- |", len(head)) + "\n")
+	for i := range row {
+		row[i] = strings.ReplaceAll(row[i], "|", `\|`)
+	}
+	b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	for _, w := range r.d.Warnings {
+		b.WriteString("\n> warning: " + w + "\n")
+	}
+	return b.String()
+}
+
+// HTML is the same summary as an HTML table.
+func (r *Run) HTML() string {
+	head, row := r.summaryRow()
+	var b strings.Builder
+	b.WriteString(`<table class="run"><tr>`)
+	for _, h := range head {
+		b.WriteString("<th>" + html.EscapeString(h) + "</th>")
+	}
+	b.WriteString("</tr><tr>")
+	for _, c := range row {
+		b.WriteString("<td>" + html.EscapeString(c) + "</td>")
+	}
+	b.WriteString("</tr></table>")
+	for _, w := range r.d.Warnings {
+		b.WriteString(`<p class="warning">` + html.EscapeString(w) + "</p>")
+	}
+	return b.String()
+}
+
+// JSON is the run's figures with latencies in ms.
+func (r *Run) JSON() any {
+	return map[string]any{
+		"kind": r.d.Kind, "label": r.d.Label, "count": r.d.Count, "rps": r.RPS(),
+		"errors": r.d.Errors, "duration": r.d.Duration, "late": r.d.Late, "dropped": r.d.Dropped,
+		"latency": (&Histogram{h: r.hist}).JSON(), "windows": r.d.Windows,
+		"gen_cpu_us_per_req": r.d.GenCPU, "interrupted": r.d.Interrupted,
+		"warnings": r.d.Warnings, "observed": r.d.Observed,
+		"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs, "max_rss_kb": r.d.MaxRSSKb,
+	}
+}

@@ -1,0 +1,406 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// sqlArgs are workload.sql's own arguments.
+type sqlArgs struct {
+	db      starlark.Value
+	query   string
+	queries starlark.Value
+	args    starlark.Value
+}
+
+// statement is one SQL statement of the script a request runs.
+type statement struct {
+	tag     string
+	sql     string
+	nparams int // highest $n in the text: how many args it takes
+}
+
+// sqlTarget runs the script (one or more statements, in order) per request
+// on a pgx pool in cache_statement mode.
+type sqlTarget struct {
+	pool  *pgxpool.Pool
+	stmts []statement
+	args  func(seq int64) ([]any, error)
+
+	mu      sync.Mutex
+	clients []*sqlClient
+}
+
+type sqlClient struct {
+	t       *sqlTarget
+	acquire *hdrhistogram.Histogram
+	byTag   []*hdrhistogram.Histogram
+}
+
+func sqlBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	s := sqlArgs{queries: starlark.None, args: starlark.None}
+	la := newLoadArgs()
+	pairs := append([]any{"db", &s.db, "query?", &s.query, "queries?", &s.queries, "args?", &s.args}, la.pairs()...)
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, pairs...); err != nil {
+		return nil, err
+	}
+	spec, err := la.spec(b.Name(), th)
+	if err != nil {
+		return nil, err
+	}
+	tgt, warn, err := s.target(b.Name(), th, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer tgt.pool.Close()
+	if spec.label == "" {
+		spec.label = tgt.stmts[0].sql
+	}
+	res := runLoad(runtime.Context(th), spec, tgt)
+	if warn != "" {
+		res.warnings = append(res.warnings, warn)
+	}
+	run := newRun("sql", spec, res)
+	run.acquire, run.byTag = tgt.merged()
+	return run, nil
+}
+
+func (s *sqlArgs) target(name string, th *starlark.Thread, spec loadSpec) (*sqlTarget, string, error) {
+	dsn, err := dsnOf(name, s.db)
+	if err != nil {
+		return nil, "", err
+	}
+	t := &sqlTarget{}
+	if t.stmts, err = s.statements(name); err != nil {
+		return nil, "", err
+	}
+	warn, err := s.argGen(name, th, t)
+	if err != nil {
+		return nil, "", err
+	}
+	conns := spec.clients
+	if conns == 0 {
+		conns = spec.maxInflight
+	}
+	if t.pool, err = openPool(runtime.Context(th), dsn, conns, spec.timeout); err != nil {
+		return nil, "", fmt.Errorf("%s: db: %w", name, err)
+	}
+	return t, warn, nil
+}
+
+// dsnOf accepts a DSN string or a handle with a dsn attribute.
+func dsnOf(name string, db starlark.Value) (string, error) {
+	if s, ok := starlark.AsString(db); ok {
+		return s, nil
+	}
+	if h, ok := db.(starlark.HasAttrs); ok {
+		if v, err := h.Attr("dsn"); err == nil && v != nil {
+			if s, ok := starlark.AsString(v); ok {
+				return s, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s: db must be a DSN string or a handle with .dsn, got %s", name, db.Type())
+}
+
+// openPool connects every connection up front so the run does not measure
+// connection setup.
+func openPool(ctx context.Context, dsn string, conns int, timeout time.Duration) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("malformed DSN: %w", err)
+	}
+	cfg.MaxConns, cfg.MinConns = int32(conns), 0
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+	cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(timeout.Milliseconds(), 10)
+	cctx, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
+	defer cancel()
+	pool, err := pgxpool.NewWithConfig(cctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	if err := warmPool(cctx, pool, conns); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	return pool, nil
+}
+
+func warmPool(ctx context.Context, pool *pgxpool.Pool, n int) error {
+	held := make([]*pgxpool.Conn, 0, n)
+	defer func() {
+		for _, c := range held {
+			c.Release()
+		}
+	}()
+	for range n {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		held = append(held, c)
+	}
+	return nil
+}
+
+var paramRe = regexp.MustCompile(`\$(\d+)`)
+
+// statements reads query or queries: a list of SQL strings (tagged by their
+// first word) or a dict tag -> SQL.
+func (s *sqlArgs) statements(name string) ([]statement, error) {
+	var out []statement
+	switch {
+	case s.query != "" && s.queries != starlark.None:
+		return nil, fmt.Errorf("%s: give query or queries, not both", name)
+	case s.query != "":
+		out = append(out, statement{sql: s.query})
+	case s.queries == starlark.None:
+		return nil, fmt.Errorf("%s: query (a SQL string) or queries is required", name)
+	default:
+		var err error
+		if out, err = queryList(name, s.queries); err != nil {
+			return nil, err
+		}
+	}
+	return tagStatements(out), nil
+}
+
+func queryList(name string, v starlark.Value) ([]statement, error) {
+	var out []statement
+	switch v := v.(type) {
+	case *starlark.Dict:
+		for _, kv := range v.Items() {
+			tag, ok1 := starlark.AsString(kv[0])
+			q, ok2 := starlark.AsString(kv[1])
+			if !ok1 || !ok2 {
+				return nil, fmt.Errorf("%s: queries: want tag -> SQL strings, got %s: %s", name, kv[0].Type(), kv[1].Type())
+			}
+			out = append(out, statement{tag: tag, sql: q})
+		}
+	case starlark.Indexable:
+		for i := range v.Len() {
+			q, ok := starlark.AsString(v.Index(i))
+			if !ok {
+				return nil, fmt.Errorf("%s: queries[%d]: want a SQL string, got %s", name, i, v.Index(i).Type())
+			}
+			out = append(out, statement{sql: q})
+		}
+	default:
+		return nil, fmt.Errorf("%s: queries must be a list of SQL strings or a dict tag -> SQL, got %s", name, v.Type())
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: queries is empty", name)
+	}
+	return out, nil
+}
+
+// tagStatements names untagged statements by their first word (SELECT,
+// UPDATE), numbering repeats, and counts their parameters.
+func tagStatements(stmts []statement) []statement {
+	seen := map[string]int{}
+	for i := range stmts {
+		st := &stmts[i]
+		for _, m := range paramRe.FindAllStringSubmatch(st.sql, -1) {
+			n, _ := strconv.Atoi(m[1])
+			st.nparams = max(st.nparams, n)
+		}
+		if st.tag != "" {
+			continue
+		}
+		st.tag = "SQL"
+		if f := strings.Fields(st.sql); len(f) > 0 {
+			st.tag = strings.ToUpper(f[0])
+		}
+		seen[st.tag]++
+		if n := seen[st.tag]; n > 1 {
+			st.tag += " #" + strconv.Itoa(n)
+		}
+	}
+	return stmts
+}
+
+func (t *sqlTarget) newClient() client {
+	c := &sqlClient{t: t, acquire: newHist(), byTag: make([]*hdrhistogram.Histogram, len(t.stmts))}
+	for i := range c.byTag {
+		c.byTag[i] = newHist()
+	}
+	t.mu.Lock()
+	t.clients = append(t.clients, c)
+	t.mu.Unlock()
+	return c
+}
+
+func (c *sqlClient) abort() {} // the load context is cancelled; pgx follows it
+func (c *sqlClient) close() {}
+
+func (c *sqlClient) do(ctx context.Context, r request) string {
+	var args []any
+	if c.t.args != nil {
+		var err error
+		if args, err = c.t.args(r.seq); err != nil {
+			return "generator error"
+		}
+	}
+	t0 := time.Now()
+	conn, err := c.t.pool.Acquire(ctx)
+	if err != nil {
+		return sqlClass(err)
+	}
+	defer conn.Release()
+	t1 := time.Now()
+	if r.measured {
+		recordUs(c.acquire, t1.Sub(t0))
+	}
+	for i, st := range c.t.stmts {
+		if class := runStatement(ctx, conn, st, args); class != "" {
+			return class
+		}
+		t2 := time.Now()
+		if r.measured {
+			recordUs(c.byTag[i], t2.Sub(t1))
+		}
+		t1 = t2
+	}
+	return ""
+}
+
+func runStatement(ctx context.Context, conn *pgxpool.Conn, st statement, args []any) string {
+	if len(args) < st.nparams {
+		return "too few args"
+	}
+	rows, err := conn.Query(ctx, st.sql, args[:st.nparams]...)
+	if err != nil {
+		return sqlClass(err)
+	}
+	for rows.Next() {
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return sqlClass(err)
+	}
+	return ""
+}
+
+func recordUs(h *hdrhistogram.Histogram, d time.Duration) {
+	_ = h.RecordValue(min(max(int64(d/time.Microsecond), histMin), histMax))
+}
+
+// sqlClass is the error class of a failed statement: "sqlstate 40001" for
+// server errors, the transport classes otherwise.
+func sqlClass(err error) string {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		if pgErr.Code == "57014" {
+			return "timeout"
+		}
+		return "sqlstate " + pgErr.Code
+	}
+	if pgconn.Timeout(err) {
+		return "timeout"
+	}
+	return classify(err)
+}
+
+// merged returns the pool-acquire and per-tag histograms of all clients.
+func (t *sqlTarget) merged() (*hdrhistogram.Histogram, map[string]*hdrhistogram.Histogram) {
+	acq := newHist()
+	byTag := map[string]*hdrhistogram.Histogram{}
+	for _, st := range t.stmts {
+		byTag[st.tag] = newHist()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range t.clients {
+		acq.Merge(c.acquire)
+		for i, h := range c.byTag {
+			byTag[t.stmts[i].tag].Merge(h)
+		}
+	}
+	return acq, byTag
+}
+
+// argGen installs args: a static list, a gocode func, or a Starlark callable.
+func (s *sqlArgs) argGen(name string, th *starlark.Thread, t *sqlTarget) (string, error) {
+	switch v := s.args.(type) {
+	case starlark.NoneType:
+		return "", nil
+	case *starlark.List, starlark.Tuple:
+		vals, err := goValues(v.(starlark.Indexable))
+		if err != nil {
+			return "", fmt.Errorf("%s: args: %w", name, err)
+		}
+		t.args = func(int64) ([]any, error) { return vals, nil }
+		return "", nil
+	case interface{ Func() any }:
+		gen, err := goArgsGen(name, v.Func())
+		t.args = gen
+		return "", err
+	case starlark.Callable:
+		call := starlarkCaller(th, v)
+		t.args = func(seq int64) ([]any, error) {
+			res, err := call(seq)
+			if err != nil {
+				return nil, err
+			}
+			l, ok := res.(starlark.Indexable)
+			if !ok {
+				return nil, fmt.Errorf("args returned %s, want a list", res.Type())
+			}
+			return goValues(l)
+		}
+		return starlarkGenWarning, nil
+	}
+	return "", fmt.Errorf("%s: args must be a list, a function or None, got %s", name, s.args.Type())
+}
+
+func goArgsGen(name string, f any) (func(int64) ([]any, error), error) {
+	switch f := f.(type) {
+	case func() []any:
+		return func(int64) ([]any, error) { return f(), nil }, nil
+	case func(int64) []any:
+		return func(seq int64) ([]any, error) { return f(seq), nil }, nil
+	}
+	return nil, fmt.Errorf("%s: args: a Go function must be func() []any or func(int64) []any, got %T", name, f)
+}
+
+// goValues converts Starlark query arguments to Go values pgx encodes.
+func goValues(l starlark.Indexable) ([]any, error) {
+	out := make([]any, l.Len())
+	for i := range out {
+		switch v := l.Index(i).(type) {
+		case starlark.NoneType:
+			out[i] = nil
+		case starlark.Bool:
+			out[i] = bool(v)
+		case starlark.Int:
+			n, ok := v.Int64()
+			if !ok {
+				return nil, fmt.Errorf("arg %d: %s does not fit in int64", i, v)
+			}
+			out[i] = n
+		case starlark.Float:
+			out[i] = float64(v)
+		case starlark.String:
+			out[i] = string(v)
+		case starlark.Bytes:
+			out[i] = []byte(v)
+		default:
+			return nil, fmt.Errorf("arg %d: cannot pass a %s to SQL", i, v.Type())
+		}
+	}
+	return out, nil
+}

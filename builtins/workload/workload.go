@@ -1,0 +1,188 @@
+// Package workload is the Starlark module that drives load and measures it.
+//
+//	workload.http(url, method = "GET", headers = {}, body = None, request = None,
+//	              clients = N | rate = R, arrival = "constant" | "poisson",
+//	              duration, warmup = "1s", timeout = "5s", max_inflight = auto,
+//	              window = "1s", observe = [], label = "") -> run
+//	workload.sql(db, query = "..." | queries = [...] | {tag: sql}, args = None,
+//	             clients = N | rate = R, arrival, duration, warmup = "1s",
+//	             timeout = "5s", max_inflight = auto, window = "1s",
+//	             observe = [], label = "") -> run
+//	workload.exec(cmd, runs = 10, warmup = 1, timeout = None, label = "") -> run
+//
+// Durations are strings ("30s", "500ms") or numbers of seconds. With
+// clients the loop is closed (each client sends its next request when the
+// last one returns); with rate it is open: a pacer fixes every request's
+// intended start and latency is measured from it, so a stalled target
+// shows in the tail instead of being hidden (coordinated omission).
+//
+// A run has: count, errors, rps, p(q), mean, max, late, dropped, windows,
+// gen_cpu_us_per_req, interrupted, duration, label, kind, hist, warnings,
+// service (service-time histogram, open loop), by_tag and acquire (sql),
+// wall_ms, cpu_ms, max_rss_kb (exec), and the observers' figures.
+package workload
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// Module is the workload module.
+var Module = &starlarkstruct.Module{
+	Name: "workload",
+	Members: starlark.StringDict{
+		"http": starlark.NewBuiltin("workload.http", httpBuiltin),
+		"sql":  starlark.NewBuiltin("workload.sql", sqlBuiltin),
+		"exec": starlark.NewBuiltin("workload.exec", execBuiltin),
+	},
+}
+
+func init() { runtime.Predeclare("workload", Module) }
+
+// loadArgs are the arguments http and sql share, as given.
+type loadArgs struct {
+	clients     starlark.Value
+	rate        starlark.Value
+	arrival     string
+	duration    starlark.Value
+	warmup      starlark.Value
+	timeout     starlark.Value
+	window      starlark.Value
+	maxInflight starlark.Value
+	observe     *starlark.List
+	label       string
+}
+
+func newLoadArgs() *loadArgs {
+	return &loadArgs{arrival: "constant", clients: starlark.None, rate: starlark.None,
+		duration: starlark.None, warmup: starlark.String("1s"), timeout: starlark.String("5s"),
+		window: starlark.String("1s"), maxInflight: starlark.None}
+}
+
+// pairs lists the shared keyword arguments for starlark.UnpackArgs.
+func (a *loadArgs) pairs() []any {
+	return []any{"clients?", &a.clients, "rate?", &a.rate, "arrival?", &a.arrival,
+		"duration?", &a.duration, "warmup?", &a.warmup, "timeout?", &a.timeout,
+		"window?", &a.window, "max_inflight?", &a.maxInflight, "observe?", &a.observe,
+		"label?", &a.label}
+}
+
+// spec checks the shared arguments and turns them into a loadSpec.
+func (a *loadArgs) spec(name string, th *starlark.Thread) (loadSpec, error) {
+	var s loadSpec
+	var err error
+	if s.duration, err = durationArg(name, "duration", a.duration, true); err != nil {
+		return s, err
+	}
+	if s.warmup, err = durationArg(name, "warmup", a.warmup, false); err != nil {
+		return s, err
+	}
+	if s.timeout, err = durationArg(name, "timeout", a.timeout, true); err != nil {
+		return s, err
+	}
+	if s.window, err = durationArg(name, "window", a.window, true); err != nil {
+		return s, err
+	}
+	if err := a.loopShape(name, &s); err != nil {
+		return s, err
+	}
+	if s.observers, err = observers(name, a.observe); err != nil {
+		return s, err
+	}
+	s.label = a.label
+	s.progress = runtime.Stderr(th)
+	s.terminal = isTerminal(s.progress)
+	return s, nil
+}
+
+// loopShape sets closed loop (clients) or open loop (rate) and its bounds.
+func (a *loadArgs) loopShape(name string, s *loadSpec) error {
+	hasClients, hasRate := a.clients != starlark.None, a.rate != starlark.None
+	switch {
+	case hasClients && hasRate:
+		return fmt.Errorf("%s: give clients (closed loop) or rate (open loop), not both", name)
+	case !hasClients && !hasRate:
+		return fmt.Errorf("%s: one of clients (closed loop) or rate (open loop) is required", name)
+	case hasClients:
+		n, err := starlark.AsInt32(a.clients)
+		if err != nil || n <= 0 {
+			return fmt.Errorf("%s: clients must be an int > 0, got %s", name, a.clients)
+		}
+		s.clients = n
+		return nil
+	}
+	rate, ok := starlark.AsFloat(a.rate)
+	if !ok || !(rate > 0) || math.IsInf(rate, 0) {
+		return fmt.Errorf("%s: rate must be > 0, got %s", name, a.rate)
+	}
+	if a.arrival != "constant" && a.arrival != "poisson" {
+		return fmt.Errorf("%s: arrival must be \"constant\" or \"poisson\", got %q", name, a.arrival)
+	}
+	s.rate, s.arrival = rate, a.arrival
+	return a.inflight(name, s)
+}
+
+// inflight bounds open-loop concurrency. The default covers 100 ms of
+// arrivals (16..1000): a stalled target then backs requests up in the
+// pacer (counted late, latency still from the intended start) instead of
+// opening a connection per request, which would make the catch-up after
+// the stall cost more than the stall.
+func (a *loadArgs) inflight(name string, s *loadSpec) error {
+	if a.maxInflight == starlark.None {
+		s.maxInflight = int(min(max(math.Ceil(s.rate*0.1), 16), 1000))
+		return nil
+	}
+	n, err := starlark.AsInt32(a.maxInflight)
+	if err != nil || n <= 0 {
+		return fmt.Errorf("%s: max_inflight must be an int > 0, got %s", name, a.maxInflight)
+	}
+	s.maxInflight = n
+	return nil
+}
+
+func observers(name string, l *starlark.List) ([]Observer, error) {
+	if l == nil {
+		return nil, nil
+	}
+	var out []Observer
+	for i := range l.Len() {
+		o, ok := l.Index(i).(Observer)
+		if !ok {
+			return nil, fmt.Errorf("%s: observe[%d]: a %s cannot be observed", name, i, l.Index(i).Type())
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// durationArg reads "30s" or a number of seconds.
+func durationArg(name, arg string, v starlark.Value, positive bool) (time.Duration, error) {
+	var d time.Duration
+	switch v := v.(type) {
+	case starlark.NoneType:
+		return 0, fmt.Errorf("%s: %s is required", name, arg)
+	case starlark.String:
+		var err error
+		if d, err = time.ParseDuration(string(v)); err != nil {
+			return 0, fmt.Errorf("%s: %s: malformed duration %q (want e.g. \"30s\", \"500ms\")", name, arg, string(v))
+		}
+	case starlark.Int, starlark.Float:
+		f, _ := starlark.AsFloat(v)
+		if math.IsNaN(f) || math.Abs(f) > 1e9 {
+			return 0, fmt.Errorf("%s: %s: %s seconds is out of range", name, arg, v)
+		}
+		d = time.Duration(f * float64(time.Second))
+	default:
+		return 0, fmt.Errorf("%s: %s must be a duration string or seconds, got %s", name, arg, v.Type())
+	}
+	if d < 0 || (positive && d == 0) {
+		return 0, fmt.Errorf("%s: %s must be > 0, got %s", name, arg, v)
+	}
+	return d, nil
+}
