@@ -81,7 +81,10 @@ var probeOut = regexp.MustCompile(`(?s)<pre id="bb-probe">(.*?)</pre>`)
 // every SVG has a size on screen, nothing is requested, and a screenshot
 // is taken (kept in $BENCHBOOK_SCREENSHOT_DIR when set).
 func TestBrowser(t *testing.T) {
-	dir := t.TempDir()
+	dir := os.Getenv("BENCHBOOK_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
 	page := renderHTML(t, browserRecord())
 	test := strings.Replace(page, "default-src 'none';", "default-src 'none'; script-src 'unsafe-inline';", 1)
 	test = strings.Replace(test, "<head>\n", "<head>\n"+probe, 1)
