@@ -2,6 +2,7 @@ package plot
 
 import (
 	"fmt"
+	"math"
 
 	"go.starlark.net/starlark"
 	gplot "gonum.org/v1/plot"
@@ -62,6 +63,9 @@ func armValues(th *starlark.Thread, exp, metric starlark.Value) ([]arm, error) {
 		out[i].name = name
 		for j, r := range items(rs) {
 			v, err := metricOf(th, r, metric)
+			if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+				err = fmt.Errorf("metric %s gave %v", metricName(metric), v)
+			}
 			if err != nil {
 				return nil, fmt.Errorf("metric: arm %s, pair %d: %w", name, j+1, err)
 			}

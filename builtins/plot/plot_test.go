@@ -38,8 +38,11 @@ func testThread(t *testing.T) *starlark.Thread {
 // call invokes a member of the module as Starlark would.
 func call(t *testing.T, name string, args starlark.Tuple, kwargs ...starlark.Tuple) (*Figure, error) {
 	t.Helper()
-	fn, _ := Module.Members[name].(*starlark.Builtin)
-	v, err := starlark.Call(testThread(t), fn, args, kwargs)
+	return callOn(testThread(t), name, args, kwargs)
+}
+
+func callOn(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (*Figure, error) {
+	v, err := starlark.Call(th, Module.Members[name], args, kwargs)
 	if err != nil {
 		return nil, err
 	}
@@ -52,46 +55,35 @@ func kw(name string, v starlark.Value) starlark.Tuple {
 
 func list(vs ...starlark.Value) *starlark.List { return starlark.NewList(vs) }
 
+// figureCase is one call of the module, its data built in advance.
+type figureCase struct {
+	builtin string
+	args    starlark.Tuple
+	kwargs  []starlark.Tuple
+}
+
 // goldenCases draws each kind of chart from seeded data.
-func goldenCases() map[string]func(t *testing.T) (*Figure, error) {
+func goldenCases() map[string]figureCase {
 	a := newFakeRun(fakeOptions{seed: 1, label: "A: seq scan", n: 20000, medianUs: 1200, sigma: 0.5, windows: 30})
 	b := newFakeRun(fakeOptions{seed: 2, label: "B: index", n: 20000, medianUs: 700, sigma: 0.7, windows: 30})
-	return map[string]func(t *testing.T) (*Figure, error){
-		"bars": func(t *testing.T) (*Figure, error) {
-			return call(t, "bars", starlark.Tuple{list(
-				fakeComparison("req_per_s", "higher", 131.4, "IMPROVES"),
-				fakeComparison("p99_ms", "lower", 72.5, "IMPROVES"),
-				fakeComparison("cpu_per_req", "lower", 101.2, "~"))})
-		},
-		"bars_many": func(t *testing.T) (*Figure, error) {
-			var cmps []starlark.Value
-			for i := range 9 {
-				cmps = append(cmps, fakeComparison(fmt.Sprintf("metric_number_%d", i), "lower", 80+5*float64(i), "~"))
-			}
-			return call(t, "bars", starlark.Tuple{list(cmps...)})
-		},
-		"pairs_three_arms": func(t *testing.T) (*Figure, error) {
-			return call(t, "pairs", starlark.Tuple{threeArms()}, kw("metric", starlark.String("mean")))
-		},
-		"bars_rows": func(t *testing.T) (*Figure, error) {
-			return call(t, "bars", starlark.Tuple{list(row("rps", 1000, 1250), row("tps", 400, 380))})
-		},
-		"latency": func(t *testing.T) (*Figure, error) {
-			return call(t, "latency", starlark.Tuple{list(a, b)})
-		},
-		"series": func(t *testing.T) (*Figure, error) {
-			return call(t, "series", starlark.Tuple{list(a, b)}, kw("metric", starlark.String("p99")))
-		},
-		"pairs": func(t *testing.T) (*Figure, error) {
-			return call(t, "pairs", starlark.Tuple{fakeExperiment(4)}, kw("metric", starlark.String("p99")))
-		},
-		"sweep": func(t *testing.T) (*Figure, error) {
-			return call(t, "sweep", starlark.Tuple{sweepRows()},
-				kw("x", starlark.String("clients")), kw("y", starlark.String("rps")), kw("by", starlark.String("pool")))
-		},
-		"hist": func(t *testing.T) (*Figure, error) {
-			return call(t, "hist", starlark.Tuple{list(a, b)})
-		},
+	var many []starlark.Value
+	for i := range 9 {
+		many = append(many, fakeComparison(fmt.Sprintf("metric_number_%d", i), "lower", 80+5*float64(i), "~"))
+	}
+	return map[string]figureCase{
+		"bars": {"bars", starlark.Tuple{list(
+			fakeComparison("req_per_s", "higher", 131.4, "IMPROVES"),
+			fakeComparison("p99_ms", "lower", 72.5, "IMPROVES"),
+			fakeComparison("cpu_per_req", "lower", 101.2, "~"))}, nil},
+		"bars_many":        {"bars", starlark.Tuple{list(many...)}, nil},
+		"bars_rows":        {"bars", starlark.Tuple{list(row("rps", 1000, 1250), row("tps", 400, 380))}, nil},
+		"pairs_three_arms": {"pairs", starlark.Tuple{threeArms()}, []starlark.Tuple{kw("metric", starlark.String("mean"))}},
+		"latency":          {"latency", starlark.Tuple{list(a, b)}, nil},
+		"series":           {"series", starlark.Tuple{list(a, b)}, []starlark.Tuple{kw("metric", starlark.String("p99"))}},
+		"pairs":            {"pairs", starlark.Tuple{fakeExperiment(4)}, []starlark.Tuple{kw("metric", starlark.String("p99"))}},
+		"sweep": {"sweep", starlark.Tuple{sweepRows()}, []starlark.Tuple{
+			kw("x", starlark.String("clients")), kw("y", starlark.String("rps")), kw("by", starlark.String("pool"))}},
+		"hist": {"hist", starlark.Tuple{list(a, b)}, nil},
 	}
 }
 
@@ -104,13 +96,13 @@ func row(name string, before, after float64) starlark.Value {
 }
 
 func TestGolden(t *testing.T) {
-	for name, draw := range goldenCases() {
+	for name, c := range goldenCases() {
 		t.Run(name, func(t *testing.T) {
-			fig, err := draw(t)
+			fig, err := call(t, c.builtin, c.args, c.kwargs...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, err := draw(t)
+			again, err := call(t, c.builtin, c.args, c.kwargs...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -258,7 +250,8 @@ func TestSeriesDownsamples(t *testing.T) {
 }
 
 func TestFigureCodecRoundTrip(t *testing.T) {
-	fig, err := goldenCases()["bars"](t)
+	c := goldenCases()["bars"]
+	fig, err := call(t, c.builtin, c.args, c.kwargs...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,4 +320,18 @@ func fakeCmpBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 		return nil, err
 	}
 	return fakeComparison(metric, better, index, verdict), nil
+}
+
+// BenchmarkFigures times each kind of chart from data to SVG bytes.
+func BenchmarkFigures(b *testing.B) {
+	th := &starlark.Thread{Name: "bench"}
+	for name, c := range goldenCases() {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := callOn(th, c.builtin, c.args, c.kwargs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

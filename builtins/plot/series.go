@@ -98,6 +98,9 @@ func windowPoints(th *starlark.Thread, ws []starlark.Value, metric starlark.Valu
 		if err != nil {
 			return nil, fmt.Errorf("window %d: %w", j, err)
 		}
+		if math.IsNaN(y) || math.IsInf(y, 0) || math.IsNaN(x) || math.IsInf(x, 0) {
+			continue // a window without data: a gap is honest
+		}
 		xys = append(xys, plotter.XY{X: x, Y: y})
 	}
 	return xys, nil

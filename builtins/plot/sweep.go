@@ -2,6 +2,7 @@ package plot
 
 import (
 	"fmt"
+	"math"
 	"sort"
 
 	"go.starlark.net/starlark"
@@ -92,6 +93,9 @@ func sweepPoint(row starlark.Value, o sweepOptions) (x, y float64, err error) {
 		}
 		if *c.dst, ok = number(v); !ok {
 			return 0, 0, fmt.Errorf("%s: column %q holds %s, want a number", c.arg, c.name, v.Type())
+		}
+		if math.IsNaN(*c.dst) || math.IsInf(*c.dst, 0) {
+			return 0, 0, fmt.Errorf("%s: column %q holds %v", c.arg, c.name, *c.dst)
 		}
 		if c.arg == "x" && o.logX && x <= 0 {
 			return 0, 0, fmt.Errorf("x: log_x needs positive values, got %v", x)
