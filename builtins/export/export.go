@@ -3,22 +3,22 @@
 //
 // Starlark API:
 //
-//	export.hgrm(run, ticks = 5, name = None) -> file
+//	export.hgrm(run, ticks = 5, name = None) -> export
 //	    the HdrHistogram percentile-distribution text (as wrk2 --latency
 //	    and HistogramLogProcessor print it; values in ms), readable by
 //	    HdrHistogram's plotter. run is a run or a histogram.
-//	export.csv(data, windows = False, name = None) -> file
+//	export.csv(data, windows = False, name = None) -> export
 //	    one row per run (label, count, rps, mean and percentiles in ms, max,
 //	    errors); windows = True gives one row per window of every run.
 //	    data is a run, a list of runs, an experiment (arm and pair columns
 //	    added), a table or a list of dicts.
-//	export.json(value, indent = 2, name = None) -> file
+//	export.json(value, indent = 2, name = None) -> export
 //	    any value as JSON: dicts keep their order, host values give their
 //	    JSON summary, non-finite floats become null.
 //
-// A file shows as a short preview with a download link in the record;
-// str(file) and file.text are its whole text, file.name and file.mime
-// describe it.
+// An export value (type "export") shows as a short preview with a download
+// link in the record; str(x) and x.text are its whole text, x.name and
+// x.mime describe it.
 package export
 
 import (

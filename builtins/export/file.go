@@ -30,13 +30,13 @@ var (
 	_ record.JSONer     = (*File)(nil)
 )
 
-func init() { codec.Register("file", decodeFile) }
+func init() { codec.Register("export", decodeFile) }
 
 // previewLines is how much of a file the record shows inline.
 const previewLines = 12
 
 func (f *File) String() string        { return f.Text }
-func (f *File) Type() string          { return "file" }
+func (f *File) Type() string          { return "export" }
 func (f *File) Freeze()               {}
 func (f *File) Truth() starlark.Bool  { return f.Text != "" }
 func (f *File) Hash() (uint32, error) { return starlark.String(f.Text).Hash() }
@@ -99,7 +99,7 @@ func (f *File) Markdown() string {
 
 // JSON describes the file; its text is included whole.
 func (f *File) JSON() any {
-	return map[string]any{"type": "file", "name": f.Name, "mime": f.MIME, "text": f.Text}
+	return map[string]any{"type": "export", "name": f.Name, "mime": f.MIME, "text": f.Text}
 }
 
 // MarshalValue stores the three strings, each prefixed by its length.
