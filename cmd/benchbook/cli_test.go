@@ -201,3 +201,40 @@ func regexpLine(out, name, status string) bool {
 	}
 	return false
 }
+
+func TestBaselineGates(t *testing.T) {
+	dir := t.TempDir()
+	nb := filepath.Join(dir, "nb.star")
+	write := func(after string) {
+		src := "# %% cmp\ncompare([100, 101, 99, 100], [" + after + "], metric = \"rps\", better = \"higher\")\n"
+		os.WriteFile(nb, []byte(src), 0o644)
+	}
+	write("120, 121, 119, 120")
+	base := filepath.Join(dir, "base.json")
+	if code, _, stderr := runCLI(t, "run", "-format", "json", "-o", base, nb); code != 0 {
+		t.Fatalf("baseline run: %d\n%s", code, stderr)
+	}
+	write("119, 120, 118, 121") // within 5%
+	if code, _, stderr := runCLI(t, "run", "-baseline", base, nb); code != 0 || !strings.Contains(stderr, "ok") {
+		t.Fatalf("small change: exit %d\n%s", code, stderr)
+	}
+	write("100, 102, 101, 100") // -16%
+	code, _, stderr := runCLI(t, "run", "-baseline", base, nb)
+	if code != 1 || !strings.Contains(stderr, "REGRESSION") || !strings.Contains(stderr, "1 of 1 regression gates failed") {
+		t.Fatalf("regression: exit %d\n%s", code, stderr)
+	}
+	html, _ := os.ReadFile(strings.TrimSuffix(nb, ".star") + ".html")
+	if !bytes.Contains(html, []byte("REGRESSION")) {
+		t.Error("the record does not show the failed gate")
+	}
+	// A baseline from another machine is refused unless exploratory.
+	data, _ := os.ReadFile(base)
+	other := filepath.Join(dir, "other.json")
+	os.WriteFile(other, bytes.Replace(data, []byte(`"cores": `), []byte(`"cores": 9`), 1), 0o644)
+	if code, _, stderr := runCLI(t, "run", "-baseline", other, nb); code != 2 || !strings.Contains(stderr, "another kind of machine") {
+		t.Fatalf("mismatch: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "run", "-baseline", other, "-allow-env-mismatch", nb); code != 0 || !strings.Contains(stderr, "exploratory") {
+		t.Fatalf("exploratory: exit %d\n%s", code, stderr)
+	}
+}

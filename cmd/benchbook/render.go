@@ -33,7 +33,7 @@ func cmdRender(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	}
 	defer e.Close()
 	e.Run(false)
-	err = finish(e, path, *out, *format, start, stderr)
+	err = finish(e, path, *out, *format, start, stderr, gateOptions{})
 	if err == errCellsFailed {
 		return nil // rendering a notebook with failed cells is not itself a failure
 	}

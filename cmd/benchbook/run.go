@@ -18,6 +18,10 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	rerunAll := fs.Bool("rerun-all", false, "execute every cell")
 	out := fs.String("o", "", "record path (default: the notebook's path with .html, .md or .json)")
 	format := fs.String("format", "html", "record format: html, md or json")
+	var gates gateOptions
+	fs.StringVar(&gates.baseline, "baseline", "", "JSON record of an earlier run: fail when a comparison's metric regressed")
+	fs.Float64Var(&gates.maxRegression, "max-regression", 5, "with -baseline: the largest allowed regression, in percent")
+	fs.BoolVar(&gates.allowMismatch, "allow-env-mismatch", false, "with -baseline: compare records from different machines (exploratory: no gates)")
 	path, err := parseArgs(fs, args, stderr)
 	if err != nil {
 		return err
@@ -32,13 +36,18 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	defer e.Close()
 	e.Run(true)
-	return finish(e, path, *out, *format, start, stderr)
+	return finish(e, path, *out, *format, start, stderr, gates)
 }
 
 // finish writes the record and maps the engine's outcome to an error.
-func finish(e *runtime.Engine, path, out, format string, start time.Time, stderr io.Writer) error {
+func finish(e *runtime.Engine, path, out, format string, start time.Time, stderr io.Writer, gates gateOptions) error {
 	dest := outputPath(path, out, "."+format)
-	size, err := writeRecord(e.Record(), dest, format)
+	rec := e.Record()
+	var gateErr error
+	if gates.baseline != "" && !e.Interrupted {
+		gateErr = applyGates(rec, gates, stderr)
+	}
+	size, err := writeRecord(rec, dest, format)
 	if err != nil {
 		return err
 	}
@@ -49,7 +58,7 @@ func finish(e *runtime.Engine, path, out, format string, start time.Time, stderr
 	case e.Failed():
 		return errCellsFailed
 	}
-	return nil
+	return gateErr
 }
 
 func summaryLine(n map[string]int) string {
