@@ -99,7 +99,10 @@ func (c *chart) render() (svg []byte, err error) {
 	canvas := vgsvg.New(figWidth, figHeight)
 	dc := draw.Crop(draw.New(canvas), 0, 0, 0, -vg.Points(4))
 	area := dc
-	legendWidth := c.legend.Rectangle(dc).Size().X
+	// The strip is measured with Liberation Sans; a browser without it
+	// may use a wider sans-serif (DejaVu Sans is about 12% wider), so
+	// leave room for that rather than let text cross the edge.
+	legendWidth := c.legend.Rectangle(dc).Size().X * 1.15
 	if legendWidth > 0 {
 		area = draw.Crop(dc, 0, -(legendWidth + vg.Points(12)), 0, 0)
 		strip := draw.Crop(dc, dc.Size().X-legendWidth-vg.Points(6), -vg.Points(6), 0, -vg.Points(24))
