@@ -1,0 +1,69 @@
+// Package backend gives notebooks the systems they measure: PostgreSQL
+// clusters of their own, target processes, SQLite files and Go binaries built
+// at a git revision. Every child process dies with benchbook.
+//
+// Starlark API (module backend, plus the top-level build):
+//
+//	backend.postgres(settings={}, dsn=None) -> postgres
+//	    settings: postgresql.conf values (strings, numbers, bools); dsn
+//	    attaches to an existing server instead of starting one.
+//	  .dsn .version .pid
+//	  .exec(sql) -> rows affected           one or many statements
+//	  .query(sql, *args) -> table           $1, $2... placeholders
+//	  .explain(sql, analyze=True, buffers=True) -> plan
+//	      plan.text .planning_ms .execution_ms .shared_hit .shared_read .cost .rows
+//	  .restart(settings={})                 merges settings, restarts
+//	  .settings() -> dict                   effective values (SHOW ALL)
+//	  .snapshot(name) / .restore(name)      copy of the stopped data dir
+//	  .stats() -> pg_stats                  b - a is the difference:
+//	      .calls .rows .plan_ms .exec_ms .shared_blks_{hit,read,dirtied,written}
+//	      .wal_bytes .cpu_us_backends .cpu_us_background .database .statements
+//	      .seconds .delta .warnings
+//	  .logs(tail=50) -> str
+//	  .stop()
+//	backend.process(cmd, env={}, cwd=None, ready=None, ready_timeout="30s") -> process
+//	    cmd: "prog arg", a binary, or a list of strings and binaries;
+//	    ready: "http://...", "tcp:PORT" or "log:REGEX".
+//	  .pid .cpu() -> seconds .rss() -> kB .logs(tail=50) .restart() .stop(grace="5s")
+//	backend.sqlite(path) -> sqlite
+//	  .exec(sql, *args) -> rows affected   .query(sql, *args) -> table
+//	backend.demo(**options)                the embedded demo target
+//	build(pkg, rev=None, repo=".") -> binary
+//	  .path .sha256 .rev .dirty .pkg
+//
+// Resources keep their state: a cluster's data lives in the creating cell's
+// resource dir, and a later run starts the server on it again. Cells that
+// use a cluster record a "resource" input (the id written at initdb), so
+// they go stale when the data dir is created afresh.
+//
+// As root, PostgreSQL runs as the "postgres" user; the resource dir's
+// ancestors get o+x (traverse only) where they lack it. Clusters trust
+// connections on 127.0.0.1 and their private socket: DSNs carry no password.
+// Settings are PostgreSQL's defaults except what observation needs
+// (pg_stat_statements preloaded with track_planning, track_io_timing).
+package backend
+
+import (
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+
+	"github.com/benchbook/benchbook/builtins/demo"
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// Module is the backend module.
+var Module = &starlarkstruct.Module{
+	Name: "backend",
+	Members: starlark.StringDict{
+		"postgres": starlark.NewBuiltin("backend.postgres", postgresBuiltin),
+		"process":  starlark.NewBuiltin("backend.process", processBuiltin),
+		"sqlite":   starlark.NewBuiltin("backend.sqlite", sqliteBuiltin),
+		"demo":     demo.Builtin,
+	},
+}
+
+func init() {
+	runtime.Predeclare("backend", Module)
+	runtime.Predeclare("build", Build)
+	runtime.RegisterInputKind("resource", readGeneration)
+}

@@ -1,0 +1,203 @@
+package backend
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// This file holds what every child of benchbook shares: it runs in a process
+// group of its own, dies with benchbook (parent-death signal, group kill on
+// exit), and its output goes to a ring of recent lines for errors and .logs().
+
+// account is the user a child runs as; nil means benchbook's own user.
+type account struct {
+	uid, gid uint32
+	name     string
+}
+
+// childAttr makes a child die with benchbook and leads its own process group
+// so that stopping it reaches its children too. Note: the parent-death signal
+// is tied to the OS thread that forked; the Go runtime keeps its threads for
+// the life of the process unless a locked goroutine exits, which we never do.
+func childAttr(as *account) *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if as != nil {
+		attr.Credential = &syscall.Credential{Uid: as.uid, Gid: as.gid}
+	}
+	return attr
+}
+
+// unprivileged returns the account PostgreSQL runs as: "postgres" when we are
+// root (initdb and postgres refuse root), nil otherwise.
+func unprivileged() (*account, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, fmt.Errorf("running as root needs a 'postgres' user to run PostgreSQL as (apt-get install postgresql creates it): %w", err)
+	}
+	uid, _ := strconv.ParseUint(u.Uid, 10, 32)
+	gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+	return &account{uid: uint32(uid), gid: uint32(gid), name: u.Username}, nil
+}
+
+// chownTree gives dir and everything under it to as (no-op when as is nil).
+func chownTree(dir string, as *account) error {
+	if as == nil {
+		return nil
+	}
+	return filepath.Walk(dir, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, int(as.uid), int(as.gid))
+	})
+}
+
+// openPath lets as traverse every ancestor of dir (adds o+x where missing,
+// never read permission): a cache dir under a private home or t.TempDir()
+// would otherwise be unreachable for the postgres user.
+func openPath(dir string, as *account) error {
+	if as == nil {
+		return nil
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if fi.Mode().Perm()&0o001 == 0 {
+			if err := os.Chmod(d, fi.Mode().Perm()|0o001); err != nil {
+				return fmt.Errorf("let %s traverse %s: %w", as.name, d, err)
+			}
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
+
+// killGroup signals the process group led by pid.
+func killGroup(pid int, sig syscall.Signal) {
+	if pid > 0 {
+		_ = syscall.Kill(-pid, sig)
+	}
+}
+
+// stopChild asks the group to stop with sig, waits up to grace for done to
+// close, then kills the group.
+func stopChild(pid int, sig syscall.Signal, grace time.Duration, done <-chan struct{}) {
+	killGroup(pid, sig)
+	select {
+	case <-done:
+	case <-time.After(grace):
+	}
+	killGroup(pid, syscall.SIGKILL)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+// logRing keeps the last lines a child wrote; it is the child's stdout and
+// stderr. Waiters are woken on every write (for "log:REGEX" readiness).
+type logRing struct {
+	mu      sync.Mutex
+	lines   []string
+	partial []byte
+	max     int
+	changed chan struct{}
+}
+
+func newLogRing(max int) *logRing {
+	return &logRing{max: max, changed: make(chan struct{})}
+}
+
+func (r *logRing) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.partial = append(r.partial, p...)
+	for {
+		i := bytes.IndexByte(r.partial, '\n')
+		if i < 0 {
+			break
+		}
+		r.lines = append(r.lines, string(r.partial[:i]))
+		r.partial = r.partial[i+1:]
+	}
+	if over := len(r.lines) - r.max; over > 0 {
+		r.lines = append([]string(nil), r.lines[over:]...)
+	}
+	close(r.changed)
+	r.changed = make(chan struct{})
+	return len(p), nil
+}
+
+// tail returns the last n lines (all when n <= 0), including a partial line.
+func (r *logRing) tail(n int) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	all := r.lines
+	if len(r.partial) > 0 {
+		all = append(append([]string(nil), all...), string(r.partial))
+	}
+	if n > 0 && len(all) > n {
+		all = all[len(all)-n:]
+	}
+	return append([]string(nil), all...)
+}
+
+// wait returns a channel closed at the next write.
+func (r *logRing) wait() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
+}
+
+// tailFile returns the last n lines of a file.
+func tailFile(path string, n int) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	if n > 0 && len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return lines
+}
+
+// indent formats log lines for an error message.
+func indent(lines []string) string {
+	if len(lines) == 0 {
+		return "  (no output)"
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}
+
+// lookBin finds a PostgreSQL program: in the Debian directories first, then
+// on PATH.
+func lookBin(name string) (string, error) {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	for i := len(dirs) - 1; i >= 0; i-- { // newest version first
+		p := filepath.Join(dirs[i], name)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	return "", errors.New("PostgreSQL's " + name + " not found (apt-get install postgresql)")
+}

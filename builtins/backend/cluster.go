@@ -1,0 +1,310 @@
+package backend
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// cluster is a PostgreSQL cluster of benchbook's own: a data directory under
+// a resource dir (which keeps it across runs) and, while it runs, a
+// postmaster in a process group that dies with benchbook.
+//
+// Layout of root: data/ (PGDATA), generation (id written at initdb, the
+// cache input), postgres.log, snapshots/<name>/, s/ (the socket dir, unless
+// root's path is too long for a unix socket).
+type cluster struct {
+	root     string
+	as       *account
+	bin      string
+	settings map[string]string // the user's settings, as written in postgresql.conf
+
+	port    int
+	sockDir string
+	cmd     *exec.Cmd
+	done    chan struct{}
+}
+
+// readyTimeout bounds how long a start may take before it counts as failed.
+const readyTimeout = 60 * time.Second
+
+func (c *cluster) dataDir() string { return filepath.Join(c.root, "data") }
+func (c *cluster) logPath() string { return filepath.Join(c.root, "postgres.log") }
+
+// generationFile holds the id of the data dir's current incarnation.
+const generationFile = "generation"
+
+// readGeneration is the checker of "resource" inputs: the id written when
+// the data dir was created; "" (stale) when it is gone.
+func readGeneration(root string) (string, error) {
+	data, err := os.ReadFile(filepath.Join(root, generationFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	return strings.TrimSpace(string(data)), err
+}
+
+// ensure creates the cluster with initdb unless its data is already there.
+// It reports whether it created it.
+func (c *cluster) ensure(ctx context.Context) (bool, error) {
+	if _, err := os.Stat(filepath.Join(c.dataDir(), "PG_VERSION")); err == nil {
+		if g, _ := readGeneration(c.root); g != "" {
+			return false, nil
+		}
+	}
+	if err := os.RemoveAll(c.dataDir()); err != nil {
+		return false, err
+	}
+	_ = os.Remove(filepath.Join(c.root, generationFile))
+	if err := c.initdb(ctx); err != nil {
+		return false, err
+	}
+	id := make([]byte, 12)
+	_, _ = rand.Read(id)
+	return true, os.WriteFile(filepath.Join(c.root, generationFile), []byte(hex.EncodeToString(id)+"\n"), 0o644)
+}
+
+// initdb runs initdb as the unprivileged account. Trust authentication is
+// limited to the private socket and 127.0.0.1: DSNs carry no password.
+// --no-sync only skips the flush of the fresh template files.
+func (c *cluster) initdb(ctx context.Context) error {
+	initdb, err := lookBin("initdb")
+	if err != nil {
+		return err
+	}
+	if err := openPath(c.root, c.as); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(c.dataDir(), 0o700); err != nil {
+		return err
+	}
+	if err := chownTree(c.dataDir(), c.as); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, initdb, "-D", c.dataDir(), "-U", "postgres", "--auth=trust",
+		"-E", "UTF8", "--locale=C", "--no-sync")
+	cmd.SysProcAttr = childAttr(c.as)
+	cmd.Dir = c.dataDir()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		return fmt.Errorf("initdb: %w\n%s", err, indent(lines[max(0, len(lines)-15):]))
+	}
+	conf := filepath.Join(c.dataDir(), "postgresql.conf")
+	f, err := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString("\n# benchbook: its settings, rewritten at every start\ninclude_if_exists = 'benchbook.conf'\n")
+	return err
+}
+
+// confLines returns benchbook.conf: the user's settings, plus what
+// observation needs where the user did not say otherwise. Durability
+// settings (fsync, synchronous_commit, full_page_writes) keep PostgreSQL's
+// defaults: a throwaway cluster must still measure what production does.
+func (c *cluster) confLines() string {
+	set := map[string]string{
+		"pg_stat_statements.track_planning": "on",
+		"pg_stat_statements.max":            "10000",
+		"track_io_timing":                   "on",
+		"logging_collector":                 "off",
+	}
+	for k, v := range c.settings {
+		set[k] = v
+	}
+	libs := set["shared_preload_libraries"]
+	if !strings.Contains(libs, "pg_stat_statements") {
+		set["shared_preload_libraries"] = strings.TrimLeft(libs+",pg_stat_statements", ",")
+	}
+	// Never the user's: where it listens is benchbook's business.
+	set["listen_addresses"] = "127.0.0.1"
+	set["port"] = strconv.Itoa(c.port)
+	set["unix_socket_directories"] = c.sockDir
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s = '%s'\n", k, strings.ReplaceAll(set[k], "'", "''"))
+	}
+	return b.String()
+}
+
+// socketDir is a private directory for the unix socket; a short one under
+// /tmp when root's path would exceed the 107-byte limit of socket paths.
+func (c *cluster) socketDir() (string, error) {
+	dir := filepath.Join(c.root, "s")
+	if len(dir)+len("/.s.PGSQL.65535") > 107 {
+		sum := sha256.Sum256([]byte(c.root))
+		dir = filepath.Join(os.TempDir(), "bbpg-"+hex.EncodeToString(sum[:6]))
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return "", err
+	}
+	return dir, chownTree(dir, c.as)
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// start runs the postmaster and waits until it accepts connections. On
+// failure the error carries PostgreSQL's own log lines.
+func (c *cluster) start(ctx context.Context) error {
+	postgres, err := lookBin("postgres")
+	if err != nil {
+		return err
+	}
+	if c.port, err = freePort(); err != nil {
+		return err
+	}
+	if c.sockDir, err = c.socketDir(); err != nil {
+		return err
+	}
+	conf := filepath.Join(c.dataDir(), "benchbook.conf")
+	if err := os.WriteFile(conf, []byte(c.confLines()), 0o644); err != nil {
+		return err
+	}
+	if err := chownTree(conf, c.as); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(c.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	offset, _ := logf.Seek(0, 2)
+	cmd := exec.Command(postgres, "-D", c.dataDir())
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = c.dataDir()
+	cmd.SysProcAttr = childAttr(c.as)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start postgres: %w", err)
+	}
+	c.cmd, c.done = cmd, make(chan struct{})
+	go func(done chan struct{}) { _ = cmd.Wait(); close(done) }(c.done)
+	if err := c.waitReady(ctx); err != nil {
+		c.stop()
+		return fmt.Errorf("%w\npostgres log:\n%s", err, indent(c.logSince(offset, 20)))
+	}
+	return nil
+}
+
+// logSince returns the last n lines the log got after offset.
+func (c *cluster) logSince(offset int64, n int) []string {
+	data, err := os.ReadFile(c.logPath())
+	if err != nil || int64(len(data)) < offset {
+		return nil
+	}
+	s := strings.TrimRight(string(data[offset:]), "\n")
+	if s == "" {
+		return nil
+	}
+	lines := strings.Split(s, "\n")
+	return lines[max(0, len(lines)-n):]
+}
+
+// waitReady polls until a connection succeeds, the postmaster exits, the
+// timeout passes or ctx is cancelled.
+func (c *cluster) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		conn, err := pgx.Connect(cctx, c.dsn())
+		cancel()
+		if err == nil {
+			conn.Close(ctx)
+			return nil
+		}
+		select {
+		case <-c.done:
+			return fmt.Errorf("postgres exited while starting")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("postgres not ready after %s: %v", readyTimeout, err)
+		}
+	}
+}
+
+// stop shuts the postmaster down (fast shutdown: SIGINT), killing its group
+// if it takes too long. Safe to call when not running.
+func (c *cluster) stop() {
+	if c.cmd == nil {
+		return
+	}
+	stopChild(c.cmd.Process.Pid, syscall.SIGINT, 20*time.Second, c.done)
+	c.cmd = nil
+}
+
+func (c *cluster) running() bool {
+	if c.cmd == nil {
+		return false
+	}
+	select {
+	case <-c.done:
+		return false
+	default:
+		return true
+	}
+}
+
+func (c *cluster) pid() int {
+	if c.cmd == nil {
+		return 0
+	}
+	return c.cmd.Process.Pid
+}
+
+// dsn has no password: authentication is trust on loopback.
+func (c *cluster) dsn() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port)
+}
+
+// copyDir copies a stopped data dir, keeping owners and modes (cp -a).
+func copyDir(ctx context.Context, from, to string) error {
+	if err := os.RemoveAll(to); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	out, err := exec.CommandContext(ctx, "cp", "-a", from, to).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("cp -a %s: %v: %s", from, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+func (c *cluster) snapshotDir(name string) string {
+	return filepath.Join(c.root, "snapshots", name)
+}

@@ -1,0 +1,106 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarktest"
+	"go.starlark.net/syntax"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// One cluster serves the whole test binary. It is created by a first
+// session (the "setup" run, which also creates a table) and stopped, then
+// started again by a second session over the same cache dir and cell key:
+// that second start is the resource-reuse check (reuseRows).
+var (
+	shared    *pgHandle
+	sharedDir string
+	reuseRows int64 = -1
+)
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("BACKEND_ORPHAN_HELPER"); dir != "" {
+		orphanHelper(dir) // never returns
+	}
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "bbpg-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	sharedDir = dir
+	if err := firstRun(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "first run:", err)
+		return 1
+	}
+	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
+	defer s.Close()
+	th := s.NewThread(&runtime.Cell{Name: "setup", Key: "0123456789abcdef0123"})
+	g, err := starlark.ExecFileOptions(testOpts, th, "setup.star", `
+pg = backend.postgres(settings = {"shared_buffers": "32MB"})
+n = pg.query("SELECT count(*) AS n FROM reuse_t")[0]["n"]
+`, runtime.Predeclared())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "second run:", err)
+		return 1
+	}
+	shared = g["pg"].(*pgHandle)
+	reuseRows, _ = g["n"].(starlark.Int).Int64()
+	return m.Run()
+}
+
+// firstRun is an earlier "benchbook run": it creates the cluster and a table,
+// then ends (stopping the server).
+func firstRun(dir string) error {
+	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
+	defer s.Close()
+	th := s.NewThread(&runtime.Cell{Name: "setup", Key: "0123456789abcdef0123"})
+	_, err := starlark.ExecFileOptions(testOpts, th, "setup.star", `
+pg = backend.postgres(settings = {"shared_buffers": "32MB"})
+pg.exec("CREATE TABLE reuse_t (id int); INSERT INTO reuse_t SELECT generate_series(1, 42)")
+`, runtime.Predeclared())
+	return err
+}
+
+var testOpts = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true}
+
+// run executes Starlark src with pg and assert predeclared, in a new cell of
+// the shared session's cache dir.
+func run(t *testing.T, src string) (starlark.StringDict, error) {
+	t.Helper()
+	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: sharedDir, CacheDir: sharedDir}
+	t.Cleanup(s.Close)
+	th := s.NewThread(&runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")})
+	starlarktest.SetReporter(th, t)
+	pre := runtime.Predeclared()
+	assert, err := starlarktest.LoadAssertModule()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre["assert"] = assert["assert"]
+	pre["pg"] = shared
+	return starlark.ExecFileOptions(testOpts, th, t.Name()+".star", src, pre)
+}
+
+func mustRun(t *testing.T, src string) starlark.StringDict {
+	t.Helper()
+	g, err := run(t, src)
+	if err != nil {
+		if ee, ok := err.(*starlark.EvalError); ok {
+			t.Fatal(ee.Backtrace())
+		}
+		t.Fatal(err)
+	}
+	return g
+}

@@ -1,0 +1,526 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// pgHandle is the value of backend.postgres(...): a cluster of benchbook's
+// own (c != nil) or an existing server reached by DSN.
+type pgHandle struct {
+	mu      sync.Mutex
+	c       *cluster // nil when attached to an existing server
+	connDSN string   // what we connect with; may hold a password, never shown
+	pool    *pgxpool.Pool
+	version string
+}
+
+var (
+	_ starlark.HasAttrs = (*pgHandle)(nil)
+
+	// running holds the clusters this process started, by resource dir, so
+	// that re-running the creating cell (a REPL) reuses or replaces them
+	// instead of colliding with its own postmaster.
+	runningMu sync.Mutex
+	running   = map[string]*pgHandle{}
+)
+
+func (h *pgHandle) String() string {
+	return fmt.Sprintf("<postgres %s %s>", h.version, h.dsnString())
+}
+func (h *pgHandle) Type() string          { return "postgres" }
+func (h *pgHandle) Freeze()               {}
+func (h *pgHandle) Truth() starlark.Bool  { return true }
+func (h *pgHandle) Hash() (uint32, error) { return 0, errors.New("unhashable type: postgres") }
+
+// dsnString is the DSN as shown and handed to workloads: no password.
+func (h *pgHandle) dsnString() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.c != nil {
+		return h.c.dsn()
+	}
+	return redact(h.connDSN)
+}
+
+var pgMethods = map[string]func(*pgHandle, *starlark.Thread, string, starlark.Tuple, []starlark.Tuple) (starlark.Value, error){
+	"exec":     (*pgHandle).exec,
+	"query":    (*pgHandle).query,
+	"explain":  (*pgHandle).explain,
+	"restart":  (*pgHandle).restart,
+	"settings": (*pgHandle).settingsMethod,
+	"snapshot": (*pgHandle).snapshot,
+	"restore":  (*pgHandle).restore,
+	"stats":    (*pgHandle).stats,
+	"logs":     (*pgHandle).logs,
+	"stop":     (*pgHandle).stopMethod,
+}
+
+func (h *pgHandle) Attr(name string) (starlark.Value, error) {
+	switch name {
+	case "dsn":
+		return starlark.String(h.dsnString()), nil
+	case "version":
+		return starlark.String(h.version), nil
+	case "pid":
+		if pid := h.postmasterPID(); pid > 0 {
+			return starlark.MakeInt(pid), nil
+		}
+		return starlark.None, nil
+	}
+	m, ok := pgMethods[name]
+	if !ok {
+		return nil, nil
+	}
+	full := "postgres." + name
+	return starlark.NewBuiltin(full, func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		v, err := m(h, th, full, args, kwargs)
+		if err != nil {
+			return nil, errors.New(redact(err.Error()))
+		}
+		return v, nil
+	}), nil
+}
+
+func (h *pgHandle) AttrNames() []string {
+	names := []string{"dsn", "version", "pid"}
+	for k := range pgMethods {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (h *pgHandle) postmasterPID() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.c != nil && h.c.running() {
+		return h.c.pid()
+	}
+	return 0
+}
+
+// postgresBuiltin is backend.postgres(settings={}, dsn=None).
+func postgresBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var settings *starlark.Dict
+	var dsn string
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "settings?", &settings, "dsn?", &dsn); err != nil {
+		return nil, err
+	}
+	set, err := settingsDict(settings)
+	if err != nil {
+		return nil, fmt.Errorf("%s: settings: %w", b.Name(), err)
+	}
+	var h *pgHandle
+	if dsn != "" {
+		h, err = attach(runtime.Context(th), dsn)
+	} else {
+		h, err = ownCluster(th, set)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s", b.Name(), redact(err.Error()))
+	}
+	return h, nil
+}
+
+// attach connects to an existing server. Lifecycle methods are refused.
+func attach(ctx context.Context, dsn string) (*pgHandle, error) {
+	h := &pgHandle{connDSN: dsn}
+	if err := h.connect(ctx); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// ownCluster finds or creates the cell's cluster and starts it.
+func ownCluster(th *starlark.Thread, set map[string]string) (*pgHandle, error) {
+	root, err := runtime.ResourceDir(th, "postgres")
+	if err != nil {
+		return nil, err
+	}
+	if h := reuse(root, set); h != nil {
+		h.addInput(th)
+		return h, nil
+	}
+	as, err := unprivileged()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := lookBin("postgres"); err != nil {
+		return nil, err
+	}
+	c := &cluster{root: root, as: as, settings: set}
+	ctx := runtime.Context(th)
+	created, err := c.ensure(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		fmt.Fprintf(runtime.Stderr(th), "backend.postgres: new cluster in %s\n", root)
+	}
+	if err := c.start(ctx); err != nil {
+		return nil, err
+	}
+	h := &pgHandle{c: c}
+	if err := h.connect(ctx); err != nil {
+		c.stop()
+		return nil, err
+	}
+	runningMu.Lock()
+	running[root] = h
+	runningMu.Unlock()
+	runtime.AtExit(th, h.shutdown)
+	h.addInput(th)
+	return h, nil
+}
+
+// reuse returns the running handle of root when its settings are the same;
+// a running cluster with other settings is stopped.
+func reuse(root string, set map[string]string) *pgHandle {
+	runningMu.Lock()
+	old := running[root]
+	delete(running, root)
+	runningMu.Unlock()
+	if old == nil {
+		return nil
+	}
+	old.mu.Lock()
+	same := old.c != nil && old.c.running() && equalSettings(old.c.settings, set)
+	old.mu.Unlock()
+	if same {
+		runningMu.Lock()
+		running[root] = old
+		runningMu.Unlock()
+		return old
+	}
+	old.shutdown()
+	return nil
+}
+
+func equalSettings(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// shutdown closes the pool and stops the cluster (the AtExit hook).
+func (h *pgHandle) shutdown() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pool != nil {
+		h.pool.Close()
+		h.pool = nil
+	}
+	if h.c != nil {
+		h.c.stop()
+		runningMu.Lock()
+		if running[h.c.root] == h {
+			delete(running, h.c.root)
+		}
+		runningMu.Unlock()
+	}
+}
+
+// connect opens the pool, reads the version and enables pg_stat_statements.
+func (h *pgHandle) connect(ctx context.Context) error {
+	dsn := h.connDSN
+	if h.c != nil {
+		dsn = h.c.dsn()
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return fmt.Errorf("dsn: %s", redact(err.Error()))
+	}
+	cfg.MaxConns = 4
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if err := pool.QueryRow(ctx, "SHOW server_version").Scan(&h.version); err != nil {
+		pool.Close()
+		return fmt.Errorf("connect: %w", err)
+	}
+	if _, err := pool.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil && h.c != nil {
+		pool.Close()
+		return fmt.Errorf("pg_stat_statements: %w", err)
+	}
+	h.pool = pool
+	return nil
+}
+
+// addInput records that the calling cell used this cluster's data, so its
+// cache entry goes stale when the data dir is recreated.
+func (h *pgHandle) addInput(th *starlark.Thread) {
+	if h.c == nil {
+		return
+	}
+	gen, _ := readGeneration(h.c.root)
+	runtime.AddInput(th, runtime.Input{Kind: "resource", Name: h.c.root, Hash: gen})
+}
+
+// db returns the pool, or an error when the cluster is stopped.
+func (h *pgHandle) db(th *starlark.Thread) (*pgxpool.Pool, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pool == nil {
+		return nil, errors.New("the server is stopped")
+	}
+	h.addInputLocked(th)
+	return h.pool, nil
+}
+
+func (h *pgHandle) addInputLocked(th *starlark.Thread) {
+	if h.c != nil {
+		gen, _ := readGeneration(h.c.root)
+		runtime.AddInput(th, runtime.Input{Kind: "resource", Name: h.c.root, Hash: gen})
+	}
+}
+
+// own returns the cluster, or an error for an attached server.
+func (h *pgHandle) own(name string) (*cluster, error) {
+	if h.c == nil {
+		return nil, fmt.Errorf("%s: not available on a server attached by dsn", name)
+	}
+	return h.c, nil
+}
+
+func (h *pgHandle) exec(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var sql string
+	if err := starlark.UnpackPositionalArgs(name, args, kwargs, 1, &sql); err != nil {
+		return nil, err
+	}
+	db, err := h.db(th)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	tag, err := db.Exec(runtime.Context(th), sql)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return starlark.MakeInt64(tag.RowsAffected()), nil
+}
+
+func (h *pgHandle) query(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if len(kwargs) > 0 {
+		return nil, fmt.Errorf("%s: unexpected keyword argument %s", name, kwargs[0][0])
+	}
+	if len(args) < 1 {
+		return nil, fmt.Errorf("%s: missing argument sql", name)
+	}
+	sql, ok := starlark.AsString(args[0])
+	if !ok {
+		return nil, fmt.Errorf("%s: sql must be a string, got %s", name, args[0].Type())
+	}
+	params := make([]any, len(args)-1)
+	for i, a := range args[1:] {
+		v, err := toGo(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: argument %d: %w", name, i+1, err)
+		}
+		params[i] = v
+	}
+	db, err := h.db(th)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	cols, rows, err := queryRows(runtime.Context(th), db, sql, params...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return makeTable(cols, rows), nil
+}
+
+// queryRows reads a whole result as Starlark values.
+func queryRows(ctx context.Context, db *pgxpool.Pool, sql string, params ...any) ([]string, [][]starlark.Value, error) {
+	rs, err := db.Query(ctx, sql, params...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rs.Close()
+	var cols []string
+	for _, f := range rs.FieldDescriptions() {
+		cols = append(cols, f.Name)
+	}
+	var rows [][]starlark.Value
+	for rs.Next() {
+		vals, err := rs.Values()
+		if err != nil {
+			return nil, nil, err
+		}
+		row := make([]starlark.Value, len(vals))
+		for i, v := range vals {
+			row[i] = toStarlark(v)
+		}
+		rows = append(rows, row)
+	}
+	return cols, rows, rs.Err()
+}
+
+func (h *pgHandle) settingsMethod(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackPositionalArgs(name, args, kwargs, 0); err != nil {
+		return nil, err
+	}
+	db, err := h.db(th)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	rs, err := db.Query(runtime.Context(th), "SHOW ALL")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	defer rs.Close()
+	d := starlark.NewDict(400)
+	for rs.Next() {
+		var k, v, desc string
+		if err := rs.Scan(&k, &v, &desc); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		_ = d.SetKey(starlark.String(k), starlark.String(v))
+	}
+	return d, rs.Err()
+}
+
+func (h *pgHandle) logs(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	tail := 50
+	if err := starlark.UnpackArgs(name, args, kwargs, "tail?", &tail); err != nil {
+		return nil, err
+	}
+	c, err := h.own(name)
+	if err != nil {
+		return nil, err
+	}
+	return starlark.String(strings.Join(tailFile(c.logPath(), tail), "\n")), nil
+}
+
+func (h *pgHandle) stopMethod(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackPositionalArgs(name, args, kwargs, 0); err != nil {
+		return nil, err
+	}
+	h.shutdown()
+	return starlark.None, nil
+}
+
+// withStopped stops the server, runs fn (on the stopped data dir), and starts
+// it again, reconnecting the pool.
+func (h *pgHandle) withStopped(th *starlark.Thread, fn func(c *cluster) error) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	c := h.c
+	if h.pool != nil {
+		h.pool.Close()
+		h.pool = nil
+	}
+	c.stop()
+	ferr := fn(c)
+	ctx := runtime.Context(th)
+	if err := c.start(ctx); err != nil {
+		return errors.Join(ferr, err)
+	}
+	if err := h.connect(ctx); err != nil {
+		return errors.Join(ferr, err)
+	}
+	h.addInputLocked(th)
+	return ferr
+}
+
+func (h *pgHandle) restart(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var settings *starlark.Dict
+	if err := starlark.UnpackArgs(name, args, kwargs, "settings?", &settings); err != nil {
+		return nil, err
+	}
+	set, err := settingsDict(settings)
+	if err != nil {
+		return nil, fmt.Errorf("%s: settings: %w", name, err)
+	}
+	c, err := h.own(name)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	previous := c.settings
+	h.mu.Unlock()
+	err = h.withStopped(th, func(c *cluster) error {
+		merged := map[string]string{}
+		for k, v := range c.settings {
+			merged[k] = v
+		}
+		for k, v := range set {
+			merged[k] = v
+		}
+		c.settings = merged
+		return nil
+	})
+	if err != nil {
+		// Leave the cluster as it was rather than down.
+		if rerr := h.withStopped(th, func(c *cluster) error { c.settings = previous; return nil }); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("restarting with the previous settings: %w", rerr))
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return starlark.None, nil
+}
+
+func (h *pgHandle) snapshot(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return h.copyAction(th, name, args, kwargs, func(c *cluster, snap string) error {
+		return copyDir(runtime.Context(th), c.dataDir(), c.snapshotDir(snap))
+	})
+}
+
+func (h *pgHandle) restore(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	return h.copyAction(th, name, args, kwargs, func(c *cluster, snap string) error {
+		return copyDir(runtime.Context(th), c.snapshotDir(snap), c.dataDir())
+	})
+}
+
+// copyAction is snapshot and restore: a copy of a stopped data dir, which
+// keeps every database, statistic and setting exactly as it was.
+func (h *pgHandle) copyAction(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple, copyFn func(*cluster, string) error) (starlark.Value, error) {
+	var snap string
+	if err := starlark.UnpackPositionalArgs(name, args, kwargs, 1, &snap); err != nil {
+		return nil, err
+	}
+	if snap == "" || strings.ContainsAny(snap, "/\\") || strings.HasPrefix(snap, ".") {
+		return nil, fmt.Errorf("%s: name must be a plain word, got %q", name, snap)
+	}
+	c, err := h.own(name)
+	if err != nil {
+		return nil, err
+	}
+	if strings.HasSuffix(name, "restore") {
+		if _, err := os.Stat(c.snapshotDir(snap)); err != nil {
+			return nil, fmt.Errorf("%s: no snapshot %q", name, snap)
+		}
+	}
+	if err := h.withStopped(th, func(c *cluster) error { return copyFn(c, snap) }); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return starlark.None, nil
+}
+
+// conn takes one connection from the pool for a sequence of monitor queries.
+func (h *pgHandle) conn(ctx context.Context) (*pgx.Conn, error) {
+	h.mu.Lock()
+	dsn := h.connDSN
+	if h.c != nil {
+		dsn = h.c.dsn()
+	}
+	h.mu.Unlock()
+	return pgx.Connect(ctx, dsn)
+}

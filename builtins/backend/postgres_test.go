@@ -1,0 +1,204 @@
+package backend
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.starlark.net/starlark"
+)
+
+func TestResourceReuse(t *testing.T) {
+	if reuseRows != 42 {
+		t.Fatalf("second run found %d rows of the first run's table, want 42", reuseRows)
+	}
+	gen, err := readGeneration(shared.c.root)
+	if err != nil || len(gen) != 24 {
+		t.Fatalf("generation %q, %v", gen, err)
+	}
+	if g, _ := readGeneration(t.TempDir()); g != "" {
+		t.Fatalf("missing generation file reads %q, want \"\" (stale)", g)
+	}
+}
+
+func TestStartAndSettings(t *testing.T) {
+	mustRun(t, `
+assert.true(pg.version.startswith("1"))
+assert.true(pg.pid > 0)
+assert.true(pg.dsn.startswith("postgres://postgres@127.0.0.1:"))
+s = pg.settings()
+assert.eq(s["shared_buffers"], "32MB")
+assert.eq(s["pg_stat_statements.track_planning"], "on")
+assert.eq(s["fsync"], "on")
+assert.eq(pg.exec("SELECT 1"), 1)
+rows = pg.query("SELECT $1::int + 1 AS x, $2::text AS y", 41, "hi")
+assert.eq(rows[0]["x"], 42)
+assert.eq(rows[0]["y"], "hi")
+plan = pg.explain("SELECT count(*) FROM reuse_t")
+assert.true("Aggregate" in plan.text)
+assert.true(plan.execution_ms >= 0)
+assert.true(plan.shared_hit + plan.shared_read >= 1)
+assert.true("database system is ready" in pg.logs(tail = 200))
+`)
+}
+
+func TestRestartWithNewSettings(t *testing.T) {
+	before := shared.postmasterPID()
+	mustRun(t, `
+pg.restart(settings = {"work_mem": "7MB"})
+s = pg.settings()
+assert.eq(s["work_mem"], "7MB")
+assert.eq(s["shared_buffers"], "32MB")
+`)
+	if after := shared.postmasterPID(); after == before || after == 0 {
+		t.Fatalf("postmaster pid %d -> %d: not restarted", before, after)
+	}
+}
+
+func TestBadSetting(t *testing.T) {
+	start := time.Now()
+	_, err := run(t, `pg.restart(settings = {"shared_buffers": "lots"})`)
+	if err == nil {
+		t.Fatal("restart with shared_buffers=lots succeeded")
+	}
+	if !strings.Contains(err.Error(), `invalid value for parameter "shared_buffers": "lots"`) {
+		t.Fatalf("error lacks PostgreSQL's message: %v", err)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Fatalf("took %s", time.Since(start))
+	}
+	mustRun(t, `assert.eq(pg.settings()["shared_buffers"], "32MB")`) // back up, as before
+}
+
+func TestSnapshotRestore(t *testing.T) {
+	mustRun(t, `
+pg.exec("CREATE TABLE snap_t (id int primary key, v text)")
+pg.exec("INSERT INTO snap_t SELECT i, md5(i::text) FROM generate_series(1, 5000) i")
+q = "SELECT count(*) AS n, md5(string_agg(id::text || v, ',' ORDER BY id)) AS sum FROM snap_t"
+before = pg.query(q)[0]
+pg.snapshot("base")
+pg.exec("DELETE FROM snap_t WHERE id % 3 = 0; UPDATE snap_t SET v = 'x' WHERE id < 10")
+changed = pg.query(q)[0]
+assert.ne(changed["n"], before["n"])
+pg.restore("base")
+after = pg.query(q)[0]
+assert.eq(after["n"], 5000)
+assert.eq(after["sum"], before["sum"])
+assert.fails(lambda: pg.restore("nope"), "no snapshot")
+`)
+}
+
+func TestStatsDeltas(t *testing.T) {
+	g := mustRun(t, `
+pg.exec("CREATE TABLE stats_t (id int, v text)")
+a = pg.stats()
+N = 57
+for i in range(N):
+    pg.exec("INSERT INTO stats_t VALUES (%d, 'row')" % i)
+b = pg.stats()
+d = b - a
+ins = [r for r in d.statements if r["query"].startswith("INSERT INTO stats_t")]
+assert.eq(len(ins), 1)
+assert.eq(ins[0]["calls"], N)
+assert.eq(ins[0]["rows"], N)
+assert.true(ins[0]["wal_bytes"] > 0)
+assert.true(d.wal_bytes > 0)
+assert.true(d.calls >= N)
+assert.true(d.delta)
+assert.true(d.database["tup_inserted"] >= 0)  # flushed lazily by PostgreSQL (up to seconds)
+assert.true(d.cpu_us_backends > 0)
+assert.fails(lambda: d - a, "subtract snapshots")
+`)
+	if _, ok := g["d"].(*statsValue); !ok {
+		t.Fatalf("d is %T", g["d"])
+	}
+}
+
+// TestObservePerRequest drives a known workload from a connection of its
+// own (as workload.sql would) and checks the per-request figures.
+func TestObservePerRequest(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := pgx.ParseConfig(shared.dsnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DefaultQueryExecMode = pgx.QueryExecModeSimpleProtocol
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE obs_t (id int, v text)"); err != nil {
+		t.Fatal(err)
+	}
+	stop, err := shared.StartObserving(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 300
+	deadline := time.Now().Add(500 * time.Millisecond)
+	for i := 0; i < n || time.Now().Before(deadline); i++ {
+		if i >= n {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		if _, err := conn.Exec(ctx, "INSERT INTO obs_t VALUES ($1, 'some text')", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := stop(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("figures: %v", f)
+	within := func(k string, lo, hi float64) {
+		if v, ok := f[k]; !ok || v < lo || v > hi {
+			t.Errorf("%s = %v (present %v), want within [%v, %v]", k, v, ok, lo, hi)
+		}
+	}
+	within("statements_per_req", 1, 1)
+	within("db_cpu_us_per_req", 1, 50_000)
+	within("db_cpu_us_bg_per_req", 0, 50_000)
+	within("buffers_per_req", 1, 100)
+	within("wal_bytes_per_req", 50, 10_000)
+	within("plan_exec_ms_per_req", 0.0001, 50)
+	within("wait_samples", 2, 100)
+	within("walwrite_waiters_max", 0, 1)
+}
+
+func TestAttachRedactsPassword(t *testing.T) {
+	dsn := strings.Replace(shared.dsnString(), "postgres@", "postgres:s3cret@", 1)
+	g := mustRun(t, `
+other = backend.postgres(dsn = "`+dsn+`")
+assert.eq(other.query("SELECT 1 AS one")[0]["one"], 1)
+assert.true("s3cret" not in other.dsn)
+assert.true("s3cret" not in str(other))
+assert.fails(lambda: other.snapshot("x"), "attached by dsn")
+`)
+	if s := g["other"].(starlark.Value).String(); strings.Contains(s, "s3cret") {
+		t.Fatal(s)
+	}
+	_, err := run(t, `backend.postgres(dsn = "postgres://u:s3cret@127.0.0.1:1/db?connect_timeout=2")`)
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("error %v", err)
+	}
+	for in, want := range map[string]string{
+		"postgres://u:pw@h/db":            "postgres://u@h/db",
+		"host=h password=pw user=u":       "host=h password=REDACTED user=u",
+		"host=h password='p w' user=u":    "host=h password=REDACTED user=u",
+		"postgres://h/db?password=pw&x=1": "postgres://h/db?password=REDACTED",
+	} {
+		if got := redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestMissingBinaryMessage(t *testing.T) {
+	_, err := lookBin("no-such-pg-program")
+	if err == nil || !strings.Contains(err.Error(), "apt-get install postgresql") {
+		t.Fatalf("error %v", err)
+	}
+}

@@ -1,0 +1,399 @@
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// procSpec is everything needed to (re)start a target process.
+type procSpec struct {
+	argv         []string
+	env          []string
+	dir          string
+	ready        string
+	readyTimeout time.Duration
+}
+
+// procHandle is the value of backend.process(...).
+type procHandle struct {
+	spec procSpec
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+	log  *logRing
+}
+
+var _ starlark.HasAttrs = (*procHandle)(nil)
+
+// processBuiltin is backend.process(cmd, env={}, cwd=None, ready=None, ready_timeout="30s").
+func processBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var cmd starlark.Value
+	var env *starlark.Dict
+	var cwd, ready string
+	var timeout starlark.Value = starlark.String("30s")
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "cmd", &cmd, "env?", &env, "cwd?", &cwd,
+		"ready?", &ready, "ready_timeout?", &timeout); err != nil {
+		return nil, err
+	}
+	spec, err := makeSpec(th, cmd, env, cwd, ready, timeout)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	p := &procHandle{spec: spec}
+	if err := p.start(runtime.Context(th)); err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	runtime.AtExit(th, func() { p.stop(5 * time.Second) })
+	return p, nil
+}
+
+func makeSpec(th *starlark.Thread, cmd starlark.Value, env *starlark.Dict, cwd, ready string, timeout starlark.Value) (procSpec, error) {
+	var s procSpec
+	var err error
+	if s.argv, err = argv(cmd); err != nil {
+		return s, err
+	}
+	if s.readyTimeout, err = duration(timeout); err != nil {
+		return s, fmt.Errorf("ready_timeout: %w", err)
+	}
+	if ready != "" && !strings.HasPrefix(ready, "http://") && !strings.HasPrefix(ready, "https://") &&
+		!strings.HasPrefix(ready, "tcp:") && !strings.HasPrefix(ready, "log:") {
+		return s, fmt.Errorf(`ready must be "http://...", "tcp:PORT" or "log:REGEX", got %q`, ready)
+	}
+	if rest, ok := strings.CutPrefix(ready, "log:"); ok {
+		if _, err := regexp.Compile(rest); err != nil {
+			return s, fmt.Errorf("ready: %w", err)
+		}
+	}
+	s.ready = ready
+	if cwd != "" {
+		s.dir = runtime.Path(th, cwd)
+	}
+	s.env = os.Environ()
+	if env != nil {
+		for _, kv := range env.Items() {
+			k, ok1 := starlark.AsString(kv[0])
+			v, ok2 := starlark.AsString(kv[1])
+			if !ok1 || !ok2 {
+				return s, fmt.Errorf("env: names and values must be strings, got %s=%s", kv[0].Type(), kv[1].Type())
+			}
+			s.env = append(s.env, k+"="+v)
+		}
+	}
+	return s, nil
+}
+
+// argv accepts a string (split at spaces), a binary from build(), or a list
+// of strings and binaries.
+func argv(cmd starlark.Value) ([]string, error) {
+	switch c := cmd.(type) {
+	case starlark.String:
+		if f := strings.Fields(string(c)); len(f) > 0 {
+			return f, nil
+		}
+		return nil, errors.New("cmd: empty")
+	case *binaryValue:
+		return []string{c.b.Path}, nil
+	case starlark.Indexable:
+		var out []string
+		for i := 0; i < c.Len(); i++ {
+			switch e := c.Index(i).(type) {
+			case starlark.String:
+				out = append(out, string(e))
+			case *binaryValue:
+				out = append(out, e.b.Path)
+			default:
+				return nil, fmt.Errorf("cmd: element %d must be a string or binary, got %s", i, e.Type())
+			}
+		}
+		if len(out) == 0 {
+			return nil, errors.New("cmd: empty")
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("cmd must be a string, a binary or a list, got %s", cmd.Type())
+}
+
+// duration reads "30s" or a number of seconds.
+func duration(v starlark.Value) (time.Duration, error) {
+	switch v := v.(type) {
+	case starlark.String:
+		return time.ParseDuration(string(v))
+	case starlark.Int:
+		n, _ := v.Int64()
+		return time.Duration(n) * time.Second, nil
+	case starlark.Float:
+		return time.Duration(float64(v) * float64(time.Second)), nil
+	}
+	return 0, fmt.Errorf("want a duration like \"30s\", got %s", v.Type())
+}
+
+// start runs the process and waits until it is ready.
+func (p *procHandle) start(ctx context.Context) error {
+	cmd := exec.Command(p.spec.argv[0], p.spec.argv[1:]...)
+	cmd.Env, cmd.Dir = p.spec.env, p.spec.dir
+	log := newLogRing(2000)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = childAttr(nil)
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", p.spec.argv[0], err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	p.mu.Lock()
+	p.cmd, p.done, p.log = cmd, done, log
+	p.mu.Unlock()
+	if err := p.waitReady(ctx, cmd, done, log); err != nil {
+		stopChild(cmd.Process.Pid, syscall.SIGTERM, time.Second, done)
+		return fmt.Errorf("%s: %w\nlast lines of its output:\n%s", p.spec.argv[0], err, indent(log.tail(20)))
+	}
+	return nil
+}
+
+func (p *procHandle) waitReady(ctx context.Context, cmd *exec.Cmd, done <-chan struct{}, log *logRing) error {
+	if p.spec.ready == "" {
+		return nil
+	}
+	deadline := time.After(p.spec.readyTimeout)
+	check := readyCheck(p.spec.ready, log)
+	for {
+		wake := log.wait()
+		if check() {
+			return nil
+		}
+		select {
+		case <-done:
+			return fmt.Errorf("exited before it was ready (%s)", cmd.ProcessState)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline:
+			return fmt.Errorf("not ready (%s) after %s", p.spec.ready, p.spec.readyTimeout)
+		case <-wake:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// readyCheck returns a probe for a ready spec.
+func readyCheck(ready string, log *logRing) func() bool {
+	client := &http.Client{Timeout: time.Second}
+	switch {
+	case strings.HasPrefix(ready, "tcp:"):
+		addr := strings.TrimPrefix(ready, "tcp:")
+		if !strings.Contains(addr, ":") {
+			addr = "127.0.0.1:" + addr
+		}
+		return func() bool {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err == nil {
+				c.Close()
+			}
+			return err == nil
+		}
+	case strings.HasPrefix(ready, "log:"):
+		re := regexp.MustCompile(strings.TrimPrefix(ready, "log:"))
+		return func() bool {
+			for _, l := range log.tail(0) {
+				if re.MatchString(l) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return func() bool {
+		resp, err := client.Get(ready)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode < 500
+	}
+}
+
+// stop ends the process group: SIGTERM, then SIGKILL after grace.
+func (p *procHandle) stop(grace time.Duration) {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.cmd = nil
+	p.mu.Unlock()
+	if cmd != nil {
+		stopChild(cmd.Process.Pid, syscall.SIGTERM, grace, done)
+	}
+}
+
+func (p *procHandle) pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return 0
+	}
+	select {
+	case <-p.done:
+		return 0
+	default:
+		return p.cmd.Process.Pid
+	}
+}
+
+func (p *procHandle) String() string {
+	return fmt.Sprintf("<process %s pid=%d>", strings.Join(p.spec.argv, " "), p.pid())
+}
+func (p *procHandle) Type() string          { return "process" }
+func (p *procHandle) Freeze()               {}
+func (p *procHandle) Truth() starlark.Bool  { return true }
+func (p *procHandle) Hash() (uint32, error) { return 0, errors.New("unhashable type: process") }
+
+var procMethods = map[string]func(*procHandle, *starlark.Thread, string, starlark.Tuple, []starlark.Tuple) (starlark.Value, error){
+	"cpu":     (*procHandle).cpu,
+	"rss":     (*procHandle).rss,
+	"logs":    (*procHandle).logs,
+	"restart": (*procHandle).restart,
+	"stop":    (*procHandle).stopMethod,
+}
+
+func (p *procHandle) AttrNames() []string {
+	names := []string{"pid"}
+	for k := range procMethods {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func (p *procHandle) Attr(name string) (starlark.Value, error) {
+	if name == "pid" {
+		if pid := p.pid(); pid > 0 {
+			return starlark.MakeInt(pid), nil
+		}
+		return starlark.None, nil
+	}
+	m, ok := procMethods[name]
+	if !ok {
+		return nil, nil
+	}
+	full := "process." + name
+	return starlark.NewBuiltin(full, func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		return m(p, th, full, args, kwargs)
+	}), nil
+}
+
+// cpu is .cpu(): CPU seconds of the process and its descendants so far.
+func (p *procHandle) cpu(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackPositionalArgs(name, args, kwargs, 0); err != nil {
+		return nil, err
+	}
+	ns, _ := treeUsage(p.pid())
+	return starlark.Float(float64(ns) / 1e9), nil
+}
+
+// rss is .rss(): resident memory of the process tree, in kB.
+func (p *procHandle) rss(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackPositionalArgs(name, args, kwargs, 0); err != nil {
+		return nil, err
+	}
+	_, kb := treeUsage(p.pid())
+	return starlark.MakeInt64(kb), nil
+}
+
+func (p *procHandle) logs(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	tail := 50
+	if err := starlark.UnpackArgs(name, args, kwargs, "tail?", &tail); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	log := p.log
+	p.mu.Unlock()
+	return starlark.String(strings.Join(log.tail(tail), "\n")), nil
+}
+
+func (p *procHandle) restart(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	if err := starlark.UnpackPositionalArgs(name, args, kwargs, 0); err != nil {
+		return nil, err
+	}
+	p.stop(5 * time.Second)
+	if err := p.start(runtime.Context(th)); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return starlark.None, nil
+}
+
+func (p *procHandle) stopMethod(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var grace starlark.Value = starlark.String("5s")
+	if err := starlark.UnpackArgs(name, args, kwargs, "grace?", &grace); err != nil {
+		return nil, err
+	}
+	d, err := duration(grace)
+	if err != nil {
+		return nil, fmt.Errorf("%s: grace: %w", name, err)
+	}
+	p.stop(d)
+	return starlark.None, nil
+}
+
+// StartObserving begins a measurement window on the process; stop returns
+// server_cpu_us_per_req (CPU of the process tree per request, µs),
+// server_cpu_us (the window's total) and server_rss_peak_kb (the largest
+// resident size sampled every 100 ms).
+func (p *procHandle) StartObserving(ctx context.Context) (func(requests int64) (map[string]float64, error), error) {
+	pid := p.pid()
+	if pid == 0 {
+		return nil, errors.New("process: observe: not running")
+	}
+	cpu0, rss0 := treeUsage(pid)
+	peak := rss0
+	var mu sync.Mutex
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			_, kb := treeUsage(pid)
+			mu.Lock()
+			peak = max(peak, kb)
+			mu.Unlock()
+		}
+	}()
+	return func(requests int64) (map[string]float64, error) {
+		close(quit)
+		wg.Wait()
+		cpu1, rss1 := treeUsage(pid)
+		mu.Lock()
+		defer mu.Unlock()
+		out := map[string]float64{
+			"server_cpu_us":      float64(nonneg(cpu1-cpu0)) / 1e3,
+			"server_rss_peak_kb": float64(max(peak, rss1)),
+		}
+		if requests > 0 {
+			out["server_cpu_us_per_req"] = out["server_cpu_us"] / float64(requests)
+		}
+		return out, nil
+	}, nil
+}

@@ -1,0 +1,228 @@
+package backend
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// orphanHelper is the test binary re-executed as a benchbook that starts a
+// cluster and a target and then blocks until it is killed.
+func orphanHelper(dir string) {
+	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
+	th := s.NewThread(&runtime.Cell{Name: "orphan", Key: "feedfacefeedface"})
+	g, err := starlark.ExecFileOptions(testOpts, th, "orphan.star", `
+pg = backend.postgres()
+pg.exec("SELECT 1")
+target = backend.process(["sleep", "1000"])
+`, runtime.Predeclared())
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	pg := g["pg"].(*pgHandle)
+	fmt.Printf("PIDS %d %d %s\n", pg.postmasterPID(), g["target"].(*procHandle).pid(), pg.c.dataDir())
+	select {}
+}
+
+func TestOrphansDieWithBenchbook(t *testing.T) {
+	dir, err := os.MkdirTemp("", "bbpg-orphan-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BACKEND_ORPHAN_HELPER="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	var postmaster, target int
+	var dataDir string
+	if _, err := fmt.Sscanf(line, "PIDS %d %d %s", &postmaster, &target, &dataDir); err != nil {
+		t.Fatalf("helper said %q: %v", line, err)
+	}
+	children := []int{postmaster, target}
+	for _, p := range procTree(postmaster) {
+		children = append(children, p.pid)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left := alive(children, dataDir)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still running 10s after benchbook was killed: %v", left)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// alive lists the pids still running, plus any process whose command line
+// names dataDir.
+func alive(pids []int, dataDir string) []string {
+	var left []string
+	for _, pid := range pids {
+		if st, ok := readProc(pid); ok {
+			left = append(left, fmt.Sprintf("%d %q", pid, st.cmdline))
+		}
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		if st, ok := readProc(pid); ok && strings.Contains(st.cmdline, dataDir) {
+			left = append(left, fmt.Sprintf("%d %q", pid, st.cmdline))
+		}
+	}
+	return left
+}
+
+func TestProcessNeverReady(t *testing.T) {
+	start := time.Now()
+	_, err := run(t, `backend.process(["sh", "-c", "echo starting up; echo cannot bind port >&2; sleep 30"], ready = "tcp:1", ready_timeout = "1s")`)
+	if err == nil || !strings.Contains(err.Error(), "cannot bind port") || !strings.Contains(err.Error(), "not ready") {
+		t.Fatalf("error %v", err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Fatalf("took %s", time.Since(start))
+	}
+	_, err = run(t, `backend.process("sh -c exit", ready = "log:never")`)
+	if err == nil || !strings.Contains(err.Error(), "exited before it was ready") {
+		t.Fatalf("error %v", err)
+	}
+	_, err = run(t, `backend.process("true", ready = "udp:1")`)
+	if err == nil || !strings.Contains(err.Error(), "backend.process: ready must be") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestProcessLifecycle(t *testing.T) {
+	g := mustRun(t, `
+p = backend.process(["sh", "-c", "echo listening $GREETING; while :; do :; done"], env = {"GREETING": "hi"}, ready = "log:^listening hi$")
+assert.true(p.pid > 0)
+assert.true("listening hi" in p.logs())
+assert.true(p.rss() > 0)
+first = p.pid
+p.restart()
+assert.ne(p.pid, first)
+`)
+	p := g["p"].(*procHandle)
+	stop, err := p.StartObserving(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	f, err := stop(100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("figures: %v", f)
+	if f["server_cpu_us"] < 50_000 || f["server_rss_peak_kb"] <= 0 || f["server_cpu_us_per_req"] != f["server_cpu_us"]/100 {
+		t.Fatalf("a busy loop for 300 ms: %v", f)
+	}
+	if v, err := p.cpu(nil, "process.cpu", nil, nil); err != nil || float64(v.(starlark.Float)) < 0.05 {
+		t.Fatalf("cpu() = %v, %v after a busy loop", v, err)
+	}
+	pid := p.pid()
+	p.stop(time.Second)
+	time.Sleep(50 * time.Millisecond)
+	if _, ok := readProc(pid); ok {
+		t.Fatalf("pid %d still running after stop", pid)
+	}
+}
+
+func TestBuild(t *testing.T) {
+	repo := t.TempDir()
+	write := func(name, text string) {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gitc := func(args ...string) string {
+		out, err := git(context.Background(), repo, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	gitc("init", "-q")
+	write("go.mod", "module example.com/hello\n\ngo 1.22\n")
+	write("cmd/hello/main.go", "package main\n\nfunc main() { println(\"hello v1\") }\n")
+	gitc("add", ".")
+	gitc("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "v1")
+	v1 := gitc("rev-parse", "HEAD")
+	src := fmt.Sprintf(`
+b = build("./cmd/hello", rev = "HEAD", repo = %q)
+assert.eq(b.rev, %q)
+assert.eq(len(b.sha256), 64)
+assert.true(not b.dirty)
+p = backend.process(b, ready = "log:hello v1")
+`, repo, v1)
+	g := mustRun(t, src)
+	b1 := g["b"].(*binaryValue).b
+	start := time.Now()
+	g = mustRun(t, src) // the same revision: from the cache
+	if b2 := g["b"].(*binaryValue).b; b2 != b1 || time.Since(start) > 2*time.Second {
+		t.Fatalf("rebuilt the same revision: %+v vs %+v in %s", b1, b2, time.Since(start))
+	}
+	h1, _ := gitInputHash(repo + "@HEAD")
+	write("cmd/hello/main.go", "package main\n\nfunc main() { println(\"hello v2\") }\n")
+	if h, _ := gitInputHash(repo + "@"); !strings.Contains(h, "+") {
+		t.Fatalf("working tree input %q does not say dirty", h)
+	}
+	gitc("-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qam", "v2")
+	if h2, _ := gitInputHash(repo + "@HEAD"); h2 == h1 {
+		t.Fatal("a new commit left the git input unchanged")
+	}
+	g = mustRun(t, fmt.Sprintf(`
+b = build("./cmd/hello", repo = %q)
+p = backend.process(b, ready = "log:hello v2")
+`, repo))
+	if b3 := g["b"].(*binaryValue).b; b3.SHA256 == b1.SHA256 || b3.Rev == b1.Rev {
+		t.Fatalf("new revision, same binary: %+v", b3)
+	}
+	_, err := run(t, fmt.Sprintf(`build("./cmd/hello", rev = "no-such-rev", repo = %q)`, repo))
+	if err == nil || !strings.Contains(err.Error(), "build: rev \"no-such-rev\"") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestSQLite(t *testing.T) {
+	mustRun(t, `
+db = backend.sqlite(":memory:")
+db.exec("CREATE TABLE t (id INTEGER, v TEXT)")
+assert.eq(db.exec("INSERT INTO t VALUES (?, ?), (?, ?)", 1, "a", 2, "b"), 2)
+rows = db.query("SELECT id, v FROM t ORDER BY id")
+assert.eq(len(rows), 2)
+assert.eq(rows[1]["v"], "b")
+`)
+}
