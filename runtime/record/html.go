@@ -65,11 +65,11 @@ type cellView struct {
 	Code                  template.HTML // highlighted source
 	Line                  int
 	Duration, When, Host  string
-	Foreign               bool // computed on a host other than the record's
+	Load                  string // load average when the cell started
+	Foreign               bool   // computed on a host other than the record's
 	Outputs               []template.HTML
 	Warnings              []string
 	Error, Trace          string
-	Inputs                []Input
 }
 
 func buildView(r *Record) view {
@@ -115,7 +115,7 @@ func buildCell(c Cell, host, id string, ids *headingIDs) (cellView, []tocEntry) 
 	cv := cellView{
 		ID: id, Name: c.Name, Status: c.Status, Why: c.Why, Line: c.Line,
 		Code:     highlight(c.Source),
-		Warnings: c.Warnings, Error: c.Error, Trace: c.Trace, Inputs: c.Inputs,
+		Warnings: c.Warnings, Error: c.Error, Trace: c.Trace,
 		Host:    c.Host,
 		Foreign: c.Host != "" && host != "" && c.Host != host,
 	}
@@ -125,6 +125,9 @@ func buildCell(c Cell, host, id string, ids *headingIDs) (cellView, []tocEntry) 
 	if !c.ComputedAt.IsZero() {
 		cv.Duration = fmtDuration(c.Duration)
 		cv.When = fmtTime(c.ComputedAt)
+	}
+	if c.Load1 > 0 {
+		cv.Load = fmt.Sprintf("%.2f", c.Load1)
 	}
 	for _, out := range c.Outputs {
 		cv.Outputs = append(cv.Outputs, valueHTML(out))

@@ -82,6 +82,9 @@ func (m *mdWriter) cell(c Cell, host string) {
 		if c.Host != "" {
 			when += " on " + mdEscape(c.Host)
 		}
+		if c.Load1 > 0 {
+			when += fmt.Sprintf(" · load %.2f", c.Load1)
+		}
 		meta = append(meta, when)
 	}
 	if c.Host != "" && host != "" && c.Host != host {
