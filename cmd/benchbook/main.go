@@ -39,6 +39,8 @@ var commands = map[string]command{
 	"render":  {"write a notebook's record from the cache alone", cmdRender},
 	"cells":   {"list a notebook's cells with status, reads and defines", cmdCells},
 	"clean":   {"remove cache entries and resources no cell references", cmdClean},
+	"repl":    {"open a notebook interactively: evaluate, rerun cells, inspect", cmdRepl},
+	"watch":   {"rerun changed cells on every save and re-render (optionally serve) the record", cmdWatch},
 	"version": {"print the benchbook version", cmdVersion},
 }
 

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// replSyntax matches the dialect of notebook cells, so that what parses in a
+// cell parses at the prompt.
+var replSyntax = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
+
+func cmdRepl(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := newFlagSet("repl", "Opens a notebook interactively without executing anything: values come from\nthe cache or are computed on first use. Input is Starlark evaluated against\nthe notebook's globals, or a :command (:help lists them). Ctrl-C cancels\nthe running input; Ctrl-D exits.")
+	var nf notebookFlags
+	nf.register(fs)
+	path, err := parseArgs(fs, args, stderr)
+	if err != nil {
+		return err
+	}
+	// Ctrl-C cancels one input, not the session: the REPL handles SIGINT
+	// itself, so the command's context (cancelled by the first SIGINT) is
+	// only a source of values.
+	base := context.WithoutCancel(ctx)
+	e, err := openNotebook(base, path, &nf, runtime.Options{}, stderr)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	r := &repl{e: e, path: path, base: base, out: stdout, errw: stderr, params: copyParams(nf.params)}
+	return r.session()
+}
+
+// repl is one interactive session on an open notebook.
+type repl struct {
+	e      *runtime.Engine
+	path   string
+	base   context.Context // parent of every input's context
+	out    io.Writer
+	errw   io.Writer
+	in     lineReader
+	sig    *interrupts
+	params map[string]string
+	tty    bool
+	ended  atomic.Bool // SIGTERM
+}
+
+// session runs the read-eval-print loop until Ctrl-D, :quit or SIGTERM.
+func (r *repl) session() error {
+	r.e.Plan()
+	if err := r.openInput(); err != nil {
+		return err
+	}
+	defer r.in.Close()
+	r.sig = watchInterrupts(r.idleInterrupt, r.terminate)
+	defer r.sig.stop()
+	if r.tty {
+		r.banner()
+	}
+	for !r.ended.Load() {
+		src, err := r.read()
+		switch {
+		case errors.Is(err, io.EOF):
+			if r.tty {
+				fmt.Fprintln(r.out)
+			}
+			return nil
+		case errors.Is(err, errPromptInterrupt):
+			continue
+		case err != nil:
+			fmt.Fprintln(r.errw, err)
+			continue
+		}
+		if quit := r.do(src); quit {
+			return nil
+		}
+	}
+	return nil
+}
+
+// openInput picks readline on a terminal, plain lines otherwise.
+func (r *repl) openInput() error {
+	r.tty = isTerminal(os.Stdin)
+	if !r.tty {
+		r.in = newPlainReader(os.Stdin)
+		return nil
+	}
+	dir := r.e.CacheDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	comp := &completer{globals: r.e.Globals, cells: r.cellNames, values: completionValues()}
+	in, err := newTTYReader(filepath.Join(dir, "repl_history"), comp, r.out, r.errw)
+	if err != nil {
+		return err
+	}
+	r.in = in
+	return nil
+}
+
+func completionValues() starlark.StringDict {
+	vals := runtime.Predeclared()
+	for k, v := range starlark.Universe {
+		vals[k] = v
+	}
+	return vals
+}
+
+func (r *repl) banner() {
+	n := 0
+	for _, st := range r.e.States() {
+		if st.Def != nil && !st.Def.Markdown {
+			n++
+		}
+	}
+	fmt.Fprintf(r.out, "benchbook repl: %s, %d code cells. :help lists commands; Ctrl-D exits.\n", r.path, n)
+}
+
+// idleInterrupt answers a SIGINT that arrives while nothing runs.
+func (r *repl) idleInterrupt() {
+	fmt.Fprintln(r.errw, "\n(interrupt: nothing is running; Ctrl-D or :quit exits)")
+}
+
+func (r *repl) terminate() {
+	r.ended.Store(true)
+	r.in.Close()
+}
+
+// read returns one complete input: a :command, or Starlark source that
+// parses as a statement (continuing over lines while a block is open). An
+// empty line gives "".
+func (r *repl) read() (string, error) {
+	first, err := r.in.ReadLine(">>> ")
+	if errors.Is(err, errPromptInterrupt) && strings.TrimSpace(first) == "" {
+		fmt.Fprintln(r.errw, "(Ctrl-C at the prompt does not exit; use Ctrl-D or :quit)")
+	}
+	if err != nil {
+		return "", err
+	}
+	trimmed := strings.TrimSpace(first)
+	if trimmed == "" || strings.HasPrefix(trimmed, ":") {
+		return trimmed, nil
+	}
+	return r.readStatement(first)
+}
+
+// readStatement reads continuation lines until the input is a complete
+// statement, as go.starlark.net's repl does.
+func (r *repl) readStatement(first string) (string, error) {
+	lines := []string{first}
+	gaveFirst := false
+	var readErr error
+	next := func() ([]byte, error) {
+		if !gaveFirst {
+			gaveFirst = true
+			return []byte(first + "\n"), nil
+		}
+		line, err := r.in.ReadLine("... ")
+		if err != nil {
+			readErr = err
+			return nil, err
+		}
+		lines = append(lines, line)
+		return []byte(line + "\n"), nil
+	}
+	_, err := replSyntax.ParseCompoundStmt("<repl>", next)
+	switch {
+	case readErr != nil && errors.Is(readErr, io.EOF):
+		return "", io.EOF
+	case readErr != nil:
+		return "", readErr
+	case err != nil:
+		return "", err
+	}
+	return strings.Join(lines, "\n") + "\n", nil
+}

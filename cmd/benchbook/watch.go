@@ -1,0 +1,343 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// watchInterval is how often watch looks at the notebook file. Polling the
+// mtime and size (and hashing on a change) needs no file-notification
+// dependency and survives editors that save by renaming a new file.
+const watchInterval = 200 * time.Millisecond
+
+func cmdWatch(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := newFlagSet("watch", "Runs the stale cells and writes the HTML record, then on every save of the\nnotebook reruns the changed cells and their dependents and rewrites the\nrecord. With -serve, also serves the record on a loopback address and\nreloads the page in the browser when it changes. Stops on Ctrl-C.")
+	var nf notebookFlags
+	nf.register(fs)
+	out := fs.String("o", "", "record path (default: the notebook's path with .html)")
+	serve := fs.String("serve", "", "serve the record at this loopback address, e.g. 127.0.0.1:8000")
+	path, err := parseArgs(fs, args, stderr)
+	if err != nil {
+		return err
+	}
+	if *serve != "" {
+		if err := checkLoopback(*serve); err != nil {
+			return usageError{err.Error()}
+		}
+	}
+	e, err := openNotebook(ctx, path, &nf, runtime.Options{}, stderr)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	w := &watcher{e: e, path: path, dest: outputPath(path, *out, ".html"), out: stdout, errw: stderr}
+	if *serve != "" {
+		srv, err := startRecordServer(ctx, *serve)
+		if err != nil {
+			return err
+		}
+		defer srv.close()
+		w.srv = srv
+		fmt.Fprintf(stdout, "serving http://%s/\n", srv.addr)
+	}
+	return w.loop(ctx)
+}
+
+// watcher reruns a notebook when its file changes.
+type watcher struct {
+	e    *runtime.Engine
+	path string
+	dest string
+	out  io.Writer
+	errw io.Writer
+	srv  *recordServer // nil without -serve
+
+	mtime time.Time
+	size  int64
+	hash  [sha256.Size]byte
+}
+
+// loop runs once, then after every change, until ctx is done.
+func (w *watcher) loop(ctx context.Context) error {
+	if _, err := w.changed(); err != nil {
+		return err
+	}
+	w.cycle(ctx)
+	fmt.Fprintf(w.out, "watching %s (Ctrl-C stops)\n", w.path)
+	tick := time.NewTicker(watchInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		changed, err := w.changed()
+		if err != nil {
+			fmt.Fprintf(w.errw, "watch: %v\n", err)
+			continue
+		}
+		if changed && w.reload() {
+			w.cycle(ctx)
+		}
+	}
+}
+
+// changed reports whether the file's content differs from what was last
+// seen; a changed mtime with the same content (touch, a save without edits)
+// is not a change.
+func (w *watcher) changed() (bool, error) {
+	st, err := os.Stat(w.path)
+	if err != nil {
+		return false, err
+	}
+	if st.ModTime().Equal(w.mtime) && st.Size() == w.size {
+		return false, nil
+	}
+	src, err := os.ReadFile(w.path)
+	if err != nil {
+		return false, err
+	}
+	w.mtime, w.size = st.ModTime(), st.Size()
+	sum := sha256.Sum256(src)
+	if sum == w.hash {
+		return false, nil
+	}
+	w.hash = sum
+	return true, nil
+}
+
+// reload parses the edited file and swaps it in; a file that does not parse
+// (a save in the middle of an edit) is reported and the last good one kept.
+func (w *watcher) reload() bool {
+	nb, err := runtime.ParseFile(w.path)
+	if err != nil {
+		fmt.Fprintf(w.errw, "%v\n(keeping the last version that parsed)\n", err)
+		return false
+	}
+	prev := w.e.NB
+	if _, err := w.e.Reload(nb); err != nil {
+		fmt.Fprintf(w.errw, "%v\n(keeping the last version that parsed)\n", err)
+		return false
+	}
+	fmt.Fprintf(w.out, "%s %s\n", time.Now().Format("15:04:05"), describeEdit(prev, nb))
+	return true
+}
+
+// describeEdit says which cells the user edited, added or removed. The
+// engine's Reload also counts cells whose key changed only because an
+// upstream cell did; those show in the "ran:" line instead.
+func describeEdit(prev, next *runtime.Notebook) string {
+	old := map[string]string{}
+	for _, c := range prev.Cells {
+		old[c.Name] = c.Body
+	}
+	var edited, added []string
+	for _, c := range next.Cells {
+		body, ok := old[c.Name]
+		switch {
+		case !ok:
+			added = append(added, c.Name)
+		case body != c.Body:
+			edited = append(edited, c.Name)
+		}
+		delete(old, c.Name)
+	}
+	removed := make([]string, 0, len(old))
+	for name := range old {
+		removed = append(removed, name)
+	}
+	sort.Strings(removed)
+	desc := "edited: " + orNone(edited)
+	if len(added) > 0 {
+		desc += "; added: " + strings.Join(added, ", ")
+	}
+	if len(removed) > 0 {
+		desc += "; removed: " + strings.Join(removed, ", ")
+	}
+	return desc
+}
+
+// cycle runs what is stale, says which cells ran, and rewrites the record.
+func (w *watcher) cycle(ctx context.Context) {
+	w.e.SetContext(ctx)
+	w.e.Run(true)
+	var ran, failed []string
+	for _, st := range w.e.States() {
+		switch {
+		case st.Status == runtime.StatusRan:
+			ran = append(ran, st.Def.Name)
+		case st.Status == runtime.StatusError:
+			failed = append(failed, st.Def.Name)
+		case st.Status == runtime.StatusLive && st.Executed:
+			ran = append(ran, st.Def.Name)
+		}
+	}
+	line := "ran: " + orNone(ran)
+	if len(failed) > 0 {
+		line += "; failed: " + strings.Join(failed, ", ")
+	}
+	fmt.Fprintln(w.out, line)
+	w.write()
+}
+
+func (w *watcher) write() {
+	size, err := writeRecord(w.e.Record(), w.dest, "html")
+	if err != nil {
+		fmt.Fprintf(w.errw, "watch: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w.out, "wrote %s (%s)\n", w.dest, fmtBytes(size))
+	if w.srv == nil {
+		return
+	}
+	page, err := os.ReadFile(w.dest)
+	if err != nil {
+		fmt.Fprintf(w.errw, "watch: %v\n", err)
+		return
+	}
+	w.srv.publish(bytes.Clone(page))
+}
+
+// checkLoopback refuses addresses other than loopback ones: the record holds
+// host details and measured data, and the server has no authentication.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("-serve %s: %v (want host:port, e.g. 127.0.0.1:8000)", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("-serve %s: only loopback addresses are served (127.0.0.1, [::1], localhost)", addr)
+}
+
+// recordServer serves the latest record with a small script that reloads
+// the page when a newer one is published. The script is only in the served
+// copy; the file on disk stays self-contained and static.
+type recordServer struct {
+	addr string
+	srv  *http.Server
+	done chan struct{}
+
+	mu      sync.Mutex
+	page    []byte
+	version int
+	changed chan struct{} // closed and replaced at each publish
+}
+
+func startRecordServer(ctx context.Context, addr string) (*recordServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
+	s := &recordServer{addr: ln.Addr().String(), done: make(chan struct{}), changed: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.servePage)
+	mux.HandleFunc("GET /version", s.serveVersion)
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	go func() {
+		defer close(s.done)
+		s.srv.Serve(ln)
+	}()
+	return s, nil
+}
+
+func (s *recordServer) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if s.srv.Shutdown(ctx) != nil {
+		s.srv.Close()
+	}
+	<-s.done
+}
+
+// publish makes page the served record and wakes the waiting pages.
+func (s *recordServer) publish(page []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.page = page
+	s.version++
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *recordServer) current() ([]byte, int, chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.page, s.version, s.changed
+}
+
+func (s *recordServer) servePage(w http.ResponseWriter, r *http.Request) {
+	page, version, _ := s.current()
+	if page == nil {
+		http.Error(w, "the record is not written yet; reload in a moment", http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Write(withReloadScript(page, version))
+}
+
+// serveVersion answers the page's poll with the current version; given
+// ?since=N it waits (up to 25 s) for a version other than N, so a page learns
+// of a new record at once without polling often.
+func (s *recordServer) serveVersion(w http.ResponseWriter, r *http.Request) {
+	_, version, changed := s.current()
+	if since, err := strconv.Atoi(r.URL.Query().Get("since")); err == nil && since == version {
+		select {
+		case <-changed:
+		case <-time.After(25 * time.Second):
+		case <-r.Context().Done():
+			return
+		}
+		_, version, _ = s.current()
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	w.Header().Set("Cache-Control", "no-store")
+	fmt.Fprint(w, version)
+}
+
+// reloadScript polls /version and reloads the page when it differs from
+// the version the page was served at.
+const reloadScript = `(function(){var v=%d;function poll(){fetch("/version?since="+v,{cache:"no-store"}).then(function(r){return r.text()}).then(function(t){if(+t!==v){location.reload()}else{poll()}}).catch(function(){setTimeout(poll,1000)})}poll()})();`
+
+// cspNone is how the record's Content-Security-Policy starts: no scripts,
+// no fetches.
+const cspNone = "default-src 'none';"
+
+// withReloadScript returns the served copy of a record: the reload script
+// before </body>, and the record's Content-Security-Policy widened to allow
+// that one script (by its hash) and fetches from this server, nothing else.
+func withReloadScript(page []byte, version int) []byte {
+	script := fmt.Sprintf(reloadScript, version)
+	sum := sha256.Sum256([]byte(script))
+	allow := fmt.Sprintf("%s script-src 'sha256-%s'; connect-src 'self';", cspNone, base64.StdEncoding.EncodeToString(sum[:]))
+	page = bytes.Replace(page, []byte(cspNone), []byte(allow), 1)
+	tag := "<script>" + script + "</script>"
+	i := bytes.LastIndex(page, []byte("</body>"))
+	if i < 0 {
+		return append(page, tag...)
+	}
+	out := make([]byte, 0, len(page)+len(tag))
+	out = append(out, page[:i]...)
+	out = append(out, tag...)
+	return append(out, page[i:]...)
+}

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// watchNotebook: a -> b -> c is a chain, d stands alone.
+const watchNotebook = `# %% a
+a = 1
+
+# %% b
+b = a + 10
+
+# %% c
+c = b * 2
+c
+
+# %% d
+d = "independent"
+`
+
+// lines collects a stream's lines for the test to wait on.
+type lines struct {
+	t  *testing.T
+	ch chan string
+}
+
+func readLines(t *testing.T, r io.Reader) *lines {
+	l := &lines{t: t, ch: make(chan string, 100)}
+	go func() {
+		defer close(l.ch)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			l.ch <- sc.Text()
+		}
+	}()
+	return l
+}
+
+// next returns the next line starting with prefix, skipping others.
+func (l *lines) next(prefix string, timeout time.Duration) string {
+	l.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case line, ok := <-l.ch:
+			if !ok {
+				l.t.Fatalf("output ended before a line starting %q", prefix)
+			}
+			if strings.HasPrefix(line, prefix) {
+				return line
+			}
+		case <-deadline:
+			l.t.Fatalf("no line starting %q within %v", prefix, timeout)
+		}
+	}
+}
+
+// TestWatch edits the notebook under watch and checks that exactly the
+// edited cell and its dependents rerun, and that the served page learns of
+// the new record.
+func TestWatch(t *testing.T) {
+	nb := writeNotebook(t, watchNotebook)
+	cmd := exec.Command(binary, "watch", nb, "-serve", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	out, errs := readLines(t, stdout), readLines(t, stderr)
+
+	url := strings.TrimSuffix(strings.TrimPrefix(out.next("serving ", 10*time.Second), "serving "), "/")
+	if got := out.next("ran: ", 10*time.Second); got != "ran: a, b, c, d" {
+		t.Errorf("first run: %q, want every cell", got)
+	}
+	out.next("watching ", 5*time.Second)
+
+	page := get(t, url+"/")
+	if !strings.Contains(page, `fetch("/version?since=`) || !strings.Contains(page, "connect-src 'self'") {
+		t.Errorf("served page lacks the reload script or its CSP allowance")
+	}
+	onDisk, err := os.ReadFile(filepath.Join(filepath.Dir(nb), "nb.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(onDisk, []byte("/version")) {
+		t.Errorf("the record file holds the reload script; only the served copy should")
+	}
+	version := get(t, url+"/version")
+	polled := make(chan string, 1)
+	go func() { polled <- getQuiet(url + "/version?since=" + version) }()
+
+	edit(t, nb, strings.Replace(watchNotebook, "a + 10", "a + 100", 1))
+	if got := out.next("", 10*time.Second); !strings.HasSuffix(got, " edited: b") {
+		t.Errorf("after editing b: %q, want edited: b", got)
+	}
+	if got := out.next("ran: ", 10*time.Second); got != "ran: b, c" {
+		t.Errorf("after editing b: %q, want ran: b, c", got)
+	}
+	select {
+	case v := <-polled:
+		if v == version {
+			t.Errorf("version poll returned %q, the version before the edit", v)
+		}
+	case <-time.After(5 * time.Second):
+		t.Errorf("the page's version poll did not return after the record changed")
+	}
+
+	edit(t, nb, watchNotebook+"\n# %% broken\nx = (\n")
+	errs.next("(keeping the last version that parsed)", 10*time.Second)
+
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("watch ended with %v after Ctrl-C, want exit 0", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("watch still running 5s after SIGINT")
+	}
+}
+
+func TestWatchRefusesNonLoopback(t *testing.T) {
+	nb := writeNotebook(t, watchNotebook)
+	for _, addr := range []string{"0.0.0.0:0", ":8000", "192.0.2.1:80"} {
+		cmd := exec.Command(binary, "watch", nb, "-serve", addr)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), "loopback") {
+			t.Errorf("watch -serve %s: %v, %q; want exit 2 naming loopback", addr, err, stderr.String())
+		}
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"127.0.0.1:8000": true, "[::1]:8000": true, "localhost:0": true, "127.1.2.3:1": true,
+		"0.0.0.0:8000": false, ":8000": false, "example.com:80": false, "127.0.0.1": false,
+	} {
+		if err := checkLoopback(addr); (err == nil) != ok {
+			t.Errorf("checkLoopback(%q) = %v, want ok=%v", addr, err, ok)
+		}
+	}
+}
+
+func edit(t *testing.T, path, src string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s, %v", url, resp.Status, err)
+	}
+	return string(body)
+}
+
+// getQuiet is get for goroutines other than the test's.
+func getQuiet(url string) string {
+	resp, err := http.Get(url)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
+}
