@@ -46,6 +46,9 @@ func barGroups(data starlark.Value) ([]barGroup, error) {
 	var groups []barGroup
 	for i, v := range items(data) {
 		g, err := barGroupOf(v)
+		if err == nil && (math.IsNaN(g.after) || math.IsInf(g.after, 0)) {
+			err = fmt.Errorf("%s: index is %v", g.name, g.after)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("item %d: %w", i, err)
 		}
@@ -151,10 +154,10 @@ func drawBars(groups []barGroup, title string) (*Figure, error) {
 	n := len(groups)
 	width := vg.Length(math.Min(36, 0.3*340/float64(n)))
 	before, after := make(plotter.Values, n), make(plotter.Values, n)
-	top := 100.0
+	top, bottom := 100.0, 0.0
 	for i, g := range groups {
 		before[i], after[i] = g.before, g.after
-		top = math.Max(top, g.after)
+		top, bottom = math.Max(top, g.after), math.Min(bottom, g.after)
 	}
 	bb, err := plotter.NewBarChart(before, width)
 	if err != nil {
@@ -173,7 +176,7 @@ func drawBars(groups []barGroup, title string) (*Figure, error) {
 		c.p.X.Tick.Label.XAlign, c.p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	}
 	c.p.X.Min, c.p.X.Max = -0.5, float64(n)-0.5
-	c.p.Y.Min, c.p.Y.Max = 0, top*1.15
+	c.p.Y.Min, c.p.Y.Max = bottom*1.15, top*1.15
 	aLabel, bLabel := armLabels(groups)
 	c.add(aLabel, bb)
 	c.add(bLabel, ab)
