@@ -1,0 +1,121 @@
+// Command wlbench drives the side-by-side comparisons in compare.sh:
+//
+//	wlbench hello -addr 127.0.0.1:8089          a Go net/http "hello" target
+//	wlbench http -url U -clients 16 -duration 10s [-rate R]
+//	wlbench sql -dsn D -clients 16 -duration 10s [-scale 1]
+//	wlbench cpu -- CMD ARGS...                   run CMD, print its user+sys CPU
+//
+// http and sql run benchbook's workload module and print one line of
+// key=value figures; the generator's CPU is this whole process's rusage,
+// the same way compare.sh measures wrk, pgbench and vegeta.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/workload"
+	"github.com/benchbook/benchbook/runtime"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, os.Stdout, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "wlbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, stdout io.Writer, args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: wlbench hello|http|sql|cpu ...")
+	}
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:8089", "hello: listen address")
+	url := fs.String("url", "http://127.0.0.1:8089/", "http: target")
+	dsn := fs.String("dsn", "", "sql: DSN")
+	clients := fs.Int("clients", 16, "closed loop clients")
+	rate := fs.Float64("rate", 0, "open loop rate (0: closed loop)")
+	duration := fs.String("duration", "10s", "measurement duration")
+	scale := fs.Int("scale", 1, "sql: pgbench scale (100000 accounts each)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	switch args[0] {
+	case "hello":
+		return http.ListenAndServe(*addr, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			io.WriteString(w, "hello\n")
+		}))
+	case "cpu":
+		return childCPU(stdout, fs.Args())
+	case "http":
+		loop := fmt.Sprintf("clients = %d", *clients)
+		if *rate > 0 {
+			loop = fmt.Sprintf("rate = %g, max_inflight = %d", *rate, *clients)
+		}
+		return load(ctx, stdout, fmt.Sprintf(`r = workload.http(%q, %s, duration = %q, warmup = "2s")`, *url, loop, *duration), nil)
+	case "sql":
+		accounts := int64(*scale) * 100000
+		gen := goFunc{func() []any { return []any{rand.Int64N(accounts) + 1} }}
+		src := fmt.Sprintf(`r = workload.sql(%q, query = "SELECT abalance FROM pgbench_accounts WHERE aid = $1", args = gen, clients = %d, duration = %q, warmup = "2s")`, *dsn, *clients, *duration)
+		return load(ctx, stdout, src, starlark.StringDict{"gen": gen})
+	}
+	return fmt.Errorf("unknown mode %q", args[0])
+}
+
+// load runs one workload call and prints its figures.
+func load(ctx context.Context, stdout io.Writer, src string, globals starlark.StringDict) error {
+	s := &runtime.Session{Ctx: ctx, Stderr: os.Stderr, NotebookDir: ".", CacheDir: os.TempDir()}
+	defer s.Close()
+	th := s.NewThread(&runtime.Cell{Name: "bench"})
+	pre := runtime.Predeclared()
+	for k, v := range globals {
+		pre[k] = v
+	}
+	g, err := starlark.ExecFile(th, "bench.star", src, pre)
+	if err != nil {
+		return err
+	}
+	r := g["r"].(*workload.Run)
+	attr := func(name string) starlark.Value { v, _ := r.Attr(name); return v }
+	h := r.Hdr()
+	fmt.Fprintf(stdout, "tool=benchbook rps=%.0f cpu_us_per_req=%.2f p50_ms=%.3f p99_ms=%.3f errors=%s warnings=%q\n",
+		r.RPS(), float64(attr("gen_cpu_us_per_req").(starlark.Float)),
+		float64(h.ValueAtQuantile(50))/1000, float64(h.ValueAtQuantile(99))/1000, attr("errors"), r.Warnings())
+	return nil
+}
+
+func childCPU(stdout io.Writer, argv []string) error {
+	if len(argv) == 0 {
+		return fmt.Errorf("cpu: no command")
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return err
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	fmt.Fprintf(stdout, "cpu_s=%.3f\n", float64(ru.Utime.Nano()+ru.Stime.Nano())/1e9)
+	return nil
+}
+
+// goFunc hands a Go func to workload the way gocode functions do.
+type goFunc struct{ f any }
+
+func (g goFunc) Func() any             { return g.f }
+func (g goFunc) String() string        { return "gofunc" }
+func (g goFunc) Type() string          { return "gofunc" }
+func (g goFunc) Freeze()               {}
+func (g goFunc) Truth() starlark.Bool  { return true }
+func (g goFunc) Hash() (uint32, error) { return 0, nil }

@@ -1,0 +1,150 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+)
+
+const pgBin = "/usr/lib/postgresql/15/bin"
+
+// startPostgres starts a throwaway cluster owned by the postgres user,
+// listening only on a unix socket in its own directory, and returns its DSN.
+func startPostgres(t *testing.T) string {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(pgBin, "initdb")); err != nil {
+		t.Skipf("PostgreSQL binaries not found in %s: install postgresql-15 to run the sql tests", pgBin)
+	}
+	pgUser, err := user.Lookup("postgres")
+	if err != nil {
+		t.Skip("no postgres user to run the throwaway cluster as")
+	}
+	uid, _ := strconv.Atoi(pgUser.Uid)
+	gid, _ := strconv.Atoi(pgUser.Gid)
+	dir, err := os.MkdirTemp("", "workload-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	cred := &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, Pdeathsig: syscall.SIGKILL}
+	initdb := exec.Command(filepath.Join(pgBin, "initdb"), "-D", filepath.Join(dir, "data"), "-A", "trust", "-U", "postgres", "--no-sync")
+	initdb.SysProcAttr = cred
+	if out, err := initdb.CombinedOutput(); err != nil {
+		t.Fatalf("initdb: %v\n%s", err, out)
+	}
+	port := freePort(t)
+	pg := exec.Command(filepath.Join(pgBin, "postgres"), "-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(port),
+		"-k", dir, "-c", "listen_addresses=", "-c", "fsync=off", "-c", "max_connections=50")
+	pg.SysProcAttr = cred
+	if err := pg.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = pg.Process.Signal(syscall.SIGQUIT)
+		_ = pg.Wait()
+	})
+	dsn := fmt.Sprintf("host=%s port=%d user=postgres dbname=postgres", dir, port)
+	waitReady(t, dsn)
+	return dsn
+}
+
+func freePort(t *testing.T) int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func waitReady(t *testing.T, dsn string) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		conn, err := pgx.Connect(context.Background(), dsn)
+		if err == nil {
+			conn.Close(context.Background())
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("postgres not ready: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func TestSQL(t *testing.T) {
+	dsn := startPostgres(t)
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = conn.Exec(context.Background(), `CREATE TABLE kv (k int PRIMARY KEY, v int NOT NULL);
+		INSERT INTO kv SELECT g, 0 FROM generate_series(1, 1000) g`)
+	conn.Close(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	handle := starlarkstruct.FromStringDict(starlark.String("pg"), starlark.StringDict{"dsn": starlark.String(dsn)})
+	mustExec(t, `
+r = workload.sql(dsn, query = "SELECT v FROM kv WHERE k = $1", args = gen, clients = 4, duration = "1s", warmup = "200ms")
+assert.eq(r.kind, "sql")
+assert.eq(r.errors, {})
+assert.true(r.count > 50)
+assert.eq(r.by_tag["SELECT"].count, r.count)
+assert.eq(r.acquire.count, r.count)
+assert.true(r.p(99) > 0)
+w = workload.sql(pg, queries = {"read": "SELECT v FROM kv WHERE k = $1", "write": "UPDATE kv SET v = v + 1 WHERE k = $1"},
+                 args = [7], rate = 100, duration = "1s", warmup = 0)
+assert.eq(w.errors, {})
+assert.eq(sorted(w.by_tag.keys()), ["read", "write"])
+assert.true(w.count >= 95)
+e = workload.sql(dsn, query = "SELECT 1/0", clients = 1, duration = "300ms", warmup = 0)
+assert.true(e.errors["sqlstate 22012"] > 0)
+assert.eq(e.count, 0)
+assert.fails(lambda: workload.sql(dsn, query = "SELECT 1", args = "x", clients = 1, duration = "1s"), "args must be")
+`, starlark.StringDict{"dsn": starlark.String(dsn), "pg": handle,
+		"gen": goFunc{func(i int64) []any { return []any{i%1000 + 1} }}})
+	check, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer check.Close(context.Background())
+	var v int
+	if err := check.QueryRow(context.Background(), "SELECT v FROM kv WHERE k = 7").Scan(&v); err != nil || v < 95 {
+		t.Errorf("the write statement ran %d times (err %v), want >= 95", v, err)
+	}
+}
+
+func TestExec(t *testing.T) {
+	mustExec(t, `
+r = workload.exec("true", runs = 3, warmup = 1)
+assert.eq(r.kind, "exec")
+assert.eq(r.count, 3)
+assert.eq(len(r.wall_ms), 3)
+assert.eq(len(r.cpu_ms), 3)
+assert.true(all([kb > 0 for kb in r.max_rss_kb]))
+assert.true(r.p(50) > 0)
+f = workload.exec(["sh", "-c", "exit 3"], runs = 2, warmup = 0)
+assert.eq(f.errors, {"exit 3": 2})
+s = workload.exec("sleep 5", runs = 1, warmup = 0, timeout = "200ms")
+assert.eq(s.errors, {"timeout": 1})
+`, nil)
+}
