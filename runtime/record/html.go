@@ -93,10 +93,18 @@ func buildView(r *Record) view {
 			cellIDs[i] = string(ids.Generate([]byte("cell "+c.Name), ast.KindHeading))
 		}
 	}
-	for i, c := range r.Cells {
+	section := 0 // level of the last heading: code cells nest under it
+	for i, c := range withoutTitleHeading(r.Cells, r.Title) {
 		cv, heads := buildCell(c, r.Prov.Host.Name, cellIDs[i], ids)
 		v.Cells = append(v.Cells, cv)
-		v.TOC = append(v.TOC, heads...)
+		for _, h := range heads {
+			if h.Status != "" {
+				h.Level = min(section+1, 4)
+			} else {
+				section = h.Level
+			}
+			v.TOC = append(v.TOC, h)
+		}
 	}
 	return v
 }
@@ -132,7 +140,7 @@ func buildCell(c Cell, host, id string, ids *headingIDs) (cellView, []tocEntry) 
 	for _, out := range c.Outputs {
 		cv.Outputs = append(cv.Outputs, valueHTML(out))
 	}
-	return cv, []tocEntry{{Level: 4, Text: c.Name, ID: id, Status: cv.Status}}
+	return cv, []tocEntry{{Text: c.Name, ID: id, Status: cv.Status}}
 }
 
 // statusOrder is the order of the summary line.

@@ -53,7 +53,7 @@ func (m *mdWriter) record(r *Record) {
 	for _, w := range r.Warnings {
 		m.printf("> ⚠ %s\n\n", mdEscape(w))
 	}
-	for _, c := range r.Cells {
+	for _, c := range withoutTitleHeading(r.Cells, r.Title) {
 		if c.Markdown {
 			m.printf("%s\n\n", strings.TrimSpace(EscapeRawHTML(c.Source)))
 			continue

@@ -3,6 +3,7 @@ package record
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // provView is the provenance section: where, with what and from what the
@@ -59,4 +60,28 @@ func allInputs(cells []Cell) []cellInput {
 		}
 	}
 	return out
+}
+
+// withoutTitleHeading returns the cells with the notebook's title heading
+// ("# Title" opening the first Markdown cell, where the title was taken
+// from) removed, since the record's header already shows it.
+func withoutTitleHeading(cells []Cell, title string) []Cell {
+	for i, c := range cells {
+		if !c.Markdown {
+			return cells
+		}
+		trimmed := strings.TrimLeft(c.Source, "\n")
+		if strings.TrimSpace(trimmed) == "" {
+			continue
+		}
+		first, rest, _ := strings.Cut(trimmed, "\n")
+		text, ok := strings.CutPrefix(first, "# ")
+		if !ok || strings.TrimSpace(strings.TrimRight(text, "# ")) != strings.TrimSpace(title) {
+			return cells
+		}
+		out := append([]Cell(nil), cells...)
+		out[i].Source = rest
+		return out
+	}
+	return cells
 }
