@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -254,5 +255,48 @@ func TestInput(t *testing.T) {
 	sum := sha256.Sum256([]byte(counterSrc))
 	if in.Kind != "file" || in.Name != filepath.Join(dir, "gen.go") || in.Hash != hex.EncodeToString(sum[:]) {
 		t.Errorf("input %+v", in)
+	}
+}
+
+// TestCallInterrupted: a call stuck in a loop that never looks at a
+// context stops with the cell's context within a second, and the module
+// keeps working.
+func TestCallInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	writeGo(t, dir, "gen.go", `package gen
+
+func Spin() int {
+	n := 0
+	for {
+		n++
+	}
+}
+
+func Add(a, b int) int { return a + b }
+`)
+	ctx, cancel := context.WithCancel(context.Background())
+	_, th, _ := session(t, ctx, dir)
+	p, err := starlark.Call(th, Module.Members["file"], starlark.Tuple{starlark.String("gen.go")}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spin, _ := p.(*Package).Attr("spin")
+	time.AfterFunc(200*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = starlark.Call(th, spin, nil, nil)
+	if took := time.Since(start); took > 200*time.Millisecond+time.Second {
+		t.Errorf("interrupted call returned after %v", took)
+	}
+	if err == nil || !strings.Contains(err.Error(), "gen.go: in Spin: interrupted: context canceled") {
+		t.Fatalf("got %v", err)
+	}
+	// A later call (from a thread whose context is live) works.
+	_, th2, _ := session(t, context.Background(), dir)
+	add, _ := p.(*Package).Attr("add")
+	for i := 0; i < 3; i++ {
+		v, err := starlark.Call(th2, add, starlark.Tuple{starlark.MakeInt(2), starlark.MakeInt(i)}, nil)
+		if err != nil || v.String() != strconv.Itoa(2+i) {
+			t.Fatalf("after the interrupt: %v, %v", v, err)
+		}
 	}
 }

@@ -67,7 +67,7 @@ func (f *Func) CallInternal(thread *starlark.Thread, args starlark.Tuple, kwargs
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name(), err)
 	}
-	out, err := f.mod.call(f.name, f.v, in)
+	out, err := f.mod.call(runtime.Context(thread), f.name, f.v, in)
 	if err != nil {
 		return nil, err
 	}
@@ -192,14 +192,20 @@ func (f *Func) results(out []reflect.Value) (starlark.Value, error) {
 	return vals, nil
 }
 
-// call runs an interpreted function: one call at a time unless the module
-// was loaded with concurrent = True, and any panic becomes an *Error.
-func (m *Package) call(name string, fn reflect.Value, in []reflect.Value) (out []reflect.Value, err error) {
+// call runs an interpreted function for Starlark: one call at a time
+// unless the module was loaded with concurrent = True; a panic becomes an
+// *Error, and a call still running when ctx is cancelled is interrupted.
+func (m *Package) call(ctx context.Context, name string, fn reflect.Value, in []reflect.Value) (out []reflect.Value, err error) {
 	m.enter()
+	defer m.leave()
+	stop := m.watch(ctx)
 	defer func() {
-		m.leave()
+		interrupted := stop()
 		if r := recover(); r != nil {
 			out, err = nil, panicFault(m.src, name, r, m.trace.take())
+		}
+		if interrupted {
+			out, err = nil, &Error{File: m.src.name, Func: name, Msg: "interrupted: " + ctx.Err().Error()}
 		}
 	}()
 	return fn.Call(in), nil

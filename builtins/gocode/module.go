@@ -62,6 +62,8 @@ type Package struct {
 	names []string    // snake_case names, sorted, for dir()
 	mu    *sync.Mutex // serializes calls; nil when loaded with concurrent = True
 	trace *traceLog
+
+	interp *interp.Interpreter
 }
 
 var (
@@ -107,6 +109,7 @@ func compile(ctx context.Context, src *source, opts loadOptions) (*Package, erro
 		m.mu = &sync.Mutex{}
 	}
 	i := interp.New(interp.Options{Stdout: opts.stdout, Stderr: m.trace, Env: []string{}, Args: []string{src.name}})
+	m.interp = i
 	if err := i.Use(stdlib.Symbols); err != nil {
 		return nil, fmt.Errorf("gocode: standard library: %w", err)
 	}
