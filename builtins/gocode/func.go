@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strings"
 
 	"go.starlark.net/starlark"
 
@@ -18,6 +17,7 @@ type Func struct {
 	name   string // Go name
 	v      reflect.Value
 	params []string // parameter names from the source, after a context.Context
+	sig    string   // the signature as written in the source
 	hasCtx bool     // the first parameter is a context.Context
 }
 
@@ -26,8 +26,8 @@ var (
 	_           starlark.Callable = (*Func)(nil)
 )
 
-func newFunc(m *Package, name string, v reflect.Value, params []string) *Func {
-	f := &Func{mod: m, name: name, v: v, params: params}
+func newFunc(m *Package, name string, v reflect.Value, decl *funcDecl) *Func {
+	f := &Func{mod: m, name: name, v: v, params: decl.params, sig: decl.sig}
 	t := v.Type()
 	if t.NumIn() > 0 && t.In(0) == contextType {
 		f.hasCtx = true
@@ -40,16 +40,14 @@ func newFunc(m *Package, name string, v reflect.Value, params []string) *Func {
 
 // Name is "module.snake_name", as Starlark error messages show it.
 func (f *Func) Name() string          { return f.mod.Name() + "." + snake(f.name) }
-func (f *Func) String() string        { return fmt.Sprintf("<gocode.func %s %s>", f.name, f.signature()) }
+func (f *Func) String() string        { return fmt.Sprintf("<gocode.func %s%s>", f.name, f.signature()) }
 func (f *Func) Type() string          { return "gocode.func" }
 func (f *Func) Freeze()               {}
 func (f *Func) Truth() starlark.Bool  { return true }
 func (f *Func) Hash() (uint32, error) { return starlark.String(f.mod.hash + f.name).Hash() }
 
-// signature is the Go type without the leading "func".
-func (f *Func) signature() string {
-	return strings.TrimPrefix(f.v.Type().String(), "func")
-}
+// signature is the signature as the source writes it.
+func (f *Func) signature() string { return f.sig }
 
 // Input is the source file as a cache input: a cell that hands this
 // function to Go code (workload.http(request = ...)) records it so that

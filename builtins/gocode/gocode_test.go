@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"go.starlark.net/starlark"
@@ -56,5 +57,23 @@ func TestStarlark(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+func TestDisplay(t *testing.T) {
+	p, err := loadFile(t, context.Background(), "testdata", "conv.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<code>conv.go</code>", "<li><code>parse_json_key</code> <small>func ParseJSONKey(rawInput string) string</small></li>"} {
+		if !strings.Contains(p.HTML(), want) {
+			t.Errorf("HTML lacks %q:\n%s", want, p.HTML())
+		}
+	}
+	if want := "- `mid`: `func Mid(a, b Point) Point`\n"; !strings.Contains(p.Markdown(), want) {
+		t.Errorf("Markdown lacks %q:\n%s", want, p.Markdown())
+	}
+	if j := p.JSON().(map[string]any); len(j["sha256"].(string)) != 64 || j["functions"].(map[string]string)["div_mod"] != "func DivMod(a, b int) (int, int)" {
+		t.Errorf("JSON %v", j)
 	}
 }

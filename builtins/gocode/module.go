@@ -8,6 +8,7 @@ import (
 	"go/ast"
 	"go/constant"
 	"go/parser"
+	"go/printer"
 	"go/scanner"
 	"go/token"
 	"io"
@@ -60,6 +61,7 @@ type Package struct {
 	hash  string // sha256 of its contents, hex
 	attrs map[string]starlark.Value
 	names []string    // snake_case names, sorted, for dir()
+	funcs []*Func     // sorted by Go name
 	mu    *sync.Mutex // serializes calls; nil when loaded with concurrent = True
 	trace *traceLog
 
@@ -148,12 +150,13 @@ func evalFault(ctx context.Context, src *source, err error, trace string) *Error
 // under their snake_case and their Go names. Variables and types stay
 // inside: a variable's value would be a stale copy.
 func (m *Package) collect(syms map[string]reflect.Value) error {
-	funcs, consts := exportedDecls(m.src.file)
+	funcs, consts := m.src.exportedDecls()
 	for name, v := range syms {
 		var val starlark.Value
 		switch {
 		case funcs[name] != nil && v.Kind() == reflect.Func:
 			val = newFunc(m, name, v, funcs[name])
+			m.funcs = append(m.funcs, val.(*Func))
 		case consts[name]:
 			c, err := constFromGo(v)
 			if err != nil {
@@ -168,22 +171,31 @@ func (m *Package) collect(syms map[string]reflect.Value) error {
 		m.names = append(m.names, snake(name))
 	}
 	sort.Strings(m.names)
+	sort.Slice(m.funcs, func(i, j int) bool { return m.funcs[i].name < m.funcs[j].name })
 	if len(m.names) == 0 {
 		return &Error{File: m.src.name, Msg: "no exported functions", Hint: "start the names of the functions to call with a capital letter"}
 	}
 	return nil
 }
 
-// exportedDecls returns the exported top-level functions, with their
-// parameter names (so that Starlark can pass them by keyword), and the
-// exported constants.
-func exportedDecls(f *ast.File) (funcs map[string][]string, consts map[string]bool) {
-	funcs, consts = map[string][]string{}, map[string]bool{}
+// funcDecl is what the source says of a function: its parameter names (so
+// that Starlark can pass them by keyword) and its signature as written.
+type funcDecl struct {
+	params []string
+	sig    string // "(kind string, n int) (Mix, error)"
+}
+
+// exportedDecls returns the exported top-level functions and constants.
+func (src *source) exportedDecls() (funcs map[string]*funcDecl, consts map[string]bool) {
+	funcs, consts = map[string]*funcDecl{}, map[string]bool{}
+	f := src.file
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.FuncDecl:
 			if d.Recv == nil && d.Name.IsExported() {
-				funcs[d.Name.Name] = paramNames(d.Type)
+				var sig strings.Builder
+				printer.Fprint(&sig, src.fset, d.Type) //nolint:errcheck // a strings.Builder does not fail
+				funcs[d.Name.Name] = &funcDecl{params: paramNames(d.Type), sig: strings.TrimPrefix(sig.String(), "func")}
 			}
 		case *ast.GenDecl:
 			if d.Tok != token.CONST {
