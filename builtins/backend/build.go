@@ -143,6 +143,9 @@ func binDir(th *starlark.Thread, spec buildSpec, commit string) string {
 	// Binaries are shared by every cell: go up from the cell's own dir to
 	// the resources root.
 	_ = os.Remove(base) // only the path was wanted
+	if abs, err := filepath.Abs(base); err == nil {
+		base = abs
+	}
 	root := filepath.Dir(filepath.Dir(base))
 	return filepath.Join(root, "bin", hex.EncodeToString(h[:10]))
 }

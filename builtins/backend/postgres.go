@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -147,6 +148,9 @@ func attach(ctx context.Context, dsn string) (*pgHandle, error) {
 func ownCluster(th *starlark.Thread, set map[string]string) (*pgHandle, error) {
 	root, err := runtime.ResourceDir(th, "postgres")
 	if err != nil {
+		return nil, err
+	}
+	if root, err = filepath.Abs(root); err != nil { // children run in other dirs
 		return nil, err
 	}
 	if h := reuse(root, set); h != nil {
