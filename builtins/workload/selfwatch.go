@@ -56,7 +56,7 @@ func (s selfStats) cpuShare() float64 {
 	if s.measured <= 0 {
 		return 0
 	}
-	return s.cpu.Seconds() / (s.measured.Seconds() * float64(goruntime.GOMAXPROCS(0)))
+	return s.cpu.Seconds() / (s.measured.Seconds() * float64(maxProcs()))
 }
 
 // warnings say when the generator, not the target, may have set the pace.
@@ -112,10 +112,7 @@ func (r *run) startObservers(res *result) []func(int64) (map[string]float64, err
 
 // stopObservers merges the observers' figures; a later observer wins.
 func (r *run) stopObservers(stops []func(int64) (map[string]float64, error), res *result) map[string]float64 {
-	var n int64
-	for _, rec := range r.recs {
-		n += rec.done.Load()
-	}
+	n := r.successes()
 	out := map[string]float64{}
 	for _, stop := range stops {
 		figs, err := stop(n)
@@ -138,3 +135,16 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// successes counts the measured successful requests so far.
+func (r *run) successes() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n int64
+	for _, rec := range r.recs {
+		n += rec.done.Load()
+	}
+	return n
+}
+
+func maxProcs() int { return goruntime.GOMAXPROCS(0) }

@@ -1,0 +1,92 @@
+package workload
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/codec"
+)
+
+// fakeObserver reports a fixed figure and the request count it was given.
+type fakeObserver struct{ started bool }
+
+func (f *fakeObserver) String() string        { return "fake" }
+func (f *fakeObserver) Type() string          { return "fake" }
+func (f *fakeObserver) Freeze()               {}
+func (f *fakeObserver) Truth() starlark.Bool  { return true }
+func (f *fakeObserver) Hash() (uint32, error) { return 0, nil }
+func (f *fakeObserver) StartObserving(context.Context) (func(int64) (map[string]float64, error), error) {
+	f.started = true
+	return func(n int64) (map[string]float64, error) {
+		return map[string]float64{"db_cpu_us_per_req": 1.5, "seen": float64(n)}, nil
+	}, nil
+}
+
+func TestObserversBecomeAttributes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	obs := &fakeObserver{}
+	g := mustExec(t, `
+r = workload.http(url, clients = 2, duration = "500ms", warmup = "100ms", observe = [obs])
+assert.eq(r.db_cpu_us_per_req, 1.5)
+assert.true(r.seen > 0)
+`, starlark.StringDict{"url": str(srv.URL), "obs": obs})
+	data, err := codec.Encode(g["r"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := codec.Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := back.(*Run).Attr("db_cpu_us_per_req"); v != starlark.Float(1.5) {
+		t.Errorf("observer figure not stored: %v", v)
+	}
+}
+
+func TestProgressPlainLines(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	var buf bytes.Buffer
+	s := &runtime.Session{Ctx: context.Background(), Stderr: &buf, NotebookDir: t.TempDir()}
+	defer s.Close()
+	th := s.NewThread(&runtime.Cell{Name: "p"})
+	start := time.Now()
+	_, err := starlark.ExecFile(th, "p.star", `r = workload.http(url, clients = 1, duration = "2s", warmup = "300ms", label = "demo run")`,
+		starlark.StringDict{"workload": Module, "url": str(srv.URL)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	secs := int(time.Since(start).Seconds())
+	if len(lines) < 2 || len(lines) > secs+1 || strings.Contains(buf.String(), "\r") {
+		t.Fatalf("want about one plain line per second over %d s, got %q", secs, buf.String())
+	}
+	if !strings.HasPrefix(lines[len(lines)-1], "demo run") || !strings.Contains(lines[len(lines)-1], "req/s") {
+		t.Errorf("progress line: %q", lines[len(lines)-1])
+	}
+}
+
+func TestGeneratorBottleneckWarnings(t *testing.T) {
+	busy := selfStats{cpu: 2 * time.Second * time.Duration(maxProcs()), measured: 2 * time.Second, gcPause: 100 * time.Millisecond}
+	res := &result{lag: newHist(), errors: map[string]int64{}, count: 1000, late: 200, dropped: 3}
+	_ = res.lag.RecordValue(50_000)
+	w := strings.Join(busy.warnings(loadSpec{rate: 1000, maxInflight: 16}, res), "\n")
+	for _, want := range []string{"bottleneck", "GC pauses", "pacer lag", "late", "dropped"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("no %q warning in %q", want, w)
+		}
+	}
+	quiet := selfStats{cpu: 100 * time.Millisecond, measured: 2 * time.Second}
+	if w := quiet.warnings(loadSpec{clients: 4}, &result{lag: newHist()}); len(w) != 0 {
+		t.Errorf("quiet generator warned: %v", w)
+	}
+}
