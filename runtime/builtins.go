@@ -10,7 +10,10 @@ import (
 	"strconv"
 	"strings"
 
+	starlarkjson "go.starlark.net/lib/json"
+	starlarkmath "go.starlark.net/lib/math"
 	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/runtime/codec"
 )
@@ -22,7 +25,12 @@ import (
 //	                         and the file becomes an input of the cell
 //	memo(key, fn)         -> fn() computed once per cell and key, stored
 //	                         the moment it returns (checkpoints)
+//	struct(**fields)      -> a storable record of named fields
+//	json, math            -> go.starlark.net's json and math modules
 func init() {
+	Predeclare("struct", starlark.NewBuiltin("struct", starlarkstruct.Make))
+	Predeclare("json", starlarkjson.Module)
+	Predeclare("math", starlarkmath.Module)
 	Predeclare("param", starlark.NewBuiltin("param", param))
 	Predeclare("file", starlark.NewBuiltin("file", file))
 	Predeclare("memo", starlark.NewBuiltin("memo", memo))

@@ -249,6 +249,10 @@ func TestDamagedEntryIsRecomputed(t *testing.T) {
 var calls = map[string]int{}
 
 func init() {
+	Predeclare("emit", starlark.NewBuiltin("emit", func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+		Emit(th, args[0])
+		return starlark.None, nil
+	}))
 	Predeclare("tick", starlark.NewBuiltin("tick", func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
 		var name string
 		if err := starlark.UnpackArgs(b.Name(), args, kw, "name", &name); err != nil {
@@ -298,5 +302,12 @@ func TestLoopVariablesStayLocal(t *testing.T) {
 	}
 	if d := r.e.State("a").Def.Defines; strings.Join(d, ",") != "total" {
 		t.Errorf("a defines %v, want [total]", d)
+	}
+}
+
+func TestEmittedLastValueShownOnce(t *testing.T) {
+	r := runNotebook(t, t.TempDir(), "# %% a\ndef _f():\n    x = struct(k = 1)\n    emit(x)\n    return x\n_f()\n", Options{})
+	if got := r.outputs["a"]; strings.Count(got, "struct(") != 1 {
+		t.Errorf("outputs %q: the value shown and returned should appear once", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"sync"
 
@@ -208,6 +209,23 @@ func (c *Cell) emit(v starlark.Value) {
 		}
 	}
 	c.outputs = append(c.outputs, v)
+}
+
+// emitted reports whether v (the same object) is already among the
+// outputs: verdict(...) as a cell's last line both emits and returns itself.
+func (c *Cell) emitted(v starlark.Value) bool {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, out := range c.outputs {
+		if ro := reflect.ValueOf(out); ro.Kind() == reflect.Pointer && ro.Pointer() == rv.Pointer() {
+			return true
+		}
+	}
+	return false
 }
 
 // Warn attaches a non-fatal problem to the running cell; it shows in the

@@ -125,7 +125,7 @@ func (e *Engine) runFile(thread *starlark.Thread, f *syntax.File, globals starla
 	if err != nil {
 		return err
 	}
-	if v != starlark.None {
+	if v != starlark.None && !cell(thread).emitted(v) {
 		Emit(thread, v)
 	}
 	return nil
