@@ -61,6 +61,9 @@ func newComparison(in compareInput) (*Comparison, error) {
 		return nil, fmt.Errorf("compare: need at least one value per arm, got %d for %s and %d for %s",
 			len(in.a), in.aLabel, len(in.b), in.bLabel)
 	}
+	if m := mean(in.a); m == 0 || math.IsNaN(m) || math.IsInf(m, 0) {
+		return nil, fmt.Errorf("compare: the mean of %s's %s is %g: no index (before = 100) can be made from it", in.aLabel, in.metric, m)
+	}
 	c := &Comparison{
 		Metric: in.metric, Better: in.better, ALabel: in.aLabel, BLabel: in.bLabel,
 		A: in.a, B: in.b,
