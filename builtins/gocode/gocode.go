@@ -36,16 +36,23 @@
 // Starlark. The workloads accept func() string, func(int64) string and
 // func(int) string (http: a path and query, or a full URL; the int is the
 // request's sequence number) and func() []any, func(int64) []any (sql
-// arguments). Calls through Func() hold the module's mutex (see
-// Func.Func); yaegi itself is safe for concurrent calls.
+// arguments). Calls through Func() hold the module's mutex unless it was
+// loaded with concurrent = True (yaegi itself is safe for concurrent calls;
+// the mutex protects the file's own state). A panic in such a call reaches
+// the Go caller as a panic whose value is an *Error naming file:line: the
+// caller must recover it. Func.Input gives the file's cache input.
 //
-// Faults: yaegi's language stops near Go 1.22. Range over int or over a
-// function, the min, max and clear builtins and the generic packages
-// (slices, maps, cmp, iter) are reported before running, at their line,
-// with what to write instead; compile errors and panics of the interpreted
-// code become Starlark errors naming file:line. Loop variables are shared
-// between iterations as before Go 1.22: copy one (i := i) before capturing it
-// in a closure.
+// Faults: benchbook never crashes on interpreted code. yaegi's language
+// stops near Go 1.22: range over int or over a function, the min, max and
+// clear builtins and the generic packages (slices, maps, cmp, iter) are
+// reported before running, at their line, with what to write instead, and
+// so are type errors yaegi would only hit in a call. go statements are
+// refused: a panic in an interpreted goroutine cannot be recovered.
+// Compile errors and panics become Starlark errors naming file:line (for a
+// panic, the line of the statement of the function body it came through,
+// as yaegi traces it). Ctrl-C interrupts a call stuck in a loop that never
+// looks at its context. Loop variables are shared between iterations as
+// before Go 1.22: copy one (i := i) before capturing it in a closure.
 package gocode
 
 import (

@@ -32,6 +32,9 @@ func preflight(src *source) *Error {
 		switch n := n.(type) {
 		case *ast.RangeStmt:
 			found = rangeFault(src, info, n)
+		case *ast.GoStmt:
+			found = src.at(n.Go, "go statements are not allowed in gocode: a panic in an interpreted goroutine cannot be recovered and would end benchbook",
+				"let the workload's clients provide the concurrency (gocode.file(..., concurrent = True))")
 		case *ast.Ident:
 			found = builtinFault(src, info, n)
 		case *ast.SelectorExpr:
