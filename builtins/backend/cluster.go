@@ -165,6 +165,29 @@ func (c *cluster) socketDir() (string, error) {
 	return dir, chownTree(dir, c.as)
 }
 
+// pickPort keeps the cluster's previous port (in this run or, through the
+// port file, the last one) when it is still free, so the DSN stays the same
+// across restarts; otherwise it takes a new free port.
+func (c *cluster) pickPort() (int, error) {
+	file := filepath.Join(c.root, "port")
+	prev := c.port
+	if prev == 0 {
+		data, _ := os.ReadFile(file)
+		prev, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+	}
+	if prev > 0 {
+		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", prev)); err == nil {
+			l.Close()
+			return prev, nil
+		}
+	}
+	port, err := freePort()
+	if err != nil {
+		return 0, err
+	}
+	return port, os.WriteFile(file, []byte(strconv.Itoa(port)+"\n"), 0o644)
+}
+
 // freePort asks the kernel for a free loopback port.
 func freePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -182,7 +205,7 @@ func (c *cluster) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.port, err = freePort(); err != nil {
+	if c.port, err = c.pickPort(); err != nil {
 		return err
 	}
 	if c.sockDir, err = c.socketDir(); err != nil {

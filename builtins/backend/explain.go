@@ -1,15 +1,17 @@
 package backend
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/record"
 )
 
 var (
@@ -49,40 +51,107 @@ func (h *pgHandle) explain(th *starlark.Thread, name string, args starlark.Tuple
 	if err := rs.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return planValue(strings.Join(lines, "\n")), nil
+	return parsePlan(strings.Join(lines, "\n")), nil
 }
 
-// planValue parses the numbers out of EXPLAIN's text.
-func planValue(text string) starlark.Value {
-	f := func(re *regexp.Regexp) starlark.Value {
+// plan is what .explain returns.
+type plan struct {
+	Text        string   `json:"text"`
+	PlanningMS  *float64 `json:"planning_ms"`
+	ExecutionMS *float64 `json:"execution_ms"`
+	SharedHit   int64    `json:"shared_hit"`
+	SharedRead  int64    `json:"shared_read"`
+	Cost        *float64 `json:"cost"`
+	Rows        *int64   `json:"rows"`
+}
+
+func init() {
+	codec.Register("plan", func(data []byte) (starlark.Value, error) {
+		p := &planValue{}
+		if err := json.Unmarshal(data, &p.p); err != nil {
+			return nil, err
+		}
+		return p, nil
+	})
+}
+
+// parsePlan parses the numbers out of EXPLAIN's text.
+func parsePlan(text string) *planValue {
+	p := plan{Text: text}
+	f := func(re *regexp.Regexp) *float64 {
 		if m := re.FindStringSubmatch(text); m != nil {
 			v, _ := strconv.ParseFloat(m[1], 64)
-			return starlark.Float(v)
+			return &v
 		}
-		return starlark.None
+		return nil
 	}
-	fields := starlark.StringDict{
-		"text":         starlark.String(text),
-		"planning_ms":  f(planTimeRe),
-		"execution_ms": f(execTimeRe),
-		"shared_hit":   starlark.MakeInt(0),
-		"shared_read":  starlark.MakeInt(0),
-		"cost":         starlark.None,
-		"rows":         starlark.None,
-	}
+	p.PlanningMS, p.ExecutionMS = f(planTimeRe), f(execTimeRe)
 	if m := buffersRe.FindStringSubmatch(text); m != nil {
 		for _, kv := range strings.Fields(m[1]) {
 			k, v, _ := strings.Cut(kv, "=")
-			n, _ := strconv.Atoi(v)
-			if k == "hit" || k == "read" {
-				fields["shared_"+k] = starlark.MakeInt(n)
+			n, _ := strconv.ParseInt(v, 10, 64)
+			switch k {
+			case "hit":
+				p.SharedHit = n
+			case "read":
+				p.SharedRead = n
 			}
 		}
 	}
 	if m := costRe.FindStringSubmatch(text); m != nil {
 		c, _ := strconv.ParseFloat(m[1], 64)
-		r, _ := strconv.Atoi(m[2])
-		fields["cost"], fields["rows"] = starlark.Float(c), starlark.MakeInt(r)
+		r, _ := strconv.ParseInt(m[2], 10, 64)
+		p.Cost, p.Rows = &c, &r
 	}
-	return starlarkstruct.FromStringDict(starlark.String("plan"), fields)
+	return &planValue{p}
+}
+
+// planValue is the Starlark face of a plan: shown as EXPLAIN's own text.
+type planValue struct{ p plan }
+
+var (
+	_ starlark.HasAttrs = (*planValue)(nil)
+	_ codec.Marshaler   = (*planValue)(nil)
+	_ record.Markdowner = (*planValue)(nil)
+)
+
+func (v *planValue) String() string                { return v.p.Text }
+func (v *planValue) Type() string                  { return "plan" }
+func (v *planValue) Freeze()                       {}
+func (v *planValue) Truth() starlark.Bool          { return true }
+func (v *planValue) Hash() (uint32, error)         { return starlark.String(v.p.Text).Hash() }
+func (v *planValue) MarshalValue() ([]byte, error) { return json.Marshal(v.p) }
+func (v *planValue) Markdown() string              { return "```\n" + v.p.Text + "\n```\n" }
+
+func (v *planValue) AttrNames() []string {
+	return []string{"cost", "execution_ms", "planning_ms", "rows", "shared_hit", "shared_read", "text"}
+}
+
+func (v *planValue) Attr(name string) (starlark.Value, error) {
+	opt := func(f *float64) starlark.Value {
+		if f == nil {
+			return starlark.None
+		}
+		return starlark.Float(*f)
+	}
+	switch name {
+	case "text":
+		return starlark.String(v.p.Text), nil
+	case "planning_ms":
+		return opt(v.p.PlanningMS), nil
+	case "execution_ms":
+		return opt(v.p.ExecutionMS), nil
+	case "cost":
+		return opt(v.p.Cost), nil
+	case "rows":
+		if v.p.Rows == nil {
+			return starlark.None, nil
+		}
+		return starlark.MakeInt64(*v.p.Rows), nil
+	case "shared_hit":
+		return starlark.MakeInt64(v.p.SharedHit), nil
+	case "shared_read":
+		return starlark.MakeInt64(v.p.SharedRead), nil
+	}
+	return nil, nil
 }

@@ -38,6 +38,8 @@ assert.eq(rows[0]["x"], 42)
 assert.eq(rows[0]["y"], "hi")
 plan = pg.explain("SELECT count(*) FROM reuse_t")
 assert.true("Aggregate" in plan.text)
+assert.eq(str(plan), plan.text)
+assert.true(plan.cost > 0)
 assert.true(plan.execution_ms >= 0)
 assert.true(plan.shared_hit + plan.shared_read >= 1)
 assert.true("database system is ready" in pg.logs(tail = 200))
@@ -47,7 +49,9 @@ assert.true("database system is ready" in pg.logs(tail = 200))
 func TestRestartWithNewSettings(t *testing.T) {
 	before := shared.postmasterPID()
 	mustRun(t, `
+dsn = pg.dsn
 pg.restart(settings = {"work_mem": "7MB"})
+assert.eq(pg.dsn, dsn)  # the same port when it is still free
 s = pg.settings()
 assert.eq(s["work_mem"], "7MB")
 assert.eq(s["shared_buffers"], "32MB")

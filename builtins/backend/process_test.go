@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,6 +122,17 @@ func TestProcessNeverReady(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "backend.process: ready must be") {
 		t.Fatalf("error %v", err)
 	}
+}
+
+func TestProcessReadyHTTP(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	mustRun(t, `
+p = backend.process("sleep 30", ready = "`+srv.URL+`/health", ready_timeout = 5)
+assert.true(p.pid > 0)
+p.stop(grace = "100ms")
+assert.eq(p.pid, None)
+`)
 }
 
 func TestProcessLifecycle(t *testing.T) {
