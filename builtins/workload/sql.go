@@ -27,6 +27,10 @@ type sqlArgs struct {
 	args    starlark.Value
 }
 
+// maxSQLInflight caps the default open-loop pool: every in-flight slot is
+// a server connection, and PostgreSQL's default max_connections is 100.
+const maxSQLInflight = 64
+
 // statement is one SQL statement of the script a request runs.
 type statement struct {
 	tag     string
@@ -61,6 +65,9 @@ func sqlBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	spec, err := la.spec(b.Name(), th)
 	if err != nil {
 		return nil, err
+	}
+	if spec.clients == 0 && la.maxInflight == starlark.None {
+		spec.maxInflight = min(spec.maxInflight, maxSQLInflight)
 	}
 	tgt, warn, err := s.target(b.Name(), th, spec)
 	if err != nil {

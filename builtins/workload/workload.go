@@ -10,6 +10,8 @@
 //	             observe = [], label = "") -> run
 //	workload.exec(cmd, runs = 10, warmup = 1, timeout = None, label = "") -> run
 //
+// max_inflight bounds open-loop concurrency (default: 100 ms of arrivals,
+// 16..1000; for sql at most 64, as each slot is a server connection).
 // Durations are strings ("30s", "500ms") or numbers of seconds. With
 // clients the loop is closed (each client sends its next request when the
 // last one returns); with rate it is open: a pacer fixes every request's
