@@ -47,11 +47,19 @@ func preflight(src *source) *Error {
 
 // typeFault keeps the type errors that do not come from the imports left
 // out on purpose; yaegi misses some (it accepts returning an int as a
-// string) and would fail later, in a call, at run time.
+// string) and would fail later, in a call, at run time. Errors about names
+// or members that cannot be found are left to yaegi: with the imports
+// missing, a method promoted from an embedded library type (sync.Mutex's
+// Lock) looks undefined here.
 func typeFault(src *source, err error) *Error {
 	te, ok := err.(types.Error)
-	if !ok || te.Soft || strings.Contains(te.Msg, "could not import") {
+	if !ok || te.Soft {
 		return nil
+	}
+	for _, unsure := range []string{"could not import", "undefined", "no field or method", "not a type", "invalid"} {
+		if strings.Contains(te.Msg, unsure) {
+			return nil
+		}
 	}
 	p := te.Fset.Position(te.Pos)
 	return &Error{File: src.name, Line: p.Line, Col: p.Column, Msg: te.Msg}
