@@ -256,8 +256,8 @@ func (r *run) openLoop() {
 			return
 		}
 		j := job{seq: seq, due: r.start.Add(off)}
-		if !r.waitDue(tm, j.due) {
-			return
+		if !r.waitDue(tm, j.due) || time.Now().After(r.hardEnd) {
+			return // interrupted, or so far behind that nothing more can be sent in time
 		}
 		select {
 		case jobs <- j:

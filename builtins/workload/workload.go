@@ -91,6 +91,9 @@ func (a *loadArgs) spec(name string, th *starlark.Thread) (loadSpec, error) {
 	if s.window, err = durationArg(name, "window", a.window, true); err != nil {
 		return s, err
 	}
+	if s.duration/s.window > maxWindows {
+		return s, fmt.Errorf("%s: window: %s windows of %s is more than %d per run", name, s.duration, s.window, maxWindows)
+	}
 	if err := a.loopShape(name, &s); err != nil {
 		return s, err
 	}
@@ -102,6 +105,12 @@ func (a *loadArgs) spec(name string, th *starlark.Thread) (loadSpec, error) {
 	s.terminal = isTerminal(s.progress)
 	return s, nil
 }
+
+// Bounds that keep a typo from exhausting memory or the machine.
+const (
+	maxWindows = 100_000
+	maxRate    = 1_000_000
+)
 
 // loopShape sets closed loop (clients) or open loop (rate) and its bounds.
 func (a *loadArgs) loopShape(name string, s *loadSpec) error {
@@ -122,6 +131,9 @@ func (a *loadArgs) loopShape(name string, s *loadSpec) error {
 	rate, ok := starlark.AsFloat(a.rate)
 	if !ok || !(rate > 0) || math.IsInf(rate, 0) {
 		return fmt.Errorf("%s: rate must be > 0, got %s", name, a.rate)
+	}
+	if rate > maxRate {
+		return fmt.Errorf("%s: rate must be at most %d req/s, got %s", name, maxRate, a.rate)
 	}
 	if a.arrival != "constant" && a.arrival != "poisson" {
 		return fmt.Errorf("%s: arrival must be \"constant\" or \"poisson\", got %q", name, a.arrival)

@@ -139,19 +139,21 @@ assert.true(o.errors["timeout"] >= 10)
 
 func TestBadInput(t *testing.T) {
 	cases := map[string]string{
-		`workload.http("http://x/", rate = -5, duration = "1s")`:                  "workload.http: rate must be > 0, got -5",
-		`workload.http("http://x/", rate = 5, clients = 2, duration = "1s")`:      "not both",
-		`workload.http("http://x/", duration = "1s")`:                             "one of clients",
-		`workload.http("ftp//x", clients = 1, duration = "1s")`:                   "workload.http: url: malformed URL",
-		`workload.http("http://x/", clients = 1, duration = "1x")`:                "workload.http: duration: malformed duration",
-		`workload.http("http://x/", clients = 1)`:                                 "workload.http: duration is required",
-		`workload.http("http://x/", clients = 0, duration = "1s")`:                "clients must be an int > 0",
-		`workload.http("http://x/", rate = 5, duration = "1s", arrival = "x")`:    "arrival must be",
-		`workload.http("http://x/", clients = 1, duration = "1s", observe = [1])`: "cannot be observed",
-		`workload.sql(1, query = "select 1", clients = 1, duration = "1s")`:       "workload.sql: db must be",
-		`workload.sql("postgres://x/", clients = 1, duration = "1s")`:             "query",
-		`workload.exec("true", runs = 0)`:                                         "runs must be > 0",
-		`workload.exec(["/no/such/binary"])`:                                      "workload.exec: cmd",
+		`workload.http("http://x/", rate = -5, duration = "1s")`:                   "workload.http: rate must be > 0, got -5",
+		`workload.http("http://x/", rate = 5, clients = 2, duration = "1s")`:       "not both",
+		`workload.http("http://x/", duration = "1s")`:                              "one of clients",
+		`workload.http("ftp//x", clients = 1, duration = "1s")`:                    "workload.http: url: malformed URL",
+		`workload.http("http://x/", clients = 1, duration = "1x")`:                 "workload.http: duration: malformed duration",
+		`workload.http("http://x/", clients = 1)`:                                  "workload.http: duration is required",
+		`workload.http("http://x/", clients = 0, duration = "1s")`:                 "clients must be an int > 0",
+		`workload.http("http://x/", rate = 5, duration = "1s", arrival = "x")`:     "arrival must be",
+		`workload.http("http://x/", clients = 1, duration = "1s", observe = [1])`:  "cannot be observed",
+		`workload.sql(1, query = "select 1", clients = 1, duration = "1s")`:        "workload.sql: db must be",
+		`workload.sql("postgres://x/", clients = 1, duration = "1s")`:              "query",
+		`workload.http("http://x/", rate = 1e9, duration = "1s")`:                  "rate must be at most",
+		`workload.http("http://x/", clients = 1, duration = "1h", window = "1ms")`: "window:",
+		`workload.exec("true", runs = 0)`:                                          "runs must be > 0",
+		`workload.exec(["/no/such/binary"])`:                                       "workload.exec: cmd",
 	}
 	for src, want := range cases {
 		_, err := execStar(t, context.Background(), src, nil)
