@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,15 +27,42 @@ type account struct {
 }
 
 // childAttr makes a child die with benchbook and leads its own process group
-// so that stopping it reaches its children too. Note: the parent-death signal
-// is tied to the OS thread that forked; the Go runtime keeps its threads for
-// the life of the process unless a locked goroutine exits, which we never do.
+// so that stopping it reaches its children too.
 func childAttr(as *account) *syscall.SysProcAttr {
 	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if as != nil {
 		attr.Credential = &syscall.Credential{Uid: as.uid, Gid: as.gid}
 	}
 	return attr
+}
+
+// spawns carries long-lived children to the one goroutine that starts them.
+// The parent-death signal fires when the OS thread that forked the child
+// exits, not the process; Go ends a thread when a goroutine locked to it
+// returns (anywhere in benchbook, yaegi included), so every long-lived child
+// is forked from a thread that is locked for good and never exits.
+var spawns = make(chan spawnReq)
+
+type spawnReq struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func init() {
+	go func() {
+		goruntime.LockOSThread() // never unlocked: the thread lives as long as benchbook
+		for r := range spawns {
+			r.done <- r.cmd.Start()
+		}
+	}()
+}
+
+// startChild starts a long-lived child (a server, a target) from the
+// spawning thread.
+func startChild(cmd *exec.Cmd) error {
+	done := make(chan error, 1)
+	spawns <- spawnReq{cmd, done}
+	return <-done
 }
 
 // unprivileged returns the account PostgreSQL runs as: "postgres" when we are

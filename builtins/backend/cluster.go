@@ -228,7 +228,7 @@ func (c *cluster) start(ctx context.Context) error {
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = c.dataDir()
 	cmd.SysProcAttr = childAttr(c.as)
-	if err := cmd.Start(); err != nil {
+	if err := startChild(cmd); err != nil {
 		return fmt.Errorf("start postgres: %w", err)
 	}
 	c.cmd, c.done = cmd, make(chan struct{})

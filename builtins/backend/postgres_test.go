@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"go.starlark.net/starlark"
 )
 
 func TestResourceReuse(t *testing.T) {
@@ -181,10 +180,19 @@ assert.true("s3cret" not in other.dsn)
 assert.true("s3cret" not in str(other))
 assert.fails(lambda: other.snapshot("x"), "attached by dsn")
 `)
-	if s := g["other"].(starlark.Value).String(); strings.Contains(s, "s3cret") {
+	other := g["other"].(*pgHandle)
+	if s := other.String(); strings.Contains(s, "s3cret") {
 		t.Fatal(s)
 	}
-	_, err := run(t, `backend.postgres(dsn = "postgres://u:s3cret@127.0.0.1:1/db?connect_timeout=2")`)
+	conn, err := other.conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if pid := other.serverPID(context.Background(), conn); pid != shared.postmasterPID() {
+		t.Fatalf("attached server's postmaster found as %d, want %d", pid, shared.postmasterPID())
+	}
+	_, err = run(t, `backend.postgres(dsn = "postgres://u:s3cret@127.0.0.1:1/db?connect_timeout=2")`)
 	if err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("error %v", err)
 	}

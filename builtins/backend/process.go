@@ -152,7 +152,7 @@ func (p *procHandle) start(ctx context.Context) error {
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = childAttr(nil)
 	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
+	if err := startChild(cmd); err != nil {
 		return fmt.Errorf("start %s: %w", p.spec.argv[0], err)
 	}
 	done := make(chan struct{})
