@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"go.starlark.net/starlark"
@@ -23,7 +24,7 @@ const maxConvertDepth = 64
 var (
 	errorType = reflect.TypeFor[error]()
 	bytesType = reflect.TypeFor[[]byte]()
-	anyType   = reflect.TypeFor[any]()
+	timeType  = reflect.TypeFor[time.Time]()
 )
 
 // fromGo converts a Go value to Starlark.
@@ -36,8 +37,11 @@ func fromGoDepth(v reflect.Value, depth int) (starlark.Value, error) {
 	if !v.IsValid() {
 		return starlark.None, nil
 	}
-	if v.Type() == bytesType {
+	switch v.Type() {
+	case bytesType:
 		return starlark.Bytes(v.Bytes()), nil
+	case timeType: // its fields are unexported: an empty struct otherwise
+		return starlark.String(v.Interface().(time.Time).Format(time.RFC3339Nano)), nil
 	}
 	switch v.Kind() {
 	case reflect.Bool:
@@ -195,6 +199,9 @@ func toGoDepth(x starlark.Value, t reflect.Type, depth int) (reflect.Value, erro
 	case reflect.Map:
 		return mapToGo(x, t, depth)
 	case reflect.Struct:
+		if t == timeType {
+			return timeToGo(x)
+		}
 		return structToGo(x, t, depth)
 	case reflect.Pointer:
 		e, err := toGoDepth(x, t.Elem(), depth+1)
@@ -210,6 +217,19 @@ func toGoDepth(x starlark.Value, t reflect.Type, depth int) (reflect.Value, erro
 		}
 	}
 	return reflect.Value{}, fmt.Errorf("want %s, got %s", t, x.Type())
+}
+
+// timeToGo parses an RFC 3339 string, the form fromGo gives times.
+func timeToGo(x starlark.Value) (reflect.Value, error) {
+	s, ok := x.(starlark.String)
+	if !ok {
+		return reflect.Value{}, fmt.Errorf("want time.Time (an RFC 3339 string), got %s", x.Type())
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(s))
+	if err != nil {
+		return reflect.Value{}, fmt.Errorf("want time.Time: %w", err)
+	}
+	return reflect.ValueOf(t), nil
 }
 
 func intToGo(i starlark.Int, t reflect.Type) (reflect.Value, error) {

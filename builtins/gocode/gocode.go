@@ -28,8 +28,9 @@
 // strings; []byte <-> bytes; slices and arrays <-> lists (tuples accepted);
 // maps <-> dicts; structs <-> structs (starlarkstruct; a dict also works as
 // an argument), whose fields are named by their json tag or their snake_case
-// name; pointers are followed and nil is None. A parameter of type any gets
-// int, float64, string, bool, []byte, []any or map[string]any.
+// name; pointers are followed and nil is None; time.Time <-> an RFC 3339
+// string, time.Duration <-> nanoseconds. A parameter of type any gets int,
+// float64, string, bool, []byte, []any or map[string]any.
 //
 // From Go: a gocode.func value has Func() any, the Go function itself, so
 // that workload.http(..., request = gen.next) calls it per request without

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 const Answer = 42
@@ -89,3 +90,6 @@ func Deadline(ctx context.Context, label string) string {
 }
 
 func ParseJSONKey(rawInput string) string { return "k=" + rawInput }
+
+// Later is t plus d, in UTC: times travel as RFC 3339 strings.
+func Later(t time.Time, d time.Duration) time.Time { return t.Add(d).UTC() }
