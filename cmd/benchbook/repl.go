@@ -117,13 +117,7 @@ func completionValues() starlark.StringDict {
 }
 
 func (r *repl) banner() {
-	n := 0
-	for _, st := range r.e.States() {
-		if st.Def != nil && !st.Def.Markdown {
-			n++
-		}
-	}
-	fmt.Fprintf(r.out, "benchbook repl: %s, %d code cells. :help lists commands; Ctrl-D exits.\n", r.path, n)
+	fmt.Fprintf(r.out, "benchbook repl: %s, %d code cells. :help lists commands; Ctrl-D exits.\n", r.path, len(r.cellNames()))
 }
 
 // idleInterrupt answers a SIGINT that arrives while nothing runs.

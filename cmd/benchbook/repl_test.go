@@ -2,13 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -359,5 +364,81 @@ func TestCompleter(t *testing.T) {
 		if strings.Join(gotS, "|") != strings.Join(tc.want, "|") || n != tc.wantLen {
 			t.Errorf("complete %q = %q, %d; want %q, %d", tc.line, gotS, n, tc.want, tc.wantLen)
 		}
+	}
+}
+
+// TestREPLCtrlCWorkload interrupts a 10 s HTTP workload: the prompt must
+// come back within a second and the session go on.
+func TestREPLCtrlCWorkload(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(time.Millisecond)
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	nb := writeNotebook(t, `# %% load
+res = workload.http(param("url", "http://127.0.0.1:1/"), clients = 2, duration = "10s", warmup = "0s")
+res
+`)
+	term := startTerminal(t, "repl", "-p", "url="+srv.URL, nb)
+	term.expect(prompt, 10*time.Second)
+	term.send(":run load\r")
+	term.expect("run load", 10*time.Second)
+	time.Sleep(time.Second) // measuring by now
+	start := time.Now()
+	term.send("\x03")
+	got := term.expect(prompt, 5*time.Second)
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the prompt came back %v after Ctrl-C, want under 1s", took)
+	}
+	if !strings.Contains(got, "interrupted") {
+		t.Errorf("after Ctrl-C: %q, want it to say interrupted", got)
+	}
+	term.send("7*6\r")
+	term.expect("42", 5*time.Second)
+	term.expect(prompt, 5*time.Second)
+	term.send(":quit\r")
+	if code := term.wait(5 * time.Second); code != 0 {
+		t.Errorf("exit code %d after :quit, want 0", code)
+	}
+}
+
+// TestInterrupts: SIGINT cancels the running input, or calls idle when
+// nothing runs; it never ends the process.
+func TestInterrupts(t *testing.T) {
+	idle := make(chan struct{}, 1)
+	in := watchInterrupts(func() { idle <- struct{}{} }, func() {})
+	defer in.stop()
+	in.run(context.Background(), func(ctx context.Context) {
+		syscall.Kill(os.Getpid(), syscall.SIGINT)
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Second):
+			t.Error("SIGINT did not cancel the running input")
+		}
+	})
+	syscall.Kill(os.Getpid(), syscall.SIGINT)
+	select {
+	case <-idle:
+	case <-time.After(5 * time.Second):
+		t.Error("SIGINT at the prompt did not reach the idle handler")
+	}
+}
+
+func TestPlainReader(t *testing.T) {
+	r := newPlainReader(strings.NewReader("a\nb"))
+	for _, want := range []string{"a", "b"} {
+		if got, err := r.ReadLine(""); got != want || err != nil {
+			t.Fatalf("ReadLine = %q, %v; want %q", got, err, want)
+		}
+	}
+	if _, err := r.ReadLine(""); err != io.EOF {
+		t.Fatalf("at the end: %v, want EOF", err)
+	}
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	blocked := newPlainReader(pr)
+	go func() { time.Sleep(50 * time.Millisecond); blocked.Close() }()
+	if _, err := blocked.ReadLine(""); err != io.EOF {
+		t.Fatalf("after Close: %v, want EOF", err)
 	}
 }

@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -195,4 +197,48 @@ func getQuiet(url string) string {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return string(body)
+}
+
+// TestRecordServer: a page waiting on /version learns of a publish at once;
+// the served copy carries the script and a CSP that allows it by hash.
+func TestRecordServer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, err := startRecordServer(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	base := "http://" + s.addr
+	record := `<html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'"></head><body>r1</body></html>`
+	s.publish([]byte(record))
+	page := get(t, base+"/")
+	if !strings.Contains(page, "script-src 'sha256-") || !strings.Contains(page, "<script>") || !strings.HasSuffix(page, "</script></body></html>") {
+		t.Errorf("served page: %s", page)
+	}
+	var wg sync.WaitGroup
+	polled := make(chan string, 3)
+	for range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			polled <- getQuiet(base + "/version?since=1")
+		}()
+	}
+	time.Sleep(100 * time.Millisecond) // the polls are waiting
+	start := time.Now()
+	s.publish([]byte(strings.Replace(record, "r1", "r2", 1)))
+	wg.Wait()
+	close(polled)
+	for v := range polled {
+		if v != "2" {
+			t.Errorf("poll returned %q, want 2", v)
+		}
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("polls returned %v after the publish", took)
+	}
+	if !strings.Contains(get(t, base+"/"), "r2") {
+		t.Error("the page is not the published one")
+	}
 }
