@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/benchbook/benchbook/runtime/codec"
 )
 
 func TestResourceReuse(t *testing.T) {
@@ -113,9 +115,30 @@ assert.true(d.delta)
 assert.true(d.database["tup_inserted"] >= 0)  # flushed lazily by PostgreSQL (up to seconds)
 assert.true(d.cpu_us_backends > 0)
 assert.fails(lambda: d - a, "subtract snapshots")
+plan = pg.explain("SELECT count(*) FROM stats_t", analyze = False)
+assert.eq(plan.execution_ms, None)
 `)
-	if _, ok := g["d"].(*statsValue); !ok {
+	d, ok := g["d"].(*statsValue)
+	if !ok {
 		t.Fatalf("d is %T", g["d"])
+	}
+	data, err := codec.Encode(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := codec.Decode(data)
+	if err != nil || back.String() != d.String() {
+		t.Fatalf("stats round trip: %v, %v vs %v", err, back, d)
+	}
+	if h := d.HTML(); !strings.Contains(h, "INSERT INTO stats_t") || strings.Contains(h, "<pg_stats") {
+		t.Fatalf("HTML: %s", h)
+	}
+	plan, err := codec.Encode(g["plan"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := codec.Decode(plan); err != nil || p.String() != g["plan"].String() {
+		t.Fatalf("plan round trip: %v", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"sort"
 	"strings"
 	"time"
@@ -13,8 +14,10 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
+	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/record"
 )
 
 // monitorTag starts every query benchbook itself sends to observe a server,
@@ -252,6 +255,8 @@ var (
 	_ starlark.HasAttrs  = (*statsValue)(nil)
 	_ starlark.HasBinary = (*statsValue)(nil)
 	_ codec.Marshaler    = (*statsValue)(nil)
+	_ record.HTMLer      = (*statsValue)(nil)
+	_ record.Markdowner  = (*statsValue)(nil)
 )
 
 func init() {
@@ -353,8 +358,20 @@ func intDict(m map[string]int64) *starlark.Dict {
 	return d
 }
 
-// statements is a table of the statements, most time first.
-func (v *statsValue) statements() starlark.Value {
+// HTML is the summary line over the statements table.
+func (v *statsValue) HTML() string {
+	return "<p>" + html.EscapeString(v.String()) + "</p>\n" + v.table().HTML()
+}
+
+// Markdown is the summary line over the statements table.
+func (v *statsValue) Markdown() string {
+	return v.String() + "\n\n" + v.table().Markdown()
+}
+
+func (v *statsValue) statements() starlark.Value { return v.table() }
+
+// table lists the statements, most time first.
+func (v *statsValue) table() *display.Table {
 	cols := []string{"query", "calls", "rows", "plan_ms", "exec_ms", "shared_blks_hit", "shared_blks_read",
 		"shared_blks_dirtied", "shared_blks_written", "wal_bytes"}
 	var rows [][]starlark.Value
@@ -365,5 +382,5 @@ func (v *statsValue) statements() starlark.Value {
 			starlark.MakeInt64(st.SharedDirtied), starlark.MakeInt64(st.SharedWritten),
 			starlark.MakeInt64(st.WALBytes)})
 	}
-	return makeTable(cols, rows)
+	return display.NewTable(cols, rows)
 }
