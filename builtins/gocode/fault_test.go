@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,6 +99,26 @@ func TestInitCancelled(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "faults/initloop.go: package initialization interrupted: context canceled") {
 		t.Fatalf("got %v", err)
 	}
+	// The interpreted loop stopped too: no goroutine is left in yaegi.
+	deadline := time.Now().Add(time.Second)
+	for interpreterGoroutines() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := interpreterGoroutines(); n > 0 {
+		t.Errorf("%d goroutines still in yaegi", n)
+	}
+}
+
+func interpreterGoroutines() int {
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:goruntime.Stack(buf, true)])
+	n := 0
+	for _, g := range strings.Split(stacks, "\n\n") {
+		if strings.Contains(g, "traefik/yaegi") {
+			n++
+		}
+	}
+	return n
 }
 
 // TestCallContext: a function taking a context sees the cell's context
