@@ -74,7 +74,12 @@ func TestBadSetting(t *testing.T) {
 	if time.Since(start) > 30*time.Second {
 		t.Fatalf("took %s", time.Since(start))
 	}
-	mustRun(t, `assert.eq(pg.settings()["shared_buffers"], "32MB")`) // back up, as before
+	mustRun(t, `
+assert.eq(pg.settings()["shared_buffers"], "32MB")  # back up, as before
+assert.fails(lambda: pg.restart(settings = {"port": 5432}), "port is benchbook's to choose")
+assert.fails(lambda: pg.restart(settings = {"work_mem": "1MB\nfsync = off"}), "on one line")
+assert.fails(lambda: pg.restart(settings = {"work_mem": [1]}), "must be a string, number or bool")
+`)
 }
 
 func TestSnapshotRestore(t *testing.T) {

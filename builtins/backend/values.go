@@ -6,6 +6,7 @@ import (
 	"math/big"
 	"net/netip"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -118,6 +119,9 @@ func settingString(v starlark.Value) (string, error) {
 	return "", fmt.Errorf("a setting must be a string, number or bool, got %s", v.Type())
 }
 
+// reservedSettings are where the cluster listens: always benchbook's.
+var reservedSettings = map[string]bool{"port": true, "listen_addresses": true, "unix_socket_directories": true}
+
 // settingsDict reads a settings={...} argument.
 func settingsDict(d *starlark.Dict) (map[string]string, error) {
 	out := map[string]string{}
@@ -129,9 +133,15 @@ func settingsDict(d *starlark.Dict) (map[string]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("setting names must be strings, got %s", kv[0].Type())
 		}
+		if reservedSettings[k] {
+			return nil, fmt.Errorf("%s is benchbook's to choose (a private socket dir and a free loopback port)", k)
+		}
 		s, err := settingString(kv[1])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		if strings.ContainsAny(s, "\n\r\x00") {
+			return nil, fmt.Errorf("%s: a setting must be on one line, got %q", k, s)
 		}
 		out[k] = s
 	}
