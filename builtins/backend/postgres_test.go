@@ -68,6 +68,7 @@ func TestBadSetting(t *testing.T) {
 	if err == nil {
 		t.Fatal("restart with shared_buffers=lots succeeded")
 	}
+	t.Logf("bad setting error:\n%v", err)
 	if !strings.Contains(err.Error(), `invalid value for parameter "shared_buffers": "lots"`) {
 		t.Fatalf("error lacks PostgreSQL's message: %v", err)
 	}
