@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"io"
+	"math"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -41,58 +43,99 @@ func spin(t *testing.T, detached bool) int {
 	return pid
 }
 
-func sampleOver(t *testing.T, d time.Duration) (CPUSample, CPUSample) {
+// sampleUntil takes two samples at least 500 ms apart and keeps the second
+// going until pid's process tree has used a few ticks (a busy shared box may
+// give a spinning loop little CPU), for at most 5 s.
+func sampleUntil(t *testing.T, pid int) (CPUSample, CPUSample) {
 	t.Helper()
-	time.Sleep(200 * time.Millisecond) // let the loop start
 	a, err := SampleCPU()
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(d)
-	b, err := SampleCPU()
-	if err != nil {
-		t.Fatal(err)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		time.Sleep(500 * time.Millisecond)
+		b, err := SampleCPU()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if treeTicks(a, b, pid) >= 3 || time.Now().After(deadline) {
+			return a, b
+		}
 	}
-	return a, b
 }
 
-// A process we did not start is foreign until we observe it; then its CPU
-// moves from foreign to ours. Both views come from the same two samples, so
-// the other jobs on a shared box cancel out.
+// treeTicks is the CPU ticks pid and its descendants used between a and b.
+func treeTicks(a, b CPUSample, pid int) uint64 {
+	var n uint64
+	for p := range ours(b, []int{pid}) {
+		if p == os.Getpid() {
+			continue
+		}
+		if !isDescendant(b, p, pid) {
+			continue
+		}
+		if b.Procs[p].ticks > a.Procs[p].ticks {
+			n += b.Procs[p].ticks - a.Procs[p].ticks
+		}
+	}
+	return n
+}
+
+func isDescendant(s CPUSample, p, root int) bool {
+	for i := 0; i < 64 && p > 1; i++ {
+		if p == root {
+			return true
+		}
+		p = s.Procs[p].ppid
+	}
+	return p == root
+}
+
+// A process we did not start is foreign until we observe it; then exactly
+// its CPU moves from foreign to ours. Both views come from the same two
+// samples, so the other jobs on a shared box cancel out.
 func TestForeignProcess(t *testing.T) {
 	pid := spin(t, true)
-	a, b := sampleOver(t, time.Second)
-	blind, seen := Use(a, b, nil), Use(a, b, []int{pid})
-	// Thresholds are low: the box is shared and the loop may get little CPU.
-	if moved := seen.Ours - blind.Ours; moved < 0.03 {
-		t.Errorf("observing the spinning pid moved %.2f cores to ours, want >= 0.03 (blind %+v, seen %+v)", moved, blind, seen)
-	}
-	if blind.Foreign < 0.03 {
-		t.Errorf("foreign CPU %.2f cores with a loop spinning, want >= 0.03", blind.Foreign)
+	a, b := sampleUntil(t, pid)
+	spun := treeTicks(a, b, pid)
+	if spun == 0 {
+		t.Skip("the spinning loop got no CPU in 5 s")
 	}
 	if ours(b, nil)[pid] {
 		t.Errorf("detached pid %d counted as our descendant", pid)
 	}
+	blind, seen := Use(a, b, nil), Use(a, b, []int{pid})
+	want := float64(spun) / clockTicks / blind.Seconds
+	if moved := seen.Ours - blind.Ours; math.Abs(moved-want) > 1e-9 {
+		t.Errorf("observing the pid moved %.4f cores to ours, its tree used %.4f (blind %+v, seen %+v)", moved, want, blind, seen)
+	}
+	if blind.Foreign < want*0.99 && blind.Foreign < 1.0 {
+		t.Errorf("foreign CPU %.3f cores, less than the foreign loop's %.3f", blind.Foreign, want)
+	}
 }
 
-// A child of this process is ours without being observed.
+// A child of this process, and its own children, are ours without being
+// observed.
 func TestChildIsOurs(t *testing.T) {
 	pid := spin(t, false)
-	a, b := sampleOver(t, time.Second)
-	if !ours(b, nil)[pid] {
+	a, b := sampleUntil(t, pid)
+	set := ours(b, nil)
+	if !set[pid] {
 		t.Fatalf("child %d not counted as ours", pid)
 	}
 	grandchildren := 0
 	for p, proc := range b.Procs {
-		if proc.ppid == pid && ours(b, nil)[p] {
+		if proc.ppid == pid && set[p] {
 			grandchildren++
 		}
 	}
 	if grandchildren == 0 {
 		t.Errorf("the child's own children (timeout's sh) are not counted as ours")
 	}
-	if u := Use(a, b, nil); u.Ours < 0.03 {
-		t.Errorf("ours %.2f cores with a child spinning, want >= 0.03 (%+v)", u.Ours, u)
+	u := Use(a, b, nil)
+	if got, min := u.Ours*u.Seconds*clockTicks, float64(treeTicks(a, b, pid)); got < min-1e-6 {
+		t.Errorf("ours %.1f ticks, less than the child's tree alone (%.0f)", got, min)
 	}
 }
 
