@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -30,13 +31,7 @@ func (e *Engine) execute(st *State) {
 	st.host = hostinfo.Read()
 	st.started = time.Now()
 	stop := make(chan struct{})
-	go func() {
-		select {
-		case <-e.sess.Ctx.Done():
-			thread.Cancel("interrupted")
-		case <-stop:
-		}
-	}()
+	go cancelWithGrace(e.sess.Ctx, thread, stop)
 	err = e.runCell(thread, c, globals)
 	close(stop)
 	st.duration = time.Since(st.started)
@@ -69,6 +64,27 @@ func (e *Engine) execute(st *State) {
 	}
 	e.store1(st)
 	e.computed[st.Key] = st
+}
+
+// cancelGrace is how long a builtin has, after Ctrl-C, to return what it
+// measured before the Starlark thread itself is cancelled.
+const cancelGrace = 500 * time.Millisecond
+
+// cancelWithGrace cancels thread a moment after ctx ends, unless stop
+// closes first: builtins see the context at once and return their partial
+// results, which the cell may still display; a Starlark loop that calls no
+// builtin is stopped by the thread cancellation.
+func cancelWithGrace(ctx context.Context, thread *starlark.Thread, stop <-chan struct{}) {
+	select {
+	case <-ctx.Done():
+	case <-stop:
+		return
+	}
+	select {
+	case <-time.After(cancelGrace):
+		thread.Cancel("interrupted")
+	case <-stop:
+	}
 }
 
 // cellGlobals builds the environment of a cell: the builtins and the values

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"time"
 
@@ -74,21 +75,17 @@ func (e *Engine) RunCell(name string, force bool) error {
 	e.states = map[*CellDef]*State{}
 	for _, c := range e.g.order {
 		st := e.plan(c)
-		switch {
-		case c == target && force && st.Key != "":
+		if c == target && force && st.Key != "" {
 			delete(e.computed, st.Key)
 			saved := e.opts.Rerun
 			e.opts.Rerun = []string{name}
 			st = e.plan(c)
 			e.opts.Rerun = saved
-			fallthrough
-		case (c == target || need[c]) && st.Status == StatusStale:
+		}
+		if (c == target || need[c]) && st.Status == StatusStale {
 			st.Why = firstWhy(st.Why, "needed by "+name)
 			e.executeForced(st, c == target && force)
 			e.progress(st)
-		}
-		if c == target {
-			break
 		}
 	}
 	e.saveMemory()
@@ -161,6 +158,7 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 	for k, v := range e.builtins {
 		globals[k] = v
 	}
+	fromNotebook := starlark.StringDict{}
 	for _, name := range freeNames(f) {
 		if _, ok := e.scratch[name]; ok {
 			continue
@@ -171,6 +169,7 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 				return nil, err
 			}
 			globals[name] = v
+			fromNotebook[name] = v
 		}
 	}
 	for k, v := range e.scratch {
@@ -181,18 +180,15 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 	thread := e.sess.NewThread(cell)
 	stop := make(chan struct{})
 	defer close(stop)
-	go func() {
-		select {
-		case <-e.sess.Ctx.Done():
-			thread.Cancel("interrupted")
-		case <-stop:
-		}
-	}()
+	go cancelWithGrace(e.sess.Ctx, thread, stop)
 	err = e.runFile(thread, f, globals)
+	// Keep what the input assigned; notebook values it only read are looked
+	// up afresh next time (a reload or :run may have changed them).
 	for k, v := range globals {
-		if _, builtin := e.builtins[k]; !builtin || e.builtins[k] != v {
-			e.scratch[k] = v
+		if same(v, e.builtins[k]) || same(v, fromNotebook[k]) {
+			continue
 		}
+		e.scratch[k] = v
 	}
 	_, outputs, _ := cell.snapshot()
 	return outputs, err
@@ -264,4 +260,20 @@ func (e *Engine) Reload(nb *Notebook) ([]string, error) {
 		}
 	}
 	return changed, nil
+}
+
+// same reports whether a and b are the same value object (a pointer or a
+// comparable scalar); never panics on incomparable values.
+func same(a, b starlark.Value) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	ra, rb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if ra.Type() != rb.Type() {
+		return false
+	}
+	if ra.Kind() == reflect.Pointer {
+		return ra.Pointer() == rb.Pointer()
+	}
+	return ra.Comparable() && a == b
 }

@@ -73,3 +73,26 @@ func TestReloadListsChangedCells(t *testing.T) {
 		t.Errorf("executed: a=%v b=%v c=%v, want only b", e.State("a").Executed, e.State("b").Executed, e.State("c").Executed)
 	}
 }
+
+func TestEvalSeesReloadedValues(t *testing.T) {
+	dir := t.TempDir()
+	src := "# %% a\nanswer = 42\n"
+	e := openTest(t, dir, src)
+	e.Plan()
+	if out, err := e.Eval("answer"); err != nil || out[0].String() != "42" {
+		t.Fatalf("answer = %v, %v", out, err)
+	}
+	if _, err := e.Eval("mine = answer + 1"); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "nb.star")
+	os.WriteFile(path, []byte("# %% a\nanswer = 43\n"), 0o644)
+	nb, _ := ParseFile(path)
+	if _, err := e.Reload(nb); err != nil {
+		t.Fatal(err)
+	}
+	out, err := e.Eval("(answer, mine)")
+	if err != nil || out[0].String() != "(43, 43)" {
+		t.Fatalf("after reload: %v, %v (want the new answer and the REPL's own mine)", out, err)
+	}
+}
