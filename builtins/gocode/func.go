@@ -40,14 +40,11 @@ func newFunc(m *Package, name string, v reflect.Value, decl *funcDecl) *Func {
 
 // Name is "module.snake_name", as Starlark error messages show it.
 func (f *Func) Name() string          { return f.mod.Name() + "." + snake(f.name) }
-func (f *Func) String() string        { return fmt.Sprintf("<gocode.func %s%s>", f.name, f.signature()) }
+func (f *Func) String() string        { return fmt.Sprintf("<gocode.func %s%s>", f.name, f.sig) }
 func (f *Func) Type() string          { return "gocode.func" }
 func (f *Func) Freeze()               {}
 func (f *Func) Truth() starlark.Bool  { return true }
 func (f *Func) Hash() (uint32, error) { return starlark.String(f.mod.hash + f.name).Hash() }
-
-// signature is the signature as the source writes it.
-func (f *Func) signature() string { return f.sig }
 
 // Input is the source file as a cache input: a cell that hands this
 // function to Go code (workload.http(request = ...)) records it so that

@@ -11,6 +11,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/starlarktest"
+	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/runtime"
 )
@@ -49,7 +50,7 @@ func TestStarlark(t *testing.T) {
 				env[k] = v
 			}
 			env["struct"] = starlark.NewBuiltin("struct", starlarkstruct.Make)
-			opts := starlarktestOptions()
+			opts := &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
 			if _, err := starlark.ExecFileOptions(opts, th, file, src, env); err != nil {
 				if ee, ok := err.(*starlark.EvalError); ok {
 					t.Fatal(ee.Backtrace())
