@@ -8,40 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-var (
-	cliOnce sync.Once
-	cliPath string
-	cliErr  error
-)
-
-// cliBinary builds benchbook once for the tests that need a real process
-// (signals, exit codes).
-func cliBinary(t *testing.T) string {
-	t.Helper()
-	cliOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "benchbook-cli")
-		if err != nil {
-			cliErr = err
-			return
-		}
-		cliPath = filepath.Join(dir, "benchbook")
-		out, err := exec.Command("go", "build", "-o", cliPath, ".").CombinedOutput()
-		if err != nil {
-			cliErr = err
-			cliPath = string(out)
-		}
-	})
-	if cliErr != nil {
-		t.Fatalf("build: %v\n%s", cliErr, cliPath)
-	}
-	return cliPath
-}
+// cliBinary is the benchbook binary TestMain built, for the tests that
+// need a real process (signals, exit codes).
+func cliBinary(t *testing.T) string { return binary }
 
 func writeNB(t *testing.T, src string) string {
 	t.Helper()

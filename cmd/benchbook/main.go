@@ -7,6 +7,9 @@
 //	benchbook run [flags] notebook.star      execute stale cells, write notebook.html
 //	benchbook render [flags] notebook.star   render from the cache alone
 //	benchbook cells [flags] notebook.star    list cells: status, reads, defines
+//	benchbook repl [flags] notebook.star     evaluate, rerun cells, inspect interactively
+//	benchbook watch [flags] notebook.star    rerun changed cells on save; -serve the record
+//	benchbook index DIR                      the decision table across notebooks
 //	benchbook clean [flags] notebook.star    drop cache entries no cell uses
 //	benchbook version
 //
@@ -41,6 +44,7 @@ var commands = map[string]command{
 	"clean":   {"remove cache entries and resources no cell references", cmdClean},
 	"repl":    {"open a notebook interactively: evaluate, rerun cells, inspect", cmdRepl},
 	"watch":   {"rerun changed cells on every save and re-render (optionally serve) the record", cmdWatch},
+	"index":   {"build the decision table across a directory of notebooks", cmdIndex},
 	"version": {"print the benchbook version", cmdVersion},
 }
 
@@ -55,20 +59,26 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "__demo" {
-		// The embedded demo target runs as a child process of benchbook.
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		if err := demo.Serve(ctx, os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "demo:", err)
-			os.Exit(1)
-		}
-		return
-	}
+	serveDemoChild()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
 	stop()
 	os.Exit(code)
+}
+
+// serveDemoChild serves the embedded demo target and exits when this
+// process was started as one ("benchbook __demo ..."); otherwise it returns.
+func serveDemoChild() {
+	if len(os.Args) < 2 || os.Args[1] != "__demo" {
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := demo.Serve(ctx, os.Args[2:]); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
 }
 
 // run dispatches to a subcommand and turns its error into an exit code.
