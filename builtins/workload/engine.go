@@ -86,16 +86,15 @@ type run struct {
 	clients []client
 	wg      sync.WaitGroup
 
-	lag     *hdrhistogram.Histogram // dispatcher only
-	late    int64
-	dropped int64
+	sched   *schedule // open loop
+	workers int       // open loop; guarded by mu
 }
 
 // runLoad drives tgt according to spec until the duration is over or ctx is
 // cancelled, and returns what was measured.
 func runLoad(ctx context.Context, spec loadSpec, tgt target) *result {
 	now := time.Now()
-	r := &run{spec: spec, tgt: tgt, ctx: ctx, start: now, shared: &windows{}, lag: newHist(),
+	r := &run{spec: spec, tgt: tgt, ctx: ctx, start: now, shared: &windows{},
 		measureAt: now.Add(spec.warmup), end: now.Add(spec.warmup + spec.duration)}
 	r.hardEnd = r.end.Add(spec.timeout)
 	var cancel context.CancelFunc
@@ -233,128 +232,23 @@ func (r *run) closedWorker(c client, rec *recorder) {
 	}
 }
 
-// job is one open-loop request: its number and intended start.
-type job struct {
-	seq int64
-	due time.Time
-}
-
-// openLoop paces requests and hands each to an idle worker, starting new
-// workers up to maxInflight. A request that finds every worker busy waits
-// (late) and is dropped once it is a full timeout behind its intended start.
-func (r *run) openLoop() {
-	jobs := make(chan job)
-	defer close(jobs)
-	p := newPacer(r.spec.arrival, r.spec.rate)
-	total := r.spec.warmup + r.spec.duration
-	workers := 0
-	tm := time.NewTimer(time.Hour)
-	defer tm.Stop()
-	for seq := int64(0); ; seq++ {
-		off := p.next()
-		if off >= total {
-			return
-		}
-		j := job{seq: seq, due: r.start.Add(off)}
-		if !r.waitDue(tm, j.due) || time.Now().After(r.hardEnd) {
-			return // interrupted, or so far behind that nothing more can be sent in time
-		}
-		select {
-		case jobs <- j:
-			r.noteDispatch(j)
-			continue
-		default:
-		}
-		if workers < r.spec.maxInflight {
-			workers++
-			c, rec := r.newWorker()
-			r.wg.Go(func() { r.openWorker(c, rec, jobs) })
-		}
-		if !r.handOff(tm, jobs, j) {
-			return
-		}
-	}
-}
-
-// waitDue sleeps until due; false if interrupted.
-func (r *run) waitDue(tm *time.Timer, due time.Time) bool {
-	d := time.Until(due)
-	if d <= 0 {
-		return r.ctx.Err() == nil
-	}
-	tm.Reset(d)
-	select {
-	case <-tm.C:
-		return true
-	case <-r.ctx.Done():
-		return false
-	}
-}
-
-// handOff blocks until a worker takes j or j is a timeout late (dropped).
-func (r *run) handOff(tm *time.Timer, jobs chan<- job, j job) bool {
-	giveUp := j.due.Add(r.spec.timeout)
-	if giveUp.After(r.hardEnd) {
-		giveUp = r.hardEnd
-	}
-	tm.Reset(max(time.Until(giveUp), 0))
-	select {
-	case jobs <- j:
-		tm.Stop()
-		r.noteDispatch(j)
-		return true
-	case <-tm.C:
-		if r.inMeasurement(j.due) {
-			r.dropped++
-		}
-		return true
-	case <-r.ctx.Done():
-		return false
-	}
-}
-
-func (r *run) noteDispatch(j job) {
-	if !r.inMeasurement(j.due) {
-		return
-	}
-	lag := time.Since(j.due)
-	_ = r.lag.RecordValue(min(max(int64(lag/time.Microsecond), histMin), histMax))
-	if lag > lateAfter {
-		r.late++
-	}
-}
-
-func (r *run) openWorker(c client, rec *recorder, jobs <-chan job) {
-	for j := range jobs {
-		sent := time.Now()
-		class := c.do(r.loadCtx, request{seq: j.seq, deadline: r.deadline(sent), measured: r.inMeasurement(j.due)})
-		if r.ctx.Err() != nil {
-			continue // interrupted mid-request: drain without measuring
-		}
-		if !r.inMeasurement(j.due) {
-			rec.warm.Add(1)
-			continue
-		}
-		done := time.Now()
-		rec.record(done.Sub(j.due), done.Sub(sent), class, r.windowOf(j.due))
-	}
-}
-
 // collect merges the recorders into the result.
 func (r *run) collect(res *result) *result {
-	res.hist, res.service, res.lag = newHist(), newHist(), r.lag
+	res.hist, res.service, res.lag = newHist(), newHist(), newHist()
 	res.errors = map[string]int64{}
 	res.windows = r.shared
 	for _, rec := range r.recs {
 		rec.flush()
 		res.hist.Merge(rec.hist)
 		res.service.Merge(rec.service)
+		res.lag.Merge(rec.lag)
+		res.late += rec.late
+		res.dropped += rec.dropped
 		for k, v := range rec.errors {
 			res.errors[k] += v
 		}
 	}
 	res.count = res.hist.TotalCount()
-	res.late, res.dropped = r.late, r.dropped
 	if r.ctx.Err() != nil {
 		res.interrupted = true
 	}

@@ -17,6 +17,9 @@ type recorder struct {
 	mu      sync.Mutex
 	hist    *hdrhistogram.Histogram // latency, µs, from the intended start
 	service *hdrhistogram.Histogram // service time, µs, from the actual send
+	lag     *hdrhistogram.Histogram // open loop: send time minus intended start, µs
+	late    int64                   // open loop: sent more than lateAfter behind
+	dropped int64                   // open loop: never sent, a timeout behind
 	errors  map[string]int64
 	win     int // index of cur
 	cur     *windowAcc
@@ -34,7 +37,7 @@ type windowAcc struct {
 }
 
 func newRecorder(shared *windows) *recorder {
-	return &recorder{hist: newHist(), service: newHist(), errors: map[string]int64{}, shared: shared, win: -1}
+	return &recorder{hist: newHist(), service: newHist(), lag: newWindowHist(), errors: map[string]int64{}, shared: shared, win: -1}
 }
 
 // record adds one finished request: its latency from the intended start,
@@ -69,6 +72,23 @@ func (r *recorder) switchWindow(win int) {
 		r.cur = &windowAcc{hist: newWindowHist(), errors: map[string]int64{}}
 	}
 	r.win = win
+}
+
+// dispatched notes the dispatch lag of a measured open-loop request.
+func (r *recorder) dispatched(lag time.Duration) {
+	r.mu.Lock()
+	_ = r.lag.RecordValue(min(max(int64(lag/time.Microsecond), histMin), histMax))
+	if lag > lateAfter {
+		r.late++
+	}
+	r.mu.Unlock()
+}
+
+// drop counts a measured open-loop request that could not be sent in time.
+func (r *recorder) drop() {
+	r.mu.Lock()
+	r.dropped++
+	r.mu.Unlock()
 }
 
 // flush folds what is left into the shared windows; called once at the end.

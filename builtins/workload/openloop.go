@@ -1,0 +1,149 @@
+package workload
+
+import (
+	"sync"
+	"time"
+)
+
+// The open loop. A schedule (the pacer) fixes every request's intended
+// start. Workers claim the next job from it, sleep until it is due, send it
+// and come back for the next: a free worker never waits for a dispatcher,
+// so after a stall the backlog drains as fast as the workers can go. A
+// watcher adds workers (each with its own connection, up to maxInflight)
+// whenever an unclaimed job is overdue, i.e. every worker is busy. Latency
+// is measured from the intended start, so time spent waiting for a free
+// worker counts (coordinated omission corrected, as in wrk2).
+
+// job is one open-loop request: its number and intended start.
+type job struct {
+	seq int64
+	due time.Time
+}
+
+// schedule hands out jobs in order; safe for concurrent claims.
+type schedule struct {
+	mu    sync.Mutex
+	p     pacer
+	start time.Time
+	total time.Duration
+	next  job
+	done  bool
+}
+
+func newSchedule(p pacer, start time.Time, total time.Duration) *schedule {
+	s := &schedule{p: p, start: start, total: total}
+	s.advance(0)
+	return s
+}
+
+// advance computes job seq; it is the caller's to hold mu.
+func (s *schedule) advance(seq int64) {
+	off := s.p.next()
+	s.next = job{seq: seq, due: s.start.Add(off)}
+	s.done = off >= s.total
+}
+
+// claim takes the next job; false when the schedule is over.
+func (s *schedule) claim() (job, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return job{}, false
+	}
+	j := s.next
+	s.advance(j.seq + 1)
+	return j, true
+}
+
+// peek returns the next unclaimed job.
+func (s *schedule) peek() (job, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.next, !s.done
+}
+
+// watchEvery is how often the watcher checks for overdue jobs.
+const watchEvery = 2 * time.Millisecond
+
+// openLoop starts one worker and adds more while jobs go overdue.
+func (r *run) openLoop() {
+	r.sched = newSchedule(newPacer(r.spec.arrival, r.spec.rate), r.start, r.spec.warmup+r.spec.duration)
+	r.spawn(1)
+	tick := time.NewTicker(watchEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case now := <-tick.C:
+			j, ok := r.sched.peek()
+			if !ok || now.After(r.hardEnd) {
+				return
+			}
+			if behind := now.Sub(j.due); behind > watchEvery/2 {
+				// Enough workers for the jobs already overdue.
+				r.spawn(1 + int(behind.Seconds()*r.spec.rate))
+			}
+		}
+	}
+}
+
+// spawn starts up to n more workers, within maxInflight.
+func (r *run) spawn(n int) {
+	r.mu.Lock()
+	n = min(n, r.spec.maxInflight-r.workers)
+	r.workers += max(n, 0)
+	r.mu.Unlock()
+	for range n {
+		c, rec := r.newWorker()
+		r.wg.Go(func() { r.openWorker(c, rec) })
+	}
+}
+
+func (r *run) openWorker(c client, rec *recorder) {
+	tm := time.NewTimer(time.Hour)
+	defer tm.Stop()
+	for {
+		j, ok := r.sched.claim()
+		if !ok || !r.sleepUntil(tm, j.due) {
+			return
+		}
+		sent := time.Now()
+		if sent.After(r.hardEnd) {
+			return
+		}
+		measured := r.inMeasurement(j.due)
+		if sent.Sub(j.due) > r.spec.timeout {
+			if measured {
+				rec.drop()
+			}
+			continue
+		}
+		class := c.do(r.loadCtx, request{seq: j.seq, deadline: r.deadline(sent), measured: measured})
+		if r.ctx.Err() != nil {
+			return // interrupted mid-request: not a measurement
+		}
+		if !measured {
+			rec.warm.Add(1)
+			continue
+		}
+		done := time.Now()
+		rec.dispatched(sent.Sub(j.due))
+		rec.record(done.Sub(j.due), done.Sub(sent), class, r.windowOf(j.due))
+	}
+}
+
+// sleepUntil waits for t on the worker's own timer; false if interrupted.
+func (r *run) sleepUntil(tm *time.Timer, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return r.ctx.Err() == nil
+	}
+	tm.Reset(d)
+	select {
+	case <-tm.C:
+		return true
+	case <-r.ctx.Done():
+		return false
+	}
+}
