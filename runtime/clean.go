@@ -18,7 +18,7 @@ type CleanResult struct {
 func (e *Engine) Clean() (CleanResult, error) {
 	var res CleanResult
 	keys := map[string]bool{}
-	owners := map[string]bool{}
+	owners := map[string]bool{"bin": true} // built binaries, shared by revision
 	for c, st := range e.states {
 		if st.Key != "" {
 			keys[st.Key] = true

@@ -321,3 +321,12 @@ func (c *Cell) snapshot() (inputs []Input, outputs []starlark.Value, warnings []
 	})
 	return inputs, append([]starlark.Value(nil), c.outputs...), append([]string(nil), c.warnings...)
 }
+
+// Inputs returns the inputs recorded so far (for tests of builtins).
+func (c *Cell) Inputs() []Input { in, _, _ := c.snapshot(); return in }
+
+// Outputs returns the outputs emitted so far (for tests of builtins).
+func (c *Cell) Outputs() []starlark.Value { _, out, _ := c.snapshot(); return out }
+
+// Warnings returns the warnings so far (for tests of builtins).
+func (c *Cell) Warnings() []string { _, _, w := c.snapshot(); return w }
