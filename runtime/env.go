@@ -291,6 +291,10 @@ func Memo(t *starlark.Thread, key string, fn func() (starlark.Value, error)) (st
 		return nil, err
 	}
 	v.Freeze()
+	if Context(t).Err() != nil {
+		// Ctrl-C came while fn ran: its result may be partial; never a checkpoint.
+		return v, nil
+	}
 	if s.memo != nil && c.Key != "" {
 		if err := s.memo.Put(c.Key, key, v); err != nil {
 			Warn(t, "memo %q not stored: %v", key, err)
