@@ -80,9 +80,11 @@ func (r *run) openLoop() {
 			if !ok || now.After(r.hardEnd) {
 				return
 			}
-			if behind := now.Sub(j.due); behind > watchEvery/2 {
-				// Enough workers for the jobs already overdue.
+			switch behind := now.Sub(j.due); {
+			case behind > lateAfter: // a stall: enough workers for every overdue job
 				r.spawn(1 + int(behind.Seconds()*r.spec.rate))
+			case behind > watchEvery: // a little behind (or timer slack): one more
+				r.spawn(1)
 			}
 		}
 	}
