@@ -120,6 +120,8 @@ l = workload.sql(dsn, query = "SELECT v FROM kv WHERE k = $1", args = lambda seq
 assert.eq(l.errors, {})
 assert.true(l.count >= 95)
 assert.true(any(["Starlark" in w for w in l.warnings]))
+d = workload.sql(dsn, query = "SELECT $1::date + 1", args = lambda seq: ["2025-06-01"], clients = 1, duration = "200ms", warmup = 0)
+assert.eq(d.errors, {})
 e = workload.sql(dsn, query = "SELECT 1/0", clients = 1, duration = "300ms", warmup = 0)
 assert.true(e.errors["sqlstate 22012"] > 0)
 assert.eq(e.count, 0)

@@ -166,20 +166,22 @@ func TestBadInput(t *testing.T) {
 func TestInterruptKeepsMeasurement(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(700*time.Millisecond, cancel)
-	start := time.Now()
-	g, err := execStar(t, ctx, `r = workload.http(url, rate = 200, duration = "30s", warmup = "200ms")`,
-		starlark.StringDict{"url": str(srv.URL)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if el := time.Since(start); el > 2*time.Second {
-		t.Errorf("Ctrl-C took %s to end the run", el)
-	}
-	r := g["r"].(*Run)
-	if !r.Interrupted() || r.d.Count == 0 || r.d.Duration > 1 {
-		t.Errorf("interrupted=%v count=%d duration=%.2f", r.Interrupted(), r.d.Count, r.d.Duration)
+	for _, loop := range []string{"rate = 200", "clients = 2"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(700*time.Millisecond, cancel)
+		start := time.Now()
+		g, err := execStar(t, ctx, `r = workload.http(url, `+loop+`, duration = "30s", warmup = "200ms")`,
+			starlark.StringDict{"url": str(srv.URL)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if el := time.Since(start); el > 2*time.Second {
+			t.Errorf("%s: Ctrl-C took %s to end the run", loop, el)
+		}
+		r := g["r"].(*Run)
+		if !r.Interrupted() || r.d.Count == 0 || r.d.Duration > 1 || sumErrors(r.d.Errors) != 0 {
+			t.Errorf("%s: interrupted=%v count=%d duration=%.2f errors=%v", loop, r.Interrupted(), r.d.Count, r.d.Duration, r.d.Errors)
+		}
 	}
 }
 
