@@ -1,0 +1,54 @@
+package workload
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"go.starlark.net/starlark"
+)
+
+// The lean client must read every response shape a server may send and keep
+// the connection in step: chunked, large, empty, closing, HTTP/1.0.
+func TestHTTPResponseShapes(t *testing.T) {
+	var bad atomic.Int64
+	big := strings.Repeat("x", 100_000)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/chunked", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "part one;")
+		w.(http.Flusher).Flush()
+		io.WriteString(w, "part two")
+	})
+	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, big) })
+	mux.HandleFunc("/empty", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })
+	mux.HandleFunc("/close", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "close")
+		io.WriteString(w, "bye")
+	})
+	mux.HandleFunc("/post", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.Method != "POST" || string(body) != `{"a":1}` || r.Header.Get("X-Test") != "yes" {
+			bad.Add(1)
+		}
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	mustExec(t, `
+for path in ["/chunked", "/big", "/empty", "/close"]:
+    r = workload.http(url + path, clients = 2, duration = "300ms", warmup = 0)
+    assert.eq(r.errors, {})
+    assert.true(r.count > 5, path)
+p = workload.http(url + "/post", method = "POST", body = '{"a":1}', headers = {"X-Test": "yes"}, clients = 2, duration = "300ms", warmup = 0)
+assert.eq(p.errors, {})
+h = workload.http(url + "/big", method = "HEAD", clients = 1, duration = "200ms", warmup = 0)
+assert.eq(h.errors, {})
+n = workload.http(url + "/missing", clients = 1, duration = "200ms", warmup = 0)
+assert.true(n.errors["status 404"] > 0)
+`, starlark.StringDict{"url": str(srv.URL)})
+	if bad.Load() != 0 {
+		t.Errorf("%d POST requests arrived malformed", bad.Load())
+	}
+}
