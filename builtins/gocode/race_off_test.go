@@ -1,0 +1,5 @@
+//go:build !race
+
+package gocode
+
+const raceDetector = false
