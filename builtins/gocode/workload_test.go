@@ -52,3 +52,46 @@ run = workload.http(URL, request = gen.next, clients = 2, warmup = 0, duration =
 		}
 	}
 }
+
+// TestWorkloadSurvivesGeneratorPanic: a generator that panics costs its
+// requests, not the process; the Go file becomes an input of the cell.
+func TestWorkloadSurvivesGeneratorPanic(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	dir := t.TempDir()
+	writeGo(t, dir, "gen.go", `package gen
+
+var n int64
+
+func Next() string {
+	n++
+	if n%2 == 0 {
+		panic("even request")
+	}
+	return "/ok"
+}
+`)
+	_, th, cell := session(t, context.Background(), dir)
+	env := runtime.Predeclared()
+	env["URL"] = starlark.String(srv.URL)
+	g, err := starlark.ExecFile(th, "t.star", `
+gen = gocode.file("gen.go")
+run = workload.http(URL, request = gen.next, clients = 1, warmup = 0, duration = 0.3)
+`, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := g["run"].(starlark.HasAttrs)
+	count, _ := run.Attr("count")
+	errs, _ := run.Attr("errors")
+	if n, _ := starlark.AsInt32(count); n == 0 || errs.(*starlark.Dict).Len() == 0 {
+		t.Fatalf("count %v errors %v: want successes and counted generator errors", count, errs)
+	}
+	found := false
+	for _, in := range cell.Inputs() {
+		found = found || strings.HasSuffix(in.Name, "gen.go")
+	}
+	if !found {
+		t.Errorf("gen.go is not an input of the cell: %v", cell.Inputs())
+	}
+}

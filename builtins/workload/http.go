@@ -141,8 +141,9 @@ func (h *httpArgs) generator(name string, th *starlark.Thread, t *httpTarget) (s
 		return "", nil
 	}
 	if g, ok := h.request.(interface{ Func() any }); ok {
+		recordGenInput(th, g)
 		gen, err := goPathGen(name, g.Func())
-		t.gen = gen
+		t.gen = recovered(gen)
 		return "", err
 	}
 	fn, ok := h.request.(starlark.Callable)
@@ -165,6 +166,30 @@ func (h *httpArgs) generator(name string, th *starlark.Thread, t *httpTarget) (s
 }
 
 const starlarkGenWarning = "the request generator is a Starlark function, called one at a time: it limits the request rate (use a gocode function for speed)"
+
+// recovered turns a panic in a Go generator into an error for that request:
+// a gocode function panics with an error naming its file and line.
+func recovered[T any](f func(int64) (T, error)) func(int64) (T, error) {
+	if f == nil {
+		return nil
+	}
+	return func(seq int64) (v T, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("generator panicked: %v", r)
+			}
+		}()
+		return f(seq)
+	}
+}
+
+// recordGenInput makes a gocode generator's source an input of the cell, so
+// editing the Go file makes the run stale.
+func recordGenInput(th *starlark.Thread, g any) {
+	if in, ok := g.(interface{ Input() runtime.Input }); ok {
+		runtime.AddInput(th, in.Input())
+	}
+}
 
 func goPathGen(name string, f any) (func(int64) (string, error), error) {
 	switch f := f.(type) {

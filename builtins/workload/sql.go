@@ -353,8 +353,9 @@ func (s *sqlArgs) argGen(name string, th *starlark.Thread, t *sqlTarget) (string
 		t.args = func(int64) ([]any, error) { return vals, nil }
 		return "", nil
 	case interface{ Func() any }:
+		recordGenInput(th, v)
 		gen, err := goArgsGen(name, v.Func())
-		t.args = gen
+		t.args = recovered(gen)
 		return "", err
 	case starlark.Callable:
 		call := starlarkCaller(th, v)
