@@ -22,16 +22,22 @@ import (
 // detached: its parent exits at once, so it is not our descendant.
 func spin(t *testing.T, detached bool) int {
 	t.Helper()
-	loop := `timeout 5 sh -c 'while :; do :; done'`
+	loop := `timeout --foreground 5 sh -c 'while :; do :; done'`
+	// Its own process group, killed whole: SIGKILL to timeout alone would
+	// leave the loop running for ever.
+	group := &syscall.SysProcAttr{Setpgid: true}
 	if !detached {
 		cmd := exec.Command("sh", "-c", loop)
+		cmd.SysProcAttr = group
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 		return cmd.Process.Pid
 	}
-	out, err := exec.Command("sh", "-c", loop+" >/dev/null 2>&1 & echo $!").Output()
+	cmd := exec.Command("sh", "-c", loop+" >/dev/null 2>&1 & echo $!")
+	cmd.SysProcAttr = group
+	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +45,8 @@ func spin(t *testing.T, detached bool) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
 	return pid
 }
 
