@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"go.starlark.net/starlark"
 )
@@ -309,5 +311,58 @@ func TestEmittedLastValueShownOnce(t *testing.T) {
 	r := runNotebook(t, t.TempDir(), "# %% a\ndef _f():\n    x = struct(k = 1)\n    emit(x)\n    return x\n_f()\n", Options{})
 	if got := r.outputs["a"]; strings.Count(got, "struct(") != 1 {
 		t.Errorf("outputs %q: the value shown and returned should appear once", got)
+	}
+}
+
+// syncBuffer is a strings.Builder safe for a writer and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestSecondRunWaitsForTheLock(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "nb.star")
+	os.WriteFile(path, []byte("# %% a\nx = 1\n"), 0o644)
+	nb, _ := ParseFile(path)
+	first, err := Open(context.Background(), nb, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msg syncBuffer
+	opened := make(chan *Engine)
+	go func() {
+		second, err := Open(context.Background(), nb, Options{Stderr: &msg})
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- second
+	}()
+	select {
+	case <-opened:
+		t.Fatal("second engine opened while the first held the lock")
+	case <-time.After(300 * time.Millisecond):
+	}
+	if !strings.Contains(msg.String(), "held by pid") {
+		t.Errorf("the waiting run does not say who holds the lock: %q", msg.String())
+	}
+	first.Close()
+	select {
+	case second := <-opened:
+		second.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("second engine still waiting after the first closed")
 	}
 }
