@@ -2,6 +2,7 @@ package display
 
 import (
 	"fmt"
+	"slices"
 
 	"go.starlark.net/starlark"
 )
@@ -176,12 +177,5 @@ func listOf(v starlark.Value) ([]starlark.Value, error) {
 	if !ok {
 		return nil, fmt.Errorf("want a list, got %s", v.Type())
 	}
-	var out []starlark.Value
-	iter := it.Iterate()
-	defer iter.Done()
-	var x starlark.Value
-	for iter.Next(&x) {
-		out = append(out, x)
-	}
-	return out, nil
+	return slices.Collect(starlark.Elements(it)), nil
 }

@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"slices"
 
 	"go.starlark.net/starlark"
 )
@@ -32,14 +33,7 @@ func itemsOf(v starlark.Value) []starlark.Value {
 	if !ok {
 		return []starlark.Value{v}
 	}
-	var out []starlark.Value
-	iter := it.Iterate()
-	defer iter.Done()
-	var x starlark.Value
-	for iter.Next(&x) {
-		out = append(out, x)
-	}
-	return out
+	return slices.Collect(starlark.Elements(it))
 }
 
 // rowsOf returns the rows of a table (its .rows) or the items of a list.

@@ -2,6 +2,7 @@ package metric
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -135,14 +136,7 @@ func list(v starlark.Value, what string) ([]starlark.Value, error) {
 	if !ok {
 		return nil, fmt.Errorf("compare: %s must be a list, got %s", what, v.Type())
 	}
-	var out []starlark.Value
-	iter := it.Iterate()
-	defer iter.Done()
-	var x starlark.Value
-	for iter.Next(&x) {
-		out = append(out, x)
-	}
-	return out, nil
+	return slices.Collect(starlark.Elements(it)), nil
 }
 
 // extractor reads one metric from runs and collects the runs' own warnings.

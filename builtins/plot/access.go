@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -165,12 +166,5 @@ func rowsOf(v starlark.Value) ([]starlark.Value, error) {
 	if !ok {
 		return nil, fmt.Errorf("want a table or a list of rows, got %s", v.Type())
 	}
-	var rows []starlark.Value
-	iter := it.Iterate()
-	defer iter.Done()
-	var x starlark.Value
-	for iter.Next(&x) {
-		rows = append(rows, x)
-	}
-	return rows, nil
+	return slices.Collect(starlark.Elements(it)), nil
 }
