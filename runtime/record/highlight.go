@@ -8,8 +8,6 @@ import (
 
 	"github.com/alecthomas/chroma/v2"
 	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
-	"github.com/alecthomas/chroma/v2/lexers"
-	"github.com/alecthomas/chroma/v2/styles"
 )
 
 // codeFormatter writes CSS classes, not inline styles, so the stylesheet is
@@ -18,7 +16,7 @@ var codeFormatter = chromahtml.New(chromahtml.WithClasses(true))
 
 // pageCSS is the page's stylesheet: ours, then the code colours for the
 // light theme and, under prefers-color-scheme: dark, for the dark one.
-var pageCSS = baseCSS + chromaCSS("github", "") + chromaCSS("github-dark", "@media (prefers-color-scheme: dark)")
+var pageCSS = baseCSS + chromaCSS(lightStyle, "") + chromaCSS(darkStyle, "@media (prefers-color-scheme: dark)")
 
 var (
 	cssComment = regexp.MustCompile(`/\*[^*]*\*/ ?`)
@@ -27,9 +25,9 @@ var (
 
 // chromaCSS returns the class rules of a chroma style, minus comments and
 // the background (the page's own colours apply), wrapped in media if set.
-func chromaCSS(name, media string) string {
+func chromaCSS(style *chroma.Style, media string) string {
 	var buf bytes.Buffer
-	if err := codeFormatter.WriteCSS(&buf, styles.Get(name)); err != nil {
+	if err := codeFormatter.WriteCSS(&buf, style); err != nil {
 		return ""
 	}
 	var keep []string
@@ -47,19 +45,14 @@ func chromaCSS(name, media string) string {
 	return css + "\n"
 }
 
-// highlight returns src as highlighted Python (Starlark is a Python
-// dialect); chroma escapes the text.
+// highlight returns src as highlighted Starlark; chroma escapes the text.
 func highlight(src string) template.HTML {
-	lexer := lexers.Get("python")
-	if lexer == nil {
-		return template.HTML("<pre>" + escapeText(src) + "</pre>")
-	}
-	it, err := chroma.Coalesce(lexer).Tokenise(nil, src)
+	it, err := chroma.Coalesce(starlarkLexer).Tokenise(nil, src)
 	if err != nil {
 		return template.HTML("<pre>" + escapeText(src) + "</pre>")
 	}
 	var buf bytes.Buffer
-	if err := codeFormatter.Format(&buf, styles.Get("github"), it); err != nil {
+	if err := codeFormatter.Format(&buf, lightStyle, it); err != nil {
 		return template.HTML("<pre>" + escapeText(src) + "</pre>")
 	}
 	return template.HTML(buf.String())
