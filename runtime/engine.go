@@ -265,6 +265,7 @@ func (e *Engine) values(c *CellDef) (starlark.StringDict, error) {
 	if st.Status == StatusLive && !st.Executed {
 		st.Why = "live values needed downstream"
 		e.execute(st)
+		e.progress(st)
 		if st.Err != nil {
 			return nil, fmt.Errorf("cell %s failed: %w", c.Name, st.Err)
 		}
