@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"go.starlark.net/starlark"
@@ -49,8 +50,16 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 	rate := fs.Float64("rate", 0, "open loop rate (0: closed loop)")
 	duration := fs.String("duration", "10s", "measurement duration")
 	scale := fs.Int("scale", 1, "sql: pgbench scale (100000 accounts each)")
+	cpuProfile := fs.String("cpuprofile", "", "http, sql: write a CPU profile of the whole run here")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		stop, err := startProfile(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	switch args[0] {
 	case "hello":
@@ -96,6 +105,19 @@ func load(ctx context.Context, stdout io.Writer, src string, globals starlark.St
 	return nil
 }
 
+// startProfile writes a CPU profile to path until the returned func is called.
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
 func childCPU(stdout io.Writer, argv []string) error {
 	if len(argv) == 0 {
 		return fmt.Errorf("cpu: no command")
@@ -106,7 +128,8 @@ func childCPU(stdout io.Writer, argv []string) error {
 		return err
 	}
 	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	fmt.Fprintf(stdout, "cpu_s=%.3f\n", float64(ru.Utime.Nano()+ru.Stime.Nano())/1e9)
+	fmt.Fprintf(stdout, "cpu_s=%.3f user_s=%.3f sys_s=%.3f\n", float64(ru.Utime.Nano()+ru.Stime.Nano())/1e9,
+		float64(ru.Utime.Nano())/1e9, float64(ru.Stime.Nano())/1e9)
 	return nil
 }
 

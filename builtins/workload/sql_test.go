@@ -154,3 +154,26 @@ s = workload.exec("sleep 5", runs = 1, warmup = 0, timeout = "200ms")
 assert.eq(s.errors, {"timeout": 1})
 `, nil)
 }
+
+// TestSQLInterruptBreaksStatementInFlight: statements run without a context
+// watch, so Ctrl-C must still end a long statement at once.
+func TestSQLInterruptBreaksStatementInFlight(t *testing.T) {
+	dsn := startPostgres(t)
+	for _, loop := range []string{"clients = 2", "rate = 50, max_inflight = 8"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(1500*time.Millisecond, cancel) // when every worker is in a 20 s sleep
+		start := time.Now()
+		g, err := execStar(t, ctx, `r = workload.sql(dsn, query = "SELECT pg_sleep($1)", args = lambda seq: [0.05 if seq < 10 else 20.0], `+loop+`, duration = "30s", warmup = 0, timeout = "25s")`,
+			starlark.StringDict{"dsn": starlark.String(dsn)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if el := time.Since(start); el > 3*time.Second {
+			t.Errorf("%s: Ctrl-C took %s to end the run", loop, el)
+		}
+		r := g["r"].(*Run)
+		if !r.Interrupted() || r.d.Count == 0 || sumErrors(r.d.Errors) != 0 {
+			t.Errorf("%s: interrupted=%v count=%d errors=%v", loop, r.Interrupted(), r.d.Count, r.d.Errors)
+		}
+	}
+}
