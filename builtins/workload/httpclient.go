@@ -153,6 +153,7 @@ func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
+	conn = newRawConn(conn)
 	if c.t.tls != nil {
 		tc := tls.Client(conn, c.t.tls)
 		_ = tc.SetDeadline(deadline)

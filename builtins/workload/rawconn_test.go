@@ -1,0 +1,72 @@
+package workload
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestRawConn sends more than the socket buffers hold each way at once (so
+// writes wait for the poller mid-way and a read overlaps a write on the same
+// conn), then checks the deadline, EOF and closed-connection classes.
+func TestRawConn(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		io.Copy(c, c) // echo until the client half-closes... or closes
+	}()
+	nc, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newRawConn(nc)
+	if _, ok := c.(*rawConn); !ok {
+		t.Fatalf("a TCP conn was not wrapped: %T", c)
+	}
+	want := bytes.Repeat([]byte("0123456789abcdef"), 1<<18) // 4 MiB
+	var wg sync.WaitGroup
+	var werr error
+	wg.Go(func() {
+		n, err := c.Write(want)
+		if err == nil && n != len(want) {
+			err = io.ErrShortWrite
+		}
+		werr = err
+	})
+	got := make([]byte, len(want))
+	if _, err := io.ReadFull(c, got); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if werr != nil || !bytes.Equal(got, want) {
+		t.Fatalf("echo of %d bytes: write error %v, equal %v", len(want), werr, bytes.Equal(got, want))
+	}
+
+	_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := c.Read(got); classify(err) != "timeout" {
+		t.Errorf("read past the deadline: %v classified %q, want timeout", err, classify(err))
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	nc.(*net.TCPConn).CloseWrite()
+	if _, err := c.Read(got); err != io.EOF {
+		t.Errorf("read after the peer closed: %v, want EOF", err)
+	}
+	c.Close()
+	if _, err := c.Read(got); classify(err) != "interrupted" {
+		t.Errorf("read on a closed conn: %v classified %q, want interrupted", err, classify(err))
+	}
+	if _, err := c.Write([]byte("x")); classify(err) != "interrupted" {
+		t.Errorf("write on a closed conn: %v classified %q, want interrupted", err, classify(err))
+	}
+}
