@@ -2,11 +2,17 @@ package workload
 
 import (
 	"bytes"
+	"context"
+	"crypto/tls"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
+
+	"go.starlark.net/starlark"
 )
 
 // TestRawConn sends more than the socket buffers hold each way at once (so
@@ -68,5 +74,28 @@ func TestRawConn(t *testing.T) {
 	}
 	if _, err := c.Write([]byte("x")); classify(err) != "interrupted" {
 		t.Errorf("write on a closed conn: %v classified %q, want interrupted", err, classify(err))
+	}
+}
+
+// TestHTTPSOverRawConn: TLS runs on top of the raw socket reads and writes.
+func TestHTTPSOverRawConn(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "hello\n") }))
+	defer srv.Close()
+	h := httpArgs{url: srv.URL + "/", method: "GET", body: starlark.None, request: starlark.None}
+	tgt, _, err := h.target("test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	tgt.tls = &tls.Config{ServerName: tgt.tls.ServerName, RootCAs: roots}
+	c := tgt.newClient()
+	defer c.close()
+	for i := range 20 {
+		if class := c.do(context.Background(), request{seq: int64(i), deadline: time.Now().Add(5 * time.Second)}); class != "" {
+			t.Fatalf("request %d: %s", i, class)
+		}
+	}
+	if _, ok := c.(*httpClient).conn.(*tls.Conn).NetConn().(*rawConn); !ok {
+		t.Errorf("the TLS connection does not run over a rawConn")
 	}
 }
