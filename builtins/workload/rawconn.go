@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 )
@@ -23,6 +24,10 @@ type rawConn struct {
 
 	readFn, writeFn func(fd uintptr) bool // bound once: no closure per call
 	rd, wr          rawOp                 // apart: a read and a write may overlap (pgconn does)
+	// Two reads (or two writes) may also overlap: net.Conn allows it, and
+	// pgconn's asyncClose drains a connection its background reader reads.
+	// The state above is per call, so each direction is one call at a time.
+	rdMu, wrMu sync.Mutex
 }
 
 // rawOp is the state of the read or the write in progress.
@@ -52,6 +57,8 @@ func (r *rawConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	r.rdMu.Lock()
+	defer r.rdMu.Unlock()
 	r.rd = rawOp{buf: p}
 	err := r.rc.Read(r.readFn)
 	n := r.rd.n
@@ -86,6 +93,8 @@ func (r *rawConn) doRead(fd uintptr) bool {
 }
 
 func (r *rawConn) Write(p []byte) (int, error) {
+	r.wrMu.Lock()
+	defer r.wrMu.Unlock()
 	r.wr = rawOp{buf: p}
 	err := r.rc.Write(r.writeFn)
 	n := r.wr.n

@@ -99,3 +99,55 @@ func TestHTTPSOverRawConn(t *testing.T) {
 		t.Errorf("the TLS connection does not run over a rawConn")
 	}
 }
+
+// TestRawConnConcurrentReads: two goroutines reading one connection (as
+// pgconn's asyncClose does while its background reader runs) each get whole
+// bytes of the stream, none lost or duplicated.
+func TestRawConnConcurrentReads(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const total = 1 << 20
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, total)
+		for i := range buf {
+			buf[i] = 1
+		}
+		c.Write(buf)
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := newRawConn(c)
+	defer rc.Close()
+	var wg sync.WaitGroup
+	sums := make([]int, 2)
+	for i := range sums {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 4096)
+			for {
+				n, err := rc.Read(buf)
+				for _, b := range buf[:n] {
+					sums[i] += int(b)
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got := sums[0] + sums[1]; got != total {
+		t.Errorf("read %d bytes in all, want %d", got, total)
+	}
+}
