@@ -45,7 +45,7 @@ func TestQuickstart(t *testing.T) {
 		t.Errorf("%d charts on the page, want 3", len(res.SVGs))
 	}
 	code, _, stderr = runCLI(t, args...)
-	if code != 0 || !strings.Contains(stderr, "5 hit, 1 live") {
+	if code != 0 || !strings.Contains(stderr, "6 hit, 1 live") {
 		t.Errorf("second run: exit %d, want all hits:\n%s", code, stderr)
 	}
 }
