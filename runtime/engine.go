@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -71,6 +70,7 @@ type Engine struct {
 	states   map[*CellDef]*State
 	computed map[string]*State     // by key: cells whose values this process holds
 	scratch  starlark.StringDict   // the REPL's own globals
+	force    *CellDef              // RunCell(name, force = true): this cell runs even if cached
 	prev     map[string]cellMemory // what the last run knew, to say why a cell is stale
 	unlock   func()
 
@@ -177,7 +177,7 @@ func (e *Engine) plan(c *CellDef) *State {
 		}
 	}
 	st.Key = e.key(c)
-	forced := e.opts.RerunAll || slices.Contains(e.opts.Rerun, c.Name)
+	forced := e.forced(c)
 	if prev := e.computed[st.Key]; prev != nil && !forced {
 		// Computed earlier in this process (the REPL): reuse, live values included.
 		cp := *prev
@@ -304,10 +304,10 @@ func interrupted(ctx context.Context, err error) bool {
 	return errors.Is(err, context.Canceled) || ctx.Err() != nil
 }
 
-// exists reports whether a path exists (for input checkers).
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
+// forced reports whether c must execute even if cached (--rerun, --rerun-all,
+// or the REPL's :run NAME); its memo checkpoints are then ignored too.
+func (e *Engine) forced(c *CellDef) bool {
+	return e.opts.RerunAll || slices.Contains(e.opts.Rerun, c.Name) || e.force == c
 }
 
 // CacheDir is the notebook's cache directory.

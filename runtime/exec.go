@@ -26,7 +26,7 @@ func (e *Engine) execute(st *State) {
 		return
 	}
 	fmt.Fprintf(e.opts.Stderr, "%s %s\n", e.paint("2", "  ▶ run"), c.Name)
-	cell := &Cell{Name: c.Name, Key: st.Key, forceMemo: e.opts.RerunAll || containsName(e.opts.Rerun, c.Name)}
+	cell := &Cell{Name: c.Name, Key: st.Key, forceMemo: e.forced(c)}
 	thread := e.sess.NewThread(cell)
 	st.host = hostinfo.Read()
 	st.started = time.Now()
@@ -207,13 +207,4 @@ func (e *Engine) store1(st *State) {
 	if err := e.store.put(ent); err != nil {
 		e.warn(fmt.Sprintf("cell %s: not cached: %v", st.Def.Name, err))
 	}
-}
-
-func containsName(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -89,29 +88,4 @@ func (g *graph) sort(path string, code []*CellDef) error {
 		}
 	}
 	return nil
-}
-
-// downstream returns every cell that depends on c, directly or not.
-func (g *graph) downstream(c *CellDef) map[*CellDef]bool {
-	out := map[*CellDef]bool{}
-	var visit func(*CellDef)
-	visit = func(x *CellDef) {
-		for _, d := range g.down[x] {
-			if !out[d] {
-				out[d] = true
-				visit(d)
-			}
-		}
-	}
-	visit(c)
-	return out
-}
-
-func cellNames(cells map[*CellDef]bool) []string {
-	var out []string
-	for c := range cells {
-		out = append(out, c.Name)
-	}
-	sort.Strings(out)
-	return out
 }

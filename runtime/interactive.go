@@ -71,20 +71,15 @@ func (e *Engine) RunCell(name string, force bool) error {
 	if target == nil {
 		return fmt.Errorf("no code cell named %q", name)
 	}
+	if force {
+		e.force = target
+		defer func() { e.force = nil }()
+	}
 	need := e.g.upstream(target)
 	e.states = map[*CellDef]*State{}
 	for _, c := range e.g.order {
-		st := e.plan(c)
-		if c == target && force && st.Key != "" {
-			delete(e.computed, st.Key)
-			saved := e.opts.Rerun
-			e.opts.Rerun = []string{name}
-			st = e.plan(c)
-			e.opts.Rerun = saved
-		}
-		if (c == target || need[c]) && st.Status == StatusStale {
-			st.Why = firstWhy(st.Why, "needed by "+name)
-			e.executeForced(st, c == target && force)
+		if st := e.plan(c); (c == target || need[c]) && st.Status == StatusStale {
+			e.execute(st)
 			e.progress(st)
 		}
 	}
@@ -93,23 +88,6 @@ func (e *Engine) RunCell(name string, force bool) error {
 		return st.Err
 	}
 	return nil
-}
-
-func firstWhy(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-// executeForced executes a cell; force ignores its memo checkpoints.
-func (e *Engine) executeForced(st *State, force bool) {
-	saved := e.opts.Rerun
-	if force {
-		e.opts.Rerun = append([]string{st.Def.Name}, saved...)
-	}
-	e.execute(st)
-	e.opts.Rerun = saved
 }
 
 // upstream returns every cell c depends on, directly or not.

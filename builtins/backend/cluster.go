@@ -30,7 +30,6 @@ import (
 type cluster struct {
 	root     string
 	as       *account
-	bin      string
 	settings map[string]string // the user's settings, as written in postgresql.conf
 
 	port    int

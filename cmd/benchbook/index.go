@@ -33,12 +33,10 @@ func cmdIndex(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 		fmt.Fprintf(fs.Output(), "Usage: benchbook index [flags] DIR\n\n")
 		fs.PrintDefaults()
 	}
-	noColor := fs.Bool("no-color", false, "no colours")
 	dir, err := parseArgs(fs, args, stderr)
 	if err != nil {
 		return err
 	}
-	_ = noColor
 	paths, err := filepath.Glob(filepath.Join(dir, "*.star"))
 	if err != nil {
 		return err
