@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"io"
+	"runtime"
 	"sync"
 	"time"
 
@@ -15,9 +16,28 @@ type client interface {
 	// do sends one request and waits for its response until its
 	// deadline; it returns the error class, "" on success.
 	do(ctx context.Context, req request) string
+	stopper
+}
+
+// stopper is what the engine needs of every worker's client or loop.
+type stopper interface {
 	// abort unblocks a request in flight (Ctrl-C); safe from any goroutine.
 	abort()
 	close()
+}
+
+// multiplexed is a target whose closed loop drives many clients from one
+// goroutine (sql on Linux, as pgbench does); the engine runs one such loop
+// per P instead of a goroutine per client.
+type multiplexed interface {
+	newLoop(clients int) loop
+}
+
+// loop drives its share of a closed loop's clients until the run ends,
+// recording into rec exactly as closedWorker does.
+type loop interface {
+	run(r *run, rec *recorder)
+	stopper
 }
 
 // request is one request as the engine hands it to a client.
@@ -83,7 +103,7 @@ type run struct {
 
 	mu      sync.Mutex
 	recs    []*recorder
-	clients []client
+	clients []stopper
 	wg      sync.WaitGroup
 
 	sched   *schedule // open loop
@@ -170,13 +190,19 @@ func (r *run) inMeasurement(t time.Time) bool { return !t.Before(r.measureAt) &&
 // workers share recorders once there are many, bounding memory.
 func (r *run) newWorker() (client, *recorder) {
 	c := r.tgt.newClient()
+	return c, r.register(c)
+}
+
+// register adds a worker's client or loop, so Ctrl-C reaches it, and
+// returns the recorder it records into.
+func (r *run) register(s stopper) *recorder {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.clients = append(r.clients, c)
+	r.clients = append(r.clients, s)
 	if len(r.recs) < maxRecorders {
 		r.recs = append(r.recs, newRecorder(r.shared))
 	}
-	return c, r.recs[(len(r.clients)-1)%len(r.recs)]
+	return r.recs[(len(r.clients)-1)%len(r.recs)]
 }
 
 const maxRecorders = 64
@@ -205,8 +231,18 @@ func (r *run) deadline(t time.Time) time.Time {
 	return d
 }
 
-// closedLoop runs spec.clients workers back to back.
+// closedLoop runs spec.clients workers back to back: a goroutine each, or
+// one loop per P where the target can multiplex its clients.
 func (r *run) closedLoop() {
+	if m, ok := r.tgt.(multiplexed); ok {
+		n := min(runtime.GOMAXPROCS(0), r.spec.clients)
+		for i := range n {
+			l := m.newLoop(r.spec.clients/n + btoi(i < r.spec.clients%n))
+			rec := r.register(l)
+			r.wg.Go(func() { l.run(r, rec) })
+		}
+		return
+	}
 	for range r.spec.clients {
 		c, rec := r.newWorker()
 		r.wg.Go(func() { r.closedWorker(c, rec) })
@@ -254,4 +290,11 @@ func (r *run) collect(res *result) *result {
 	}
 	res.warnings = append(res.warnings, res.self.warnings(r.spec, res)...)
 	return res
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

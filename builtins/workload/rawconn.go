@@ -53,6 +53,10 @@ func newRawConn(c net.Conn) net.Conn {
 	return r
 }
 
+// SyscallConn exposes the socket, as net.TCPConn does: the SQL loop
+// multiplexes many connections' descriptors in one epoll set.
+func (r *rawConn) SyscallConn() (syscall.RawConn, error) { return r.rc, nil }
+
 func (r *rawConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil

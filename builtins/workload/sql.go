@@ -48,15 +48,34 @@ type sqlTarget struct {
 	stmts []statement
 	args  func(seq int64) ([]any, error)
 
-	mu      sync.Mutex
-	clients []*sqlClient
+	mu    sync.Mutex
+	hists []*sqlHists
 }
 
-type sqlClient struct {
-	t       *sqlTarget
+// sqlHists are one worker's pool-acquire and per-statement histograms.
+type sqlHists struct {
 	acquire *hdrhistogram.Histogram
-	byTag   []*hdrhistogram.Histogram
-	eqb     pgx.ExtendedQueryBuilder // parameter buffers, reused request to request
+	byTag   []*hdrhistogram.Histogram // by statement index
+}
+
+// newHists registers a worker's histograms for merged.
+func (t *sqlTarget) newHists() *sqlHists {
+	h := &sqlHists{acquire: newHist(), byTag: make([]*hdrhistogram.Histogram, len(t.stmts))}
+	for i := range h.byTag {
+		h.byTag[i] = newHist()
+	}
+	t.mu.Lock()
+	t.hists = append(t.hists, h)
+	t.mu.Unlock()
+	return h
+}
+
+// sqlClient runs one request at a time on a connection it acquires from the
+// pool per request: the open loop's worker.
+type sqlClient struct {
+	t   *sqlTarget
+	h   *sqlHists
+	eqb pgx.ExtendedQueryBuilder // parameter buffers, reused request to request
 
 	// Cancellation without a per-query context watch: pgconn registers a
 	// context.AfterFunc for every query given a cancellable context (a
@@ -120,7 +139,30 @@ func (s *sqlArgs) target(name string, th *starlark.Thread, spec loadSpec) (*sqlT
 	if t.pool, err = openPool(runtime.Context(th), dsn, conns, spec.timeout); err != nil {
 		return nil, "", fmt.Errorf("%s: db: %w", name, err)
 	}
+	if err := t.prepare(runtime.Context(th), spec.timeout); err != nil {
+		t.pool.Close()
+		return nil, "", fmt.Errorf("%s: %w", name, err)
+	}
 	return t, warn, nil
+}
+
+// prepare prepares every statement once before the run, so a statement the
+// server refuses (a typo, a missing table) is an error naming it rather
+// than a run in which every request failed.
+func (t *sqlTarget) prepare(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
+	defer cancel()
+	c, err := t.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("db: connect: %w", err)
+	}
+	defer c.Release()
+	for _, st := range t.stmts {
+		if _, err := c.Conn().Prepare(ctx, st.name, st.sql); err != nil {
+			return fmt.Errorf("%s statement %q: %w", st.tag, st.sql, err)
+		}
+	}
+	return nil
 }
 
 // dsnOf accepts a DSN string or a handle with a dsn attribute.
@@ -264,14 +306,7 @@ func tagStatements(stmts []statement) []statement {
 }
 
 func (t *sqlTarget) newClient() client {
-	c := &sqlClient{t: t, acquire: newHist(), byTag: make([]*hdrhistogram.Histogram, len(t.stmts))}
-	for i := range c.byTag {
-		c.byTag[i] = newHist()
-	}
-	t.mu.Lock()
-	t.clients = append(t.clients, c)
-	t.mu.Unlock()
-	return c
+	return &sqlClient{t: t, h: t.newHists()}
 }
 
 // abort breaks the statement in flight, if any, and refuses the next ones:
@@ -322,7 +357,7 @@ func (c *sqlClient) do(ctx context.Context, r request) string {
 	}
 	t1 := time.Now()
 	if r.measured {
-		recordUs(c.acquire, t1.Sub(t0))
+		recordUs(c.h.acquire, t1.Sub(t0))
 	}
 	for i, st := range c.t.stmts {
 		if class := c.runStatement(conn.Conn(), st, args); class != "" {
@@ -330,7 +365,7 @@ func (c *sqlClient) do(ctx context.Context, r request) string {
 		}
 		t2 := time.Now()
 		if r.measured {
-			recordUs(c.byTag[i], t2.Sub(t1))
+			recordUs(c.h.byTag[i], t2.Sub(t1))
 		}
 		t1 = t2
 	}
@@ -392,10 +427,10 @@ func (t *sqlTarget) merged() (*hdrhistogram.Histogram, map[string]*hdrhistogram.
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, c := range t.clients {
-		acq.Merge(c.acquire)
-		for i, h := range c.byTag {
-			byTag[t.stmts[i].tag].Merge(h)
+	for _, h := range t.hists {
+		acq.Merge(h.acquire)
+		for i, th := range h.byTag {
+			byTag[t.stmts[i].tag].Merge(th)
 		}
 	}
 	return acq, byTag

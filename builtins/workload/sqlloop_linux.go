@@ -1,0 +1,456 @@
+package workload
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// sqlLoop runs a share of a closed loop's clients from one goroutine, the
+// way pgbench does: each client holds one pooled connection for the whole
+// run, the goroutine waits for all of them in one epoll_wait, and it speaks
+// the extended protocol (Bind, Execute, Sync of a statement prepared by pgx)
+// to each connection itself, with pgproto3's encoders.
+//
+// Why not a goroutine per client through pgconn: then every response costs
+// a goroutine park, and Go's scheduler polls its netpoller twice before it
+// sleeps (once without blocking, once blocking), plus a read that finds
+// nothing. Here a response costs one epoll_wait shared with whatever else is
+// ready and one read(2): less client CPU per transaction than pgbench.
+//
+// The epoll_wait is a raw system call that holds the P while it blocks, so
+// it is bounded (maxWait) and the loop yields to the scheduler every
+// yieldEvery: the progress line, the run's timers and Ctrl-C keep running
+// even with GOMAXPROCS=1.
+type sqlLoop struct {
+	t      *sqlTarget
+	h      *sqlHists
+	slots  []*slot
+	ep     int    // the epoll instance
+	wake   [2]int // a pipe: abort writes to it, epoll_wait returns
+	events []syscall.EpollEvent
+	err    error // opening ep or wake failed: every request records it
+}
+
+// slot is one client of the loop: its connection and its request in flight.
+type slot struct {
+	id  int           // index in slots, and the epoll data of its socket
+	pc  *pgxpool.Conn // nil until acquired, and after the connection broke
+	fd  int
+	sds []*pgconn.StatementDescription // the script's statements, prepared on pc
+	eqb pgx.ExtendedQueryBuilder
+
+	out     []byte // encoded messages not yet written
+	in      []byte // bytes read; in[:inLen] not yet parsed
+	inLen   int
+	writing bool // waiting for EPOLLOUT
+
+	busy     bool // a request in flight
+	seq      int64
+	args     []any
+	stmt     int // index of the statement in flight
+	t0, ts   time.Time
+	deadline time.Time
+	measured bool
+	failed   string    // the request's error class, once the server said so
+	retryAt  time.Time // after a failed acquire
+}
+
+const (
+	maxWait    = 5 * time.Millisecond // longest blocking epoll_wait
+	yieldEvery = time.Millisecond     // let the P's other goroutines run
+	retryAfter = 10 * time.Millisecond
+)
+
+func (t *sqlTarget) newLoop(clients int) loop {
+	l := &sqlLoop{t: t, h: t.newHists(), events: make([]syscall.EpollEvent, clients+1), ep: -1, wake: [2]int{-1, -1}}
+	for i := range clients {
+		l.slots = append(l.slots, &slot{id: i, fd: -1, in: make([]byte, 8192)})
+	}
+	l.err = l.open() // before the engine registers l: abort reads wake
+	return l
+}
+
+// open makes the epoll instance and the wake-up pipe.
+func (l *sqlLoop) open() error {
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return os.NewSyscallError("epoll_create1", err)
+	}
+	l.ep = ep
+	if err := syscall.Pipe2(l.wake[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		return os.NewSyscallError("pipe2", err)
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: -1}
+	return os.NewSyscallError("epoll_ctl", syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, l.wake[0], &ev))
+}
+
+// abort wakes the loop, which sees the run's context cancelled and returns.
+func (l *sqlLoop) abort() {
+	if l.wake[1] >= 0 {
+		_, _ = syscall.Write(l.wake[1], []byte{0})
+	}
+}
+
+// close releases idle connections to the pool, closes broken or busy ones
+// and the loop's own descriptors. It runs after run has returned.
+func (l *sqlLoop) close() {
+	for _, s := range l.slots {
+		if s.pc == nil {
+			continue
+		}
+		if s.busy || len(s.out) > 0 {
+			l.drop(s)
+			continue
+		}
+		_ = syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, s.fd, nil)
+		s.pc.Release()
+		s.pc = nil
+	}
+	for _, fd := range []int{l.ep, l.wake[0], l.wake[1]} {
+		if fd >= 0 {
+			syscall.Close(fd)
+		}
+	}
+}
+
+func (l *sqlLoop) run(r *run, rec *recorder) {
+	if l.err != nil {
+		now := time.Now()
+		l.done(r, rec, now, now, !now.Before(r.measureAt), classify(l.err))
+		return
+	}
+	lastYield := time.Now()
+	for {
+		now := time.Now()
+		if r.ctx.Err() != nil {
+			return // interrupted: requests in flight are not measurements
+		}
+		busy, wait := 0, maxWait
+		for _, s := range l.slots {
+			if !s.busy && now.Before(r.end) && !l.start(r, rec, s, now) {
+				// Not started: retry a refused connection later, and
+				// anything else (a generator error) at once.
+				wait = min(wait, max(s.retryAt.Sub(now), 0))
+			}
+			if s.busy {
+				if !now.Before(s.deadline) {
+					l.fail(r, rec, s, "timeout", now)
+					continue
+				}
+				busy++
+				wait = min(wait, s.deadline.Sub(now))
+			}
+		}
+		if busy == 0 && !now.Before(r.end) {
+			return
+		}
+		if now.Sub(lastYield) >= yieldEvery {
+			runtime.Gosched()
+			lastYield = time.Now()
+		}
+		l.poll(r, rec, wait)
+	}
+}
+
+// poll waits up to d for the connections and handles what is ready.
+func (l *sqlLoop) poll(r *run, rec *recorder, d time.Duration) {
+	ms := int(d / time.Millisecond)
+	if d > 0 && ms == 0 {
+		ms = 1
+	}
+	n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), uintptr(ms), 0, 0)
+	if e != 0 {
+		return // EINTR: a preemption or a signal; the loop comes round again
+	}
+	for _, ev := range l.events[:n] {
+		if ev.Fd < 0 {
+			var b [64]byte
+			_, _ = syscall.Read(l.wake[0], b[:])
+			continue
+		}
+		s := l.slots[ev.Fd]
+		if s.pc == nil {
+			continue
+		}
+		if ev.Events&syscall.EPOLLOUT != 0 && s.writing {
+			l.flush(r, rec, s)
+		}
+		if s.pc != nil && ev.Events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
+			l.receive(r, rec, s)
+		}
+	}
+}
+
+// start begins slot s's next request, acquiring a connection first if it
+// has none; it reports whether a request is now in flight.
+func (l *sqlLoop) start(r *run, rec *recorder, s *slot, now time.Time) bool {
+	measured := !now.Before(r.measureAt)
+	if s.pc == nil {
+		if now.Before(s.retryAt) {
+			return false
+		}
+		if class := l.connect(r, s, now, measured); class != "" {
+			end := time.Now()
+			s.retryAt = end.Add(retryAfter)
+			l.done(r, rec, now, end, measured, class)
+			return false
+		}
+		now = time.Now()
+		measured = !now.Before(r.measureAt)
+	}
+	s.seq++
+	s.args = nil
+	if l.t.args != nil {
+		var err error
+		if s.args, err = l.t.args(s.seq - 1); err != nil {
+			l.done(r, rec, now, time.Now(), measured, "generator error")
+			return false
+		}
+	}
+	s.busy, s.stmt, s.failed = true, 0, ""
+	s.t0, s.measured, s.deadline = now, measured, r.deadline(now)
+	l.send(r, rec, s, now)
+	return s.busy
+}
+
+// connect acquires slot s's connection from the pool, prepares the script
+// on it and adds it to the epoll set. The acquire wait is recorded: in a
+// closed loop each client acquires once, and again after its connection broke.
+func (l *sqlLoop) connect(r *run, s *slot, now time.Time, measured bool) string {
+	ctx, cancel := context.WithDeadline(r.loadCtx, r.deadline(now))
+	defer cancel()
+	pc, err := l.t.pool.Acquire(ctx)
+	if err != nil {
+		return sqlClass(err)
+	}
+	if measured {
+		recordUs(l.h.acquire, time.Since(now))
+	}
+	s.pc, s.sds = pc, s.sds[:0]
+	for _, st := range l.t.stmts {
+		sd, err := pc.Conn().Prepare(ctx, st.name, st.sql)
+		if err != nil {
+			l.drop(s)
+			return sqlClass(err)
+		}
+		s.sds = append(s.sds, sd)
+	}
+	fd, err := connFD(pc.Conn().PgConn().Conn())
+	if err == nil {
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(s.id)}
+		err = os.NewSyscallError("epoll_ctl", syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, fd, &ev))
+	}
+	if err != nil {
+		l.drop(s)
+		return classify(err)
+	}
+	s.fd, s.inLen, s.out, s.writing = fd, 0, s.out[:0], false
+	return ""
+}
+
+var errNoFD = errors.New("connection has no file descriptor")
+
+// connFD is the descriptor under a pgx connection: a rawConn or a net.TCPConn
+// or net.UnixConn, all of which expose it.
+func connFD(c any) (int, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return -1, errNoFD
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	if err := rc.Control(func(f uintptr) { fd = int(f) }); err != nil {
+		return -1, err
+	}
+	return fd, nil
+}
+
+// send encodes the statement in flight as Bind, Execute, Sync and writes it.
+func (l *sqlLoop) send(r *run, rec *recorder, s *slot, now time.Time) {
+	st, sd := l.t.stmts[s.stmt], s.sds[s.stmt]
+	if len(s.args) < st.nparams {
+		l.finish(r, rec, s, now, "too few args")
+		return
+	}
+	if err := s.eqb.Build(s.pc.Conn().TypeMap(), sd, s.args[:st.nparams]); err != nil {
+		l.finish(r, rec, s, now, sqlClass(err))
+		return
+	}
+	var err error
+	bind := pgproto3.Bind{PreparedStatement: sd.Name, ParameterFormatCodes: s.eqb.ParamFormats, Parameters: s.eqb.ParamValues, ResultFormatCodes: s.eqb.ResultFormats}
+	if s.out, err = bind.Encode(s.out); err == nil {
+		s.out, _ = (&pgproto3.Execute{}).Encode(s.out)
+		s.out, _ = (&pgproto3.Sync{}).Encode(s.out)
+	}
+	if err != nil {
+		s.out = s.out[:0]
+		l.finish(r, rec, s, now, sqlClass(err))
+		return
+	}
+	s.ts = now
+	l.flush(r, rec, s)
+}
+
+// flush writes what is pending without blocking, and asks for EPOLLOUT
+// while the socket buffer is full.
+func (l *sqlLoop) flush(r *run, rec *recorder, s *slot) {
+	w := 0
+	for w < len(s.out) {
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(s.fd), uintptr(unsafe.Pointer(&s.out[w])), uintptr(len(s.out)-w))
+		switch e {
+		case 0:
+			w += int(n)
+			continue
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+		default:
+			s.out = s.out[:0]
+			l.fail(r, rec, s, classify(os.NewSyscallError("write", e)), time.Now())
+			return
+		}
+		break
+	}
+	s.out = s.out[:copy(s.out, s.out[w:])]
+	if want := len(s.out) > 0; want != s.writing {
+		s.writing = want
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(s.id)}
+		if want {
+			ev.Events |= syscall.EPOLLOUT
+		}
+		_ = syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_MOD, s.fd, &ev)
+	}
+}
+
+// receive reads what slot s's connection has and handles every whole
+// message in it.
+func (l *sqlLoop) receive(r *run, rec *recorder, s *slot) {
+	if s.inLen == len(s.in) {
+		s.in = append(s.in, make([]byte, len(s.in))...)
+	}
+	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(s.fd), uintptr(unsafe.Pointer(&s.in[s.inLen])), uintptr(len(s.in)-s.inLen))
+	switch {
+	case e == syscall.EAGAIN || e == syscall.EINTR:
+		return
+	case e != 0:
+		l.fail(r, rec, s, classify(os.NewSyscallError("read", e)), time.Now())
+		return
+	case n == 0:
+		l.fail(r, rec, s, classify(io.EOF), time.Now())
+		return
+	}
+	s.inLen += int(n)
+	now := time.Now()
+	off := 0
+	for s.pc != nil && s.inLen-off >= 5 {
+		size := int(binary.BigEndian.Uint32(s.in[off+1:]))
+		if size < 4 {
+			l.fail(r, rec, s, "malformed response", now)
+			return
+		}
+		if s.inLen-off < 1+size {
+			if 1+size > len(s.in) {
+				s.in = append(s.in, make([]byte, 1+size-len(s.in))...)
+			}
+			break
+		}
+		l.message(r, rec, s, s.in[off], s.in[off+5:off+1+size], now)
+		off += 1 + size
+	}
+	if s.pc != nil {
+		s.inLen = copy(s.in, s.in[off:s.inLen])
+	}
+}
+
+// message handles one backend message of the statement in flight.
+func (l *sqlLoop) message(r *run, rec *recorder, s *slot, typ byte, body []byte, now time.Time) {
+	if !s.busy {
+		return // a notice or parameter status between requests
+	}
+	switch typ {
+	case 'E':
+		var msg pgproto3.ErrorResponse
+		if err := msg.Decode(body); err != nil {
+			s.failed = "malformed response"
+		} else if s.failed == "" {
+			s.failed = sqlClass(pgconn.ErrorResponseToPgError(&msg))
+		}
+	case 'Z': // ReadyForQuery: the statement is over
+		if s.failed != "" {
+			l.finish(r, rec, s, now, s.failed)
+			return
+		}
+		if s.measured {
+			recordUs(l.h.byTag[s.stmt], now.Sub(s.ts))
+		}
+		if s.stmt++; s.stmt < len(l.t.stmts) {
+			l.send(r, rec, s, now)
+			return
+		}
+		l.finish(r, rec, s, now, "")
+		if now.Before(r.end) && r.ctx.Err() == nil {
+			l.start(r, rec, s, now) // back to back, as closedWorker
+		}
+	}
+	// BindComplete, DataRow, CommandComplete, notices: nothing to do.
+}
+
+// fail ends the request in flight with a transport error and drops the
+// connection; the slot acquires a new one for its next request.
+func (l *sqlLoop) fail(r *run, rec *recorder, s *slot, class string, now time.Time) {
+	l.drop(s)
+	if s.failed != "" {
+		class = s.failed // the server said why before it hung up (57P01: terminated)
+	}
+	if s.busy {
+		l.finish(r, rec, s, now, class)
+	}
+}
+
+// finish records the request in flight, ended at now.
+func (l *sqlLoop) finish(r *run, rec *recorder, s *slot, now time.Time, class string) {
+	s.busy = false
+	l.done(r, rec, s.t0, now, s.measured, class)
+}
+
+// done records one request from t0 to end as closedWorker records one.
+func (l *sqlLoop) done(r *run, rec *recorder, t0, end time.Time, measured bool, class string) {
+	if r.ctx.Err() != nil {
+		return // interrupted mid-request: not a measurement
+	}
+	if !measured {
+		rec.warm.Add(1)
+		return
+	}
+	lat := end.Sub(t0)
+	rec.record(lat, lat, class, r.windowOf(t0))
+}
+
+// drop takes slot s's connection out of the pool and closes it: its
+// protocol state is unknown (a request was in flight) or it is broken.
+func (l *sqlLoop) drop(s *slot) {
+	if s.pc == nil {
+		return
+	}
+	if s.fd >= 0 {
+		_ = syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, s.fd, nil)
+	}
+	c := s.pc.Hijack()
+	_ = c.PgConn().Conn().Close()
+	s.pc, s.fd, s.inLen, s.out, s.writing = nil, -1, 0, s.out[:0], false
+}

@@ -1,0 +1,81 @@
+package workload
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.starlark.net/starlark"
+)
+
+// TestSQLClosedLoop covers the multiplexed closed loop: scripts of several
+// statements, responses larger than the read buffer, server-side errors
+// inside a script, timeouts, and connections the server breaks mid-run.
+func TestSQLClosedLoop(t *testing.T) {
+	dsn := startPostgres(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE kv (k int PRIMARY KEY, v int NOT NULL);
+		INSERT INTO kv SELECT g, 0 FROM generate_series(1, 100) g`); err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, `
+s = workload.sql(dsn, queries = {"read": "SELECT v FROM kv WHERE k = $1", "write": "UPDATE kv SET v = v + 1 WHERE k = $1"},
+                 args = lambda seq: [seq % 100 + 1], clients = 5, duration = "500ms", warmup = "100ms")
+assert.eq(s.errors, {})
+assert.true(s.count > 20)
+assert.eq(s.by_tag["read"].count, s.count)
+assert.eq(s.by_tag["write"].count, s.count)
+assert.true(s.by_tag["read"].p(50) <= s.p(50))
+
+big = workload.sql(dsn, query = "SELECT repeat('x', $1::int)", args = [300000], clients = 2, duration = "300ms", warmup = 0)
+assert.eq(big.errors, {})
+assert.true(big.count > 2)
+
+# The second statement fails: the request is an error, and its first
+# statement still counts in by_tag; the third never runs.
+e = workload.sql(dsn, queries = ["SELECT 1", "SELECT 1/(v - v) FROM kv WHERE k = 1", "SELECT 2"], clients = 2, duration = "300ms", warmup = 0)
+assert.eq(e.count, 0)
+assert.eq(list(e.errors.keys()), ["sqlstate 22012"])
+assert.eq(e.by_tag["SELECT"].count, e.errors["sqlstate 22012"])
+assert.eq(e.by_tag["SELECT #3"].count, 0)
+`, starlark.StringDict{"dsn": starlark.String(dsn)})
+
+	start := time.Now()
+	g := mustExec(t, `to = workload.sql(dsn, query = "SELECT pg_sleep(5)", clients = 3, duration = "700ms", warmup = 0, timeout = "300ms")`,
+		starlark.StringDict{"dsn": starlark.String(dsn)})
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("a run of 700ms with a 300ms timeout took %s", el)
+	}
+	to := g["to"].(*Run)
+	if to.d.Count != 0 || to.d.Errors["timeout"] < 3 || len(to.d.Errors) != 1 {
+		t.Errorf("statements sleeping past the timeout: count %d, errors %v; want only timeouts", to.d.Count, to.d.Errors)
+	}
+
+	// Break the loop's connections mid-run: each client counts one error,
+	// acquires a new connection from the pool and goes on.
+	stop := time.AfterFunc(600*time.Millisecond, func() {
+		_, _ = conn.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`)
+	})
+	defer stop.Stop()
+	g = mustExec(t, `br = workload.sql(dsn, query = "SELECT v FROM kv WHERE k = $1", args = [1], clients = 2, duration = "1.5s", warmup = 0, window = "500ms")`,
+		starlark.StringDict{"dsn": starlark.String(dsn)})
+	br := g["br"].(*Run)
+	errs := sumErrors(br.d.Errors)
+	if errs < 1 || errs > 4 || br.d.Errors["sqlstate 57P01"] < 1 {
+		t.Errorf("terminated backends: errors %v, want one or two per client, as 57P01", br.d.Errors)
+	}
+	if br.acquire.TotalCount() < 3 {
+		t.Errorf("acquires %d: the clients did not reconnect", br.acquire.TotalCount())
+	}
+	last := br.d.Windows[len(br.d.Windows)-1]
+	if last.Count == 0 {
+		t.Errorf("no requests in the last window after the connections broke: %+v", br.d.Windows)
+	}
+}
