@@ -4,7 +4,7 @@
 # Prints one line per tool; copy the figures into bench/RESULTS.md.
 #
 #   bench/workload/compare.sh [duration] [http|open|sql|hot]...
-#   ROUNDS=3 bench/workload/compare.sh 10s sql   (alternate the SQL peers 3 times)
+#   ROUNDS=3 bench/workload/compare.sh 10s sql   (alternate the peers 3 times)
 #
 # Duration defaults to 10s; with no sections named, all four run. The sql
 # section needs root (it starts a throwaway cluster as the postgres user).
@@ -15,7 +15,7 @@ shift || true
 SECTIONS=${*:-http open sql hot}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 C=16
-RATE=5000
+RATE=${RATE:-5000}
 PATH=$PATH:$HOME/go/bin
 bench/workload/install_peers.sh >/dev/null
 go build -o /tmp/wlbench ./bench/workload
@@ -30,17 +30,23 @@ sleep 1
 fi
 if want http; then
 echo "## HTTP closed loop, $C connections, $D"
+for round in $(seq "${ROUNDS:-1}"); do
 out=$(cpu wrk -t1 -c$C -d$D http://127.0.0.1:8089/)
 reqs=$(grep -oE '^ +[0-9]+ requests' <<<"$out" | awk '{print $1}')
 cpus=$(grep -oE 'cpu_s=[0-9.]+' <<<"$out" | cut -d= -f2)
-echo "tool=wrk rps=$(grep Requests/sec <<<"$out" | awk '{print $2}') cpu_us_per_req=$(awk -v c=$cpus -v r=$reqs 'BEGIN{printf "%.2f", c*1e6/r}')"
+echo "round=$round tool=wrk rps=$(grep Requests/sec <<<"$out" | awk '{print $2}') cpu_us_per_req=$(awk -v c=$cpus -v r=$reqs 'BEGIN{printf "%.2f", c*1e6/r}')"
+echo -n "round=$round "
 $pin_client /tmp/wlbench http -url http://127.0.0.1:8089/ -clients $C -duration $D
+done
 fi
 if want open; then
-echo "## HTTP open loop, $RATE req/s, $D"
-echo "GET http://127.0.0.1:8089/" | cpu sh -c "vegeta attack -rate $RATE -duration $D -connections $C > /tmp/vegeta.bin" | sed 's/^/vegeta attack /'
-vegeta report -type=text /tmp/vegeta.bin | grep -E 'Requests|Latencies' | sed 's/^/vegeta /'
+echo "## HTTP open loop, $RATE req/s, $D (vegeta's latency counts from the actual send: compare it with service_p50_ms)"
+for round in $(seq "${ROUNDS:-1}"); do
+echo "GET http://127.0.0.1:8089/" | cpu sh -c "vegeta attack -rate $RATE -duration $D -connections $C > /tmp/vegeta.bin" | sed "s/^/round=$round vegeta attack /"
+vegeta report -type=text /tmp/vegeta.bin | grep -E 'Requests|Latencies' | sed "s/^/round=$round vegeta /"
+echo -n "round=$round "
 $pin_client /tmp/wlbench http -url http://127.0.0.1:8089/ -rate $RATE -clients 256 -duration $D
+done
 fi
 if want http || want open; then kill $HELLO; trap - EXIT; fi
 

@@ -62,12 +62,14 @@ func (s *schedule) peek() (job, bool) {
 	return s.next, !s.done
 }
 
+
 // watchEvery is how often the watcher checks for overdue jobs.
 const watchEvery = 2 * time.Millisecond
 
 // openLoop starts one worker and adds more while jobs go overdue.
 func (r *run) openLoop() {
 	r.sched = newSchedule(newPacer(r.spec.arrival, r.spec.rate), r.start, r.spec.warmup+r.spec.duration)
+	r.wg.Go(r.sharpen) // wakes the process at intended starts; see waker
 	r.spawn(1)
 	tick := time.NewTicker(watchEvery)
 	defer tick.Stop()
