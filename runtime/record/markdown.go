@@ -40,7 +40,7 @@ func (m *mdWriter) printf(format string, args ...any) { fmt.Fprintf(&m.buf, form
 func (m *mdWriter) record(r *Record) {
 	m.printf("# %s\n\n", mdEscape(r.Title))
 	if r.Verdict != nil {
-		m.printf("**Verdict:** %s\n\n", strings.TrimSpace(m.valueInline(r.Verdict)))
+		m.printf("%s\n\n", strings.TrimSpace(m.valueInline(r.Verdict))) // it says "Verdict: …" itself
 	}
 	m.printf("_%s_", mdEscape(summary(r.Cells)))
 	if !r.Rendered.IsZero() {
