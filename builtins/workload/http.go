@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"go.starlark.net/starlark"
 
@@ -35,7 +36,7 @@ func httpBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err != nil {
 		return nil, err
 	}
-	tgt, warn, err := h.target(b.Name(), th)
+	tgt, check, err := h.target(b.Name(), th)
 	if err != nil {
 		return nil, err
 	}
@@ -44,8 +45,8 @@ func httpBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		spec.label = h.method + " " + h.url
 	}
 	res := runLoad(runtime.Context(th), spec, tgt)
-	if warn != "" {
-		res.warnings = append(res.warnings, warn)
+	if w := check(); w != "" {
+		res.warnings = append(res.warnings, w)
 	}
 	if e, ok := tgt.genErr.Load().(string); ok {
 		res.warnings = append(res.warnings, "request generator failed: "+e)
@@ -54,10 +55,10 @@ func httpBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 }
 
 // target checks url, headers and body and prepares the request.
-func (h *httpArgs) target(name string, th *starlark.Thread) (*httpTarget, string, error) {
+func (h *httpArgs) target(name string, th *starlark.Thread) (*httpTarget, func() string, error) {
 	u, err := url.Parse(h.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, "", fmt.Errorf("%s: url: malformed URL %q (want http://host[:port]/path)", name, h.url)
+		return nil, nil, fmt.Errorf("%s: url: malformed URL %q (want http://host[:port]/path)", name, h.url)
 	}
 	t := &httpTarget{addr: hostPort(u), host: u.Host, method: strings.ToUpper(h.method), base: u.RequestURI()}
 	if u.Scheme == "https" {
@@ -65,22 +66,22 @@ func (h *httpArgs) target(name string, th *starlark.Thread) (*httpTarget, string
 	}
 	t.noBody = t.method == "HEAD"
 	if t.headers, err = headerLines(name, h.headers); err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	if hasHostHeader(h.headers) {
 		t.host = "" // the user's Host header is in headers
 	}
 	if t.body, err = bodyBytes(name, h.body); err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	warn, err := h.generator(name, th, t)
+	check, err := h.generator(name, th, t)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	if t.gen == nil {
 		t.static = t.appendRequest(nil, t.base)
 	}
-	return t, warn, nil
+	return t, check, nil
 }
 
 func hostPort(u *url.URL) string {
@@ -135,22 +136,23 @@ func bodyBytes(name string, v starlark.Value) ([]byte, error) {
 }
 
 // generator installs request = fn: a gocode Go func called directly, or a
-// Starlark callable serialized behind a mutex (with a warning).
-func (h *httpArgs) generator(name string, th *starlark.Thread, t *httpTarget) (string, error) {
+// Starlark callable serialized behind a mutex (with a check for after the
+// run: see starlarkCaller).
+func (h *httpArgs) generator(name string, th *starlark.Thread, t *httpTarget) (func() string, error) {
 	if h.request == starlark.None {
-		return "", nil
+		return noWarning, nil
 	}
 	if g, ok := h.request.(interface{ Func() any }); ok {
 		recordGenInput(th, g)
 		gen, err := goPathGen(name, g.Func())
 		t.gen = recovered(gen)
-		return "", err
+		return noWarning, err
 	}
 	fn, ok := h.request.(starlark.Callable)
 	if !ok {
-		return "", fmt.Errorf("%s: request must be a function, got %s", name, h.request.Type())
+		return nil, fmt.Errorf("%s: request must be a function, got %s", name, h.request.Type())
 	}
-	call := starlarkCaller(th, fn)
+	call, check := starlarkCaller(th, fn)
 	t.gen = func(seq int64) (string, error) {
 		v, err := call(seq)
 		if err != nil {
@@ -162,10 +164,8 @@ func (h *httpArgs) generator(name string, th *starlark.Thread, t *httpTarget) (s
 		}
 		return s, nil
 	}
-	return starlarkGenWarning, nil
+	return check, nil
 }
-
-const starlarkGenWarning = "the request generator is a Starlark function, called one at a time: it limits the request rate (use a gocode function for speed)"
 
 // recovered turns a panic in a Go generator into an error for that request:
 // a gocode function panics with an error naming its file and line.
@@ -204,17 +204,22 @@ func goPathGen(name string, f any) (func(int64) (string, error), error) {
 }
 
 // starlarkCaller calls fn on th, one call at a time, with the request
-// number when fn takes a parameter. A panic becomes an error.
-func starlarkCaller(th *starlark.Thread, fn starlark.Callable) func(seq int64) (starlark.Value, error) {
+// number when fn takes a parameter. A panic becomes an error. The check it
+// returns, called after the run, warns when those calls kept the generator
+// busy for much of the run: then they, not the target, may have set the rate.
+func starlarkCaller(th *starlark.Thread, fn starlark.Callable) (call func(seq int64) (starlark.Value, error), check func() string) {
 	var mu sync.Mutex
+	var busy time.Duration
 	withSeq := true
 	if f, ok := fn.(*starlark.Function); ok && f.NumParams() == 0 {
 		withSeq = false
 	}
-	return func(seq int64) (v starlark.Value, err error) {
+	call = func(seq int64) (v starlark.Value, err error) {
 		mu.Lock()
-		defer mu.Unlock()
+		t0 := time.Now()
 		defer func() {
+			busy += time.Since(t0)
+			mu.Unlock()
 			if r := recover(); r != nil {
 				err = fmt.Errorf("generator panicked: %v", r)
 			}
@@ -225,7 +230,24 @@ func starlarkCaller(th *starlark.Thread, fn starlark.Callable) func(seq int64) (
 		}
 		return starlark.Call(th, fn, args, nil)
 	}
+	start := time.Now()
+	check = func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		share := busy.Seconds() / time.Since(start).Seconds()
+		if share < busyGenShare {
+			return ""
+		}
+		return fmt.Sprintf("the Starlark request generator was busy %.0f%% of the run, one call at a time: it may have limited the request rate (a gocode function is faster)", share*100)
+	}
+	return call, check
 }
+
+// busyGenShare is the share of a run spent in a Starlark generator above
+// which the run says the generator may have been the bottleneck.
+const busyGenShare = 0.2
+
+func noWarning() string { return "" }
 
 // sameHostURI returns the request URI of a full URL made by a generator,
 // if it points at the run's own host.

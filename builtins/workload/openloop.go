@@ -62,7 +62,6 @@ func (s *schedule) peek() (job, bool) {
 	return s.next, !s.done
 }
 
-
 // watchEvery is how often the watcher checks for overdue jobs.
 const watchEvery = 2 * time.Millisecond
 

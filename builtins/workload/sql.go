@@ -102,7 +102,7 @@ func sqlBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if spec.clients == 0 && la.maxInflight == starlark.None {
 		spec.maxInflight = min(spec.maxInflight, maxSQLInflight)
 	}
-	tgt, warn, err := s.target(b.Name(), th, spec)
+	tgt, check, err := s.target(b.Name(), th, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -111,39 +111,39 @@ func sqlBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 		spec.label = tgt.stmts[0].sql
 	}
 	res := runLoad(runtime.Context(th), spec, tgt)
-	if warn != "" {
-		res.warnings = append(res.warnings, warn)
+	if w := check(); w != "" {
+		res.warnings = append(res.warnings, w)
 	}
 	run := newRun("sql", spec, res)
 	run.acquire, run.byTag = tgt.merged()
 	return run, nil
 }
 
-func (s *sqlArgs) target(name string, th *starlark.Thread, spec loadSpec) (*sqlTarget, string, error) {
+func (s *sqlArgs) target(name string, th *starlark.Thread, spec loadSpec) (*sqlTarget, func() string, error) {
 	dsn, err := dsnOf(name, s.db)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	t := &sqlTarget{}
 	if t.stmts, err = s.statements(name); err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	warn, err := s.argGen(name, th, t)
+	check, err := s.argGen(name, th, t)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	conns := spec.clients
 	if conns == 0 {
 		conns = spec.maxInflight
 	}
 	if t.pool, err = openPool(runtime.Context(th), dsn, conns, spec.timeout); err != nil {
-		return nil, "", fmt.Errorf("%s: db: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: db: %w", name, err)
 	}
 	if err := t.prepare(runtime.Context(th), spec.timeout); err != nil {
 		t.pool.Close()
-		return nil, "", fmt.Errorf("%s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return t, warn, nil
+	return t, check, nil
 }
 
 // prepare prepares every statement once before the run, so a statement the
@@ -437,24 +437,24 @@ func (t *sqlTarget) merged() (*hdrhistogram.Histogram, map[string]*hdrhistogram.
 }
 
 // argGen installs args: a static list, a gocode func, or a Starlark callable.
-func (s *sqlArgs) argGen(name string, th *starlark.Thread, t *sqlTarget) (string, error) {
+func (s *sqlArgs) argGen(name string, th *starlark.Thread, t *sqlTarget) (func() string, error) {
 	switch v := s.args.(type) {
 	case starlark.NoneType:
-		return "", nil
+		return noWarning, nil
 	case *starlark.List, starlark.Tuple:
 		vals, err := goValues(v.(starlark.Indexable))
 		if err != nil {
-			return "", fmt.Errorf("%s: args: %w", name, err)
+			return nil, fmt.Errorf("%s: args: %w", name, err)
 		}
 		t.args = func(int64) ([]any, error) { return vals, nil }
-		return "", nil
+		return noWarning, nil
 	case interface{ Func() any }:
 		recordGenInput(th, v)
 		gen, err := goArgsGen(name, v.Func())
 		t.args = recovered(gen)
-		return "", err
+		return noWarning, err
 	case starlark.Callable:
-		call := starlarkCaller(th, v)
+		call, check := starlarkCaller(th, v)
 		t.args = func(seq int64) ([]any, error) {
 			res, err := call(seq)
 			if err != nil {
@@ -466,9 +466,9 @@ func (s *sqlArgs) argGen(name string, th *starlark.Thread, t *sqlTarget) (string
 			}
 			return goValues(l)
 		}
-		return starlarkGenWarning, nil
+		return check, nil
 	}
-	return "", fmt.Errorf("%s: args must be a list, a function or None, got %s", name, s.args.Type())
+	return nil, fmt.Errorf("%s: args must be a list, a function or None, got %s", name, s.args.Type())
 }
 
 func goArgsGen(name string, f any) (func(int64) ([]any, error), error) {

@@ -122,7 +122,7 @@ assert.true(w.count >= 95)
 l = workload.sql(dsn, query = "SELECT v FROM kv WHERE k = $1", args = lambda seq: [seq % 1000 + 1], rate = 200, duration = "500ms", warmup = 0)
 assert.eq(l.errors, {})
 assert.true(l.count >= 95)
-assert.true(any(["Starlark" in w for w in l.warnings]))
+assert.true(not any(["Starlark" in w for w in l.warnings]))  # 200 cheap calls a second
 d = workload.sql(dsn, query = "SELECT $1::date + 1", args = lambda seq: ["2025-06-01"], clients = 1, duration = "200ms", warmup = 0)
 assert.eq(d.errors, {})
 e = workload.sql(dsn, query = "SELECT 1/0", clients = 1, duration = "300ms", warmup = 0)
