@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -76,7 +77,74 @@ func (s *store) get(key string) (*entry, error) {
 	return &e, nil
 }
 
-func (s *store) put(e *entry) error { return writeChecked(s.entryPath(e.Key), e) }
+// put stores e as its key's entry. An entry with dynamic inputs (files, a
+// parameter named at run time) is also kept as a variant named by those
+// inputs, so going back to an earlier input (a config file A -> B -> A)
+// finds that execution again instead of recomputing.
+func (s *store) put(e *entry) error {
+	path := s.entryPath(e.Key)
+	if len(e.Inputs) == 0 {
+		return writeChecked(path, e)
+	}
+	variant := path + variantSep + inputsHash(e.Inputs)
+	if err := writeChecked(variant, e); err != nil {
+		return err
+	}
+	s.trimVariants(path)
+	// The entry itself is a second name of the newest variant: link a
+	// temporary name, then rename it over the entry, atomically.
+	tmp := path + ".tmp-link"
+	os.Remove(tmp)
+	if err := os.Link(variant, tmp); err != nil {
+		return writeChecked(path, e)
+	}
+	return os.Rename(tmp, path)
+}
+
+// variantSep separates a key from the inputs hash in a variant's name.
+const variantSep = "~"
+
+// maxVariants bounds the variants kept per key, the oldest going first.
+const maxVariants = 8
+
+func inputsHash(inputs []Input) string {
+	parts := make([]string, 0, 3*len(inputs))
+	for _, in := range inputs {
+		parts = append(parts, in.Kind, in.Name, in.Hash)
+	}
+	return hashString(parts...)[:16]
+}
+
+// variants lists the stored variants of an entry, newest first.
+func (s *store) variants(path string) []string {
+	paths, _ := filepath.Glob(path + variantSep + "*")
+	mod := map[string]time.Time{}
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil {
+			mod[p] = fi.ModTime()
+		}
+	}
+	sort.Slice(paths, func(i, j int) bool { return mod[paths[i]].After(mod[paths[j]]) })
+	return paths
+}
+
+func (s *store) trimVariants(path string) {
+	for _, old := range s.variants(path)[min(maxVariants, len(s.variants(path))):] {
+		os.Remove(old)
+	}
+}
+
+// getVariant returns the newest stored variant of key's entry whose inputs
+// ok accepts, or nil. Damaged variants are skipped.
+func (s *store) getVariant(key string, ok func([]Input) bool) *entry {
+	for _, p := range s.variants(s.entryPath(key)) {
+		var e entry
+		if err := readChecked(p, &e); err == nil && e.Key == key && ok(e.Inputs) {
+			return &e
+		}
+	}
+	return nil
+}
 
 // readChecked reads a file written by writeChecked into v.
 func readChecked(path string, v any) error {

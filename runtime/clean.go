@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // CleanResult says what Clean removed.
@@ -51,7 +52,8 @@ func removeUnlisted(dir string, depth int, keep map[string]bool, bytes int64) (i
 	}
 	n := 0
 	for _, m := range matches {
-		if keep[filepath.Base(m)] {
+		name, _, _ := strings.Cut(filepath.Base(m), variantSep)
+		if keep[name] {
 			continue
 		}
 		bytes += diskUsage(m)

@@ -211,9 +211,14 @@ func (e *Engine) lookup(st *State) {
 		st.Status, st.Why = StatusStale, e.whyMiss(st)
 		return
 	}
-	if why := e.staleInput(ent.Inputs); why != "" {
-		st.Status, st.Why = StatusStale, why
-		return
+	why := e.staleInput(ent.Inputs)
+	if why != "" {
+		v := e.store.getVariant(st.Key, func(in []Input) bool { return e.staleInput(in) == "" })
+		if v == nil {
+			st.Status, st.Why = StatusStale, why
+			return
+		}
+		ent = v // an earlier execution with today's inputs
 	}
 	st.entry, st.hashes = ent, ent.Hashes
 	st.inputs, st.warnings = ent.Inputs, ent.Warnings

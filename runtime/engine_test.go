@@ -216,6 +216,18 @@ func TestFileInput(t *testing.T) {
 	if r.status("read") != "ran" || r.outputs["read"] != "6" || !strings.Contains(r.e.State("read").Why, "input changed: file") {
 		t.Errorf("changed file: %s %q %q", r.status("read"), r.outputs["read"], r.e.State("read").Why)
 	}
+	// Back to the first content: that execution is still in the cache.
+	os.WriteFile(filepath.Join(dir, "data.txt"), []byte("abc"), 0o644)
+	if r := runNotebook(t, dir, "", Options{}); r.status("read") != "hit" || r.outputs["read"] != "3" {
+		t.Errorf("file changed back: %s %q", r.status("read"), r.outputs["read"])
+	}
+	if r := runNotebook(t, dir, "", Options{}); r.status("read") != "hit" || r.outputs["read"] != "3" {
+		t.Errorf("file changed back, second run: %s %q", r.status("read"), r.outputs["read"])
+	}
+	os.WriteFile(filepath.Join(dir, "data.txt"), []byte("abcdef"), 0o644)
+	if r := runNotebook(t, dir, "", Options{}); r.status("read") != "hit" || r.outputs["read"] != "6" {
+		t.Errorf("second content again: %s %q", r.status("read"), r.outputs["read"])
+	}
 }
 
 func TestRerunForces(t *testing.T) {
@@ -364,5 +376,29 @@ func TestSecondRunWaitsForTheLock(t *testing.T) {
 		second.Close()
 	case <-time.After(5 * time.Second):
 		t.Fatal("second engine still waiting after the first closed")
+	}
+}
+
+// TestCleanKeepsWhatTheNotebookUses: clean removes the entries of code that
+// is gone and keeps every variant of the entries the notebook still uses.
+func TestCleanKeepsWhatTheNotebookUses(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data.txt")
+	os.WriteFile(data, []byte("abc"), 0o644)
+	nb := "# %% read\nn = len(file(\"data.txt\"))\nn\n\n# %% plain\nk = 1\nk\n"
+	runNotebook(t, dir, nb, Options{})
+	os.WriteFile(data, []byte("abcdef"), 0o644)
+	runNotebook(t, dir, "", Options{})
+	r := runNotebook(t, dir, strings.Replace(nb, "k = 1", "k = 2", 1), Options{})
+	res, err := r.e.Clean()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Entries != 1 {
+		t.Errorf("clean removed %d entries, want 1 (plain's old code)", res.Entries)
+	}
+	os.WriteFile(data, []byte("abc"), 0o644)
+	if r := runNotebook(t, dir, "", Options{}); r.status("read") != "hit" || r.status("plain") != "hit" || r.outputs["read"] != "3" {
+		t.Errorf("after clean: read %s %q, plain %s", r.status("read"), r.outputs["read"], r.status("plain"))
 	}
 }
