@@ -128,8 +128,8 @@ func TestFormatFloat(t *testing.T) {
 		0: "0", 1: "1", 12.3456: "12.35", -0.5: "-0.5", 999.96: "1000", 12345.6: "12,346",
 		1e-7: "1e-07", 2.5e20: "2.5e+20", 100: "100", 0.012344: "0.01234",
 	} {
-		if got := formatFloat(in); got != want {
-			t.Errorf("formatFloat(%v) = %q, want %q", in, got, want)
+		if got := FormatFloat(in); got != want {
+			t.Errorf("FormatFloat(%v) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -25,14 +25,14 @@ func cellText(v starlark.Value) (string, bool) {
 	case starlark.Int:
 		return groupDigits(x.String()), true
 	case starlark.Float:
-		return formatFloat(float64(x)), true
+		return FormatFloat(float64(x)), true
 	}
 	return v.String(), false
 }
 
-// formatFloat keeps about four significant digits, no exponent in the
+// FormatFloat keeps about four significant digits, no exponent in the
 // everyday range: 1,234,568  12.35  0.001235  1.235e-07.
-func formatFloat(f float64) string {
+func FormatFloat(f float64) string {
 	switch {
 	case math.IsNaN(f):
 		return "NaN"

@@ -10,6 +10,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
@@ -103,7 +104,8 @@ func verdictClass(v string) string {
 	return "none"
 }
 
-func g(x float64) string { return fmt.Sprintf("%.4g", x) }
+// g formats a figure as the record's tables do (11,199 rather than 1.12e+04).
+func g(x float64) string { return display.FormatFloat(x) }
 
 func joinG(xs []float64) string {
 	parts := make([]string, len(xs))
