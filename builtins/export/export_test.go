@@ -344,3 +344,18 @@ func TestStarlark(t *testing.T) {
 		})
 	}
 }
+
+// TestCSVPreviewIsATable: a CSV export previews as a table whose numbers
+// read like the record's other tables and whose text is escaped.
+func TestCSVPreviewIsATable(t *testing.T) {
+	f := &File{Name: "x.csv", MIME: "text/csv", Text: "arm,rps\n<b>A</b>,1240.66666667\nB,11365.5\n"}
+	h := f.HTML()
+	for _, want := range []string{"<th>rps</th>", `<td class="num">1241</td>`, `<td class="num">11,366</td>`, "&lt;b&gt;A&lt;/b&gt;"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("preview lacks %s:\n%s", want, h)
+		}
+	}
+	if bad := (&File{Name: "y.csv", MIME: "text/csv", Text: "a,\"b\n"}).HTML(); !strings.Contains(bad, "<pre") {
+		t.Errorf("unparsable CSV should preview as text:\n%s", bad)
+	}
+}

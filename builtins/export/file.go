@@ -2,13 +2,16 @@ package export
 
 import (
 	"encoding/binary"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"html"
+	"strconv"
 	"strings"
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/record"
 )
@@ -80,11 +83,46 @@ func (f *File) summary(more int) string {
 	return s
 }
 
-// HTML shows the head of the file; the record adds the download link.
+// HTML shows the head of the file, a CSV file as a table; the record adds
+// the download link.
 func (f *File) HTML() string {
 	head, more := f.preview()
-	return `<pre class="export">` + html.EscapeString(head) + `</pre><p class="export-note">` +
-		html.EscapeString(f.summary(more)) + `</p>`
+	body := ""
+	if f.MIME == "text/csv" {
+		body = csvTable(head)
+	}
+	if body == "" {
+		body = `<pre class="export">` + html.EscapeString(head) + `</pre>`
+	}
+	return body + `<p class="export-note">` + html.EscapeString(f.summary(more)) + `</p>`
+}
+
+// csvTable renders CSV text as a table, numbers formatted as the record's
+// other tables do; "" if the text does not parse.
+func csvTable(text string) string {
+	rows, err := csv.NewReader(strings.NewReader(text)).ReadAll()
+	if err != nil || len(rows) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(`<table class="export"><thead><tr>`)
+	for _, h := range rows[0] {
+		b.WriteString("<th>" + html.EscapeString(h) + "</th>")
+	}
+	b.WriteString("</tr></thead><tbody>")
+	for _, row := range rows[1:] {
+		b.WriteString("<tr>")
+		for _, cell := range row {
+			if x, err := strconv.ParseFloat(cell, 64); err == nil {
+				b.WriteString(`<td class="num">` + html.EscapeString(display.FormatFloat(x)) + "</td>")
+				continue
+			}
+			b.WriteString("<td>" + html.EscapeString(cell) + "</td>")
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</tbody></table>")
+	return b.String()
 }
 
 // Markdown shows the head of the file in a code block.
