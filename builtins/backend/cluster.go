@@ -286,6 +286,15 @@ func (c *cluster) stop() {
 	}
 	stopChild(c.cmd.Process.Pid, syscall.SIGINT, 20*time.Second, c.done)
 	c.cmd = nil
+	c.dropSocketDir()
+}
+
+// dropSocketDir removes the short socket directory under /tmp, if the
+// cluster needed one: nothing of a stopped cluster stays outside its root.
+func (c *cluster) dropSocketDir() {
+	if c.sockDir != "" && !strings.HasPrefix(c.sockDir, c.root+string(filepath.Separator)) {
+		os.RemoveAll(c.sockDir)
+	}
 }
 
 func (c *cluster) running() bool {

@@ -2,6 +2,8 @@ package backend
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -241,5 +243,27 @@ func TestMissingBinaryMessage(t *testing.T) {
 	_, err := lookBin("no-such-pg-program")
 	if err == nil || !strings.Contains(err.Error(), "apt-get install postgresql") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestSocketDirFallback: a cluster whose root is too deep for a socket path
+// gets a short private directory under /tmp, removed when it stops.
+func TestSocketDirFallback(t *testing.T) {
+	deep := filepath.Join(t.TempDir(), strings.Repeat("d", 100))
+	for _, root := range []string{t.TempDir(), deep} {
+		c := &cluster{root: root}
+		dir, err := c.socketDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.sockDir = dir
+		inside := strings.HasPrefix(dir, root+"/")
+		if inside != (root != deep) || len(dir)+len("/.s.PGSQL.65535") > 107 {
+			t.Errorf("root %d bytes: socket dir %s", len(root), dir)
+		}
+		c.dropSocketDir()
+		if _, err := os.Stat(dir); (err == nil) != inside {
+			t.Errorf("after stop, socket dir %s exists: %v (want only inside the root)", dir, err == nil)
+		}
 	}
 }

@@ -50,13 +50,23 @@ func start(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 	if o.rows <= 0 || o.rows > 10_000_000 {
 		return nil, fmt.Errorf("%s: rows must be in 1..10000000, got %d", b.Name(), o.rows)
 	}
-	o.data = filepath.Join(os.TempDir(), "benchbook-demo")
+	o.data = dataDir()
 	h, err := launch(runtime.Context(th), o)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	runtime.AtExit(th, h.kill)
 	return h, nil
+}
+
+// dataDir is where the demo keeps its generated databases, shared by every
+// notebook of the user (they are deterministic: one file per rows and index
+// option): the user's cache directory, else a per-user one under /tmp.
+func dataDir() string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "benchbook", "demo")
+	}
+	return filepath.Join(os.TempDir(), "benchbook-demo-"+strconv.Itoa(os.Getuid()))
 }
 
 // launch re-executes this binary in its "__demo" mode and waits for the

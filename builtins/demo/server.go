@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	goruntime "runtime"
 	"strconv"
 	"sync"
@@ -35,7 +34,7 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 	fs.BoolVar(&o.index, "index", false, "create a covering index for the search")
 	fs.BoolVar(&o.cache, "cache", false, "cache responses in memory")
 	fs.IntVar(&o.rows, "rows", defaultRows, "rows of items")
-	fs.StringVar(&o.data, "data", filepath.Join(os.TempDir(), "benchbook-demo"), "database directory")
+	fs.StringVar(&o.data, "data", dataDir(), "database directory")
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:0", "listen address")
 	if err := fs.Parse(args); err != nil {
 		return o, err
