@@ -16,10 +16,7 @@ import (
 // that produces the same values leaves downstream cells cached.
 func (e *Engine) key(c *CellDef) string {
 	parts := []string{"benchbook-key", strconv.Itoa(FormatVersion), c.srcHash}
-	for _, k := range e.keyParts(c) {
-		parts = append(parts, k)
-	}
-	return hashString(parts...)
+	return hashString(append(parts, e.keyParts(c)...)...)
 }
 
 // keyParts lists the named ingredients of a key besides the source, as

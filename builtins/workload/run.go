@@ -148,11 +148,7 @@ var runAttrs = []string{"acquire", "by_tag", "count", "cpu_ms", "dropped", "dura
 	"mean", "p", "rps", "service", "wall_ms", "warnings", "windows"}
 
 func (r *Run) AttrNames() []string {
-	names := append([]string(nil), runAttrs...)
-	for _, k := range sortedKeys(r.d.Observed) {
-		names = append(names, k)
-	}
-	return names
+	return append(append([]string(nil), runAttrs...), sortedKeys(r.d.Observed)...)
 }
 
 func (r *Run) Attr(name string) (starlark.Value, error) {
