@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"regexp"
@@ -270,7 +271,7 @@ var procMethods = map[string]func(*procHandle, *starlark.Thread, string, starlar
 }
 
 func (p *procHandle) AttrNames() []string {
-	names := []string{"pid"}
+	names := []string{"pid", "url"}
 	for k := range procMethods {
 		names = append(names, k)
 	}
@@ -279,11 +280,14 @@ func (p *procHandle) AttrNames() []string {
 }
 
 func (p *procHandle) Attr(name string) (starlark.Value, error) {
-	if name == "pid" {
+	switch name {
+	case "pid":
 		if pid := p.pid(); pid > 0 {
 			return starlark.MakeInt(pid), nil
 		}
 		return starlark.None, nil
+	case "url":
+		return p.url(), nil
 	}
 	m, ok := procMethods[name]
 	if !ok {
@@ -293,6 +297,17 @@ func (p *procHandle) Attr(name string) (starlark.Value, error) {
 	return starlark.NewBuiltin(full, func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		return m(p, th, full, args, kwargs)
 	}), nil
+}
+
+// url is the scheme and host of an HTTP ready check ("http://127.0.0.1:8080"
+// for ready = "http://127.0.0.1:8080/health"), so a workload can aim at the
+// process as it does at backend.demo; None for other ready checks.
+func (p *procHandle) url() starlark.Value {
+	u, err := url.Parse(p.spec.ready)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return starlark.None
+	}
+	return starlark.String(u.Scheme + "://" + u.Host)
 }
 
 // cpu is .cpu(): CPU seconds of the process and its descendants so far.

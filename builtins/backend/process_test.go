@@ -130,6 +130,7 @@ func TestProcessReadyHTTP(t *testing.T) {
 	mustRun(t, `
 p = backend.process("sleep 30", ready = "`+srv.URL+`/health", ready_timeout = 5)
 assert.true(p.pid > 0)
+assert.eq(p.url, "`+srv.URL+`")  # scheme and host of the ready check
 p.stop(grace = "100ms")
 assert.eq(p.pid, None)
 `)
@@ -138,6 +139,7 @@ assert.eq(p.pid, None)
 func TestProcessLifecycle(t *testing.T) {
 	g := mustRun(t, `
 p = backend.process(["sh", "-c", "echo listening $GREETING; while :; do :; done"], env = {"GREETING": "hi"}, ready = "log:^listening hi$")
+assert.eq(p.url, None)
 assert.true(p.pid > 0)
 assert.true("listening hi" in p.logs())
 assert.true(p.rss() > 0)
