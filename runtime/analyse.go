@@ -66,7 +66,47 @@ func analyse(path string, c *CellDef) error {
 	}
 	sort.Strings(c.Defines)
 	c.Params = dedupe(c.Params)
+	c.lint = lostDisplays(f)
 	return nil
+}
+
+// lostDisplays finds top-level calls that make something to display (a
+// figure, a table, Markdown, an export) as an expression statement other
+// than the cell's last: their value is dropped, as in Jupyter, which is
+// rarely what the author meant.
+func lostDisplays(f *syntax.File) []string {
+	var out []string
+	for i, stmt := range f.Stmts {
+		es, ok := stmt.(*syntax.ExprStmt)
+		if !ok || i == len(f.Stmts)-1 {
+			continue
+		}
+		call, ok := es.X.(*syntax.CallExpr)
+		if !ok {
+			continue
+		}
+		if name := displayCall(call.Fn); name != "" {
+			pos, _ := es.Span()
+			out = append(out, fmt.Sprintf("line %d: the value of %s(...) is not displayed: only a cell's last expression is; use show(a, b, ...)", pos.Line, name))
+		}
+	}
+	return out
+}
+
+// displayCall names fn if it is one of the builtins whose result is only
+// worth displaying: plot.*, export.*, table, md.
+func displayCall(fn syntax.Expr) string {
+	switch fn := fn.(type) {
+	case *syntax.Ident:
+		if fn.Name == "table" || fn.Name == "md" {
+			return fn.Name
+		}
+	case *syntax.DotExpr:
+		if x, ok := fn.X.(*syntax.Ident); ok && (x.Name == "plot" || x.Name == "export") {
+			return x.Name + "." + fn.Name.Name
+		}
+	}
+	return ""
 }
 
 // paramName returns NAME for a call param("NAME", ...), else "".

@@ -402,3 +402,18 @@ func TestCleanKeepsWhatTheNotebookUses(t *testing.T) {
 		t.Errorf("after clean: read %s %q, plain %s", r.status("read"), r.outputs["read"], r.status("plain"))
 	}
 }
+
+// TestLostDisplayWarns: a figure or table made by an expression statement
+// that is not the cell's last is dropped; the cell says so.
+func TestLostDisplayWarns(t *testing.T) {
+	dir := t.TempDir()
+	helpers := "# %% helpers\ndef table(rows):\n    return rows\n\ndef md(s):\n    return s\n\ndef show(*a):\n    return a\n\n"
+	r := runNotebook(t, dir, helpers+"# %% a\ntable([{\"x\": 1}])\nn = 1\nmd(\"last\")\n\n# %% b\nshow(md(\"one\"), md(\"two\"))\nmd(\"three\")\n", Options{})
+	w := r.e.State("a").warnings
+	if len(w) != 1 || !strings.Contains(w[0], "line 12: the value of table(...) is not displayed") {
+		t.Errorf("cell a warnings: %q", w)
+	}
+	if w := r.e.State("b").warnings; len(w) != 0 {
+		t.Errorf("cell b: show(...) displays, yet warnings %q", w)
+	}
+}

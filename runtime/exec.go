@@ -36,6 +36,7 @@ func (e *Engine) execute(st *State) {
 	close(stop)
 	st.duration = time.Since(st.started)
 	st.inputs, st.outputs, st.warnings = cell.snapshot()
+	st.warnings = append(append([]string(nil), c.lint...), st.warnings...)
 	if err != nil {
 		st.Status, st.Err = StatusError, err
 		var ee *starlark.EvalError

@@ -35,6 +35,7 @@ type CellDef struct {
 	Params  []string // names in param("NAME", ...) calls with a literal name
 	srcHash string   // hash of the normalized source
 	readPos map[string]syntax.Position
+	lint    []string // mistakes analysis can see, shown as the cell's warnings
 }
 
 // Label names the cell for messages: its name and where it starts.
