@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -17,7 +18,7 @@ import (
 
 // Options configure an Engine.
 type Options struct {
-	CacheDir string            // default: .benchbook beside the notebook
+	CacheDir string            // default: DefaultCacheDir(notebook)
 	Params   map[string]string // -p name=value
 	Rerun    []string          // cells to execute even if cached
 	RerunAll bool
@@ -78,6 +79,14 @@ type Engine struct {
 	Warnings    []string // engine-level warnings (damaged entries, unused params)
 }
 
+// DefaultCacheDir is where a notebook's cache lives: .benchbook/NAME beside
+// it, one per notebook, so notebooks sharing a directory neither clean away
+// nor lock out each other's entries, nor explain misses with each other's.
+func DefaultCacheDir(path string) string {
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	return filepath.Join(filepath.Dir(path), ".benchbook", name)
+}
+
 // Open parses nothing (the notebook is given), builds the cell graph, opens
 // the cache and takes its lock.
 func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
@@ -86,7 +95,7 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	}
 	dir := filepath.Dir(nb.Path)
 	if opts.CacheDir == "" {
-		opts.CacheDir = filepath.Join(dir, ".benchbook")
+		opts.CacheDir = DefaultCacheDir(nb.Path)
 	}
 	e := &Engine{NB: nb, opts: opts, builtins: Predeclared(), states: map[*CellDef]*State{}, computed: map[string]*State{}}
 	for _, name := range opts.Rerun {

@@ -417,3 +417,43 @@ func TestLostDisplayWarns(t *testing.T) {
 		t.Errorf("cell b: show(...) displays, yet warnings %q", w)
 	}
 }
+
+// TestNotebooksShareADirectory: two notebooks beside each other keep their
+// own caches: cleaning one leaves the other's entries, and each explains
+// its own misses.
+func TestNotebooksShareADirectory(t *testing.T) {
+	dir := t.TempDir()
+	open := func(name, src string) *Engine {
+		path := filepath.Join(dir, name)
+		if src != "" {
+			os.WriteFile(path, []byte(src), 0o644)
+		}
+		nb, err := ParseFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := Open(context.Background(), nb, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Close)
+		return e
+	}
+	a := open("a.star", "# %% total\ntotal = 1\ntotal\n")
+	a.Run(true)
+	a.Close()
+	b := open("b.star", "# %% total\ntotal = 2\ntotal\n")
+	b.Run(true)
+	if why := b.State("total").Why; why != "no entry in the cache" {
+		t.Errorf("b's first run explains its miss with a's memory: %q", why)
+	}
+	if _, err := b.Clean(); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	a = open("a.star", "")
+	a.Run(true)
+	if st := a.State("total"); st.Status != StatusHit {
+		t.Errorf("after cleaning b, a's cell is %s (%s)", st.Status, st.Why)
+	}
+}

@@ -81,7 +81,7 @@ type Session struct {
 	Ctx         context.Context
 	Stderr      io.Writer         // progress lines; never part of a record
 	NotebookDir string            // relative paths in builtins resolve here
-	CacheDir    string            // the notebook's .benchbook directory
+	CacheDir    string            // the notebook's cache directory (.benchbook/NAME)
 	Params      map[string]string // -p name=value, as typed on the command line
 
 	memo MemoStore // nil: memo runs fn every time

@@ -20,7 +20,7 @@ type notebookFlags struct {
 }
 
 func (f *notebookFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.cacheDir, "cache-dir", "", "cache directory (default: .benchbook beside the notebook)")
+	fs.StringVar(&f.cacheDir, "cache-dir", "", "cache directory (default: .benchbook/NAME beside the notebook NAME.star)")
 	fs.Var(&f.params, "p", "set a notebook parameter: -p name=value (repeatable)")
 	fs.BoolVar(&f.noColor, "no-color", false, "no colours in progress lines (also: NO_COLOR=1)")
 }

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/benchbook/benchbook/runtime"
 )
 
 // binary is benchbook built once for the tests that drive it as a user
@@ -305,7 +307,7 @@ func TestREPLTerminal(t *testing.T) {
 			t.Fatalf("exit code %d after Ctrl-D, want 0", code)
 		}
 	}
-	history, err := os.ReadFile(filepath.Join(filepath.Dir(nb), ".benchbook", "repl_history"))
+	history, err := os.ReadFile(filepath.Join(runtime.DefaultCacheDir(nb), "repl_history"))
 	if err != nil {
 		t.Fatal(err)
 	}
