@@ -10,6 +10,7 @@
 //	benchbook repl [flags] notebook.star     evaluate, rerun cells, inspect interactively
 //	benchbook watch [flags] notebook.star    rerun changed cells on save; -serve the record
 //	benchbook index DIR                      the decision table across notebooks
+//	benchbook new [-template T] notebook.star  a new notebook from a template
 //	benchbook clean [flags] notebook.star    drop cache entries no cell uses
 //	benchbook version
 //
@@ -45,6 +46,7 @@ var commands = map[string]command{
 	"repl":    {"open a notebook interactively: evaluate, rerun cells, inspect", cmdRepl},
 	"watch":   {"rerun changed cells on every save and re-render (optionally serve) the record", cmdWatch},
 	"index":   {"build the decision table across a directory of notebooks", cmdIndex},
+	"new":     {"write a new notebook from a template (http or postgres)", cmdNew},
 	"version": {"print the benchbook version", cmdVersion},
 }
 

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNew: every template makes a notebook that parses and analyses; the
+// http one runs as written (against the embedded demo) to a verdict.
+func TestNew(t *testing.T) {
+	dir := t.TempDir()
+	web, pg := filepath.Join(dir, "cache-study.star"), filepath.Join(dir, "pg_study.star")
+	if code, out, stderr := runCLI(t, "new", web); code != 0 || !strings.Contains(out, "wrote "+web) {
+		t.Fatalf("new: exit %d\n%s%s", code, out, stderr)
+	}
+	src, _ := os.ReadFile(web)
+	if !strings.Contains(string(src), "# # cache study: does B") || strings.Contains(string(src), "{{") {
+		t.Errorf("title or placeholders not filled in:\n%.300s", src)
+	}
+	if code, _, stderr := runCLI(t, "new", web); code != 1 || !strings.Contains(stderr, "already exists") {
+		t.Errorf("new over an existing file: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "new", "-template", "mongo", filepath.Join(dir, "m.star")); code != 2 || !strings.Contains(stderr, "have http, postgres") {
+		t.Errorf("unknown template: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "new", "-template", "postgres", pg); code != 0 {
+		t.Fatalf("new -template postgres: exit %d, %s", code, stderr)
+	}
+	for _, nb := range []string{web, pg} {
+		if code, out, stderr := runCLI(t, "cells", nb); code != 0 || !strings.Contains(out, "decision") {
+			t.Errorf("cells %s: exit %d\n%s%s", filepath.Base(nb), code, out, stderr)
+		}
+	}
+	if testing.Short() {
+		return
+	}
+	code, _, stderr := runCLI(t, "run", "-p", "duration=1s", "-p", "pairs=2", web)
+	if code != 0 || strings.Contains(stderr, "warning: line") {
+		t.Fatalf("run the new notebook: exit %d\n%s", code, stderr)
+	}
+	page, _ := os.ReadFile(strings.TrimSuffix(web, ".star") + ".html")
+	if !strings.Contains(string(page), "Verdict: ") || strings.Count(string(page), "<svg") < 3 {
+		t.Errorf("the new notebook's record lacks its verdict or its 3 charts")
+	}
+}
