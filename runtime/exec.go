@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -17,6 +18,20 @@ import (
 )
 
 // execute runs one cell and stores its entry the moment it finishes.
+// frames keeps a Starlark backtrace's header and call frames and drops its
+// closing "Error in f: msg", which st.Err already says: every error would
+// otherwise print twice, in the terminal and in the record.
+func frames(bt string) string {
+	var keep []string
+	for i, line := range strings.Split(bt, "\n") {
+		if i > 0 && !strings.HasPrefix(line, "  ") {
+			break
+		}
+		keep = append(keep, line)
+	}
+	return strings.Join(keep, "\n")
+}
+
 func (e *Engine) execute(st *State) {
 	c := st.Def
 	st.Executed = true
@@ -42,7 +57,7 @@ func (e *Engine) execute(st *State) {
 		var ee *starlark.EvalError
 		if errors.As(err, &ee) {
 			st.Err = fmt.Errorf("%s (in cell %s)", ee.Msg, c.Name)
-			st.Trace = ee.Backtrace()
+			st.Trace = frames(ee.Backtrace())
 		}
 		if interrupted(e.sess.Ctx, err) {
 			e.Interrupted = true

@@ -36,7 +36,7 @@ func TestNew(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	code, _, stderr := runCLI(t, "run", "-p", "duration=1s", "-p", "pairs=2", web)
+	code, _, stderr := runCLI(t, "run", "-p", "duration=1s", "-p", "pairs=2", "-p", "clients=2", web)
 	if code != 0 || strings.Contains(stderr, "warning: line") {
 		t.Fatalf("run the new notebook: exit %d\n%s", code, stderr)
 	}
