@@ -3,13 +3,8 @@ package workload
 import (
 	"context"
 	"encoding/binary"
-	"errors"
-	"io"
-	"os"
-	"runtime"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -19,28 +14,21 @@ import (
 
 // sqlLoop runs a share of a closed loop's clients from one goroutine, the
 // way pgbench does: each client holds one pooled connection for the whole
-// run, the goroutine waits for all of them in one epoll_wait, and it speaks
-// the extended protocol (Bind, Execute, Sync of a statement prepared by pgx)
-// to each connection itself, with pgproto3's encoders.
+// run, the goroutine waits for all of them in one epoll_wait (a poller),
+// and it speaks the extended protocol (Bind, Execute, Sync of a statement
+// prepared by pgx) to each connection itself, with pgproto3's encoders.
 //
 // Why not a goroutine per client through pgconn: then every response costs
 // a goroutine park, and Go's scheduler polls its netpoller twice before it
 // sleeps (once without blocking, once blocking), plus a read that finds
 // nothing. Here a response costs one epoll_wait shared with whatever else is
 // ready and one read(2): less client CPU per transaction than pgbench.
-//
-// The epoll_wait is a raw system call that holds the P while it blocks, so
-// it is bounded (maxWait) and the loop yields to the scheduler every
-// yieldEvery: the progress line, the run's timers and Ctrl-C keep running
-// even with GOMAXPROCS=1.
 type sqlLoop struct {
-	t      *sqlTarget
-	h      *sqlHists
-	slots  []*slot
-	ep     int    // the epoll instance
-	wake   [2]int // a pipe: abort writes to it, epoll_wait returns
-	events []syscall.EpollEvent
-	err    error // opening ep or wake failed: every request records it
+	t     *sqlTarget
+	h     *sqlHists
+	slots []*slot
+	p     *poller
+	err   error // making the poller failed: every request records it
 }
 
 // slot is one client of the loop: its connection and its request in flight.
@@ -67,44 +55,20 @@ type slot struct {
 	retryAt  time.Time // after a failed acquire
 }
 
-const (
-	maxWait    = 5 * time.Millisecond // longest blocking epoll_wait
-	yieldEvery = time.Millisecond     // let the P's other goroutines run
-	retryAfter = 10 * time.Millisecond
-)
-
 func (t *sqlTarget) newLoop(clients int) loop {
-	l := &sqlLoop{t: t, h: t.newHists(), events: make([]syscall.EpollEvent, clients+1), ep: -1, wake: [2]int{-1, -1}}
+	l := &sqlLoop{t: t, h: t.newHists()}
 	for i := range clients {
 		l.slots = append(l.slots, &slot{id: i, fd: -1, in: make([]byte, 8192)})
 	}
-	l.err = l.open() // before the engine registers l: abort reads wake
+	l.p, l.err = newPoller(clients) // before the engine registers l: abort uses it
 	return l
 }
 
-// open makes the epoll instance and the wake-up pipe.
-func (l *sqlLoop) open() error {
-	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
-	if err != nil {
-		return os.NewSyscallError("epoll_create1", err)
-	}
-	l.ep = ep
-	if err := syscall.Pipe2(l.wake[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
-		return os.NewSyscallError("pipe2", err)
-	}
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: -1}
-	return os.NewSyscallError("epoll_ctl", syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, l.wake[0], &ev))
-}
-
 // abort wakes the loop, which sees the run's context cancelled and returns.
-func (l *sqlLoop) abort() {
-	if l.wake[1] >= 0 {
-		_, _ = syscall.Write(l.wake[1], []byte{0})
-	}
-}
+func (l *sqlLoop) abort() { l.p.wakeup() }
 
 // close releases idle connections to the pool, closes broken or busy ones
-// and the loop's own descriptors. It runs after run has returned.
+// and the poller. It runs after run has returned.
 func (l *sqlLoop) close() {
 	for _, s := range l.slots {
 		if s.pc == nil {
@@ -114,15 +78,11 @@ func (l *sqlLoop) close() {
 			l.drop(s)
 			continue
 		}
-		_ = syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, s.fd, nil)
+		l.p.del(s.fd)
 		s.pc.Release()
 		s.pc = nil
 	}
-	for _, fd := range []int{l.ep, l.wake[0], l.wake[1]} {
-		if fd >= 0 {
-			syscall.Close(fd)
-		}
-	}
+	l.p.close()
 }
 
 func (l *sqlLoop) run(r *run, rec *recorder) {
@@ -131,7 +91,6 @@ func (l *sqlLoop) run(r *run, rec *recorder) {
 		l.done(r, rec, now, now, !now.Before(r.measureAt), classify(l.err))
 		return
 	}
-	lastYield := time.Now()
 	for {
 		now := time.Now()
 		if r.ctx.Err() != nil {
@@ -142,7 +101,7 @@ func (l *sqlLoop) run(r *run, rec *recorder) {
 			if !s.busy && now.Before(r.end) && !l.start(r, rec, s, now) {
 				// Not started: retry a refused connection later, and
 				// anything else (a generator error) at once.
-				wait = min(wait, max(s.retryAt.Sub(now), 0))
+				wait = min(wait, s.retryAt.Sub(now))
 			}
 			if s.busy {
 				if !now.Before(s.deadline) {
@@ -156,39 +115,14 @@ func (l *sqlLoop) run(r *run, rec *recorder) {
 		if busy == 0 && !now.Before(r.end) {
 			return
 		}
-		if now.Sub(lastYield) >= yieldEvery {
-			runtime.Gosched()
-			lastYield = time.Now()
-		}
-		l.poll(r, rec, wait)
-	}
-}
-
-// poll waits up to d for the connections and handles what is ready.
-func (l *sqlLoop) poll(r *run, rec *recorder, d time.Duration) {
-	ms := int(d / time.Millisecond)
-	if d > 0 && ms == 0 {
-		ms = 1
-	}
-	n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(l.ep), uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), uintptr(ms), 0, 0)
-	if e != 0 {
-		return // EINTR: a preemption or a signal; the loop comes round again
-	}
-	for _, ev := range l.events[:n] {
-		if ev.Fd < 0 {
-			var b [64]byte
-			_, _ = syscall.Read(l.wake[0], b[:])
-			continue
-		}
-		s := l.slots[ev.Fd]
-		if s.pc == nil {
-			continue
-		}
-		if ev.Events&syscall.EPOLLOUT != 0 && s.writing {
-			l.flush(r, rec, s)
-		}
-		if s.pc != nil && ev.Events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
-			l.receive(r, rec, s)
+		for _, ev := range l.p.wait(wait) {
+			s := l.slots[ev.Fd]
+			if s.pc != nil && ev.Events&syscall.EPOLLOUT != 0 && s.writing {
+				l.flush(r, rec, s)
+			}
+			if s.pc != nil && ev.Events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
+				l.receive(r, rec, s)
+			}
 		}
 	}
 }
@@ -249,8 +183,7 @@ func (l *sqlLoop) connect(r *run, s *slot, now time.Time, measured bool) string 
 	}
 	fd, err := connFD(pc.Conn().PgConn().Conn())
 	if err == nil {
-		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(s.id)}
-		err = os.NewSyscallError("epoll_ctl", syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_ADD, fd, &ev))
+		err = l.p.add(fd, s.id)
 	}
 	if err != nil {
 		l.drop(s)
@@ -258,26 +191,6 @@ func (l *sqlLoop) connect(r *run, s *slot, now time.Time, measured bool) string 
 	}
 	s.fd, s.inLen, s.out, s.writing = fd, 0, s.out[:0], false
 	return ""
-}
-
-var errNoFD = errors.New("connection has no file descriptor")
-
-// connFD is the descriptor under a pgx connection: a rawConn or a net.TCPConn
-// or net.UnixConn, all of which expose it.
-func connFD(c any) (int, error) {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return -1, errNoFD
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	fd := -1
-	if err := rc.Control(func(f uintptr) { fd = int(f) }); err != nil {
-		return -1, err
-	}
-	return fd, nil
 }
 
 // send encodes the statement in flight as Bind, Execute, Sync and writes it.
@@ -309,31 +222,16 @@ func (l *sqlLoop) send(r *run, rec *recorder, s *slot, now time.Time) {
 // flush writes what is pending without blocking, and asks for EPOLLOUT
 // while the socket buffer is full.
 func (l *sqlLoop) flush(r *run, rec *recorder, s *slot) {
-	w := 0
-	for w < len(s.out) {
-		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(s.fd), uintptr(unsafe.Pointer(&s.out[w])), uintptr(len(s.out)-w))
-		switch e {
-		case 0:
-			w += int(n)
-			continue
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-		default:
-			s.out = s.out[:0]
-			l.fail(r, rec, s, classify(os.NewSyscallError("write", e)), time.Now())
-			return
-		}
-		break
+	w, err := rawWrite(s.fd, s.out)
+	if err != nil {
+		s.out = s.out[:0]
+		l.fail(r, rec, s, classify(err), time.Now())
+		return
 	}
 	s.out = s.out[:copy(s.out, s.out[w:])]
 	if want := len(s.out) > 0; want != s.writing {
 		s.writing = want
-		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(s.id)}
-		if want {
-			ev.Events |= syscall.EPOLLOUT
-		}
-		_ = syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_MOD, s.fd, &ev)
+		l.p.want(s.fd, s.id, want)
 	}
 }
 
@@ -343,18 +241,15 @@ func (l *sqlLoop) receive(r *run, rec *recorder, s *slot) {
 	if s.inLen == len(s.in) {
 		s.in = append(s.in, make([]byte, len(s.in))...)
 	}
-	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(s.fd), uintptr(unsafe.Pointer(&s.in[s.inLen])), uintptr(len(s.in)-s.inLen))
-	switch {
-	case e == syscall.EAGAIN || e == syscall.EINTR:
-		return
-	case e != 0:
-		l.fail(r, rec, s, classify(os.NewSyscallError("read", e)), time.Now())
-		return
-	case n == 0:
-		l.fail(r, rec, s, classify(io.EOF), time.Now())
+	n, err := rawRead(s.fd, s.in[s.inLen:])
+	if err != nil {
+		l.fail(r, rec, s, classify(err), time.Now())
 		return
 	}
-	s.inLen += int(n)
+	if n == 0 {
+		return
+	}
+	s.inLen += n
 	now := time.Now()
 	off := 0
 	for s.pc != nil && s.inLen-off >= 5 {
@@ -448,7 +343,7 @@ func (l *sqlLoop) drop(s *slot) {
 		return
 	}
 	if s.fd >= 0 {
-		_ = syscall.EpollCtl(l.ep, syscall.EPOLL_CTL_DEL, s.fd, nil)
+		l.p.del(s.fd)
 	}
 	c := s.pc.Hijack()
 	_ = c.PgConn().Conn().Close()

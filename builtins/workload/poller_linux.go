@@ -1,0 +1,167 @@
+package workload
+
+import (
+	"errors"
+	"io"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// poller is the epoll set of a multiplexed closed loop (sqlLoop, httpLoop):
+// one goroutine waits for all of its clients' sockets at once, as pgbench
+// and wrk do.
+//
+// wait is a raw system call that holds the P while it blocks, so it is
+// bounded (maxWait) and the loop yields to the scheduler every yieldEvery:
+// the progress line, the run's timers and Ctrl-C keep running even with
+// GOMAXPROCS=1.
+type poller struct {
+	ep        int
+	wake      [2]int // a pipe: abort writes to it, wait returns
+	events    []syscall.EpollEvent
+	lastYield time.Time
+}
+
+const (
+	maxWait    = 5 * time.Millisecond // longest blocking epoll_wait
+	yieldEvery = time.Millisecond     // let the P's other goroutines run
+	retryAfter = 10 * time.Millisecond
+)
+
+// newPoller makes an epoll set for n sockets and the wake-up pipe.
+func newPoller(n int) (*poller, error) {
+	p := &poller{ep: -1, wake: [2]int{-1, -1}, events: make([]syscall.EpollEvent, n+1), lastYield: time.Now()}
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return p, os.NewSyscallError("epoll_create1", err)
+	}
+	p.ep = ep
+	if err := syscall.Pipe2(p.wake[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		return p, os.NewSyscallError("pipe2", err)
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: -1}
+	return p, os.NewSyscallError("epoll_ctl", syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_ADD, p.wake[0], &ev))
+}
+
+// add watches fd for input (and output when out), reporting id.
+func (p *poller) add(fd int, id int) error {
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(id)}
+	return os.NewSyscallError("epoll_ctl", syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_ADD, fd, &ev))
+}
+
+// want switches fd's interest in EPOLLOUT (a write the socket buffer could
+// not take whole).
+func (p *poller) want(fd, id int, out bool) {
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(id)}
+	if out {
+		ev.Events |= syscall.EPOLLOUT
+	}
+	_ = syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_MOD, fd, &ev)
+}
+
+func (p *poller) del(fd int) { _ = syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_DEL, fd, nil) }
+
+// wakeup makes a wait in progress return: abort, from any goroutine.
+func (p *poller) wakeup() {
+	if p.wake[1] >= 0 {
+		_, _ = syscall.Write(p.wake[1], []byte{0})
+	}
+}
+
+// wait yields the P if it is time, then waits up to d for events on the
+// sockets; it returns them (the wake-up pipe's are drained and left out).
+func (p *poller) wait(d time.Duration) []syscall.EpollEvent {
+	if time.Since(p.lastYield) >= yieldEvery {
+		runtime.Gosched()
+		p.lastYield = time.Now()
+	}
+	d = min(max(d, 0), maxWait)
+	ms := int(d / time.Millisecond)
+	if d > 0 && ms == 0 {
+		ms = 1
+	}
+	n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(p.ep), uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), uintptr(ms), 0, 0)
+	if e != 0 {
+		return nil // EINTR: a preemption or a signal; the loop comes round again
+	}
+	out := p.events[:0]
+	for _, ev := range p.events[:n] {
+		if ev.Fd < 0 {
+			var b [64]byte
+			_, _ = syscall.Read(p.wake[0], b[:])
+			continue
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+func (p *poller) close() {
+	for _, fd := range []int{p.ep, p.wake[0], p.wake[1]} {
+		if fd >= 0 {
+			syscall.Close(fd)
+		}
+	}
+}
+
+// rawWrite writes b to the non-blocking fd; it returns how much went and
+// an error other than EAGAIN.
+func rawWrite(fd int, b []byte) (int, error) {
+	w := 0
+	for w < len(b) {
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[w])), uintptr(len(b)-w))
+		switch e {
+		case 0:
+			w += int(n)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return w, nil
+		default:
+			return w, os.NewSyscallError("write", e)
+		}
+	}
+	return w, nil
+}
+
+// rawRead reads into b from the non-blocking fd: (0, nil) when nothing is
+// there, io.EOF when the peer closed.
+func rawRead(fd int, b []byte) (int, error) {
+	for {
+		n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		switch e {
+		case 0:
+			if n == 0 {
+				return 0, io.EOF
+			}
+			return int(n), nil
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return 0, nil
+		}
+		return 0, os.NewSyscallError("read", e)
+	}
+}
+
+var errNoFD = errors.New("connection has no file descriptor")
+
+// connFD is the descriptor under a connection: a rawConn, a net.TCPConn or a
+// net.UnixConn, all of which expose it.
+func connFD(c any) (int, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return -1, errNoFD
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	if err := rc.Control(func(f uintptr) { fd = int(f) }); err != nil {
+		return -1, err
+	}
+	return fd, nil
+}
