@@ -27,8 +27,9 @@ type stopper interface {
 }
 
 // multiplexed is a target whose closed loop drives many clients from one
-// goroutine (sql on Linux, as pgbench does); the engine runs one such loop
-// per P instead of a goroutine per client.
+// goroutine (sql and plain http on Linux, as pgbench and wrk do); the engine
+// runs such loops, one per P but one, instead of a goroutine per client.
+// newLoop returns nil when this target cannot be multiplexed.
 type multiplexed interface {
 	newLoop(clients int) loop
 }
@@ -232,21 +233,43 @@ func (r *run) deadline(t time.Time) time.Time {
 }
 
 // closedLoop runs spec.clients workers back to back: a goroutine each, or
-// one loop per P where the target can multiplex its clients.
+// loops of many clients each where the target can multiplex them.
 func (r *run) closedLoop() {
 	if m, ok := r.tgt.(multiplexed); ok {
-		n := min(runtime.GOMAXPROCS(0), r.spec.clients)
+		// A loop holds its P while it waits in epoll_wait, so one P is left
+		// for the rest of the process (progress, timers, GC); on a 2-core box
+		// that also leaves the target a core, as wrk -t1 and pgbench -j 1 do.
+		n := min(max(runtime.GOMAXPROCS(0)-1, 1), r.spec.clients)
 		for i := range n {
 			l := m.newLoop(r.spec.clients/n + btoi(i < r.spec.clients%n))
+			if l == nil {
+				break // this target cannot (https): a goroutine per client
+			}
 			rec := r.register(l)
 			r.wg.Go(func() { l.run(r, rec) })
+			if i == n-1 {
+				return
+			}
 		}
-		return
 	}
 	for range r.spec.clients {
 		c, rec := r.newWorker()
 		r.wg.Go(func() { r.closedWorker(c, rec) })
 	}
+}
+
+// finished records a closed-loop request from t0 to end, as closedWorker
+// does: warmup counts only for progress, a request Ctrl-C cut short not at all.
+func (r *run) finished(rec *recorder, t0, end time.Time, measured bool, class string) {
+	if r.ctx.Err() != nil {
+		return
+	}
+	if !measured {
+		rec.warm.Add(1)
+		return
+	}
+	lat := end.Sub(t0)
+	rec.record(lat, lat, class, r.windowOf(t0))
 }
 
 func (r *run) closedWorker(c client, rec *recorder) {

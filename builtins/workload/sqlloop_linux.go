@@ -60,7 +60,7 @@ func (t *sqlTarget) newLoop(clients int) loop {
 	for i := range clients {
 		l.slots = append(l.slots, &slot{id: i, fd: -1, in: make([]byte, 8192)})
 	}
-	l.p, l.err = newPoller(clients) // before the engine registers l: abort uses it
+	l.p, l.err = newPoller(clients, false) // before the engine registers l: abort uses it
 	return l
 }
 
@@ -88,7 +88,7 @@ func (l *sqlLoop) close() {
 func (l *sqlLoop) run(r *run, rec *recorder) {
 	if l.err != nil {
 		now := time.Now()
-		l.done(r, rec, now, now, !now.Before(r.measureAt), classify(l.err))
+		r.finished(rec, now, now, !now.Before(r.measureAt), classify(l.err))
 		return
 	}
 	for {
@@ -138,7 +138,7 @@ func (l *sqlLoop) start(r *run, rec *recorder, s *slot, now time.Time) bool {
 		if class := l.connect(r, s, now, measured); class != "" {
 			end := time.Now()
 			s.retryAt = end.Add(retryAfter)
-			l.done(r, rec, now, end, measured, class)
+			r.finished(rec, now, end, measured, class)
 			return false
 		}
 		now = time.Now()
@@ -149,7 +149,7 @@ func (l *sqlLoop) start(r *run, rec *recorder, s *slot, now time.Time) bool {
 	if l.t.args != nil {
 		var err error
 		if s.args, err = l.t.args(s.seq - 1); err != nil {
-			l.done(r, rec, now, time.Now(), measured, "generator error")
+			r.finished(rec, now, time.Now(), measured, "generator error")
 			return false
 		}
 	}
@@ -320,21 +320,10 @@ func (l *sqlLoop) fail(r *run, rec *recorder, s *slot, class string, now time.Ti
 // finish records the request in flight, ended at now.
 func (l *sqlLoop) finish(r *run, rec *recorder, s *slot, now time.Time, class string) {
 	s.busy = false
-	l.done(r, rec, s.t0, now, s.measured, class)
+	r.finished(rec, s.t0, now, s.measured, class)
 }
 
-// done records one request from t0 to end as closedWorker records one.
-func (l *sqlLoop) done(r *run, rec *recorder, t0, end time.Time, measured bool, class string) {
-	if r.ctx.Err() != nil {
-		return // interrupted mid-request: not a measurement
-	}
-	if !measured {
-		rec.warm.Add(1)
-		return
-	}
-	lat := end.Sub(t0)
-	rec.record(lat, lat, class, r.windowOf(t0))
-}
+
 
 // drop takes slot s's connection out of the pool and closes it: its
 // protocol state is unknown (a request was in flight) or it is broken.

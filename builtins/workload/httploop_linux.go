@@ -1,0 +1,230 @@
+package workload
+
+import (
+	"io"
+	"net"
+	"syscall"
+	"time"
+)
+
+// httpLoop runs a share of a closed loop's HTTP clients from one goroutine,
+// as wrk does: each client keeps one connection, a poller waits for all of
+// them, and respParser reads each response as its bytes arrive. Compared
+// with a goroutine per client (httpClient), a response costs one read and a
+// share of one epoll_wait instead of a goroutine park and two netpoll
+// calls. Plain HTTP only: https keeps the goroutine per client.
+type httpLoop struct {
+	t     *httpTarget
+	conns []*httpConn
+	p     *poller
+	err   error
+}
+
+// httpConn is one client of the loop.
+type httpConn struct {
+	id   int
+	req  httpClient // builds the request bytes (its wbuf, the generator)
+	conn net.Conn   // nil until dialled, and after it closed
+	fd   int
+	in   []byte
+	out  []byte // request bytes not yet written
+	resp respParser
+
+	writing  bool
+	busy     bool
+	seq      int64
+	t0       time.Time
+	deadline time.Time
+	measured bool
+	retryAt  time.Time
+}
+
+func (t *httpTarget) newLoop(clients int) loop {
+	if t.tls != nil {
+		return nil // crypto/tls needs a blocking net.Conn: httpClient
+	}
+	l := &httpLoop{t: t}
+	for i := range clients {
+		l.conns = append(l.conns, &httpConn{id: i, req: httpClient{t: t}, fd: -1, in: make([]byte, 16<<10)})
+	}
+	l.p, l.err = newPoller(clients, true)
+	return l
+}
+
+func (l *httpLoop) abort() { l.p.wakeup() }
+
+func (l *httpLoop) close() {
+	for _, c := range l.conns {
+		l.drop(c)
+	}
+	l.p.close()
+}
+
+func (l *httpLoop) run(r *run, rec *recorder) {
+	if l.err != nil {
+		now := time.Now()
+		r.finished(rec, now, now, !now.Before(r.measureAt), classify(l.err))
+		return
+	}
+	for {
+		now := time.Now()
+		if r.ctx.Err() != nil {
+			return // interrupted: requests in flight are not measurements
+		}
+		busy, wait := 0, maxWait
+		for _, c := range l.conns {
+			if !c.busy && now.Before(r.end) && !l.start(r, rec, c, now) {
+				wait = min(wait, c.retryAt.Sub(now)) // a refused dial later, the rest at once
+			}
+			if c.busy {
+				if !now.Before(c.deadline) {
+					l.fail(r, rec, c, "timeout", now)
+					continue
+				}
+				busy++
+				wait = min(wait, c.deadline.Sub(now))
+			}
+		}
+		if busy == 0 && !now.Before(r.end) {
+			return
+		}
+		for _, ev := range l.p.wait(wait) {
+			c := l.conns[ev.Fd]
+			if c.conn != nil && ev.Events&syscall.EPOLLOUT != 0 && c.writing {
+				l.flush(r, rec, c)
+			}
+			if c.conn != nil && ev.Events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
+				l.receive(r, rec, c)
+			}
+		}
+	}
+}
+
+// start sends c's next request, dialling first if c has no connection; it
+// reports whether a request is in flight.
+func (l *httpLoop) start(r *run, rec *recorder, c *httpConn, now time.Time) bool {
+	measured := !now.Before(r.measureAt)
+	if c.conn == nil {
+		if now.Before(c.retryAt) {
+			return false
+		}
+		if class := l.dial(r, c, now); class != "" {
+			c.retryAt = time.Now().Add(retryAfter)
+			r.finished(rec, now, time.Now(), measured, class)
+			return false
+		}
+	}
+	req, class := c.req.request(c.seq)
+	c.seq++
+	if class != "" {
+		r.finished(rec, now, time.Now(), measured, class)
+		return false
+	}
+	c.busy, c.t0, c.measured, c.deadline = true, now, measured, r.deadline(now)
+	c.resp.reset(l.t.noBody)
+	c.out = append(c.out[:0], req...)
+	l.flush(r, rec, c)
+	return c.busy
+}
+
+// dial connects c (a blocking connect, bounded by the request's deadline:
+// once per client, and again after the server closed the connection).
+func (l *httpLoop) dial(r *run, c *httpConn, now time.Time) string {
+	d := net.Dialer{Deadline: r.deadline(now)}
+	conn, err := d.DialContext(r.loadCtx, "tcp", l.t.addr)
+	if err != nil {
+		return classify(err)
+	}
+	fd, err := connFD(conn)
+	if err == nil {
+		err = l.p.add(fd, c.id)
+	}
+	if err != nil {
+		conn.Close()
+		return classify(err)
+	}
+	c.conn, c.fd, c.writing = conn, fd, false
+	return ""
+}
+
+func (l *httpLoop) flush(r *run, rec *recorder, c *httpConn) {
+	w, err := rawWrite(c.fd, c.out)
+	if err != nil {
+		l.fail(r, rec, c, classify(err), time.Now())
+		return
+	}
+	c.out = c.out[:copy(c.out, c.out[w:])]
+	if want := len(c.out) > 0; want != c.writing {
+		c.writing = want
+		l.p.want(c.fd, c.id, want)
+	}
+}
+
+// receive reads what c's connection has and feeds it to the response.
+func (l *httpLoop) receive(r *run, rec *recorder, c *httpConn) {
+	n, err := rawRead(c.fd, c.in)
+	now := time.Now()
+	switch {
+	case err == io.EOF && !c.busy:
+		l.drop(c) // the server closed an idle keep-alive connection
+		return
+	case err == io.EOF:
+		done, perr := c.resp.eof()
+		if !done {
+			l.fail(r, rec, c, classify(perr), now)
+			return
+		}
+		l.drop(c)
+		l.finish(r, rec, c, now)
+		return
+	case err != nil:
+		l.fail(r, rec, c, classify(err), now)
+		return
+	case n == 0 || !c.busy:
+		return
+	}
+	used, done, err := c.resp.feed(c.in[:n])
+	if err != nil {
+		l.fail(r, rec, c, classify(err), now)
+		return
+	}
+	if !done {
+		return
+	}
+	if c.resp.closeAfter || used < n {
+		l.drop(c) // closing, or bytes no request asked for
+	}
+	l.finish(r, rec, c, now)
+	if now.Before(r.end) && r.ctx.Err() == nil {
+		l.start(r, rec, c, now) // back to back, as closedWorker
+	}
+}
+
+// finish records the response c just completed.
+func (l *httpLoop) finish(r *run, rec *recorder, c *httpConn, now time.Time) {
+	c.busy = false
+	class := ""
+	if c.resp.status >= 400 {
+		class = statusClass(c.resp.status)
+	}
+	r.finished(rec, c.t0, now, c.measured, class)
+}
+
+// fail ends the request in flight with a transport error and closes the
+// connection; the next request dials again.
+func (l *httpLoop) fail(r *run, rec *recorder, c *httpConn, class string, now time.Time) {
+	l.drop(c)
+	if c.busy {
+		c.busy = false
+		r.finished(rec, c.t0, now, c.measured, class)
+	}
+}
+
+func (l *httpLoop) drop(c *httpConn) {
+	if c.conn == nil {
+		return
+	}
+	l.p.del(c.fd)
+	c.conn.Close()
+	c.conn, c.fd, c.out, c.writing = nil, -1, c.out[:0], false
+}
