@@ -423,22 +423,7 @@ func TestLostDisplayWarns(t *testing.T) {
 // its own misses.
 func TestNotebooksShareADirectory(t *testing.T) {
 	dir := t.TempDir()
-	open := func(name, src string) *Engine {
-		path := filepath.Join(dir, name)
-		if src != "" {
-			os.WriteFile(path, []byte(src), 0o644)
-		}
-		nb, err := ParseFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := Open(context.Background(), nb, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(e.Close)
-		return e
-	}
+	open := func(name, src string) *Engine { return openNamed(t, dir, name, src) }
 	a := open("a.star", "# %% total\ntotal = 1\ntotal\n")
 	a.Run(true)
 	a.Close()

@@ -10,8 +10,16 @@ import (
 
 func openTest(t *testing.T, dir, src string) *Engine {
 	t.Helper()
-	path := filepath.Join(dir, "nb.star")
-	os.WriteFile(path, []byte(src), 0o644)
+	return openNamed(t, dir, "nb.star", src)
+}
+
+// openNamed opens dir/name, first writing src there unless it is "".
+func openNamed(t *testing.T, dir, name, src string) *Engine {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if src != "" {
+		os.WriteFile(path, []byte(src), 0o644)
+	}
 	nb, err := ParseFile(path)
 	if err != nil {
 		t.Fatal(err)

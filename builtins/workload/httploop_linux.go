@@ -18,6 +18,8 @@ type httpLoop struct {
 	conns []*httpConn
 	p     *poller
 	err   error
+	r     *run // set by run
+	rec   *recorder
 }
 
 // httpConn is one client of the loop.
@@ -30,13 +32,9 @@ type httpConn struct {
 	out  []byte // request bytes not yet written
 	resp respParser
 
-	writing  bool
-	busy     bool
-	seq      int64
-	t0       time.Time
-	deadline time.Time
-	measured bool
-	retryAt  time.Time
+	writing bool
+	seq     int64
+	inflight
 }
 
 func (t *httpTarget) newLoop(clients int) loop {
@@ -66,43 +64,29 @@ func (l *httpLoop) run(r *run, rec *recorder) {
 		r.finished(rec, now, now, !now.Before(r.measureAt), classify(l.err))
 		return
 	}
-	for {
-		now := time.Now()
-		if r.ctx.Err() != nil {
-			return // interrupted: requests in flight are not measurements
-		}
-		busy, wait := 0, maxWait
-		for _, c := range l.conns {
-			if !c.busy && now.Before(r.end) && !l.start(r, rec, c, now) {
-				wait = min(wait, c.retryAt.Sub(now)) // a refused dial later, the rest at once
-			}
-			if c.busy {
-				if !now.Before(c.deadline) {
-					l.fail(r, rec, c, "timeout", now)
-					continue
-				}
-				busy++
-				wait = min(wait, c.deadline.Sub(now))
-			}
-		}
-		if busy == 0 && !now.Before(r.end) {
-			return
-		}
-		for _, ev := range l.p.wait(wait) {
-			c := l.conns[ev.Fd]
-			if c.conn != nil && ev.Events&syscall.EPOLLOUT != 0 && c.writing {
-				l.flush(r, rec, c)
-			}
-			if c.conn != nil && ev.Events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
-				l.receive(r, rec, c)
-			}
-		}
+	l.r, l.rec = r, rec
+	r.drive(l.p, len(l.conns), l)
+}
+
+func (l *httpLoop) client(i int) *inflight { return &l.conns[i].inflight }
+
+func (l *httpLoop) start(i int, now time.Time) bool { return l.send(l.r, l.rec, l.conns[i], now) }
+
+func (l *httpLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.conns[i], "timeout", now) }
+
+func (l *httpLoop) ready(ev syscall.EpollEvent) {
+	c := l.conns[ev.Fd]
+	if c.conn != nil && ev.Events&syscall.EPOLLOUT != 0 && c.writing {
+		l.flush(l.r, l.rec, c)
+	}
+	if c.conn != nil && ev.Events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
+		l.receive(l.r, l.rec, c)
 	}
 }
 
-// start sends c's next request, dialling first if c has no connection; it
+// send sends c's next request, dialling first if c has no connection; it
 // reports whether a request is in flight.
-func (l *httpLoop) start(r *run, rec *recorder, c *httpConn, now time.Time) bool {
+func (l *httpLoop) send(r *run, rec *recorder, c *httpConn, now time.Time) bool {
 	measured := !now.Before(r.measureAt)
 	if c.conn == nil {
 		if now.Before(c.retryAt) {
@@ -196,7 +180,7 @@ func (l *httpLoop) receive(r *run, rec *recorder, c *httpConn) {
 	}
 	l.finish(r, rec, c, now)
 	if now.Before(r.end) && r.ctx.Err() == nil {
-		l.start(r, rec, c, now) // back to back, as closedWorker
+		l.send(r, rec, c, now) // back to back, as closedWorker
 	}
 }
 

@@ -186,6 +186,58 @@ func rawRead(fd int, b []byte) (int, error) {
 	}
 }
 
+// inflight is what drive knows of one client of a loop: its request in
+// flight and when it may dial again.
+type inflight struct {
+	busy     bool
+	t0       time.Time // the request's start
+	deadline time.Time
+	measured bool
+	retryAt  time.Time // after a refused connection
+}
+
+// loopOps is a multiplexed loop's part in drive.
+type loopOps interface {
+	client(i int) *inflight
+	start(i int, now time.Time) bool // begin client i's next request; false if none is in flight
+	expire(i int, now time.Time)     // client i's request is past its deadline
+	ready(ev syscall.EpollEvent)     // client ev.Fd's socket has something
+}
+
+// drive runs a loop of n clients until the run ends: start idle clients,
+// expire late requests, wait for sockets and hand them to the loop. A
+// client that could not start retries at its retryAt (a refused dial) or at
+// once (a generator error).
+func (r *run) drive(p *poller, n int, ops loopOps) {
+	for {
+		now := time.Now()
+		if r.ctx.Err() != nil {
+			return // interrupted: requests in flight are not measurements
+		}
+		busy, wait := 0, maxWait
+		for i := range n {
+			c := ops.client(i)
+			if !c.busy && now.Before(r.end) && !ops.start(i, now) {
+				wait = min(wait, c.retryAt.Sub(now))
+			}
+			if c.busy {
+				if !now.Before(c.deadline) {
+					ops.expire(i, now)
+					continue
+				}
+				busy++
+				wait = min(wait, c.deadline.Sub(now))
+			}
+		}
+		if busy == 0 && !now.Before(r.end) {
+			return
+		}
+		for _, ev := range p.wait(wait) {
+			ops.ready(ev)
+		}
+	}
+}
+
 var errNoFD = errors.New("connection has no file descriptor")
 
 // connFD is the descriptor under a connection: a rawConn, a net.TCPConn or a

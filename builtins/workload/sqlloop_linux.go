@@ -29,6 +29,8 @@ type sqlLoop struct {
 	slots []*slot
 	p     *poller
 	err   error // making the poller failed: every request records it
+	r     *run  // set by run
+	rec   *recorder
 }
 
 // slot is one client of the loop: its connection and its request in flight.
@@ -44,15 +46,12 @@ type slot struct {
 	inLen   int
 	writing bool // waiting for EPOLLOUT
 
-	busy     bool // a request in flight
-	seq      int64
-	args     []any
-	stmt     int // index of the statement in flight
-	t0, ts   time.Time
-	deadline time.Time
-	measured bool
-	failed   string    // the request's error class, once the server said so
-	retryAt  time.Time // after a failed acquire
+	seq    int64
+	args   []any
+	stmt   int       // index of the statement in flight
+	ts     time.Time // the statement's start
+	failed string    // the request's error class, once the server said so
+	inflight
 }
 
 func (t *sqlTarget) newLoop(clients int) loop {
@@ -91,45 +90,29 @@ func (l *sqlLoop) run(r *run, rec *recorder) {
 		r.finished(rec, now, now, !now.Before(r.measureAt), classify(l.err))
 		return
 	}
-	for {
-		now := time.Now()
-		if r.ctx.Err() != nil {
-			return // interrupted: requests in flight are not measurements
-		}
-		busy, wait := 0, maxWait
-		for _, s := range l.slots {
-			if !s.busy && now.Before(r.end) && !l.start(r, rec, s, now) {
-				// Not started: retry a refused connection later, and
-				// anything else (a generator error) at once.
-				wait = min(wait, s.retryAt.Sub(now))
-			}
-			if s.busy {
-				if !now.Before(s.deadline) {
-					l.fail(r, rec, s, "timeout", now)
-					continue
-				}
-				busy++
-				wait = min(wait, s.deadline.Sub(now))
-			}
-		}
-		if busy == 0 && !now.Before(r.end) {
-			return
-		}
-		for _, ev := range l.p.wait(wait) {
-			s := l.slots[ev.Fd]
-			if s.pc != nil && ev.Events&syscall.EPOLLOUT != 0 && s.writing {
-				l.flush(r, rec, s)
-			}
-			if s.pc != nil && ev.Events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
-				l.receive(r, rec, s)
-			}
-		}
+	l.r, l.rec = r, rec
+	r.drive(l.p, len(l.slots), l)
+}
+
+func (l *sqlLoop) client(i int) *inflight { return &l.slots[i].inflight }
+
+func (l *sqlLoop) start(i int, now time.Time) bool { return l.begin(l.r, l.rec, l.slots[i], now) }
+
+func (l *sqlLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.slots[i], "timeout", now) }
+
+func (l *sqlLoop) ready(ev syscall.EpollEvent) {
+	s := l.slots[ev.Fd]
+	if s.pc != nil && ev.Events&syscall.EPOLLOUT != 0 && s.writing {
+		l.flush(l.r, l.rec, s)
+	}
+	if s.pc != nil && ev.Events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
+		l.receive(l.r, l.rec, s)
 	}
 }
 
-// start begins slot s's next request, acquiring a connection first if it
+// begin starts slot s's next request, acquiring a connection first if it
 // has none; it reports whether a request is now in flight.
-func (l *sqlLoop) start(r *run, rec *recorder, s *slot, now time.Time) bool {
+func (l *sqlLoop) begin(r *run, rec *recorder, s *slot, now time.Time) bool {
 	measured := !now.Before(r.measureAt)
 	if s.pc == nil {
 		if now.Before(s.retryAt) {
@@ -299,7 +282,7 @@ func (l *sqlLoop) message(r *run, rec *recorder, s *slot, typ byte, body []byte,
 		}
 		l.finish(r, rec, s, now, "")
 		if now.Before(r.end) && r.ctx.Err() == nil {
-			l.start(r, rec, s, now) // back to back, as closedWorker
+			l.begin(r, rec, s, now) // back to back, as closedWorker
 		}
 	}
 	// BindComplete, DataRow, CommandComplete, notices: nothing to do.
@@ -322,8 +305,6 @@ func (l *sqlLoop) finish(r *run, rec *recorder, s *slot, now time.Time, class st
 	s.busy = false
 	r.finished(rec, s.t0, now, s.measured, class)
 }
-
-
 
 // drop takes slot s's connection out of the pool and closes it: its
 // protocol state is unknown (a request was in flight) or it is broken.
