@@ -204,39 +204,50 @@ type loopOps interface {
 	ready(ev syscall.EpollEvent)     // client ev.Fd's socket has something
 }
 
-// drive runs a loop of n clients until the run ends: start idle clients,
-// expire late requests, wait for sockets and hand them to the loop. A
-// client that could not start retries at its retryAt (a refused dial) or at
-// once (a generator error).
+// drive runs a loop of n clients until the run ends: wait for sockets and
+// hand them to the loop (which sends each client's next request as its
+// response completes), and every scanEvery scan the clients: start idle
+// ones, expire late requests, and end when the run is over and nothing is
+// in flight. A client that could not start retries at its retryAt (a
+// refused dial) or at the next pass (a generator error). Scanning on a
+// clock rather than per wake keeps a loop of a thousand connections from
+// spending its time looking at the idle ones.
 func (r *run) drive(p *poller, n int, ops loopOps) {
+	var nextScan time.Time
 	for {
 		now := time.Now()
 		if r.ctx.Err() != nil {
 			return // interrupted: requests in flight are not measurements
 		}
-		busy, wait := 0, maxWait
-		for i := range n {
-			c := ops.client(i)
-			if !c.busy && now.Before(r.end) && !ops.start(i, now) {
-				wait = min(wait, c.retryAt.Sub(now))
-			}
-			if c.busy {
-				if !now.Before(c.deadline) {
-					ops.expire(i, now)
-					continue
+		if !now.Before(nextScan) {
+			busy, wait := 0, scanEvery
+			for i := range n {
+				c := ops.client(i)
+				if !c.busy && now.Before(r.end) && !ops.start(i, now) {
+					wait = min(wait, c.retryAt.Sub(now))
 				}
-				busy++
-				wait = min(wait, c.deadline.Sub(now))
+				if c.busy {
+					if !now.Before(c.deadline) {
+						ops.expire(i, now)
+						continue
+					}
+					busy++
+					wait = min(wait, c.deadline.Sub(now))
+				}
 			}
+			if busy == 0 && !now.Before(r.end) {
+				return
+			}
+			nextScan = now.Add(max(wait, 0))
 		}
-		if busy == 0 && !now.Before(r.end) {
-			return
-		}
-		for _, ev := range p.wait(wait) {
+		for _, ev := range p.wait(nextScan.Sub(now)) {
 			ops.ready(ev)
 		}
 	}
 }
+
+// scanEvery is how often drive looks at every client of a loop.
+const scanEvery = time.Millisecond
 
 var errNoFD = errors.New("connection has no file descriptor")
 
