@@ -238,6 +238,9 @@ func (c *httpClient) readResponse() (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if status >= 100 && status < 200 && status != 101 {
+		return c.readResponse() // an interim response (100 Continue): the real one follows
+	}
 	return status, c.discardBody(status, length, isChunked)
 }
 

@@ -10,8 +10,8 @@ import (
 // loop that cannot block in a bufio.Reader: feed it what a read returned,
 // as often as needed, until it says done. The body is counted and dropped,
 // never kept. The rules are readResponse's: Content-Length, chunked,
-// Connection: close, HTTP/1.0, a body up to EOF, no body for HEAD, 1xx,
-// 204 and 304.
+// Connection: close, HTTP/1.0, a body up to EOF, no body for HEAD, 204
+// and 304; interim 1xx responses are skipped.
 type respParser struct {
 	noBody bool // the request was HEAD
 
@@ -156,6 +156,8 @@ func (p *respParser) headers(block []byte) error {
 		}
 	}
 	switch {
+	case status >= 100 && status < 200 && status != 101:
+		p.state = stHeader // an interim response (100 Continue): the real one follows
 	case p.noBody || status == 204 || status == 304 || status < 200, length == 0 && !isChunked:
 		p.state = stDone
 	case isChunked:

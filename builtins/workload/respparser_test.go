@@ -3,8 +3,12 @@ package workload
 import (
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"go.starlark.net/starlark"
 )
 
 // TestRespParser feeds responses whole and split at every byte, and checks
@@ -26,6 +30,7 @@ func TestRespParser(t *testing.T) {
 		{name: "to eof", resp: "HTTP/1.1 200 OK\r\n\r\nall of it", status: 200, close: true, eof: true},
 		{name: "head", resp: "HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n", head: true, status: 200},
 		{name: "204", resp: "HTTP/1.1 204 No Content\r\n\r\n", status: 204},
+		{name: "100 first", resp: "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", status: 200},
 		{name: "garbage", resp: "SSH-2.0-OpenSSH\r\n\r\n", err: true},
 		{name: "bad chunk", resp: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", err: true},
 	} {
@@ -70,4 +75,26 @@ func TestRespParser(t *testing.T) {
 	if _, _, err := p.feed([]byte("HTTP/1.1 200 OK\r\nX: " + strings.Repeat("y", maxHeader+10))); err == nil {
 		t.Error("an endless header block was accepted")
 	}
+}
+
+// TestInterimResponse: a server answering Expect: 100-continue sends
+// "100 Continue" before the response; both clients skip it, so every
+// response is matched to its own request.
+func TestInterimResponse(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // makes net/http send 100 Continue first
+		if r.URL.Query().Get("fail") != "" {
+			w.WriteHeader(http.StatusTeapot)
+		}
+	}))
+	defer srv.Close()
+	mustExec(t, `
+for loop in [{"clients": 2}, {"rate": 200}]:
+    ok = workload.http(url + "/", method = "POST", body = "x", headers = {"Expect": "100-continue"}, duration = "300ms", warmup = 0, **loop)
+    assert.eq(ok.errors, {})
+    assert.true(ok.count > 10)
+    bad = workload.http(url + "/?fail=1", method = "POST", body = "x", headers = {"Expect": "100-continue"}, duration = "300ms", warmup = 0, **loop)
+    assert.eq(bad.count, 0)
+    assert.eq(list(bad.errors.keys()), ["status 418"])
+`, starlark.StringDict{"url": str(srv.URL)})
 }
