@@ -379,8 +379,10 @@ func classify(err error) string {
 		return "dns"
 	}
 	var tlsErr tls.RecordHeaderError
-	if errors.As(err, &tlsErr) {
-		return "tls"
+	var certErr *tls.CertificateVerificationError
+	var alert tls.AlertError
+	if errors.As(err, &tlsErr) || errors.As(err, &certErr) || errors.As(err, &alert) {
+		return "tls" // a handshake that failed: a certificate not trusted (insecure = True), a protocol mismatch
 	}
 	return "other"
 }

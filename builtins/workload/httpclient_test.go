@@ -52,3 +52,20 @@ assert.true(n.errors["status 404"] > 0)
 		t.Errorf("%d POST requests arrived malformed", bad.Load())
 	}
 }
+
+// TestHTTPS: https goes through the goroutine-per-client path (crypto/tls)
+// in both loops; a self-signed certificate fails every request as "tls"
+// unless insecure = True.
+func TestHTTPS(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	mustExec(t, `
+for loop in [{"clients": 2}, {"rate": 100}]:
+    r = workload.http(url, insecure = True, duration = "300ms", warmup = 0, **loop)
+    assert.eq(r.errors, {})
+    assert.true(r.count > 10)
+    v = workload.http(url, duration = "200ms", warmup = 0, **loop)
+    assert.eq(v.count, 0)
+    assert.eq(list(v.errors.keys()), ["tls"])
+`, starlark.StringDict{"url": str(srv.URL)})
+}

@@ -1,7 +1,7 @@
 // Package workload is the Starlark module that drives load and measures it.
 //
 //	workload.http(url, method = "GET", headers = {}, body = None, request = None,
-//	              clients = N | rate = R, arrival = "constant" | "poisson",
+//	              insecure = False, clients = N | rate = R, arrival = "constant" | "poisson",
 //	              duration, warmup = "1s", timeout = "5s", max_inflight = auto,
 //	              window = "1s", observe = [], label = "") -> run
 //	workload.sql(db, query = "..." | queries = [...] | {tag: sql}, args = None,
