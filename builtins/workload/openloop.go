@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -68,7 +69,6 @@ const watchEvery = 2 * time.Millisecond
 // openLoop starts one worker and adds more while jobs go overdue.
 func (r *run) openLoop() {
 	r.sched = newSchedule(newPacer(r.spec.arrival, r.spec.rate), r.start, r.spec.warmup+r.spec.duration)
-	r.wg.Go(r.sharpen) // wakes the process at intended starts; see waker
 	r.spawn(1)
 	tick := time.NewTicker(watchEvery)
 	defer tick.Stop()
@@ -104,11 +104,11 @@ func (r *run) spawn(n int) {
 }
 
 func (r *run) openWorker(c client, rec *recorder) {
-	tm := time.NewTimer(time.Hour)
-	defer tm.Stop()
+	sl := r.newSleeper()
+	defer sl.close()
 	for {
 		j, ok := r.sched.claim()
-		if !ok || !r.sleepUntil(tm, j.due) {
+		if !ok || !sl.until(r.ctx, j.due) {
 			return
 		}
 		sent := time.Now()
@@ -136,17 +136,48 @@ func (r *run) openWorker(c client, rec *recorder) {
 	}
 }
 
-// sleepUntil waits for t on the worker's own timer; false if interrupted.
-func (r *run) sleepUntil(tm *time.Timer, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return r.ctx.Err() == nil
+// sleeper is how an open-loop worker waits for its next request's
+// intended start: on a timerfd of its own where there is one (see waker),
+// else on a Go timer.
+type sleeper struct {
+	w    *waker
+	stop func() bool // the context watch that closes w
+	tm   *time.Timer
+}
+
+func (r *run) newSleeper() *sleeper {
+	if w, err := newWaker(); err == nil {
+		return &sleeper{w: w, stop: context.AfterFunc(r.ctx, w.close)}
 	}
-	tm.Reset(d)
-	select {
-	case <-tm.C:
-		return true
-	case <-r.ctx.Done():
+	return &sleeper{tm: time.NewTimer(time.Hour)}
+}
+
+// until waits for t; false if ctx ended first.
+func (s *sleeper) until(ctx context.Context, t time.Time) bool {
+	if ctx.Err() != nil {
 		return false
 	}
+	if s.w != nil {
+		return s.w.wait(t)
+	}
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	s.tm.Reset(d)
+	select {
+	case <-s.tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s *sleeper) close() {
+	if s.w != nil {
+		s.stop()
+		s.w.close()
+		return
+	}
+	s.tm.Stop()
 }
