@@ -17,9 +17,9 @@ import (
 
 // httpArgs are workload.http's own arguments.
 type httpArgs struct {
-	url     string
-	method  string
-	headers *starlark.Dict
+	url      string
+	method   string
+	headers  *starlark.Dict
 	body     starlark.Value
 	request  starlark.Value
 	insecure bool // skip TLS certificate verification
