@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -156,6 +157,34 @@ func (e *Engine) Run(execute bool) {
 	}
 	e.checkParams()
 	e.saveMemory()
+	if execute {
+		e.saveParams()
+	}
+}
+
+// paramsFile holds the parameters of the notebook's last run, so that
+// render, cells and index can show that run rather than the defaults.
+const paramsFile = "last-params.json"
+
+func (e *Engine) saveParams() {
+	p := e.opts.Params
+	if p == nil {
+		p = map[string]string{}
+	}
+	if err := writeChecked(filepath.Join(e.store.dir, paramsFile), p); err != nil {
+		e.warn(fmt.Sprintf("last run's parameters not saved: %v", err))
+	}
+}
+
+// LastParams returns the parameters of the last run whose cache is
+// cacheDir: nil when there was none, an empty map for the defaults.
+func LastParams(cacheDir string) map[string]string {
+	var p map[string]string
+	path := filepath.Join(cacheDir, "v"+strconv.Itoa(FormatVersion), paramsFile)
+	if err := readChecked(path, &p); err != nil {
+		return nil
+	}
+	return p
 }
 
 // State returns the state of the named cell (nil if unknown).

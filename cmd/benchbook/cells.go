@@ -20,6 +20,9 @@ func cmdCells(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	if err != nil {
 		return err
 	}
+	if len(nf.params) == 0 { // the statuses of the last run, whatever its -p
+		nf.params = lastParams(path, nf.cacheDir, stderr)
+	}
 	e, err := openNotebook(ctx, path, &nf, runtime.Options{}, io.Discard)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/benchbook/benchbook/runtime"
@@ -17,6 +18,10 @@ type notebookFlags struct {
 	cacheDir string
 	params   paramFlag
 	noColor  bool
+
+	// lastParams: without -p, use the parameters of the notebook's last
+	// run (render, cells), so they show that run and not the defaults.
+	lastParams bool
 }
 
 func (f *notebookFlags) register(fs *flag.FlagSet) {
@@ -110,11 +115,39 @@ func openNotebook(ctx context.Context, path string, f *notebookFlags, opts runti
 	}
 	opts.CacheDir = f.cacheDir
 	opts.Params = f.params
+	if f.lastParams && len(f.params) == 0 {
+		opts.Params = lastParams(path, f.cacheDir, stderr)
+	}
 	opts.Stderr = stderr
 	opts.Color = useColor(f.noColor, stderr)
 	opts.Version = version()
 	opts.Args = append([]string{"benchbook"}, os.Args[1:]...)
 	return runtime.Open(ctx, nb, opts)
+}
+
+// lastParams reads the parameters of the notebook's last run and says so
+// when there were any.
+func lastParams(path, cacheDir string, stderr io.Writer) map[string]string {
+	if cacheDir == "" {
+		cacheDir = runtime.DefaultCacheDir(path)
+	}
+	p := runtime.LastParams(cacheDir)
+	if len(p) > 0 {
+		fmt.Fprintf(stderr, "with the last run's parameters: %s (-p sets others)\n", fmtParams(p))
+	}
+	return p
+}
+
+func fmtParams(p map[string]string) string {
+	names := make([]string, 0, len(p))
+	for k := range p {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for i, k := range names {
+		names[i] = "-p " + k + "=" + p[k]
+	}
+	return strings.Join(names, " ")
 }
 
 // outputPath is the record's path: beside the notebook, with ext.

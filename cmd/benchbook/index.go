@@ -74,7 +74,8 @@ func indexNotebook(ctx context.Context, path string) (indexRow, error) {
 	if err != nil {
 		return indexRow{}, err
 	}
-	e, err := runtime.Open(ctx, nb, runtime.Options{})
+	// The row shows the notebook's last run, whatever its parameters.
+	e, err := runtime.Open(ctx, nb, runtime.Options{Params: runtime.LastParams(runtime.DefaultCacheDir(path))})
 	if err != nil {
 		return indexRow{}, err
 	}
@@ -148,13 +149,13 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 // 10 index points, as in the seeds).
 func indexMarkdown(rows []indexRow) string {
 	var b strings.Builder
-	b.WriteString("# Decision table\n\nIndex: before = 100. One block per 10 index points.\n\n")
+	b.WriteString("# Decision table\n\nIndex: before = 100. One block per 10 index points; ▶ past 300.\n\n")
 	b.WriteString("| Notebook | Investigation | Hypothesis | Baseline | Metric | Before → After | Pairs | Verdict | Status |\n")
 	b.WriteString("| --- | --- | --- | --- | --- | --- | ---: | --- | --- |\n")
 	for _, r := range rows {
 		change := ""
 		if r.Index > 0 {
-			change = fmt.Sprintf("100 → %.0f %s", r.Index, strings.Repeat("█", int(r.Index/10+0.5)))
+			change = fmt.Sprintf("100 → %.0f %s", r.Index, indexBar(r.Index))
 		}
 		pairs := ""
 		if r.Pairs > 0 {
@@ -165,6 +166,17 @@ func indexMarkdown(rows []indexRow) string {
 			mdCell(r.Baseline), mdCell(r.Metric), change, pairs, mdCell(r.Verdict), mdCell(r.Status))
 	}
 	return b.String()
+}
+
+// indexBar is one block per 10 index points, at most 30 (a 9,000 % gain
+// would otherwise fill a screen with blocks).
+func indexBar(index float64) string {
+	const maxBlocks = 30
+	n := int(index/10 + 0.5)
+	if n > maxBlocks {
+		return strings.Repeat("█", maxBlocks) + "▶"
+	}
+	return strings.Repeat("█", n)
 }
 
 // mdCell makes text safe inside a Markdown table cell.

@@ -15,7 +15,7 @@ import (
 
 func cmdRender(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("render", "Writes a notebook's record from the cache alone: nothing is executed; cells\nnever computed for their current source are shown as such.")
-	var nf notebookFlags
+	nf := notebookFlags{lastParams: true}
 	nf.register(fs)
 	out := fs.String("o", "", "record path (default: the notebook's path with .html, .md or .json)")
 	format := fs.String("format", "html", "record format: html, md (plus NAME_files/*.svg) or json")
