@@ -28,6 +28,9 @@ func cmdRepl(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if err != nil {
 		return err
 	}
+	if len(nf.params) == 0 { // inspect the last run's values, whatever its -p
+		nf.params = lastParams(path, nf.cacheDir, stderr)
+	}
 	// Ctrl-C cancels one input, not the session: the REPL handles SIGINT
 	// itself, so the command's context (cancelled by the first SIGINT) is
 	// only a source of values.
