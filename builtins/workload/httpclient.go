@@ -363,8 +363,8 @@ func classify(err error) string {
 		return "timeout"
 	case errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "refused"
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ENOENT):
+		return "refused" // ENOENT: a unix socket whose server is gone
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return "reset"
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):

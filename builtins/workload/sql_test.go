@@ -24,6 +24,14 @@ const pgBin = "/usr/lib/postgresql/15/bin"
 // listening only on a unix socket in its own directory, and returns its DSN.
 func startPostgres(t *testing.T) string {
 	t.Helper()
+	dsn, _ := startPostgresProc(t)
+	return dsn
+}
+
+// startPostgresProc is startPostgres that also returns the postmaster, for
+// tests that stop it.
+func startPostgresProc(t *testing.T) (string, *exec.Cmd) {
+	t.Helper()
 	if _, err := os.Stat(filepath.Join(pgBin, "initdb")); err != nil {
 		t.Skipf("PostgreSQL binaries not found in %s: install postgresql-15 to run the sql tests", pgBin)
 	}
@@ -63,7 +71,7 @@ func startPostgres(t *testing.T) string {
 	})
 	dsn := fmt.Sprintf("host=%s port=%d user=postgres dbname=postgres", dir, port)
 	waitReady(t, dsn)
-	return dsn
+	return dsn, pg
 }
 
 func freePort(t *testing.T) int {

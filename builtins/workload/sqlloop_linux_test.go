@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,5 +78,23 @@ assert.eq(e.by_tag["SELECT #3"].count, 0)
 	last := br.d.Windows[len(br.d.Windows)-1]
 	if last.Count == 0 {
 		t.Errorf("no requests in the last window after the connections broke: %+v", br.d.Windows)
+	}
+}
+
+// TestSQLServerGone: a cluster stopped mid-run; its unix socket disappears,
+// so reconnects fail as "refused" (at most one attempt per client every
+// 10 ms) and the run still ends on time.
+func TestSQLServerGone(t *testing.T) {
+	dsn, pg := startPostgresProc(t)
+	time.AfterFunc(600*time.Millisecond, func() { _ = pg.Process.Signal(syscall.SIGQUIT) }) // immediate shutdown
+	start := time.Now()
+	g := mustExec(t, `r = workload.sql(dsn, query = "SELECT 1", clients = 2, duration = "1.5s", warmup = 0, timeout = "500ms")`,
+		starlark.StringDict{"dsn": starlark.String(dsn)})
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("the run took %s", el)
+	}
+	r := g["r"].(*Run)
+	if r.d.Count == 0 || r.d.Errors["refused"] == 0 || r.d.Errors["refused"] > 2*160 || r.d.Errors["other"] != 0 {
+		t.Errorf("count %d, errors %v: want successes, then refused reconnects at a bounded rate", r.d.Count, r.d.Errors)
 	}
 }
