@@ -68,6 +68,16 @@ echo "round=$round tool=pgbench tps=$(grep -oE 'tps = [0-9.]+' <<<"$out" | tail 
 echo -n "round=$round "
 $pin_client /tmp/wlbench sql -dsn "host=$PGDIR port=5499 user=postgres dbname=postgres" -clients $C -duration $D
 done
+
+echo "## SQL open loop, $RATE tx/s (pgbench -R: its latency includes its schedule lag, as ours counts from the intended start)"
+for round in $(seq "${ROUNDS:-1}"); do
+out=$(cpu pgbench -U postgres -S -M prepared -c $C -j 1 -R $RATE -T ${D%s} -h "$PGDIR" -p 5499 postgres 2>&1)
+tx=$(grep -oE 'actually processed: [0-9]+' <<<"$out" | awk '{print $3}')
+cpus=$(grep -oE 'cpu_s=[0-9.]+' <<<"$out" | cut -d= -f2)
+echo "round=$round tool=pgbench-R tps=$(grep -oE 'tps = [0-9.]+' <<<"$out" | tail -1 | awk '{print $3}') cpu_us_per_req=$(awk -v c=$cpus -v r=$tx 'BEGIN{printf "%.2f", c*1e6/r}') $(grep -oE 'latency average = [0-9.]+ ms|schedule lag: avg [0-9.]+' <<<"$out" | tr '\n' ' ')"
+echo -n "round=$round "
+$pin_client /tmp/wlbench sql -dsn "host=$PGDIR port=5499 user=postgres dbname=postgres" -rate $RATE -clients $C -duration $D
+done
 fi
 
 if want hot; then

@@ -77,7 +77,11 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 	case "sql":
 		accounts := int64(*scale) * 100000
 		gen := goFunc{func() []any { return []any{rand.Int64N(accounts) + 1} }}
-		src := fmt.Sprintf(`r = workload.sql(%q, query = "SELECT abalance FROM pgbench_accounts WHERE aid = $1", args = gen, clients = %d, duration = %q, warmup = "2s")`, *dsn, *clients, *duration)
+		loop := fmt.Sprintf("clients = %d", *clients)
+		if *rate > 0 {
+			loop = fmt.Sprintf("rate = %g, max_inflight = %d", *rate, *clients)
+		}
+		src := fmt.Sprintf(`r = workload.sql(%q, query = "SELECT abalance FROM pgbench_accounts WHERE aid = $1", args = gen, %s, duration = %q, warmup = "2s")`, *dsn, loop, *duration)
 		return load(ctx, stdout, src, starlark.StringDict{"gen": gen})
 	}
 	return fmt.Errorf("unknown mode %q", args[0])
