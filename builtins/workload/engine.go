@@ -279,15 +279,7 @@ func (r *run) closedWorker(c client, rec *recorder) {
 			return
 		}
 		class := c.do(r.loadCtx, request{seq: seq, deadline: r.deadline(t0), measured: !t0.Before(r.measureAt)})
-		if r.ctx.Err() != nil {
-			return // interrupted mid-request: not a measurement
-		}
-		if t0.Before(r.measureAt) {
-			rec.warm.Add(1)
-			continue
-		}
-		lat := time.Since(t0)
-		rec.record(lat, lat, class, r.windowOf(t0))
+		r.finished(rec, t0, time.Now(), !t0.Before(r.measureAt), class)
 	}
 }
 

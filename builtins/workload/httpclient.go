@@ -37,9 +37,8 @@ type httpTarget struct {
 }
 
 type httpClient struct {
-	t    *httpTarget
-	br   *bufio.Reader
-	wbuf []byte
+	requestBuilder
+	br *bufio.Reader
 
 	mu      sync.Mutex // guards conn against abort
 	conn    net.Conn
@@ -49,7 +48,14 @@ type httpClient struct {
 }
 
 func (t *httpTarget) newClient() client {
-	return &httpClient{t: t}
+	return &httpClient{requestBuilder: requestBuilder{t: t}}
+}
+
+// requestBuilder makes the bytes of request seq: the target's static
+// request, or one built into its reused buffer from the generator's path.
+type requestBuilder struct {
+	t    *httpTarget
+	wbuf []byte
 }
 
 func (c *httpClient) abort() {
@@ -94,7 +100,7 @@ func (c *httpClient) do(ctx context.Context, r request) string {
 }
 
 // request returns the bytes to send for request seq.
-func (c *httpClient) request(seq int64) ([]byte, string) {
+func (c *requestBuilder) request(seq int64) ([]byte, string) {
 	t := c.t
 	if t.gen == nil {
 		return t.static, ""

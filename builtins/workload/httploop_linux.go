@@ -25,8 +25,8 @@ type httpLoop struct {
 // httpConn is one client of the loop.
 type httpConn struct {
 	id   int
-	req  httpClient // builds the request bytes (its wbuf, the generator)
-	conn net.Conn   // nil until dialled, and after it closed
+	req  requestBuilder
+	conn net.Conn // nil until dialled, and after it closed
 	fd   int
 	in   []byte
 	out  []byte // request bytes not yet written
@@ -43,7 +43,7 @@ func (t *httpTarget) newLoop(clients int) loop {
 	}
 	l := &httpLoop{t: t}
 	for i := range clients {
-		l.conns = append(l.conns, &httpConn{id: i, req: httpClient{t: t}, fd: -1, in: make([]byte, 16<<10)})
+		l.conns = append(l.conns, &httpConn{id: i, req: requestBuilder{t: t}, fd: -1, in: make([]byte, 16<<10)})
 	}
 	l.p, l.err = newPoller(clients, true)
 	return l
@@ -77,7 +77,7 @@ func (l *httpLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.conns[i],
 func (l *httpLoop) ready(ev syscall.EpollEvent) {
 	c := l.conns[ev.Fd]
 	if c.conn != nil && ev.Events&syscall.EPOLLOUT != 0 && c.writing {
-		l.flush(l.r, l.rec, c)
+		l.flush(l.r, l.rec, c, c.out)
 	}
 	if c.conn != nil && ev.Events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
 		l.receive(l.r, l.rec, c)
@@ -106,8 +106,7 @@ func (l *httpLoop) send(r *run, rec *recorder, c *httpConn, now time.Time) bool 
 	}
 	c.busy, c.t0, c.measured, c.deadline = true, now, measured, r.deadline(now)
 	c.resp.reset(l.t.noBody)
-	c.out = append(c.out[:0], req...)
-	l.flush(r, rec, c)
+	l.flush(r, rec, c, req)
 	return c.busy
 }
 
@@ -131,13 +130,15 @@ func (l *httpLoop) dial(r *run, c *httpConn, now time.Time) string {
 	return ""
 }
 
-func (l *httpLoop) flush(r *run, rec *recorder, c *httpConn) {
-	w, err := rawWrite(c.fd, c.out)
+// flush writes b (a request, or what is left of one) without blocking and
+// keeps what the socket buffer could not take, asking for EPOLLOUT.
+func (l *httpLoop) flush(r *run, rec *recorder, c *httpConn, b []byte) {
+	w, err := rawWrite(c.fd, b)
 	if err != nil {
 		l.fail(r, rec, c, classify(err), time.Now())
 		return
 	}
-	c.out = c.out[:copy(c.out, c.out[w:])]
+	c.out = append(c.out[:0], b[w:]...)
 	if want := len(c.out) > 0; want != c.writing {
 		c.writing = want
 		l.p.want(c.fd, c.id, want)
