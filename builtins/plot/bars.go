@@ -66,13 +66,24 @@ func barGroupOf(v starlark.Value) (barGroup, error) {
 	if _, isMap := v.(starlark.Mapping); !isMap {
 		if idx, ok := number(attr(v, "index")); ok {
 			return barGroup{
-				name: attrString(v, "metric"), before: 100, after: idx,
+				name: attrString(v, "metric"), before: 100, after: exactIndex(v, idx),
 				better: attrString(v, "better"), verdict: attrString(v, "verdict"),
 				aLabel: attrString(v, "a_label"), bLabel: attrString(v, "b_label"),
 			}, nil
 		}
 	}
 	return barRow(v)
+}
+
+// exactIndex recomputes a comparison's index from its means: the index
+// attribute is rounded to a whole number, which would draw 0.8 as 1.
+func exactIndex(cmp starlark.Value, rounded float64) float64 {
+	a, okA := number(attr(cmp, "mean_a"))
+	b, okB := number(attr(cmp, "mean_b"))
+	if !okA || !okB || a == 0 || math.IsNaN(b/a) || math.IsInf(b/a, 0) {
+		return rounded
+	}
+	return 100 * b / a
 }
 
 func barRow(v starlark.Value) (barGroup, error) {
@@ -149,26 +160,32 @@ func barsTitle(groups []barGroup, title string) (string, []string) {
 
 func drawBars(groups []barGroup, title string) (*Figure, error) {
 	title, names := barsTitle(groups, title)
-	c := newChart(title, "", "index (before = 100)")
+	logY := wantsLogIndex(groups)
+	ylabel := "index (before = 100)"
+	if logY {
+		ylabel += ", log scale"
+	}
+	c := newChart(title, "", ylabel)
 	c.grid.Vertical.Color = nil
 	n := len(groups)
 	width := vg.Length(math.Min(36, 0.3*340/float64(n)))
 	before, after := make(plotter.Values, n), make(plotter.Values, n)
-	top, bottom := 100.0, 0.0
 	for i, g := range groups {
 		before[i], after[i] = g.before, g.after
-		top, bottom = math.Max(top, g.after), math.Min(bottom, g.after)
 	}
-	bb, err := plotter.NewBarChart(before, width)
+	floor := 0.0
+	if logY {
+		floor = logFloor(groups)
+	}
+	bb, err := barsFrom(before, floor, width, -width/2)
 	if err != nil {
 		return nil, err
 	}
-	ab, err := plotter.NewBarChart(after, width)
+	ab, err := barsFrom(after, floor, width, width/2)
 	if err != nil {
 		return nil, err
 	}
-	bb.Color, bb.LineStyle.Width, bb.Offset = grey, 0, -width/2
-	ab.Color, ab.LineStyle.Width, ab.Offset = colorAt(0), 0, width/2
+	bb.Color, ab.Color = grey, colorAt(0)
 	c.p.Add(bb, ab, referenceLine(n), verdictLabels(groups, width))
 	c.p.NominalX(names...)
 	if n > 5 { // slant the names so that long ones do not overlap
@@ -176,11 +193,83 @@ func drawBars(groups []barGroup, title string) (*Figure, error) {
 		c.p.X.Tick.Label.XAlign, c.p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	}
 	c.p.X.Min, c.p.X.Max = -0.5, float64(n)-0.5
-	c.p.Y.Min, c.p.Y.Max = bottom*1.15, top*1.15
+	indexRange(c.p, groups, floor, logY)
 	aLabel, bLabel := armLabels(groups)
 	c.add(aLabel, bb)
 	c.add(bLabel, ab)
 	return c.figure()
+}
+
+// logIndexSpread is the ratio between the largest and the smallest index
+// (100 included) past which bars move to a log axis: on a linear one the
+// small bars of a mix such as tps at 11,565 and p99 at 3 flatten to
+// nothing, while a log axis gives a halving and a doubling the same length.
+const logIndexSpread = 10
+
+func wantsLogIndex(groups []barGroup) bool {
+	lo, hi := 100.0, 100.0
+	for _, g := range groups {
+		if g.after <= 0 {
+			return false // a log axis cannot show it
+		}
+		lo, hi = math.Min(lo, g.after), math.Max(hi, g.after)
+	}
+	return hi/lo > logIndexSpread
+}
+
+// logFloor is where bars start on a log axis: a round value a few times
+// below the smallest index, so that even the smallest bar has length.
+func logFloor(groups []barGroup) float64 {
+	lo := 100.0
+	for _, g := range groups {
+		lo = math.Min(lo, g.after)
+	}
+	return niceBelow(lo / 3)
+}
+
+// barsFrom draws bars from floor (0 on a linear axis) up to each value:
+// they are stacked on an undrawn base of height floor, since a log axis
+// has no 0 for gonum's bars to start from.
+func barsFrom(values plotter.Values, floor float64, width, offset vg.Length) (*plotter.BarChart, error) {
+	if floor == 0 {
+		b, err := plotter.NewBarChart(values, width)
+		if err != nil {
+			return nil, err
+		}
+		b.LineStyle.Width, b.Offset = 0, offset
+		return b, nil
+	}
+	base := make(plotter.Values, len(values))
+	above := make(plotter.Values, len(values))
+	for i, v := range values {
+		base[i], above[i] = floor, v-floor
+	}
+	on, err := plotter.NewBarChart(base, width)
+	if err != nil {
+		return nil, err
+	}
+	b, err := plotter.NewBarChart(above, width)
+	if err != nil {
+		return nil, err
+	}
+	b.StackOn(on)
+	b.LineStyle.Width, b.Offset = 0, offset
+	return b, nil
+}
+
+// indexRange sets the y axis: linear from 0 (or the lowest negative
+// index) with 15% headroom for the labels, or log from floor.
+func indexRange(p *gplot.Plot, groups []barGroup, floor float64, logY bool) {
+	top, bottom := 100.0, 0.0
+	for _, g := range groups {
+		top, bottom = math.Max(top, g.after), math.Min(bottom, g.after)
+	}
+	if !logY {
+		p.Y.Min, p.Y.Max = bottom*1.15, top*1.15
+		return
+	}
+	p.Y.Scale, p.Y.Tick.Marker = gplot.LogScale{}, logTicks{}
+	p.Y.Min, p.Y.Max = floor, top*1.6
 }
 
 // armLabels names the legend entries after the comparison's arms when

@@ -140,8 +140,32 @@ func drawPairs(arms []arm, title, ylabel string) (*Figure, error) {
 	c.p.X.Min, c.p.X.Max = 0.5, float64(npairs)+0.5
 	c.p.X.Tick.Marker = pairTicks(npairs)
 	c.grid.Vertical.Color = nil
+	if spreadRatio(arms) > logIndexSpread {
+		// Arms of very different size (30 tps beside 3,000): on a linear
+		// axis the small arm sits on the zero line, on a log one each
+		// arm's spread shows at its own scale.
+		c.p.Y.Scale, c.p.Y.Tick.Marker = gplot.LogScale{}, logTicks{}
+		c.p.Y.Label.Text += ", log scale"
+		c.p.Y.Min, c.p.Y.Max = c.p.Y.Min/1.25, c.p.Y.Max*1.25
+		return c.figure()
+	}
 	padY(c.p)
 	return c.figure()
+}
+
+// spreadRatio is the largest value over the smallest, or 0 when a value
+// is not positive (no log axis then).
+func spreadRatio(arms []arm) float64 {
+	lo, hi := math.Inf(1), 0.0
+	for _, a := range arms {
+		for _, v := range a.values {
+			if v <= 0 {
+				return 0
+			}
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	return hi / lo
 }
 
 // armShape gives each arm its own glyph so that arms differ without colour.

@@ -78,6 +78,13 @@ func goldenCases() map[string]figureCase {
 			fakeComparison("p99_ms", "lower", 72.5, "IMPROVES"),
 			fakeComparison("cpu_per_req", "lower", 101.2, "~"))}, nil},
 		"bars_many":        {"bars", starlark.Tuple{list(many...)}, nil},
+		"bars_log": {"bars", starlark.Tuple{list(
+			fakeComparison("tps", "higher", 11565, "IMPROVES"),
+			fakeComparison("p99_ms", "lower", 3, "IMPROVES"),
+			fakeComparison("db_cpu_us_per_req", "lower", 1, "IMPROVES"),
+			fakeComparison("buffers_per_req", "lower", 0.8, "IMPROVES"))}, nil},
+		"pairs_log": {"pairs", starlark.Tuple{valueExperiment(map[string][]float64{
+			"A": {3000, 3300, 2850, 3450}, "B": {30, 33, 28.5, 34.5}})}, nil},
 		"bars_rows":        {"bars", starlark.Tuple{list(row("rps", 1000, 1250), row("tps", 400, 380))}, nil},
 		"pairs_three_arms": {"pairs", starlark.Tuple{threeArms()}, []starlark.Tuple{kw("metric", starlark.String("mean"))}},
 		"latency":          {"latency", starlark.Tuple{list(a, b)}, nil},

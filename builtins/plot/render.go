@@ -197,3 +197,39 @@ func headroom(p *gplot.Plot) {
 		p.Y.Max += 0.05 * (p.Y.Max - p.Y.Min)
 	}
 }
+
+// niceBelow is the largest 1, 2 or 5 times a power of ten at or below v (> 0).
+func niceBelow(v float64) float64 {
+	mag := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{5, 2, 1} {
+		if m*mag <= v {
+			return m * mag
+		}
+	}
+	return mag
+}
+
+// logTicks labels a log axis at 1, 2 and 5 times each power of ten (only
+// the powers when the range spans more than four decades), with the same
+// short labels as niceTicks.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []gplot.Tick {
+	if !(lo > 0 && hi > lo) || math.IsInf(hi, 0) {
+		return []gplot.Tick{{Value: lo, Label: fmtNum(lo)}}
+	}
+	steps := []float64{1, 2, 5}
+	if math.Log10(hi/lo) > 4 {
+		steps = []float64{1}
+	}
+	var ticks []gplot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		for _, m := range steps {
+			v := m * math.Pow(10, e)
+			if v >= lo*(1-1e-9) && v <= hi*(1+1e-9) {
+				ticks = append(ticks, gplot.Tick{Value: v, Label: fmtNum(v)})
+			}
+		}
+	}
+	return ticks
+}
