@@ -77,7 +77,7 @@ func goldenCases() map[string]figureCase {
 			fakeComparison("req_per_s", "higher", 131.4, "IMPROVES"),
 			fakeComparison("p99_ms", "lower", 72.5, "IMPROVES"),
 			fakeComparison("cpu_per_req", "lower", 101.2, "~"))}, nil},
-		"bars_many":        {"bars", starlark.Tuple{list(many...)}, nil},
+		"bars_many": {"bars", starlark.Tuple{list(many...)}, nil},
 		"bars_log": {"bars", starlark.Tuple{list(
 			fakeComparison("tps", "higher", 11565, "IMPROVES"),
 			fakeComparison("p99_ms", "lower", 3, "IMPROVES"),
