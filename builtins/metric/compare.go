@@ -91,6 +91,17 @@ func newComparison(in compareInput) (*Comparison, error) {
 	return c, nil
 }
 
+// displayIndex rounds an index to a whole number from 10 up and keeps two
+// significant digits below, so a table shows 0.8, not 1, and 121, not
+// 121.4286.
+func displayIndex(x float64) float64 {
+	if math.Abs(x) >= 10 || x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return math.Round(x)
+	}
+	scale := math.Pow(10, 1-math.Floor(math.Log10(math.Abs(x))))
+	return math.Round(x*scale) / scale
+}
+
 func (c *Comparison) setBeats() {
 	if c.Better == "lower" {
 		c.EveryBBeatsEveryA = c.MaxB < c.MinA
@@ -217,7 +228,7 @@ func (c *Comparison) Attr(name string) (starlark.Value, error) {
 	case "ratios":
 		return floatList(c.Ratios), nil
 	case "index":
-		return starlark.MakeInt(c.Index), nil
+		return starlark.Float(displayIndex(100 * c.MeanB / c.MeanA)), nil
 	case "every_b_beats_every_a":
 		return starlark.Bool(c.EveryBBeatsEveryA), nil
 	case "ci":
