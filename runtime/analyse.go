@@ -1,9 +1,11 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 
 	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
@@ -17,9 +19,38 @@ func parseCell(path string, c *CellDef) (*syntax.File, error) {
 	src := strings.Repeat("\n", c.Line-1) + c.Body
 	f, err := fileOptions.Parse(path, src, 0)
 	if err != nil {
-		return nil, cellError(c, err)
+		return nil, cellError(c, atToken(err, src))
 	}
 	return f, nil
+}
+
+// atToken moves a syntax error that go.starlark.net's scanner reports just
+// past the offending text (a stray backslash, an old-style octal literal)
+// back to where that text starts, the column every other error points at.
+func atToken(err error, src string) error {
+	var se syntax.Error
+	if !errors.As(err, &se) || se.Pos.Col <= 1 {
+		return err
+	}
+	lines := strings.Split(src, "\n")
+	if int(se.Pos.Line) > len(lines) {
+		return err
+	}
+	line := []rune(lines[se.Pos.Line-1])
+	col := min(int(se.Pos.Col), len(line)+1)
+	switch {
+	case se.Msg == "stray backslash in program":
+		col--
+	case strings.HasPrefix(se.Msg, "obsolete form of octal literal"):
+		for col > 1 && unicode.IsDigit(line[col-2]) {
+			col--
+		}
+	default:
+		return err
+	}
+	name := se.Pos.Filename()
+	se.Pos = syntax.MakePosition(&name, se.Pos.Line, int32(col))
+	return se
 }
 
 // cellError prefixes err with the cell's name, keeping its position first.

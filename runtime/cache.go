@@ -93,7 +93,7 @@ func (s *store) put(e *entry) error {
 	s.trimVariants(path)
 	// The entry itself is a second name of the newest variant: link a
 	// temporary name, then rename it over the entry, atomically.
-	tmp := path + ".tmp-link"
+	tmp := filepath.Join(filepath.Dir(path), tempPrefix+"link-"+filepath.Base(path))
 	os.Remove(tmp)
 	if err := os.Link(variant, tmp); err != nil {
 		return writeChecked(path, e)
@@ -181,7 +181,7 @@ func writeChecked(path string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	tmp, err := os.CreateTemp(filepath.Dir(path), tempPrefix+"*")
 	if err != nil {
 		return fmt.Errorf("cache: %w", err)
 	}
@@ -196,6 +196,30 @@ func writeChecked(path string, v any) error {
 		return fmt.Errorf("cache: %w", err)
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// tempPrefix starts the name of every file writeChecked (or put) has not
+// yet renamed into place.
+const tempPrefix = ".tmp-"
+
+// removeTemps deletes the temporary files a killed run left behind. Call it
+// holding the cache lock: then no other writer's temp file can be in flight.
+func (s *store) removeTemps() (n int, bytes int64) {
+	filepath.WalkDir(s.dir, func(path string, d os.DirEntry, err error) error {
+		// "KEY.tmp-link" is the older name of put's link.
+		temp := strings.HasPrefix(d.Name(), tempPrefix) || strings.HasSuffix(d.Name(), ".tmp-link")
+		if err != nil || d.IsDir() || !temp {
+			return nil
+		}
+		if info, err := d.Info(); err == nil {
+			bytes += info.Size()
+		}
+		if os.Remove(path) == nil {
+			n++
+		}
+		return nil
+	})
+	return n, bytes
 }
 
 // memoEntry is one memo(key, fn) result.

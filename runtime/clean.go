@@ -10,6 +10,7 @@ import (
 // CleanResult says what Clean removed.
 type CleanResult struct {
 	Entries, Memos, Resources int
+	Temps                     int // files of killed runs, removed when the cache opened
 	Bytes                     int64
 }
 
@@ -17,7 +18,7 @@ type CleanResult struct {
 // process files) that no cell of the notebook references any more. Call it
 // after Run(false) so every cell's current key is known.
 func (e *Engine) Clean() (CleanResult, error) {
-	var res CleanResult
+	res := CleanResult{Temps: e.temps, Bytes: e.tempBytes}
 	keys := map[string]bool{}
 	owners := map[string]bool{"bin": true} // built binaries, shared by revision
 	for c, st := range e.states {

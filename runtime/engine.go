@@ -76,9 +76,15 @@ type Engine struct {
 	prev     map[string]cellMemory // what the last run knew, to say why a cell is stale
 	unlock   func()
 
+	temps     int   // temp files of killed runs removed when the cache opened
+	tempBytes int64 // their size
+
 	Interrupted bool
 	Warnings    []string // engine-level warnings (damaged entries, unused params)
 }
+
+// ErrNoCell is a cell name (-rerun NAME) that the notebook does not have.
+var ErrNoCell = errors.New("no code cell of that name")
 
 // DefaultCacheDir is where a notebook's cache lives: .benchbook/NAME beside
 // it, one per notebook, so notebooks sharing a directory neither clean away
@@ -101,7 +107,7 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	e := &Engine{NB: nb, opts: opts, builtins: Predeclared(), states: map[*CellDef]*State{}, computed: map[string]*State{}}
 	for _, name := range opts.Rerun {
 		if !slices.ContainsFunc(nb.Cells, func(c *CellDef) bool { return c.Name == name && !c.Markdown }) {
-			return nil, fmt.Errorf("--rerun %s: no code cell of that name in %s", name, nb.Path)
+			return nil, fmt.Errorf("-rerun %s: %w in %s", name, ErrNoCell, nb.Path)
 		}
 	}
 	g, err := buildGraph(nb, e.builtins)
@@ -115,6 +121,9 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	if e.unlock, err = lock(opts.CacheDir, func(msg string) { fmt.Fprintln(opts.Stderr, msg) }); err != nil {
 		return nil, err
 	}
+	// A run killed mid-write (SIGKILL) leaves temp files that no rename
+	// will ever claim; holding the lock, no live writer owns one.
+	e.temps, e.tempBytes = e.store.removeTemps()
 	e.sess = &Session{Ctx: ctx, Stderr: opts.Stderr, NotebookDir: dir, CacheDir: opts.CacheDir, Params: opts.Params}
 	e.sess.memo = memoStore{s: e.store, warn: e.warn}
 	e.prev = e.loadMemory()

@@ -181,7 +181,12 @@ func TestStaticErrors(t *testing.T) {
 		{"syntax", "# %% a\nx = 1\n# %% b\ny = (1 +\n", "nb.star:5:1: got end of file, want primary expression (in cell b)"},
 		{"dup", "# %% a\nx = 1\n# %% b\nx = 2\n", `"x" is defined in cell a and again in cell b`},
 		{"undefined", "# %% a\nx = nope + 1\n", "nb.star:2:5: undefined: nope (in cell a)"},
-		{"cycle", "# %% a\nx = y\n# %% b\ny = x\n", "cycle: a -> b"},
+		{"cycle", "# %% a\nx = y\n# %% b\ny = x\n", "nb.star:2:5: cells depend on each other in a cycle: a reads y from b (line 2), b reads x from a (line 4)"},
+		{"cycle-with-bystander", "# %% c\nz = x\n# %% a\nx = y\n# %% b\ny = x\n", "nb.star:4:5: cells depend on each other in a cycle: a reads y from b (line 4), b reads x from a (line 6)"},
+		{"nul", "# %% a\nx = 1\n# %% b\ny = 2 \x00\nfail(\"never\")\n", "nb.star:4:7: NUL byte in the code (in cell b)"},
+		{"nul-in-comment", "# %% a\nx = 1 # \x00\nfail(\"never\")\n", "nb.star:2:9: NUL byte"},
+		{"stray-backslash", "# %% a\nx = 1\n\n\n\nx \\ 1\n", "nb.star:6:3: stray backslash in program (in cell a)"},
+		{"old-octal", "# %% a\nx = 012\n", "nb.star:2:5: obsolete form of octal literal"},
 		{"dup-name", "# %% a\nx = 1\n# %% a\ny = 2\n", `cell name "a" already used`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

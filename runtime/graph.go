@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 )
 
 // graph is the notebook's dependency DAG over code cells.
@@ -53,12 +54,12 @@ func buildGraph(nb *Notebook, builtins starlark.StringDict) (*graph, error) {
 		}
 		c.Reads = reads
 	}
-	return g, g.sort(nb.Path, code)
+	return g, g.sort(code)
 }
 
 // sort orders cells topologically, taking the earliest ready cell in file
 // order each time (Kahn's algorithm), and reports a cycle by its cells.
-func (g *graph) sort(path string, code []*CellDef) error {
+func (g *graph) sort(code []*CellDef) error {
 	indeg := map[*CellDef]int{}
 	for _, c := range code {
 		indeg[c] = len(g.up[c])
@@ -73,13 +74,7 @@ func (g *graph) sort(path string, code []*CellDef) error {
 			}
 		}
 		if next == nil {
-			var names []string
-			for _, c := range code {
-				if !done[c] {
-					names = append(names, c.Name)
-				}
-			}
-			return fmt.Errorf("%s: cells depend on each other in a cycle: %s", path, strings.Join(names, " -> "))
+			return g.cycleError(code, done)
 		}
 		done[next] = true
 		g.order = append(g.order, next)
@@ -88,4 +83,56 @@ func (g *graph) sort(path string, code []*CellDef) error {
 		}
 	}
 	return nil
+}
+
+// cycleError describes one cycle among the cells not yet ordered: each cell
+// with the name it reads from the next one and where, starting at the first
+// such read, so the message points at a line to edit.
+func (g *graph) cycleError(code []*CellDef, done map[*CellDef]bool) error {
+	var start *CellDef
+	for _, c := range code {
+		if !done[c] {
+			start = c
+			break
+		}
+	}
+	// Walk up-edges among unordered cells until a cell repeats: every such
+	// cell has one (its in-degree is not zero), so a repeat must come.
+	at := map[*CellDef]int{}
+	var path []*CellDef
+	for c := start; ; {
+		if i, seen := at[c]; seen {
+			path = path[i:]
+			break
+		}
+		at[c] = len(path)
+		path = append(path, c)
+		for _, u := range g.up[c] {
+			if !done[u] {
+				c = u
+				break
+			}
+		}
+	}
+	var steps []string
+	var first syntax.Position
+	for i, c := range path {
+		next := path[(i+1)%len(path)]
+		name := g.readFrom(c, next)
+		if i == 0 {
+			first = c.readPos[name]
+		}
+		steps = append(steps, fmt.Sprintf("%s reads %s from %s (line %d)", c.Name, name, next.Name, c.readPos[name].Line))
+	}
+	return fmt.Errorf("%s: cells depend on each other in a cycle: %s", first, strings.Join(steps, ", "))
+}
+
+// readFrom returns the first name cell c reads that cell up defines.
+func (g *graph) readFrom(c, up *CellDef) string {
+	for _, name := range c.Reads {
+		if g.definer[name] == up {
+			return name
+		}
+	}
+	return ""
 }

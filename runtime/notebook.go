@@ -1,12 +1,12 @@
 package runtime
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"go.starlark.net/syntax"
 )
@@ -67,11 +67,28 @@ func Parse(path string, src []byte) (*Notebook, error) {
 		if c.Markdown {
 			continue
 		}
+		if err := checkNUL(path, c); err != nil {
+			return nil, err
+		}
 		if err := analyse(path, c); err != nil {
 			return nil, err
 		}
 	}
 	return nb, nil
+}
+
+// checkNUL refuses a NUL byte in a code cell: go.starlark.net's scanner
+// takes it for the end of the file, so the code after it would silently
+// never run while the record showed it.
+func checkNUL(path string, c *CellDef) error {
+	i := strings.IndexByte(c.Body, 0)
+	if i < 0 {
+		return nil
+	}
+	before := c.Body[:i]
+	line := c.Line + strings.Count(before, "\n")
+	col := utf8.RuneCountInString(before[strings.LastIndexByte(before, '\n')+1:]) + 1
+	return fmt.Errorf("%s:%d:%d: NUL byte in the code (in cell %s): Starlark would stop reading there; remove it (in a string, write \\x00)", path, line, col, c.Name)
 }
 
 func splitCells(src []byte) []*CellDef {
@@ -144,65 +161,125 @@ func unComment(text string) string {
 	return strings.Trim(b.String(), "\n") + "\n"
 }
 
-// normalize drops comments, blank lines and trailing spaces so that editing
-// prose around code does not change a cell's key.
+// normalize returns a cell's source as its key sees it: comments, blank
+// lines and trailing blanks removed, outside string literals only, so that
+// editing prose around code leaves the key alone while a blank line or a '#'
+// inside """...""" still changes it. Where the literals are comes from
+// go.starlark.net's own parser, so the key cannot disagree with the language
+// about what is a string. Newlines are made "\n" first, as the scanner reads
+// "\r\n" and "\r" (a literal's value does not change).
 func normalize(src string) string {
-	stripped := stripComments(src)
+	src = strings.NewReplacer("\r\n", "\n", "\r", "\n").Replace(src)
+	inString := stringMask(src)
 	var b strings.Builder
-	for _, line := range strings.Split(stripped, "\n") {
-		line = strings.TrimRight(line, " \t\r")
-		if line == "" {
-			continue
+	for start := 0; start < len(src); {
+		end := strings.IndexByte(src[start:], '\n') + start + 1
+		if end == start {
+			end = len(src)
 		}
-		b.WriteString(line)
-		b.WriteByte('\n')
+		line := src[start:end]
+		if src[end-1] == '\n' && inString[end-1] {
+			b.WriteString(line) // a multi-line literal goes on: every byte counts
+		} else if text := strings.TrimRight(line[:commentStart(line, inString[start:end])], " \t\n"); text != "" {
+			b.WriteString(text)
+			b.WriteByte('\n')
+		}
+		start = end
 	}
 	return b.String()
 }
 
-// stripComments removes '#' comments outside string literals.
-func stripComments(src string) string {
-	var out bytes.Buffer
-	var quote byte  // current string quote, 0 outside strings
-	triple := false // inside a triple-quoted string
-	for i := 0; i < len(src); i++ {
-		ch := src[i]
-		switch {
-		case quote == 0 && ch == '#':
-			for i < len(src) && src[i] != '\n' {
-				i++
-			}
-			if i < len(src) {
-				out.WriteByte('\n')
-			}
-			continue
-		case quote == 0 && (ch == '"' || ch == '\''):
-			quote = ch
-			triple = strings.HasPrefix(src[i:], strings.Repeat(string(ch), 3))
-			if triple {
-				out.WriteString(src[i : i+3])
-				i += 2
-				continue
-			}
-		case quote != 0 && ch == '\\' && i+1 < len(src):
-			out.WriteByte(ch)
-			i++
-			ch = src[i]
-		case quote != 0 && ch == quote:
-			if !triple {
-				quote = 0
-			} else if strings.HasPrefix(src[i:], strings.Repeat(string(ch), 3)) {
-				out.WriteString(src[i : i+3])
-				i += 2
-				quote, triple = 0, false
-				continue
-			}
-		case quote != 0 && !triple && ch == '\n':
-			quote = 0 // unterminated; the parser reports it
+// commentStart is the index of the first '#' of line outside a string
+// literal, or len(line).
+func commentStart(line string, inString []bool) int {
+	for i := 0; i < len(line); i++ {
+		if line[i] == '#' && !inString[i] {
+			return i
 		}
-		out.WriteByte(ch)
 	}
-	return out.String()
+	return len(line)
+}
+
+// stringMask marks the bytes of src that belong to a string or bytes
+// literal, as go.starlark.net's parser found them. Source that does not
+// parse has no mask (analysis reports it before any key is made).
+func stringMask(src string) []bool {
+	mask := make([]bool, len(src))
+	f, err := fileOptions.Parse("", src, 0)
+	if err != nil {
+		return mask
+	}
+	at := positionOffsets(src)
+	mark := func(from, to int) {
+		for i := from; i < to && i < len(mask); i++ {
+			mask[i] = true
+		}
+	}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Literal:
+			if n.Token == syntax.STRING || n.Token == syntax.BYTES {
+				from, to := n.Span()
+				mark(at(from), at(to))
+			}
+		case *syntax.LoadStmt:
+			// load("m", "name"): the names are literals the tree keeps as
+			// identifiers placed one column past the literal's start.
+			for _, id := range n.From {
+				from := max(at(id.NamePos)-1, 0)
+				if src[from] != '"' && src[from] != '\'' {
+					from++ // r"name": the prefix
+				}
+				mark(from, quotedEnd(src, from))
+			}
+		}
+		return true
+	})
+	return mask
+}
+
+// positionOffsets returns a function from a parser position (1-based line,
+// 1-based column counted in runes) to a byte offset in src.
+func positionOffsets(src string) func(syntax.Position) int {
+	lineStart := []int{0}
+	for i := 0; i < len(src); i++ {
+		if src[i] == '\n' {
+			lineStart = append(lineStart, i+1)
+		}
+	}
+	return func(p syntax.Position) int {
+		if p.Line < 1 || int(p.Line) > len(lineStart) {
+			return len(src)
+		}
+		off := lineStart[p.Line-1]
+		for col := int32(1); col < p.Col && off < len(src); col++ {
+			_, size := utf8.DecodeRuneInString(src[off:])
+			off += size
+		}
+		return off
+	}
+}
+
+// quotedEnd returns the offset just past the quoted literal starting at i.
+func quotedEnd(src string, i int) int {
+	if i >= len(src) || (src[i] != '"' && src[i] != '\'') {
+		return i
+	}
+	q := src[i : i+1]
+	if strings.HasPrefix(src[i:], q+q+q) {
+		q = q + q + q
+	}
+	for j := i + len(q); j < len(src); j++ {
+		switch {
+		case src[j] == '\\':
+			j++
+		case strings.HasPrefix(src[j:], q):
+			return j + len(q)
+		case src[j] == '\n' && len(q) == 1:
+			return j
+		}
+	}
+	return len(src)
 }
 
 func hashString(parts ...string) string {

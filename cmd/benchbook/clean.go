@@ -37,6 +37,6 @@ func cmdClean(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "removed %d entries, %d memo sets, %d resources (%s)\n", res.Entries, res.Memos, res.Resources, fmtBytes(res.Bytes))
+	fmt.Fprintf(stdout, "removed %d entries, %d memo sets, %d resources, %d temp files of killed runs (%s)\n", res.Entries, res.Memos, res.Resources, res.Temps, fmtBytes(res.Bytes))
 	return nil
 }

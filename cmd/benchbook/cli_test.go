@@ -38,6 +38,7 @@ func TestExitCodes(t *testing.T) {
 	ok := writeNB(t, "# %% a\nx = 1\nx\n")
 	bad := writeNB(t, "# %% a\nx = 1\n\n# %% b\ny = x / 0\n")
 	syntaxErr := writeNB(t, "# %% a\nx = (\n")
+	gated := writeNB(t, "# %% a\nx = 1\n")
 	for _, tc := range []struct {
 		args []string
 		code int
@@ -49,7 +50,10 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"run", syntaxErr}, 1, "nb.star:3:1:"},
 		{[]string{"run"}, 2, "want one notebook path"},
 		{[]string{"run", ok, "-p", "novalue"}, 2, "want name=value"},
-		{[]string{"run", ok, "-rerun", "nope"}, 1, "no code cell of that name"},
+		{[]string{"run", ok, "-rerun", "nope"}, 2, "-rerun nope: no code cell of that name"},
+		{[]string{"version", "extra"}, 2, "takes no arguments"},
+		{[]string{"run", gated, "-baseline", filepath.Join(t.TempDir(), "missing.json")}, 2, "-baseline: open"},
+		{[]string{"run", gated, "-baseline", bad}, 2, "not a JSON record"},
 		{[]string{"frobnicate"}, 2, "unknown command"},
 		{[]string{"run", "-h"}, 0, "Usage: benchbook run"},
 		{[]string{"run", ok, "-p", "unused=3"}, 0, "parameter unused is not read by any cell"},
@@ -62,6 +66,13 @@ func TestExitCodes(t *testing.T) {
 	}
 	if _, err := os.Stat(strings.TrimSuffix(ok, ".star") + ".html"); err != nil {
 		t.Errorf("record not written: %v", err)
+	}
+	// A usage error stops before anything runs: gated's cells never ran.
+	if _, err := os.Stat(strings.TrimSuffix(gated, ".star") + ".html"); err == nil {
+		t.Error("a run with a missing baseline wrote a record: the notebook ran before the check")
+	}
+	if code, out, _ := runCLI(t, "version"); code != 0 || !strings.HasPrefix(out, "benchbook ") {
+		t.Errorf("version: exit %d, %q", code, out)
 	}
 }
 

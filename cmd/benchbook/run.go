@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/benchbook/benchbook/runtime"
@@ -29,14 +32,37 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if err := checkFormat(*format); err != nil {
 		return err
 	}
+	if err := checkBaseline(gates.baseline); err != nil {
+		return err
+	}
 	start := time.Now()
 	e, err := openNotebook(ctx, path, &nf, runtime.Options{Rerun: rerun, RerunAll: *rerunAll}, stderr)
+	if errors.Is(err, runtime.ErrNoCell) {
+		return usageError{err.Error()}
+	}
 	if err != nil {
 		return err
 	}
 	defer e.Close()
 	e.Run(true)
 	return finish(e, path, *out, *format, start, stderr, gates)
+}
+
+// checkBaseline fails before anything runs when -baseline names a file
+// that cannot serve: a notebook that runs for an hour should not end in
+// "no such file". The gates themselves read it again (baseline.go).
+func checkBaseline(path string) error {
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return usageError{fmt.Sprintf("-baseline: %v", err)}
+	}
+	if !json.Valid(data) {
+		return usageError{fmt.Sprintf("-baseline %s: not a JSON record (write one with run -format json)", path)}
+	}
+	return nil
 }
 
 // finish writes the record and maps the engine's outcome to an error.

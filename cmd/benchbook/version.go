@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	goruntime "runtime"
@@ -40,6 +42,18 @@ func version() string {
 }
 
 func cmdVersion(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("version", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(fs.Output(), "Usage: benchbook version") }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("takes no arguments, got %q", fs.Args())}
+	}
 	fmt.Fprintf(stdout, "benchbook %s (%s %s/%s)\n", version(), goruntime.Version(), goruntime.GOOS, goruntime.GOARCH)
 	return nil
 }
