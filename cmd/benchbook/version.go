@@ -6,28 +6,29 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
+	"strings"
+	"sync"
 )
 
 // version is the module version when installed with go install, else the
-// VCS revision the binary was built from, else "dev".
-func version() string {
+// VCS revision the binary was built from, else the revision of the source
+// tree it was compiled from (go run and GOFLAGS=-buildvcs=false stamp no
+// revision), else "dev".
+var version = sync.OnceValue(func() string {
 	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	rev, dirty := "", false
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			dirty = s.Value == "true"
+	if ok {
+		if v := info.Main.Version; v != "" && v != "(devel)" {
+			return v
 		}
+	}
+	rev, dirty := stampedRevision(info)
+	if rev == "" {
+		rev, dirty = sourceRevision()
 	}
 	if rev == "" {
 		return "dev"
@@ -39,6 +40,42 @@ func version() string {
 		rev += "-dirty"
 	}
 	return "dev-" + rev
+})
+
+// stampedRevision reads vcs.revision and vcs.modified from the build info.
+func stampedRevision(info *debug.BuildInfo) (rev string, dirty bool) {
+	if info == nil {
+		return "", false
+	}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	return rev, dirty
+}
+
+// sourceRevision asks git about the directory this file was compiled from,
+// when it still exists on this machine (a binary built with -trimpath or
+// copied elsewhere has none, and stays "dev").
+func sourceRevision() (rev string, dirty bool) {
+	_, file, _, ok := goruntime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return "", false
+	}
+	dir := filepath.Dir(file)
+	if _, err := os.Stat(dir); err != nil {
+		return "", false
+	}
+	out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "", false
+	}
+	status, err := exec.Command("git", "-C", dir, "status", "--porcelain", "--untracked-files=no").Output()
+	return strings.TrimSpace(string(out)), err == nil && len(strings.TrimSpace(string(status))) > 0
 }
 
 func cmdVersion(ctx context.Context, stdout, stderr io.Writer, args []string) error {

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestVersionNamesTheRevision: a test binary (like go run) carries no VCS
+// stamp; the version must still name the source tree's revision, checked
+// against git itself.
+func TestVersionNamesTheRevision(t *testing.T) {
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not in a git checkout: %v", err)
+	}
+	status, _ := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
+	want := "dev-" + strings.TrimSpace(string(head))[:12]
+	if len(bytes.TrimSpace(status)) > 0 {
+		want += "-dirty"
+	}
+	var out bytes.Buffer
+	if err := cmdVersion(context.Background(), &out, io.Discard, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "benchbook "+want+" ") {
+		t.Errorf("version printed %q, want it to start with %q", out.String(), "benchbook "+want)
+	}
+}
