@@ -42,6 +42,7 @@ func HTML(w io.Writer, r *Record) error {
 // checked by inlineSVG, HTMLer values).
 type view struct {
 	Title, Path, Rendered, Host string
+	TitleHTML                   template.HTML // the title with its `code spans` as <code>
 	CSS                         template.CSS
 	Verdict                     template.HTML
 	Summary                     string
@@ -72,17 +73,38 @@ type cellView struct {
 	Error, Trace          string
 }
 
+// titleHTML escapes the title and shows its `code spans` as code, as the
+// notebook's Markdown heading it came from would.
+func titleHTML(title string) template.HTML {
+	var b strings.Builder
+	for i, part := range titleParts(title) {
+		if i%2 == 1 {
+			b.WriteString("<code>" + escapeText(part) + "</code>")
+		} else {
+			b.WriteString(escapeText(part))
+		}
+	}
+	return template.HTML(b.String())
+}
+
+// plainTitle is the title for the browser tab: code spans without their
+// backticks.
+func plainTitle(title string) string {
+	return strings.Join(titleParts(title), "")
+}
+
 func buildView(r *Record) view {
 	ids := newHeadingIDs("")
 	v := view{
-		Title:    r.Title,
-		Path:     r.Path,
-		Rendered: fmtTime(r.Rendered),
-		Host:     r.Prov.Host.Name,
-		CSS:      template.CSS(pageCSS),
-		Summary:  summary(r.Cells),
-		Warnings: r.Warnings,
-		Prov:     buildProv(r),
+		Title:     plainTitle(r.Title),
+		TitleHTML: titleHTML(r.Title),
+		Path:      r.Path,
+		Rendered:  fmtTime(r.Rendered),
+		Host:      r.Prov.Host.Name,
+		CSS:       template.CSS(pageCSS),
+		Summary:   summary(r.Cells),
+		Warnings:  r.Warnings,
+		Prov:      buildProv(r),
 	}
 	if r.Verdict != nil {
 		v.Verdict = valueHTML(r.Verdict)

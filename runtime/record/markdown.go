@@ -38,7 +38,7 @@ type figureFile struct {
 func (m *mdWriter) printf(format string, args ...any) { fmt.Fprintf(&m.buf, format, args...) }
 
 func (m *mdWriter) record(r *Record) {
-	m.printf("# %s\n\n", mdEscape(r.Title))
+	m.printf("# %s\n\n", mdTitle(r.Title))
 	if r.Verdict != nil {
 		m.printf("%s\n\n", strings.TrimSpace(m.valueInline(r.Verdict))) // it says "Verdict: …" itself
 	}
@@ -118,9 +118,27 @@ func (m *mdWriter) output(cell string, n int, v starlark.Value) {
 		name := fmt.Sprintf("%s-%d.svg", slug(cell), n)
 		m.figures = append(m.figures, figureFile{name: name, data: svg})
 		m.printf("![%s figure %d](%s/%s)\n\n", mdEscape(cell), n, m.rel, name)
-		return
+	} else {
+		m.printf("%s\n\n", strings.TrimRight(m.valueBlock(v), "\n"))
 	}
-	m.printf("%s\n\n", strings.TrimRight(m.valueBlock(v), "\n"))
+	if d, ok := v.(Downloader); ok {
+		m.downloads(cell, n, d.Downloads())
+	}
+}
+
+// downloads writes a value's data files whole beside the figures (the
+// Markdown shows only a preview of them) and links each.
+func (m *mdWriter) downloads(cell string, n int, ds []Download) {
+	var links []string
+	for _, d := range ds {
+		ext := filepath.Ext(d.Name)
+		name := fmt.Sprintf("%s-%d-%s%s", slug(cell), n, slug(strings.TrimSuffix(d.Name, ext)), "."+slug(ext))
+		m.figures = append(m.figures, figureFile{name: name, data: d.Data})
+		links = append(links, fmt.Sprintf("[%s](%s/%s) (%s)", mdEscape(d.Name), m.rel, name, fmtBytes(uint64(len(d.Data)))))
+	}
+	if len(links) > 0 {
+		m.printf("download: %s\n\n", strings.Join(links, " · "))
+	}
 }
 
 // valueBlock is a value as a Markdown block: its own Markdown, or its
@@ -188,9 +206,10 @@ func (m *mdWriter) provenance(r *Record) {
 	}
 }
 
-// writeFigures replaces the SVG files of the figures directory.
+// writeFigures replaces the files of the figures directory (SVGs and data
+// files, all named after their cell).
 func (m *mdWriter) writeFigures() error {
-	old, _ := filepath.Glob(filepath.Join(m.dir, "*.svg"))
+	old, _ := filepath.Glob(filepath.Join(m.dir, "*"))
 	for _, f := range old {
 		_ = os.Remove(f)
 	}
@@ -216,6 +235,13 @@ func writeAtomic(path string, data []byte) error {
 		return fmt.Errorf("record: write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
+	// CreateTemp makes the file 0600; a record is made to be read by
+	// others (a web server, a reviewer on the same box), as a file
+	// written by os.WriteFile would be.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("record: write %s: %w", path, err)
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return fmt.Errorf("record: write %s: %w", path, err)
@@ -240,6 +266,31 @@ func mdEscape(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// mdTitle escapes a title but keeps its `code spans`: the title comes
+// from the notebook's Markdown heading, where they were meant as code.
+func mdTitle(s string) string {
+	var b strings.Builder
+	for i, part := range titleParts(s) {
+		if i%2 == 1 {
+			b.WriteString(codeSpan(part))
+		} else {
+			b.WriteString(mdEscape(part))
+		}
+	}
+	return b.String()
+}
+
+// titleParts splits a title at its backticks: even parts are text, odd
+// ones code. An unpaired backtick stays text.
+func titleParts(s string) []string {
+	parts := strings.Split(s, "`")
+	if len(parts)%2 == 0 { // an odd number of backticks: the last is literal
+		last := parts[len(parts)-2] + "`" + parts[len(parts)-1]
+		parts = append(parts[:len(parts)-2], last)
+	}
+	return parts
 }
 
 // mdCell is text escaped for one table cell (no line breaks).
