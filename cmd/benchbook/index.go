@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -37,21 +38,22 @@ func cmdIndex(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	if err != nil {
 		return err
 	}
-	paths, err := filepath.Glob(filepath.Join(dir, "*.star"))
+	paths, err := notebooksUnder(dir)
 	if err != nil {
 		return err
 	}
 	if len(paths) == 0 {
-		return usageError{fmt.Sprintf("no notebooks (*.star) in %s", dir)}
+		return usageError{fmt.Sprintf("no notebooks (*.star) in %s or its subfolders", dir)}
 	}
-	sort.Strings(paths)
 	var rows []indexRow
 	for _, p := range paths {
+		rel, _ := filepath.Rel(dir, p)
 		row, err := indexNotebook(ctx, p)
 		if err != nil {
 			fmt.Fprintf(stderr, "benchbook index: %s: %v\n", p, err)
-			row = indexRow{Notebook: filepath.Base(p), Title: filepath.Base(p), Status: "error"}
+			row = indexRow{Title: filepath.Base(p), Status: "error"}
 		}
+		row.Notebook = filepath.ToSlash(rel)
 		rows = append(rows, row)
 	}
 	md := indexMarkdown(rows)
@@ -66,6 +68,30 @@ func cmdIndex(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	fmt.Fprint(stdout, md)
 	fmt.Fprintf(stderr, "wrote %s and %s\n", filepath.Join(dir, "index.md"), filepath.Join(dir, "index.html"))
 	return nil
+}
+
+// notebooksUnder lists the *.star files of dir and its subfolders, in
+// path order, leaving out caches, hidden folders and Go's testdata.
+func notebooksUnder(dir string) ([]string, error) {
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if p != dir && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(d.Name(), ".star") {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	sort.Strings(paths)
+	return paths, err
 }
 
 // indexNotebook reads one notebook's decision from its cache.
@@ -117,7 +143,8 @@ func toFloat(x any) float64 {
 	return 0
 }
 
-// hypothesis is the text after "Hypothesis:" in the Markdown cells, else
+// hypothesis is the paragraph that starts with "Hypothesis:" in the
+// Markdown cells (all its lines, up to a blank line or a heading), else
 // the first paragraph after the title.
 func hypothesis(r *record.Record) string {
 	var first string
@@ -125,17 +152,32 @@ func hypothesis(r *record.Record) string {
 		if !c.Markdown {
 			continue
 		}
-		for _, line := range strings.Split(c.Source, "\n") {
+		lines := strings.Split(c.Source, "\n")
+		for i, line := range lines {
 			t := strings.TrimSpace(line)
 			if rest, ok := cutPrefixFold(t, "hypothesis:"); ok {
-				return strings.TrimSpace(rest)
+				return paragraph(strings.TrimSpace(rest), lines[i+1:])
 			}
 			if first == "" && t != "" && !strings.HasPrefix(t, "#") {
-				first = t
+				first = paragraph(t, lines[i+1:])
 			}
 		}
 	}
 	return first
+}
+
+// paragraph joins head with the lines that follow it up to the end of
+// its Markdown paragraph.
+func paragraph(head string, rest []string) string {
+	words := []string{head}
+	for _, line := range rest {
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "#") {
+			break
+		}
+		words = append(words, t)
+	}
+	return strings.Join(words, " ")
 }
 
 func cutPrefixFold(s, prefix string) (string, bool) {

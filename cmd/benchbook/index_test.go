@@ -48,3 +48,39 @@ verdict(status = "kept", headline = c, summary = "the new path")
 		t.Errorf("a gain of ~2,500 %% should be 30 blocks and ▶, got %d blocks: %q", n, row)
 	}
 }
+
+// TestIndexRecursesAndKeepsHypothesis: notebooks in subfolders get rows
+// (linked by their relative path), caches do not, and a hypothesis over
+// several lines is kept whole.
+func TestIndexRecursesAndKeepsHypothesis(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, src string) {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("top.star", "# %% [markdown]\n# # Top study\n# Hypothesis: one line.\n\n# %% a\nx = 1\n")
+	write("pg/deep/idx.star", "# %% [markdown]\n# # Deep study\n#\n# Hypothesis: the scan reads every page;\n# an index reads three,\n# so DB CPU falls.\n#\n# Method: ABAB.\n\n# %% a\nx = 1\n")
+	write(".benchbook/junk.star", "# %% a\nx = 1\n")
+	if code, _, stderr := runCLI(t, "index", dir); code != 0 {
+		t.Fatalf("index: exit %d\n%s", code, stderr)
+	}
+	table, _ := os.ReadFile(filepath.Join(dir, "index.md"))
+	row := regexp.MustCompile(`(?m)^\| \[pg/deep/idx\.star\]\(pg/deep/idx\.html\).*$`).FindString(string(table))
+	if row == "" {
+		t.Fatalf("no row for the notebook in a subfolder:\n%s", table)
+	}
+	if !strings.Contains(row, "| the scan reads every page; an index reads three, so DB CPU falls. |") {
+		t.Errorf("hypothesis cut short: %q", row)
+	}
+	if strings.Contains(string(table), "junk") {
+		t.Error("a notebook under .benchbook got a row")
+	}
+	if !strings.Contains(string(table), "| one line. |") {
+		t.Errorf("top-level row lost:\n%s", table)
+	}
+}
