@@ -15,31 +15,36 @@ type compareArgs struct {
 	better         string
 	name           string
 	aLabel, bLabel string
+	alpha          float64
 }
 
 // compareBuiltin implements
-// compare(exp_or_a, b = None, metric = "rps", better = "higher", name = "", a_label = "", b_label = "").
+// compare(exp_or_a, b = None, metric = "rps", better = "higher", name = "", a_label = "", b_label = "", alpha = 0.05).
 func compareBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	ca := compareArgs{b: starlark.None, metric: starlark.String("rps"), better: "higher"}
+	ca := compareArgs{b: starlark.None, metric: starlark.String("rps"), better: "higher", alpha: defaultAlpha}
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs,
 		"exp_or_a", &ca.expOrA, "b?", &ca.b, "metric?", &ca.metric, "better?", &ca.better,
-		"name?", &ca.name, "a_label?", &ca.aLabel, "b_label?", &ca.bLabel); err != nil {
+		"name?", &ca.name, "a_label?", &ca.aLabel, "b_label?", &ca.bLabel, "alpha?", &ca.alpha); err != nil {
 		return nil, err
 	}
 	if ca.better != "higher" && ca.better != "lower" {
 		return nil, fmt.Errorf("compare: better must be \"higher\" or \"lower\", got %q", ca.better)
 	}
+	if !(ca.alpha > 0 && ca.alpha < 0.5) {
+		return nil, fmt.Errorf("compare: alpha must be between 0 and 0.5, got %g", ca.alpha)
+	}
 	in, err := gather(thread, ca)
 	if err != nil {
 		return nil, err
 	}
+	recordMethod(thread)
 	return newComparison(in)
 }
 
 // gather reads the metric of every run of both arms, from an experiment
 // (abab's result) or from two lists of runs or numbers.
 func gather(thread *starlark.Thread, ca compareArgs) (compareInput, error) {
-	in := compareInput{better: ca.better, metric: metricName(ca)}
+	in := compareInput{better: ca.better, metric: metricName(ca), alpha: ca.alpha}
 	runsA, runsB, control, gates, err := arms(ca, &in)
 	if err != nil {
 		return in, err

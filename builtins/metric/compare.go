@@ -4,13 +4,17 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"go.starlark.net/starlark"
 )
 
 // Comparison is the result of compare(...): arm B against arm A on one
-// metric, with the acceptance rule of the method ("every B beats every A and
-// the mean gain exceeds the A-A spread") applied and put into words.
+// metric. The verdict is IMPROVES or WORSENS only when the exact
+// Mann-Whitney test rejects "no difference" at alpha and the seeds' rule
+// holds (every B beats every A, and the mean gain exceeds the spread of the
+// A runs, or of the A-A control when one ran); otherwise "~", with the
+// reason in words.
 type Comparison struct {
 	Metric  string // metric name as shown
 	Better  string // "higher" or "lower"
@@ -32,29 +36,38 @@ type Comparison struct {
 	// EveryABeatsEveryB is the same rule the other way round (WORSENS).
 	EveryABeatsEveryB bool
 	// Chance is the probability of the rank arrangement "every B above
-	// every A" when the arms do not differ: 1 / C(nA+nB, nB).
+	// every A" when the arms do not differ: 1 / C(nA+nB, nB). Either arm
+	// above the other happens twice as often.
 	Chance      float64
 	AASpreadPct float64 // (max - min) / mean of the A-A control, else of the A runs; NaN when unknown
 	AASource    string  // "control" or "A runs"
-	CILow       float64 // 95 % bootstrap interval of MeanB/MeanA (seeded)
-	CIHigh      float64
-	PValue      float64 // two-sided Mann-Whitney U
-	MedianA     float64
-	MedianB     float64
-	MedianCIA   [2]float64 // order-statistic 95 % interval of the median, as benchstat
-	MedianCIB   [2]float64
-	Verdict     string // "IMPROVES", "WORSENS" or "~"
-	Warnings    []string
+	// CILow and CIHigh bound the typical ratio B/A at 95 %: a t-interval
+	// on the logs of the per-pair ratios (see ratioCI); NaN below 2 pairs.
+	CILow     float64
+	CIHigh    float64
+	PValue    float64 // two-sided exact Mann-Whitney U, ties included (see mannWhitney)
+	Alpha     float64 // the p at or below which a difference counts
+	MedianA   float64
+	MedianB   float64
+	MedianCIA [2]float64 // order-statistic 95 % interval of the median, as benchstat
+	MedianCIB [2]float64
+	Verdict   string // "IMPROVES", "WORSENS" or "~"
+	Reason    string // why the verdict is "~", in words; "" otherwise
+	Warnings  []string
 }
 
 // compareInput is what compare gathered from its arguments.
 type compareInput struct {
 	metric, better, aLabel, bLabel string
 	a, b, control                  []float64
+	alpha                          float64 // 0 means defaultAlpha
 	warnings                       []string
 }
 
-const confidence = 0.95
+const (
+	confidence   = 0.95
+	defaultAlpha = 0.05 // as benchstat
+)
 
 func newComparison(in compareInput) (*Comparison, error) {
 	if len(in.a) == 0 || len(in.b) == 0 {
@@ -71,6 +84,10 @@ func newComparison(in compareInput) (*Comparison, error) {
 		MinA: slices.Min(in.a), MaxA: slices.Max(in.a),
 		MinB: slices.Min(in.b), MaxB: slices.Max(in.b),
 		Chance: chanceAllAbove(len(in.a), len(in.b)),
+		Alpha:  in.alpha,
+	}
+	if c.Alpha == 0 {
+		c.Alpha = defaultAlpha
 	}
 	c.Index = int(math.Round(100 * c.MeanB / c.MeanA))
 	c.GainPct = (c.MeanB/c.MeanA - 1) * 100
@@ -79,7 +96,7 @@ func newComparison(in compareInput) (*Comparison, error) {
 	}
 	c.setBeats()
 	c.setSpread(in.control)
-	c.CILow, c.CIHigh = bootstrapRatioCI(in.a, in.b, confidence, 2000)
+	c.CILow, c.CIHigh = ratioCI(in.a, in.b, confidence)
 	c.PValue = mannWhitney(in.a, in.b)
 	var lo, hi float64
 	c.MedianA, lo, hi = medianCI(in.a, confidence)
@@ -120,32 +137,67 @@ func (c *Comparison) setSpread(control []float64) {
 	c.AASpreadPct, c.AASource = spreadPct(c.A), "A runs"
 }
 
-// decide applies the acceptance rule and adds the warnings that qualify it.
+// spreadName is what the spread is of, in words: an A-A spread only when
+// an A-A control ran.
+func (c *Comparison) spreadName() string {
+	if c.AASource == "control" {
+		return "A-A spread"
+	}
+	return "spread of the " + c.ALabel + " runs"
+}
+
+// decide applies the acceptance rule: a direction (one arm beats every run
+// of the other), a gain beyond the spread, and p <= alpha. Every rule that
+// fails becomes part of the reason.
 func (c *Comparison) decide() {
-	pairs := min(len(c.A), len(c.B))
-	c.Verdict = "~"
-	if math.IsNaN(c.AASpreadPct) {
-		c.warn("one %s run and no A-A control: no spread to judge the gain against, no conclusion", c.ALabel)
-		return
-	}
-	if pairs < 4 {
-		c.warn("only %d pair(s): fewer than 4", pairs)
-	}
+	var reasons []string
 	beats := c.EveryBBeatsEveryA || c.EveryABeatsEveryB
-	if beats && pairs < 4 {
-		c.warn("with %d pair(s) one arm beats every run of the other by chance about 1 time in %.0f (%.0f %% each way)",
-			pairs, 1/c.Chance, 100*c.Chance)
+	if !beats {
+		reasons = append(reasons, fmt.Sprintf("the arms overlap: %d of %d %s runs beat every %s run",
+			c.countBeating(), len(c.B), c.BLabel, c.ALabel))
 	}
-	big := math.Abs(c.GainPct) > c.AASpreadPct
-	if beats && !big {
-		c.warn("the gain %+.1f %% is within the A-A spread %.1f %% (%s)", c.GainPct, c.AASpreadPct, c.AASource)
+	if r := c.pReason(); r != "" {
+		reasons = append(reasons, r)
 	}
 	switch {
-	case c.EveryBBeatsEveryA && big:
+	case math.IsNaN(c.AASpreadPct):
+		reasons = append(reasons, fmt.Sprintf("one %s run and no A-A control: no spread to judge the gain against", c.ALabel))
+	case math.Abs(c.GainPct) <= c.AASpreadPct:
+		reasons = append(reasons, fmt.Sprintf("the gain %+.1f %% is within the %s (%.1f %%)", c.GainPct, c.spreadName(), c.AASpreadPct))
+	}
+	if beats && c.PValue > c.Alpha {
+		c.warn("with identical arms every %s run lands above every %s run by chance 1 time in %.0f (%.0f %%), and one arm above the other, either way, 1 time in %.0f (%.0f %%)",
+			c.BLabel, c.ALabel, 1/c.Chance, 100*c.Chance, 1/(2*c.Chance), 200*c.Chance)
+	}
+	c.Verdict, c.Reason = "~", strings.Join(reasons, "; ")
+	switch {
+	case len(reasons) > 0:
+	case c.EveryBBeatsEveryA:
 		c.Verdict = "IMPROVES"
-	case c.EveryABeatsEveryB && big:
+	case c.EveryABeatsEveryB:
 		c.Verdict = "WORSENS"
 	}
+}
+
+// pReason says why p does not reach alpha, "" when it does: either the
+// samples are too small for any arrangement to reach it, or p is too big.
+func (c *Comparison) pReason() string {
+	if c.PValue <= c.Alpha {
+		return ""
+	}
+	na, nb := len(c.A), len(c.B)
+	if minP(na, nb) <= c.Alpha {
+		return fmt.Sprintf("p = %s > alpha %g", num(c.PValue), c.Alpha)
+	}
+	if na != nb {
+		return fmt.Sprintf("%d %s and %d %s runs cannot reach p ≤ %g (the smallest p they can give is %.3g)",
+			na, c.ALabel, nb, c.BLabel, c.Alpha, minP(na, nb))
+	}
+	fewest := na
+	for minP(fewest, fewest) > c.Alpha && fewest < 1000 {
+		fewest++
+	}
+	return fmt.Sprintf("%d pair(s) cannot reach p ≤ %g: %d pairs are the fewest that can", na, c.Alpha, fewest)
 }
 
 func (c *Comparison) warn(format string, args ...any) {
@@ -156,12 +208,19 @@ func (c *Comparison) warn(format string, args ...any) {
 // results: "rps 100 -> 146 IMPROVES +46.4 % (...)".
 func (c *Comparison) Sentence() string {
 	rule := fmt.Sprintf("%d/%d B runs beat every A run", c.countBeating(), len(c.B))
-	if c.EveryBBeatsEveryA {
+	switch {
+	case c.EveryBBeatsEveryA:
 		rule = "every B beat every A"
+	case c.EveryABeatsEveryB:
+		rule = "every A beat every B"
 	}
-	return fmt.Sprintf("%s (%s is better): %s %s -> %s %d, %s %+.1f %% (%s over %d pairs; A-A spread %s; 95 %% CI of the ratio %s; p = %s)",
+	s := fmt.Sprintf("%s (%s is better): %s %s -> %s %d, %s %+.1f %% (%s over %d pairs; %s %s; 95 %% CI of the ratio %s; p = %s)",
 		c.Metric, c.Better, c.ALabel, "100", c.BLabel, c.Index, c.Verdict, c.GainPct,
-		rule, min(len(c.A), len(c.B)), pct(c.AASpreadPct), ratioRange(c.CILow, c.CIHigh), num(c.PValue))
+		rule, min(len(c.A), len(c.B)), c.spreadName(), pct(c.AASpreadPct), ratioRange(c.CILow, c.CIHigh), num(c.PValue))
+	if c.Reason != "" {
+		s += ": no conclusion, " + c.Reason
+	}
+	return s
 }
 
 // countBeating counts B runs better than every A run.
@@ -200,8 +259,8 @@ func num(x float64) string {
 var comparisonAttrs = []string{
 	"a", "a_label", "aa_spread_pct", "b", "b_label", "better", "ci", "every_b_beats_every_a",
 	"gain_pct", "index", "max_a", "max_b", "mean_a", "mean_b", "median_a", "median_b",
-	"median_ci_a", "median_ci_b", "metric", "min_a", "min_b", "p_value", "ratios", "sentence",
-	"verdict", "warnings",
+	"median_ci_a", "median_ci_b", "metric", "min_a", "min_b", "p_value", "alpha", "ratios", "reason",
+	"sentence", "spread_source", "verdict", "warnings",
 }
 
 func (c *Comparison) String() string        { return "comparison(" + c.Sentence() + ")" }
@@ -239,6 +298,10 @@ func (c *Comparison) Attr(name string) (starlark.Value, error) {
 		return starlark.Tuple{floatOrNone(c.MedianCIB[0]), floatOrNone(c.MedianCIB[1])}, nil
 	case "verdict":
 		return starlark.String(c.Verdict), nil
+	case "reason":
+		return starlark.String(c.Reason), nil
+	case "spread_source":
+		return starlark.String(c.AASource), nil
 	case "sentence":
 		return starlark.String(c.Sentence()), nil
 	case "warnings":
@@ -254,7 +317,7 @@ func (c *Comparison) floatAttr(name string) (float64, bool) {
 	fields := map[string]float64{
 		"mean_a": c.MeanA, "mean_b": c.MeanB, "gain_pct": c.GainPct,
 		"min_a": c.MinA, "max_a": c.MaxA, "min_b": c.MinB, "max_b": c.MaxB,
-		"aa_spread_pct": c.AASpreadPct, "p_value": c.PValue,
+		"aa_spread_pct": c.AASpreadPct, "p_value": c.PValue, "alpha": c.Alpha,
 		"median_a": c.MedianA, "median_b": c.MedianB,
 	}
 	f, ok := fields[name]

@@ -1,7 +1,9 @@
 package metric
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -10,19 +12,28 @@ import (
 // maxListed bounds how many mismatches an equivalence result spells out.
 const maxListed = 20
 
-// equivalentBuiltin implements equivalent(a, b, allow_vacuous = False): a
-// and b are the answers of two arms to the same queries, as dicts keyed by
-// query or as lists in query order. Answers compare with ==, so they can be
-// ids, ordered lists, totals or hashes. When two or more distinct queries
-// all got the same answer the check proves nothing (the seeds' broken
-// checker built malformed URLs that all returned the same total), and it
-// fails unless allow_vacuous is set.
-func equivalentBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+// equivalentBuiltin implements
+// equivalent(a, b, allow_vacuous = False, allow_mismatch = False): a and b
+// are the answers of two arms to the same queries, as dicts keyed by query
+// or as lists in query order. Answers compare with ==, so they can be ids,
+// ordered lists, totals or hashes.
+//
+// Arms that answer differently (or a query one arm did not answer) fail
+// the cell, listing the queries and both answers: a speed-up that changes
+// answers is not a result. allow_mismatch returns the mismatch as a value
+// instead (ok = False), for notebooks that study the difference; a verdict
+// of "kept" still refuses it. When two or more distinct queries all got
+// the same answer the check proves nothing (the seeds' broken checker built
+// malformed URLs that all returned the same total), and it fails unless
+// allow_vacuous is set.
+func equivalentBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var a, b starlark.Value
-	allowVacuous := false
-	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "a", &a, "b", &b, "allow_vacuous?", &allowVacuous); err != nil {
+	allowVacuous, allowMismatch := false, false
+	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "a", &a, "b", &b,
+		"allow_vacuous?", &allowVacuous, "allow_mismatch?", &allowMismatch); err != nil {
 		return nil, err
 	}
+	recordMethod(thread)
 	keys, av, err := answers(a, "a")
 	if err != nil {
 		return nil, err
@@ -38,6 +49,9 @@ func equivalentBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.T
 	if res.vacuous && !allowVacuous {
 		return nil, fmt.Errorf("equivalent: vacuous: %d distinct queries all returned the same answer in arm %s (%s); the check proves nothing",
 			len(keys), res.vacuousArm, short(res.sameAnswer))
+	}
+	if !res.ok() && !allowMismatch {
+		return nil, res.mismatchError()
 	}
 	return res.value(), nil
 }
@@ -73,17 +87,19 @@ type equivalence struct {
 }
 
 func check(keys, av, keysB, bv []starlark.Value) (*equivalence, error) {
-	byKey := starlark.NewDict(len(keysB))
-	for i, k := range keysB {
-		if err := byKey.SetKey(k, bv[i]); err != nil {
-			return nil, fmt.Errorf("equivalent: %w", err)
-		}
+	byKey, err := index(keysB, bv)
+	if err != nil {
+		return nil, err
+	}
+	inA, err := index(keys, av)
+	if err != nil {
+		return nil, err
 	}
 	res := &equivalence{distinctA: distinct(av), distinctB: distinct(bv)}
 	for i, k := range keys {
 		other, found, _ := byKey.Get(k)
 		if !found {
-			res.missing = append(res.missing, k.String())
+			res.missing = append(res.missing, k.String()+" (missing from b)")
 			continue
 		}
 		res.compared++
@@ -92,7 +108,12 @@ func check(keys, av, keysB, bv []starlark.Value) (*equivalence, error) {
 			return nil, fmt.Errorf("equivalent: query %s: %w", k, err)
 		}
 		if !eq {
-			res.mismatches = append(res.mismatches, fmt.Sprintf("%s: %s != %s", k, short(av[i]), short(other)))
+			res.mismatches = append(res.mismatches, fmt.Sprintf("%s: a = %s, b = %s", k, short(av[i]), short(other)))
+		}
+	}
+	for _, k := range keysB {
+		if _, found, _ := inA.Get(k); !found {
+			res.missing = append(res.missing, k.String()+" (missing from a)")
 		}
 	}
 	if len(keys) >= 2 && (res.distinctA == 1 || res.distinctB == 1) {
@@ -102,6 +123,33 @@ func check(keys, av, keysB, bv []starlark.Value) (*equivalence, error) {
 		}
 	}
 	return res, nil
+}
+
+func index(keys, vals []starlark.Value) (*starlark.Dict, error) {
+	d := starlark.NewDict(len(keys))
+	for i, k := range keys {
+		if err := d.SetKey(k, vals[i]); err != nil {
+			return nil, fmt.Errorf("equivalent: %w", err)
+		}
+	}
+	return d, nil
+}
+
+func (e *equivalence) ok() bool { return len(e.mismatches) == 0 && len(e.missing) == 0 }
+
+// mismatchError lists the queries whose answers differ, with both answers.
+func (e *equivalence) mismatchError() error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "equivalent: the arms answer differently: %s (allow_mismatch = True returns this as a value)", e.summary())
+	listed := append(append([]string(nil), e.mismatches...), e.missing...)
+	for i, m := range listed {
+		if i == maxListed {
+			fmt.Fprintf(&b, "\n  ... and %d more", len(listed)-maxListed)
+			break
+		}
+		b.WriteString("\n  " + m)
+	}
+	return errors.New(b.String())
 }
 
 // distinct counts distinct answers by their printed form (answers may be
@@ -128,7 +176,7 @@ func (e *equivalence) value() starlark.Value {
 		listed = listed[:maxListed]
 	}
 	return starlarkstruct.FromStringDict(starlark.String("equivalence"), starlark.StringDict{
-		"ok":             starlark.Bool(len(e.mismatches) == 0 && len(e.missing) == 0),
+		"ok":             starlark.Bool(e.ok()),
 		"compared":       starlark.MakeInt(e.compared),
 		"mismatch_count": starlark.MakeInt(len(e.mismatches)),
 		"mismatches":     stringList(listed),
@@ -144,7 +192,7 @@ func (e *equivalence) summary() string {
 	s := fmt.Sprintf("%d mismatches in %d queries (%d distinct answers in a, %d in b)",
 		len(e.mismatches), e.compared, e.distinctA, e.distinctB)
 	if len(e.missing) > 0 {
-		s += fmt.Sprintf("; %d queries missing from b", len(e.missing))
+		s += fmt.Sprintf("; %d queries answered by one arm only", len(e.missing))
 	}
 	if e.vacuous {
 		s += "; VACUOUS: every query got the same answer"

@@ -1,19 +1,31 @@
 // Package metric compares the arms of an experiment the way the seeds'
-// method does: index values (before = 100), the acceptance rule "every B
-// beats every A and the mean gain exceeds the A-A spread", IMPROVES /
-// WORSENS / ~ in words, with the statistics that qualify it (bootstrap CI of
-// the ratio, Mann-Whitney p, median intervals) and warnings that travel with
-// the result.
+// method does, with statistics that say what they mean: index values
+// (before = 100); the verdict IMPROVES / WORSENS only when the exact
+// Mann-Whitney test gives p <= alpha (0.05 by default, as benchstat) and
+// the seeds' rule holds (every B beats every A, and the mean gain exceeds
+// the spread of the A runs, or the A-A spread when a control ran), else "~"
+// with the reason in words; a 95 % t-interval of the ratio B/A on the logs
+// of the per-pair ratios; median intervals; warnings that travel with the
+// result.
+//
+// Mann-Whitney p is exact up to 60 values in all, ties included (the
+// permutation distribution conditional on the tie pattern), and two-sided
+// by doubling the smaller tail; above, the normal approximation with tie
+// correction. With 3 pairs or fewer no arrangement reaches p <= 0.05: 4
+// pairs are the fewest that can (p = 2/70 = 0.029).
 //
 // Top-level builtins:
 //
-//	compare(exp_or_a, b = None, metric = "rps", better = "higher", name = "", a_label = "", b_label = "") -> comparison
+//	compare(exp_or_a, b = None, metric = "rps", better = "higher", name = "", a_label = "", b_label = "", alpha = 0.05) -> comparison
 //	    exp_or_a is an experiment from abab (arms[0] is A, arms[1] is B) or a
 //	    list of runs or numbers with b the other list; metric is an attribute
 //	    name of a run or a function run -> number.
-//	equivalent(a, b, allow_vacuous = False) -> struct(ok, compared, mismatch_count, mismatches, missing, distinct_a, distinct_b, vacuous, summary)
-//	verdict(status, headline = None, summary = "") -> verdict
+//	equivalent(a, b, allow_vacuous = False, allow_mismatch = False) -> struct(ok, compared, mismatch_count, mismatches, missing, distinct_a, distinct_b, vacuous, summary)
+//	    fails when the arms answer differently, unless allow_mismatch.
+//	verdict(status, headline = None, summary = "", equivalence = None) -> verdict
 //	    status: "kept", "reverted", "no effect", "open", "discarded", "inconclusive".
+//	    "kept" needs equivalence: a passing equivalent(...) or a string
+//	    saying why the arms cannot answer differently.
 //	bars(items) -> bars
 //	    items: comparisons or (label, index) tuples.
 //
@@ -22,7 +34,9 @@
 //	metric.mean(xs) -> float
 //	metric.median(xs) -> float
 //	metric.median_ci(xs, confidence = 0.95) -> (median, low, high)
-//	metric.bootstrap_ci(a, b, confidence = 0.95, reps = 2000) -> (low, high) of mean(b)/mean(a), seeded
+//	metric.ratio_ci(a, b, confidence = 0.95) -> (low, high) of the ratio b/a, as compare's ci
+//	metric.bootstrap_ci(a, b, confidence = 0.95, reps = 2000) -> (low, high) of mean(b)/mean(a), seeded;
+//	    a percentile bootstrap, too narrow below about 10 pairs: compare does not use it
 //	metric.mann_whitney(a, b) -> two-sided p-value
 //	metric.chance_all_above(na, nb) -> probability that nb values all beat na by chance
 //	metric.per_request(total, count = "requests") -> function run -> run.total / run.count
@@ -46,6 +60,7 @@ var Module = &starlarkstruct.Module{
 		"median":           starlark.NewBuiltin("metric.median", sampleFunc(median)),
 		"median_ci":        starlark.NewBuiltin("metric.median_ci", medianCIBuiltin),
 		"bootstrap_ci":     starlark.NewBuiltin("metric.bootstrap_ci", bootstrapBuiltin),
+		"ratio_ci":         starlark.NewBuiltin("metric.ratio_ci", ratioCIBuiltin),
 		"mann_whitney":     starlark.NewBuiltin("metric.mann_whitney", mannWhitneyBuiltin),
 		"chance_all_above": starlark.NewBuiltin("metric.chance_all_above", chanceBuiltin),
 		"per_request":      starlark.NewBuiltin("metric.per_request", perRequest),
@@ -58,6 +73,25 @@ func init() {
 	runtime.Predeclare("equivalent", starlark.NewBuiltin("equivalent", equivalentBuiltin))
 	runtime.Predeclare("verdict", starlark.NewBuiltin("verdict", verdictBuiltin))
 	runtime.Predeclare("bars", starlark.NewBuiltin("bars", barsBuiltin))
+	runtime.RegisterInputKind("method", func(name string) (string, error) {
+		if name != methodName {
+			return "", fmt.Errorf("unknown method")
+		}
+		return methodVersion, nil
+	})
+}
+
+// The statistical method is an input of every cell that compares, judges
+// equivalence or decides: a cached comparison made by an earlier method
+// (issue 13: p = 0 under ties, verdicts that ignored p) goes stale and is
+// computed again, and the record names the method each result came from.
+const (
+	methodName    = "metric"
+	methodVersion = "2: exact Mann-Whitney under ties, alpha 0.05, t-interval on log ratios"
+)
+
+func recordMethod(thread *starlark.Thread) {
+	runtime.AddInput(thread, runtime.Input{Kind: "method", Name: methodName, Hash: methodVersion})
 }
 
 // floats reads a non-empty list of numbers.
@@ -144,6 +178,23 @@ func bootstrapBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tu
 		return nil, err
 	}
 	lo, hi := bootstrapRatioCI(xa, xb, conf, reps)
+	return starlark.Tuple{floatOrNone(lo), floatOrNone(hi)}, nil
+}
+
+func ratioCIBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	var a, b starlark.Value
+	conf := confidence
+	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "a", &a, "b", &b, "confidence?", &conf); err != nil {
+		return nil, err
+	}
+	if err := checkConfidence(fn.Name(), conf); err != nil {
+		return nil, err
+	}
+	xa, xb, err := twoSamples(fn, a, b)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := ratioCI(xa, xb, conf)
 	return starlark.Tuple{floatOrNone(lo), floatOrNone(hi)}, nil
 }
 

@@ -34,9 +34,15 @@ func crossCheckSamples() [][2][]float64 {
 	return out
 }
 
+// TestMannWhitneyMatchesBenchmath cross-checks samples without ties small
+// enough for both to count exactly. (With ties go-moremath, which benchmath
+// uses, gets the exact p wrong: TestMannWhitneyEnumeration is the oracle.)
 func TestMannWhitneyMatchesBenchmath(t *testing.T) {
 	for _, s := range crossCheckSamples() {
 		a, b := s[0], s[1]
+		if len(tieGroups(a, b)) < len(a)+len(b) || len(a)+len(b) > exactLimit {
+			continue
+		}
 		want := benchmath.AssumeNothing.Compare(
 			benchmath.NewSample(append([]float64(nil), a...), &benchmath.DefaultThresholds),
 			benchmath.NewSample(append([]float64(nil), b...), &benchmath.DefaultThresholds)).P

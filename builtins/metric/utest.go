@@ -5,52 +5,60 @@ import (
 	"slices"
 )
 
+// exactLimit is the largest pooled sample for which mannWhitney counts the
+// permutation distribution exactly; the count costs about N³·min(n1,n2)/2
+// additions, 3 ms at 60.
+const exactLimit = 60
+
 // mannWhitney returns the two-sided p-value of the Mann-Whitney U test of a
-// against b (null hypothesis: both come from the same distribution). Small
-// samples use the exact permutation distribution of the rank sum, midranks
-// included, so ties are exact too; larger ones the normal approximation with
-// tie and continuity corrections. The limits follow go-moremath, which
-// benchstat uses. p is 1 when every value is equal.
+// against b (null hypothesis: both come from the same distribution).
+//
+// Up to exactLimit values in all, p is exact: the distribution of U over
+// every way of splitting the pooled values into groups of len(a) and len(b),
+// which keeps the pattern of ties as observed (the permutation distribution
+// conditional on the ties). Above, the normal approximation with tie and
+// continuity corrections.
+//
+// Two-sided convention: twice the smaller tail, P = min(1, 2·min(P(U ≤ u),
+// P(U ≥ u))). With ties the distribution need not be symmetric, so this is
+// not the same as P(|U - mean| ≥ |u - mean|). p is the same with a and b
+// swapped, and 1 when every value is equal.
 func mannWhitney(a, b []float64) float64 {
-	n1, n2 := len(a), len(b)
-	if n1 == 0 || n2 == 0 {
+	if len(a) == 0 || len(b) == 0 {
 		return math.NaN()
 	}
-	ranks2, ties := midranks2(a, b)
-	if len(ties) == 1 {
-		return 1
+	// Count subsets of the smaller sample: the cost grows with its size,
+	// and the tails of the other follow by symmetry (U_b = n1·n2 - U_a).
+	if len(b) < len(a) {
+		a, b = b, a
 	}
-	var r1x2 int // twice the rank sum of a
-	for _, r := range ranks2[:n1] {
-		r1x2 += r
+	groups := tieGroups(a, b)
+	if len(a)+len(b) <= exactLimit {
+		return exactUTest(groups, len(a))
 	}
-	u1 := float64(r1x2)/2 - float64(n1*(n1+1))/2
-	u2 := float64(n1*n2) - u1
-	if u1 == u2 {
-		return 1
-	}
-	hasTies := len(ties) < n1+n2
-	limit := 50
-	if hasTies {
-		limit = 25
-	}
-	if n1 <= limit && n2 <= limit {
-		return exactUTest(ranks2, n1, 2*math.Min(u1, u2)+float64(n1*(n1+1)))
-	}
-	return normalUTest(n1, n2, u1, ties)
+	return normalUTest(groups, len(a), len(b))
 }
 
-// midranks2 ranks the pooled values (a first, then b) and returns twice
-// each value's midrank, so ranks stay integers, plus the size of each group
-// of equal values.
-func midranks2(a, b []float64) (ranks2 []int, ties []int) {
+// tieGroup is a run of equal values in the pooled sample: how many there
+// are, how many of them came from a, and twice their midrank (so that
+// ranks stay integers).
+type tieGroup struct {
+	size, fromA, rank2 int
+}
+
+// tieGroups sorts the pooled values into groups of equal values, in
+// increasing order.
+func tieGroups(a, b []float64) []tieGroup {
 	type item struct {
-		v float64
-		i int
+		v     float64
+		fromA bool
 	}
 	all := make([]item, 0, len(a)+len(b))
-	for i, v := range slices.Concat(a, b) {
-		all = append(all, item{v, i})
+	for _, v := range a {
+		all = append(all, item{v, true})
+	}
+	for _, v := range b {
+		all = append(all, item{v, false})
 	}
 	slices.SortFunc(all, func(x, y item) int {
 		switch {
@@ -61,74 +69,106 @@ func midranks2(a, b []float64) (ranks2 []int, ties []int) {
 		}
 		return 0
 	})
-	ranks2 = make([]int, len(all))
+	var groups []tieGroup
 	for i := 0; i < len(all); {
-		j := i
+		j, fromA := i, 0
 		for j < len(all) && all[j].v == all[i].v {
+			if all[j].fromA {
+				fromA++
+			}
 			j++
 		}
 		// ranks i+1 .. j, midrank (i+1+j)/2, doubled
-		for k := i; k < j; k++ {
-			ranks2[all[k].i] = i + 1 + j
-		}
-		ties = append(ties, j-i)
+		groups = append(groups, tieGroup{size: j - i, fromA: fromA, rank2: i + 1 + j})
 		i = j
 	}
-	return ranks2, ties
+	return groups
 }
 
-// exactUTest enumerates, by dynamic programming, how many ways n1 of the
-// pooled (doubled) ranks sum to each total, and returns twice the lower
-// tail of a's rank sum at the sum that the smaller U corresponds to: the
-// two-sided p of go-moremath (with ties the distribution need not be
-// symmetric, and this is the convention benchstat reports).
-func exactUTest(ranks2 []int, n1 int, small float64) float64 {
-	maxSum := 0
-	for _, r := range ranks2 {
-		maxSum += r
+// exactUTest counts, by dynamic programming over the tie groups, the ways
+// to pick n1 of the pooled values for a: taking k of a group of t adds
+// k·rank to a's rank sum and multiplies the ways by C(t, k). It returns
+// twice the smaller tail of a's rank sum at the observed one.
+func exactUTest(groups []tieGroup, n1 int) float64 {
+	maxSum, observed := 0, 0
+	for _, g := range groups {
+		maxSum += g.size * g.rank2
+		observed += g.fromA * g.rank2
 	}
-	// ways[k][s]: subsets of size k with doubled rank sum s, as a
-	// probability-scaled count (float64 holds C(100, 50) comfortably).
-	ways := make([][]float64, n1+1)
-	for k := range ways {
-		ways[k] = make([]float64, maxSum+1)
-	}
+	// ways[k][s]: ways to pick k values so far with doubled rank sum s.
+	// float64 holds C(60, 30) ≈ 1.2e17 exactly enough: every count is a
+	// sum of positive terms, so the relative error stays near 1e-15.
+	ways, next := grid(n1+1, maxSum+1), grid(n1+1, maxSum+1)
 	ways[0][0] = 1
-	for _, r := range ranks2 {
-		for k := n1; k >= 1; k-- {
-			row, prev := ways[k], ways[k-1]
-			for s := maxSum; s >= r; s-- {
-				row[s] += prev[s-r]
+	for _, g := range groups {
+		addGroup(next, ways, g)
+		ways, next = next, ways
+	}
+	var total, le, ge float64
+	for s, w := range ways[n1] {
+		total += w
+		if s <= observed {
+			le += w
+		}
+		if s >= observed {
+			ge += w
+		}
+	}
+	return math.Min(1, 2*math.Min(le, ge)/total)
+}
+
+func grid(rows, cols int) [][]float64 {
+	g := make([][]float64, rows)
+	for i := range g {
+		g[i] = make([]float64, cols)
+	}
+	return g
+}
+
+// addGroup writes into next the counts of ways extended by one tie group.
+func addGroup(next, ways [][]float64, g tieGroup) {
+	for _, row := range next {
+		clear(row)
+	}
+	for k := range ways {
+		for take := 0; take <= g.size && k+take < len(ways); take++ {
+			c, shift := binomial(g.size, take), take*g.rank2
+			src, dst := ways[k], next[k+take]
+			for s := 0; s+shift < len(dst); s++ {
+				if src[s] != 0 {
+					dst[s+shift] += c * src[s]
+				}
 			}
 		}
 	}
-	var total, le float64
-	for s, w := range ways[n1] {
-		total += w
-		if float64(s) <= small {
-			le += w
-		}
-	}
-	return math.Min(1, 2*le/total)
 }
 
-func normalUTest(n1, n2 int, u1 float64, ties []int) float64 {
-	var t float64
-	for _, k := range ties {
-		t += float64(k*k*k - k)
+// normalUTest is the normal approximation with the tie correction of the
+// variance and a continuity correction, two-sided.
+func normalUTest(groups []tieGroup, n1, n2 int) float64 {
+	var t, r2 float64
+	for _, g := range groups {
+		k := float64(g.size)
+		t += k*k*k - k
+		r2 += float64(g.fromA * g.rank2)
 	}
 	n := float64(n1 + n2)
+	u1 := r2/2 - float64(n1*(n1+1))/2
 	mu := float64(n1*n2) / 2
 	sigma := math.Sqrt(float64(n1*n2) * ((n + 1) - t/(n*(n-1))) / 12)
 	if sigma == 0 {
 		return 1
 	}
-	num := u1 - mu
-	if num > 0 {
-		num -= 0.5
-	} else if num < 0 {
-		num += 0.5
+	d := math.Abs(u1-mu) - 0.5
+	if d <= 0 {
+		return 1
 	}
-	z := num / sigma
-	return math.Min(1, 2*math.Min(normCDF(z), 1-normCDF(z)))
+	return math.Min(1, 2*(1-normCDF(d/sigma)))
+}
+
+// minP is the smallest two-sided p the exact test can give for samples of
+// na and nb values: every value of one above every value of the other, no
+// ties, 2 / C(na+nb, na).
+func minP(na, nb int) float64 {
+	return math.Min(1, 2/binomial(na+nb, na))
 }

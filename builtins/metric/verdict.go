@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
@@ -23,6 +24,10 @@ type Verdict struct {
 	Status   string
 	Summary  string
 	Headline *Comparison // nil when the decision rests on no single comparison
+	// Equivalence is what the decision knows of the arms' answers: the
+	// summary of a passing equivalent(...) check, or "not checked: " and
+	// the notebook's reason. "kept" needs one or the other.
+	Equivalence string
 }
 
 func init() {
@@ -35,12 +40,13 @@ func init() {
 	})
 }
 
-// verdictBuiltin implements verdict(status, headline = None, summary = "").
+// verdictBuiltin implements
+// verdict(status, headline = None, summary = "", equivalence = None).
 func verdictBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var status, summary string
-	var headline starlark.Value = starlark.None
+	var headline, equivalence starlark.Value = starlark.None, starlark.None
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs,
-		"status", &status, "headline?", &headline, "summary?", &summary); err != nil {
+		"status", &status, "headline?", &headline, "summary?", &summary, "equivalence?", &equivalence); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(statuses, status) {
@@ -54,18 +60,78 @@ func verdictBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark
 	default:
 		return nil, fmt.Errorf("verdict: headline must be a comparison, got %s", headline.Type())
 	}
+	eq, err := equivalenceOf(equivalence, status == "kept")
+	if err != nil {
+		return nil, err
+	}
+	v.Equivalence = eq
+	recordMethod(thread)
 	runtime.Emit(thread, v)
 	return v, nil
+}
+
+// equivalenceOf reads verdict's equivalence argument: the value of
+// equivalent(...), or a string saying why the arms cannot answer
+// differently. A kept change must not change answers, so for "kept" a
+// missing, failed or vacuous check is an error.
+func equivalenceOf(v starlark.Value, kept bool) (string, error) {
+	switch x := v.(type) {
+	case starlark.NoneType:
+		if kept {
+			return "", fmt.Errorf(`verdict: status "kept" needs an equivalence check: equivalence = equivalent(answers_a, answers_b), or a string saying why the arms cannot answer differently`)
+		}
+		return "", nil
+	case starlark.String:
+		if strings.TrimSpace(string(x)) == "" {
+			return "", fmt.Errorf("verdict: equivalence is an empty string; say why no check is needed")
+		}
+		return "not checked: " + string(x), nil
+	case *starlarkstruct.Struct:
+		if x.Constructor() != starlark.String("equivalence") {
+			break
+		}
+		return checkedEquivalence(x, kept)
+	}
+	return "", fmt.Errorf("verdict: equivalence must be the value of equivalent(...) or a string, got %s", v.Type())
+}
+
+func checkedEquivalence(x *starlarkstruct.Struct, kept bool) (string, error) {
+	attr := func(name string) starlark.Value {
+		v, _ := x.Attr(name)
+		return v
+	}
+	summary, _ := starlark.AsString(attr("summary"))
+	if !kept {
+		return summary, nil
+	}
+	if attr("ok") != starlark.True {
+		return "", fmt.Errorf("verdict: status \"kept\" rests on arms that answer differently: %s; %s",
+			summary, strings.Join(stringsOf(attr("mismatches")), "; "))
+	}
+	if attr("vacuous") == starlark.True {
+		return "", fmt.Errorf("verdict: status \"kept\" rests on a vacuous equivalence check (%s): it proves nothing", summary)
+	}
+	return summary, nil
 }
 
 func (v *Verdict) Type() string          { return "verdict" }
 func (v *Verdict) Freeze()               {}
 func (v *Verdict) Truth() starlark.Bool  { return true }
 func (v *Verdict) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: verdict") }
-func (v *Verdict) AttrNames() []string   { return []string{"headline", "status", "summary"} }
+func (v *Verdict) AttrNames() []string {
+	return []string{"equivalence", "headline", "status", "summary"}
+}
 
 func (v *Verdict) String() string {
 	return fmt.Sprintf("verdict(%s: %s)", v.Status, v.line())
+}
+
+// equivalenceLine is the equivalence the decision rests on, for the record.
+func (v *Verdict) equivalenceLine() string {
+	if v.Equivalence == "" {
+		return ""
+	}
+	return "Equivalence of the arms' answers: " + v.Equivalence + "."
 }
 
 // line is the headline sentence and the summary, whichever exist.
@@ -86,6 +152,8 @@ func (v *Verdict) Attr(name string) (starlark.Value, error) {
 		return starlark.String(v.Status), nil
 	case "summary":
 		return starlark.String(v.Summary), nil
+	case "equivalence":
+		return starlark.String(v.Equivalence), nil
 	case "headline":
 		if v.Headline == nil {
 			return starlark.None, nil
@@ -111,6 +179,9 @@ func (v *Verdict) Markdown() string {
 		fmt.Fprintf(&b, " %s", v.Summary)
 	}
 	b.WriteString("\n")
+	if eq := v.equivalenceLine(); eq != "" {
+		b.WriteString("\n" + eq + "\n")
+	}
 	if v.Headline != nil {
 		b.WriteString("\n" + v.Headline.Markdown())
 	}
@@ -121,6 +192,9 @@ func (v *Verdict) HTML() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<div class="verdict status-%s"><p><strong>Verdict: %s.</strong> %s</p>`,
 		strings.ReplaceAll(v.Status, " ", "-"), html.EscapeString(strings.ToUpper(v.Status)), html.EscapeString(v.Summary))
+	if eq := v.equivalenceLine(); eq != "" {
+		fmt.Fprintf(&b, `<p class="equivalence">%s</p>`, html.EscapeString(eq))
+	}
 	if v.Headline != nil {
 		b.WriteString(v.Headline.HTML())
 	}
@@ -129,9 +203,20 @@ func (v *Verdict) HTML() string {
 }
 
 func (v *Verdict) JSON() any {
-	out := map[string]any{"type": "verdict", "status": v.Status, "summary": v.Summary}
+	out := map[string]any{"type": "verdict", "status": v.Status, "summary": v.Summary, "equivalence": v.Equivalence}
 	if v.Headline != nil {
 		out["headline"] = v.Headline.JSON()
+	}
+	return out
+}
+
+func stringsOf(v starlark.Value) []string {
+	var out []string
+	if it, ok := v.(starlark.Iterable); ok {
+		for x := range starlark.Elements(it) {
+			s, _ := starlark.AsString(x)
+			out = append(out, s)
+		}
 	}
 	return out
 }
