@@ -15,8 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"go.starlark.net/starlark"
-
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/hostinfo"
 )
@@ -59,8 +57,11 @@ func (s *store) entryPath(key string) string {
 	return filepath.Join(s.dir, "entries", key[:2], key)
 }
 
-func (s *store) memoPath(cellKey, key string) string {
-	return filepath.Join(s.dir, "memo", cellKey[:2], cellKey, hashString(key))
+// memoPath names a checkpoint: under its cell's key (clean keeps the
+// checkpoints of current keys), by the inputs met before the call and key.
+func (s *store) memoPath(scope, key string) string {
+	cellKey, inputs, _ := strings.Cut(scope, "/")
+	return filepath.Join(s.dir, "memo", cellKey[:2], cellKey, hashString(inputs, key))
 }
 
 // errDamaged marks an entry whose checksum or encoding is wrong.
@@ -222,26 +223,30 @@ func (s *store) removeTemps() (n int, bytes int64) {
 	return n, bytes
 }
 
-// memoEntry is one memo(key, fn) result.
+// memoEntry is one memo(key, fn) result, with what fn met and emitted.
 type memoEntry struct {
-	Key   string    `json:"key"`
-	Value []byte    `json:"value"`
-	When  time.Time `json:"when"`
+	Key      string    `json:"key"`
+	Value    []byte    `json:"value"`
+	When     time.Time `json:"when"`
+	Inputs   []Input   `json:"inputs,omitempty"`
+	Outputs  [][]byte  `json:"outputs,omitempty"`
+	Warnings []string  `json:"warnings,omitempty"`
 }
 
 // memoStore adapts the store to the MemoStore the builtins use.
 type memoStore struct {
-	s    *store
-	warn func(string)
+	s     *store
+	warn  func(string)
+	stale func([]Input) string // why recorded inputs no longer hold, or ""
 }
 
-func (m memoStore) Get(cellKey, key string) (starlark.Value, bool) {
+func (m memoStore) Get(scope, key string) (*Checkpoint, bool) {
 	var e memoEntry
-	if err := readChecked(m.s.memoPath(cellKey, key), &e); err != nil {
+	if err := readChecked(m.s.memoPath(scope, key), &e); err != nil {
 		m.warn(fmt.Sprintf("memo %q recomputed: %v", key, err))
 		return nil, false
 	}
-	if e.Key != key {
+	if e.Key != key || m.stale(e.Inputs) != "" {
 		return nil, false
 	}
 	v, err := codec.Decode(e.Value)
@@ -249,15 +254,32 @@ func (m memoStore) Get(cellKey, key string) (starlark.Value, bool) {
 		m.warn(fmt.Sprintf("memo %q recomputed: %v", key, err))
 		return nil, false
 	}
-	return v, true
+	cp := &Checkpoint{Value: v, Inputs: e.Inputs, Warnings: e.Warnings}
+	for _, data := range e.Outputs {
+		out, err := codec.Decode(data)
+		if err != nil {
+			m.warn(fmt.Sprintf("memo %q recomputed: %v", key, err))
+			return nil, false
+		}
+		cp.Outputs = append(cp.Outputs, out)
+	}
+	return cp, true
 }
 
-func (m memoStore) Put(cellKey, key string, v starlark.Value) error {
-	data, err := codec.Encode(v)
+func (m memoStore) Put(scope, key string, cp *Checkpoint) error {
+	data, err := codec.Encode(cp.Value)
 	if err != nil {
 		return err
 	}
-	return writeChecked(m.s.memoPath(cellKey, key), memoEntry{Key: key, Value: data, When: time.Now()})
+	e := memoEntry{Key: key, Value: data, When: time.Now(), Inputs: cp.Inputs, Warnings: cp.Warnings}
+	for _, out := range cp.Outputs {
+		b, err := codec.Encode(out)
+		if err != nil {
+			b, _ = codec.Encode(Printed(out.String()))
+		}
+		e.Outputs = append(e.Outputs, b)
+	}
+	return writeChecked(m.s.memoPath(scope, key), e)
 }
 
 // lock takes the notebook's cache lock, so that two runs of one notebook

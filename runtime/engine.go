@@ -125,7 +125,7 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	// will ever claim; holding the lock, no live writer owns one.
 	e.temps, e.tempBytes = e.store.removeTemps()
 	e.sess = &Session{Ctx: ctx, Stderr: opts.Stderr, NotebookDir: dir, CacheDir: opts.CacheDir, Params: opts.Params}
-	e.sess.memo = memoStore{s: e.store, warn: e.warn}
+	e.sess.memo = memoStore{s: e.store, warn: e.warn, stale: e.staleInput}
 	e.prev = e.loadMemory()
 	return e, nil
 }

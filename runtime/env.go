@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"go.starlark.net/starlark"
@@ -93,10 +95,22 @@ type Session struct {
 	cleanup []func()
 }
 
-// MemoStore keeps memo results; the engine backs it with its cache.
+// MemoStore keeps memo results; the engine backs it with its cache. scope
+// names the cell's key and the inputs it had met before the memo call.
 type MemoStore interface {
-	Get(cellKey, key string) (starlark.Value, bool)
-	Put(cellKey, key string, v starlark.Value) error
+	Get(scope, key string) (*Checkpoint, bool)
+	Put(scope, key string, cp *Checkpoint) error
+}
+
+// Checkpoint is one memo(key, fn) result with what fn did besides
+// returning it: the inputs it met (re-checked before the checkpoint is
+// reused, and recorded again in the cell), and the outputs and warnings it
+// emitted (shown again), so a resumed cell looks like one that ran whole.
+type Checkpoint struct {
+	Value    starlark.Value
+	Inputs   []Input
+	Outputs  []starlark.Value
+	Warnings []string
 }
 
 // Close runs the cleanups registered with AtExit, newest first.
@@ -115,10 +129,12 @@ type Cell struct {
 	Name string
 	Key  string // the cell's cache key; "" outside a notebook
 
-	mu        sync.Mutex
-	inputs    []Input
-	outputs   []starlark.Value
-	warnings  []string
+	mu       sync.Mutex
+	inputs   []Input
+	outputs  []starlark.Value
+	text     strings.Builder // printed text after the last of outputs, not yet one of them
+	warnings []string
+
 	forceMemo bool // --rerun: ignore memo entries of this cell
 }
 
@@ -199,16 +215,36 @@ func AddInput(t *starlark.Thread, in Input) {
 // Emit adds a display output (md, table, a figure) to the running cell.
 func Emit(t *starlark.Thread, v starlark.Value) { cell(t).emit(v) }
 
+// emit appends v to the outputs. Consecutive prints become one output,
+// appended to a builder: joining strings instead made a million prints take
+// hours (each copied everything printed before it).
 func (c *Cell) emit(v starlark.Value) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if p, ok := v.(Printed); ok && len(c.outputs) > 0 {
-		if last, ok := c.outputs[len(c.outputs)-1].(Printed); ok {
-			c.outputs[len(c.outputs)-1] = last + p
-			return
-		}
+	if p, ok := v.(Printed); ok {
+		c.text.WriteString(string(p))
+		return
 	}
+	c.flushText()
 	c.outputs = append(c.outputs, v)
+}
+
+// flushText makes the pending printed text an output. Reset drops the
+// builder's buffer without touching it, so the string stays valid.
+func (c *Cell) flushText() {
+	if c.text.Len() > 0 {
+		c.outputs = append(c.outputs, Printed(c.text.String()))
+		c.text.Reset()
+	}
+}
+
+// outputsLocked returns the outputs with the pending text as the last one.
+func (c *Cell) outputsLocked() []starlark.Value {
+	out := append([]starlark.Value(nil), c.outputs...)
+	if c.text.Len() > 0 {
+		out = append(out, Printed(c.text.String()))
+	}
+	return out
 }
 
 // emitted reports whether v (the same object) is already among the
@@ -220,7 +256,7 @@ func (c *Cell) emitted(v starlark.Value) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, out := range c.outputs {
+	for _, out := range c.outputs { // pending text is never a pointer
 		if ro := reflect.ValueOf(out); ro.Kind() == reflect.Pointer && ro.Pointer() == rv.Pointer() {
 			return true
 		}
@@ -279,13 +315,25 @@ func AtExit(t *starlark.Thread, fn func()) {
 // Memo returns the value stored for key in the running cell, or calls fn,
 // stores its result the moment it returns, and returns it. Experiments
 // checkpoint each run with it so an interrupted cell resumes.
+//
+// A checkpoint is reused only if fn would see what it saw then. What fn can
+// see is the cell's code and read values (the cell's key), plus whatever
+// dynamic inputs the cell met before the call (a file read, a parameter, a
+// resource's state), which may have shaped fn's closure: the checkpoint's
+// scope is the key and those inputs. What fn meets itself is recorded with
+// the checkpoint and re-checked before reuse. The inputs met before the call
+// are the cell's own up to that point, replayed checkpoints included, so an
+// interrupted cell that resumes finds the same scopes again.
 func Memo(t *starlark.Thread, key string, fn func() (starlark.Value, error)) (starlark.Value, error) {
 	s, c := session(t), cell(t)
+	scope := c.memoScope()
 	if s.memo != nil && c.Key != "" && !c.forceMemo {
-		if v, ok := s.memo.Get(c.Key, key); ok {
-			return v, nil
+		if cp, ok := s.memo.Get(scope, key); ok {
+			c.replay(cp)
+			return cp.Value, nil
 		}
 	}
+	m := c.mark()
 	v, err := fn()
 	if err != nil {
 		return nil, err
@@ -296,11 +344,69 @@ func Memo(t *starlark.Thread, key string, fn func() (starlark.Value, error)) (st
 		return v, nil
 	}
 	if s.memo != nil && c.Key != "" {
-		if err := s.memo.Put(c.Key, key, v); err != nil {
+		cp := c.since(m)
+		cp.Value = v
+		if err := s.memo.Put(scope, key, cp); err != nil {
 			Warn(t, "memo %q not stored: %v", key, err)
 		}
 	}
 	return v, nil
+}
+
+// memoScope is the cell's key and the inputs it met so far.
+func (c *Cell) memoScope() string {
+	c.mu.Lock()
+	inputs := sortInputs(append([]Input(nil), c.inputs...))
+	c.mu.Unlock()
+	if len(inputs) == 0 {
+		return c.Key
+	}
+	return c.Key + "/" + inputsHash(inputs)
+}
+
+// outputMark is a position in what a cell collected.
+type outputMark struct{ inputs, outputs, text, warnings int }
+
+func (c *Cell) mark() outputMark {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return outputMark{len(c.inputs), len(c.outputs), c.text.Len(), len(c.warnings)}
+}
+
+// since returns what the cell collected after m.
+func (c *Cell) since(m outputMark) *Checkpoint {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	cp := &Checkpoint{
+		Inputs:   append([]Input(nil), c.inputs[m.inputs:]...),
+		Warnings: append([]string(nil), c.warnings[m.warnings:]...),
+	}
+	all := c.outputsLocked()[m.outputs:]
+	if m.text > 0 && len(all) > 0 {
+		// The first is the text pending at m, grown since: keep what was added.
+		if rest := string(all[0].(Printed))[m.text:]; rest != "" {
+			cp.Outputs = append(cp.Outputs, Printed(rest))
+		}
+		all = all[1:]
+	}
+	cp.Outputs = append(cp.Outputs, all...)
+	return cp
+}
+
+// replay makes a reused checkpoint's inputs, outputs and warnings the
+// cell's, as if fn had run.
+func (c *Cell) replay(cp *Checkpoint) {
+	for _, out := range cp.Outputs {
+		c.emit(out)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, in := range cp.Inputs {
+		if !slices.Contains(c.inputs, in) {
+			c.inputs = append(c.inputs, in)
+		}
+	}
+	c.warnings = append(c.warnings, cp.Warnings...)
 }
 
 // Printed is text written by print(); it is an output like any other.
@@ -316,14 +422,23 @@ func (p Printed) Hash() (uint32, error) { return starlark.String(p).Hash() }
 func (c *Cell) snapshot() (inputs []Input, outputs []starlark.Value, warnings []string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	inputs = append([]Input(nil), c.inputs...)
+	inputs = sortInputs(append([]Input(nil), c.inputs...))
+	return inputs, c.outputsLocked(), append([]string(nil), c.warnings...)
+}
+
+// sortInputs orders inputs by kind, name and hash, for stable keys.
+func sortInputs(inputs []Input) []Input {
 	sort.Slice(inputs, func(i, j int) bool {
-		if inputs[i].Kind != inputs[j].Kind {
-			return inputs[i].Kind < inputs[j].Kind
+		a, b := inputs[i], inputs[j]
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
 		}
-		return inputs[i].Name < inputs[j].Name
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Hash < b.Hash
 	})
-	return inputs, append([]starlark.Value(nil), c.outputs...), append([]string(nil), c.warnings...)
+	return inputs
 }
 
 // Inputs returns the inputs recorded so far (for tests of builtins).

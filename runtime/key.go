@@ -27,7 +27,12 @@ func (e *Engine) keyParts(c *CellDef) []string {
 		up := e.states[e.g.definer[name]]
 		h := up.hashes[name]
 		if up.Status == StatusLive || up.entry != nil && up.entry.Live {
+			// A live value is not hashed: its cell's key stands for it, with
+			// the inputs that cell met (a file its function closes over).
 			h = "live:" + up.Key
+			if len(up.inputs) > 0 {
+				h += "/" + inputsHash(up.inputs)
+			}
 		}
 		parts = append(parts, fmt.Sprintf("read %s=%s", name, h))
 	}

@@ -24,11 +24,15 @@ func (e *Engine) Record() *record.Record {
 		Prov:     e.provenance(),
 	}
 	for _, c := range e.NB.Cells {
-		rc := record.Cell{Name: c.Name, Markdown: c.Markdown, Source: Scrub(c.Body), Line: c.Line}
+		src, whole := shownSource(c.Name, Scrub(c.Body), c.Markdown)
+		rc := record.Cell{Name: c.Name, Markdown: c.Markdown, Source: src, Line: c.Line}
 		if st := e.states[c]; st != nil {
 			e.fillCell(&rc, st)
 		} else if !c.Markdown {
 			rc.Status = StatusNever
+		}
+		if whole != nil {
+			rc.Outputs = append([]starlark.Value{whole}, rc.Outputs...)
 		}
 		r.Cells = append(r.Cells, rc)
 	}
@@ -41,7 +45,7 @@ func (e *Engine) fillCell(rc *record.Cell, st *State) {
 	rc.Reads, rc.Defines = st.Def.Reads, st.Def.Defines
 	rc.Duration, rc.ComputedAt = st.duration, st.started
 	rc.Host, rc.Load1 = st.host.Name, st.host.Load[0]
-	rc.Outputs = st.outputs
+	rc.Outputs = append([]starlark.Value(nil), st.outputs...)
 	rc.Warnings = scrubAll(st.warnings)
 	if st.Err != nil {
 		rc.Error = Scrub(st.Err.Error())
@@ -52,8 +56,9 @@ func (e *Engine) fillCell(rc *record.Cell, st *State) {
 	}
 	for i, out := range rc.Outputs {
 		if p, ok := out.(Printed); ok {
-			rc.Outputs[i] = Printed(Scrub(string(p)))
+			out = Printed(Scrub(string(p)))
 		}
+		rc.Outputs[i] = shown(rc.Name, i+1, out)
 	}
 }
 
