@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/child"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
@@ -180,26 +182,26 @@ func goBuild(ctx context.Context, dir, pkg, exe string) error {
 	tmp := exe + ".tmp"
 	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, pkg)
 	cmd.Dir = dir
-	cmd.SysProcAttr = childAttr(nil)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("go build %s: %w\n%s", pkg, err, indent(strings.Split(strings.TrimSpace(string(out)), "\n")))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := child.Run(cmd); err != nil {
+		return fmt.Errorf("go build %s: %w\n%s", pkg, err, indent(strings.Split(strings.TrimSpace(out.String()), "\n")))
 	}
 	return os.Rename(tmp, exe)
 }
 
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	cmd.SysProcAttr = childAttr(nil)
-	out, err := cmd.Output()
-	if err != nil {
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := child.Run(cmd); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			return "", fmt.Errorf("git %s: %s", args[0], strings.TrimSpace(string(ee.Stderr)))
+			return "", fmt.Errorf("git %s: %s", args[0], strings.TrimSpace(stderr.String()))
 		}
 		return "", fmt.Errorf("git %s: %w", args[0], err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	return strings.TrimSpace(out.String()), nil
 }
 
 func gitTop(ctx context.Context, dir string) (string, error) {

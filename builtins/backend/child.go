@@ -8,17 +8,19 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
-	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/benchbook/benchbook/runtime/child"
 )
 
-// This file holds what every child of benchbook shares: it runs in a process
-// group of its own, dies with benchbook (parent-death signal, group kill on
-// exit), and its output goes to a ring of recent lines for errors and .logs().
+// This file holds what the backends' children share: they start through
+// child.Start (their own process group, dying with benchbook even on a
+// SIGKILL of it), stop through stopChild, and their output goes to a ring of
+// recent lines for errors and .logs().
 
 // account is the user a child runs as; nil means benchbook's own user.
 type account struct {
@@ -26,43 +28,13 @@ type account struct {
 	name     string
 }
 
-// childAttr makes a child die with benchbook and leads its own process group
-// so that stopping it reaches its children too.
-func childAttr(as *account) *syscall.SysProcAttr {
-	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if as != nil {
-		attr.Credential = &syscall.Credential{Uid: as.uid, Gid: as.gid}
+// credential runs a child as the account as (nil: as benchbook). Everything
+// else about how a child starts is child.Start's.
+func credential(as *account) *syscall.SysProcAttr {
+	if as == nil {
+		return nil
 	}
-	return attr
-}
-
-// spawns carries long-lived children to the one goroutine that starts them.
-// The parent-death signal fires when the OS thread that forked the child
-// exits, not the process; Go ends a thread when a goroutine locked to it
-// returns (anywhere in benchbook, yaegi included), so every long-lived child
-// is forked from a thread that is locked for good and never exits.
-var spawns = make(chan spawnReq)
-
-type spawnReq struct {
-	cmd  *exec.Cmd
-	done chan error
-}
-
-func init() {
-	go func() {
-		goruntime.LockOSThread() // never unlocked: the thread lives as long as benchbook
-		for r := range spawns {
-			r.done <- r.cmd.Start()
-		}
-	}()
-}
-
-// startChild starts a long-lived child (a server, a target) from the
-// spawning thread.
-func startChild(cmd *exec.Cmd) error {
-	done := make(chan error, 1)
-	spawns <- spawnReq{cmd, done}
-	return <-done
+	return &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: as.uid, Gid: as.gid}}
 }
 
 // unprivileged returns the account PostgreSQL runs as: "postgres" when we are
@@ -116,22 +88,15 @@ func openPath(dir string, as *account) error {
 	}
 }
 
-// killGroup signals the process group led by pid.
-func killGroup(pid int, sig syscall.Signal) {
-	if pid > 0 {
-		_ = syscall.Kill(-pid, sig)
-	}
-}
-
 // stopChild asks the group to stop with sig, waits up to grace for done to
 // close, then kills the group.
 func stopChild(pid int, sig syscall.Signal, grace time.Duration, done <-chan struct{}) {
-	killGroup(pid, sig)
+	child.KillGroup(pid, sig)
 	select {
 	case <-done:
 	case <-time.After(grace):
 	}
-	killGroup(pid, syscall.SIGKILL)
+	child.KillGroup(pid, syscall.SIGKILL)
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):

@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/benchbook/benchbook/runtime/child"
 )
 
 // cluster is a PostgreSQL cluster of benchbook's own: a data directory under
@@ -96,11 +99,12 @@ func (c *cluster) initdb(ctx context.Context) error {
 	}
 	cmd := exec.CommandContext(ctx, initdb, "-D", c.dataDir(), "-U", "postgres", "--auth=trust",
 		"-E", "UTF8", "--locale=C", "--no-sync")
-	cmd.SysProcAttr = childAttr(c.as)
+	cmd.SysProcAttr = credential(c.as)
 	cmd.Dir = c.dataDir()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := child.Run(cmd); err != nil {
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 		return fmt.Errorf("initdb: %w\n%s", err, indent(lines[max(0, len(lines)-15):]))
 	}
 	conf := filepath.Join(c.dataDir(), "postgresql.conf")
@@ -226,8 +230,8 @@ func (c *cluster) start(ctx context.Context) error {
 	cmd := exec.Command(postgres, "-D", c.dataDir())
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = c.dataDir()
-	cmd.SysProcAttr = childAttr(c.as)
-	if err := startChild(cmd); err != nil {
+	cmd.SysProcAttr = credential(c.as)
+	if err := child.Start(cmd); err != nil {
 		return fmt.Errorf("start postgres: %w", err)
 	}
 	c.cmd, c.done = cmd, make(chan struct{})
@@ -329,9 +333,11 @@ func copyDir(ctx context.Context, from, to string) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
 	}
-	out, err := exec.CommandContext(ctx, "cp", "-a", from, to).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("cp -a %s: %v: %s", from, err, strings.TrimSpace(string(out)))
+	cmd := exec.CommandContext(ctx, "cp", "-a", from, to)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := child.Run(cmd); err != nil {
+		return fmt.Errorf("cp -a %s: %v: %s", from, err, strings.TrimSpace(out.String()))
 	}
 	return nil
 }

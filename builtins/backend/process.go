@@ -19,6 +19,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/child"
 )
 
 // procSpec is everything needed to (re)start a target process.
@@ -151,9 +152,8 @@ func (p *procHandle) start(ctx context.Context) error {
 	cmd.Env, cmd.Dir = p.spec.env, p.spec.dir
 	log := newLogRing(2000)
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = childAttr(nil)
 	cmd.WaitDelay = time.Second
-	if err := startChild(cmd); err != nil {
+	if err := child.Start(cmd); err != nil {
 		return fmt.Errorf("start %s: %w", p.spec.argv[0], err)
 	}
 	done := make(chan struct{})

@@ -33,6 +33,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/child"
 )
 
 // Builtin is backend.demo(**options).
@@ -78,14 +79,13 @@ func launch(ctx context.Context, o serveOptions) (*Handle, error) {
 	}
 	cmd := exec.Command(exe, "__demo", "-index="+strconv.FormatBool(o.index),
 		"-cache="+strconv.FormatBool(o.cache), "-rows="+strconv.Itoa(o.rows), "-data="+o.data)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var stderr strings.Builder
 	cmd.Stderr = &limitedWriter{w: &stderr, n: 4096}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := child.Start(cmd); err != nil {
 		return nil, fmt.Errorf("start demo: %w", err)
 	}
 	h := &Handle{cmd: cmd, opts: o, done: make(chan struct{})}
@@ -152,7 +152,7 @@ type Handle struct {
 // kill stops the child's whole process group and waits for it.
 func (h *Handle) kill() {
 	h.once.Do(func() {
-		_ = syscall.Kill(-h.cmd.Process.Pid, syscall.SIGKILL)
+		child.KillGroup(h.cmd.Process.Pid, syscall.SIGKILL)
 		select {
 		case <-h.done:
 		case <-time.After(5 * time.Second):

@@ -13,6 +13,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/child"
 )
 
 // execArgs are workload.exec's arguments.
@@ -139,11 +140,10 @@ func runOnce(ctx context.Context, argv []string, timeout time.Duration) execSamp
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Cancel = func() error { child.KillGroup(cmd.Process.Pid, syscall.SIGKILL); return nil }
 	cmd.WaitDelay = time.Second
 	t0 := time.Now()
-	err := cmd.Run()
+	err := child.Run(cmd)
 	s := execSample{wall: time.Since(t0)}
 	if ru, ok := usage(cmd); ok {
 		s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())

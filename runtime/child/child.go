@@ -1,0 +1,178 @@
+// Package child starts every process benchbook runs — targets, PostgreSQL,
+// initdb, go build, workload.exec commands, the demo — and makes sure none
+// of them, nor anything they start, outlives benchbook, even a SIGKILL of it.
+//
+// Three layers, each catching what the one before misses:
+//
+//  1. Each child leads a process group of its own (so stopping it reaches
+//     its children) and gets SIGKILL when benchbook's spawning thread dies
+//     (the parent-death signal). That reaches direct children only.
+//  2. Where cgroup v2 is writable (root on these machines), each child is
+//     cloned straight into a cgroup of this benchbook process, so every
+//     descendant lands there too, even one that left the process group
+//     (setsid, as PostgreSQL's backends and daemons do); writing
+//     cgroup.kill ends them all at once.
+//  3. A supervisor — this binary re-executed in a hidden mode, in a process
+//     group of its own — holds the read end of a pipe whose write end only
+//     benchbook has. When benchbook dies, however it dies, the kernel closes
+//     the pipe; the supervisor reads EOF, kills the cgroup and every process
+//     whose environment carries this run's marker (BENCHBOOK_CHILD_OF, set on
+//     every child and inherited below it), then exits.
+//
+// Start is the one way to start a child; nothing else in benchbook calls
+// exec.Cmd.Start for a child process.
+package child
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// MarkerVar names the environment variable every child carries: its value
+// is unique to one benchbook process, so the supervisor (and a test) can
+// find every descendant by it, wherever it was reparented.
+const MarkerVar = "BENCHBOOK_CHILD_OF"
+
+// CgroupVar=off keeps children out of cgroups (the other layers remain):
+// for a machine where cgroups are managed by something that minds, and for
+// the tests of the layers without them.
+const CgroupVar = "BENCHBOOK_CGROUP"
+
+// guard is what this benchbook process set up for its children: the marker,
+// the cgroup (when available), the supervisor's pipe.
+type guard struct {
+	marker string   // MarkerVar + "=" + token
+	cgroup *os.File // the children's cgroup directory, nil without cgroup v2
+	pipe   *os.File // write end; never written, closed only by our death
+}
+
+var (
+	setup sync.Once
+	g     *guard
+)
+
+// Start starts cmd as a child of benchbook: in its own process group, with
+// the parent-death signal, in this process's children cgroup, with the
+// marker in its environment, watched by the supervisor. cmd.SysProcAttr may
+// carry a Credential; the rest of it is Start's. The caller waits for cmd as
+// usual.
+func Start(cmd *exec.Cmd) error {
+	setup.Do(func() { g = newGuard() })
+	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if cmd.SysProcAttr != nil {
+		attr.Credential = cmd.SysProcAttr.Credential
+	}
+	if g.cgroup != nil {
+		attr.UseCgroupFD, attr.CgroupFD = true, int(g.cgroup.Fd())
+	}
+	cmd.SysProcAttr = attr
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(env, g.marker)
+	err := startOnSpawnThread(cmd)
+	goruntime.KeepAlive(g.cgroup)
+	return err
+}
+
+// Run starts cmd with Start and waits for it.
+func Run(cmd *exec.Cmd) error {
+	if err := Start(cmd); err != nil {
+		return err
+	}
+	return cmd.Wait()
+}
+
+// Marker returns this process's MarkerVar=value pair ("" before the first
+// child started).
+func Marker() string {
+	if g == nil {
+		return ""
+	}
+	return g.marker
+}
+
+// KillGroup signals the process group led by pid.
+func KillGroup(pid int, sig syscall.Signal) {
+	if pid > 0 {
+		_ = syscall.Kill(-pid, sig)
+	}
+}
+
+// spawns carries every start to the one goroutine that forks. The
+// parent-death signal fires when the OS thread that forked the child exits,
+// not the process; Go ends a thread when a goroutine locked to it returns
+// (anywhere in benchbook, yaegi included), so children are forked from a
+// thread that is locked for good and never exits.
+var spawns = make(chan spawnReq)
+
+type spawnReq struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func init() {
+	if len(os.Args) > 2 && os.Args[1] == supervisorArg {
+		supervise(os.Args[2:]) // never returns
+	}
+	go func() {
+		goruntime.LockOSThread() // never unlocked: the thread lives as long as benchbook
+		for r := range spawns {
+			r.done <- r.cmd.Start()
+		}
+	}()
+}
+
+func startOnSpawnThread(cmd *exec.Cmd) error {
+	done := make(chan error, 1)
+	spawns <- spawnReq{cmd, done}
+	return <-done
+}
+
+// newGuard makes the marker, the cgroup and the supervisor. Each is best
+// effort: without a cgroup the marker and process groups remain; without a
+// supervisor the parent-death signal remains.
+func newGuard() *guard {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	token := strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
+	gd := &guard{marker: MarkerVar + "=" + token}
+	dir := ""
+	if os.Getenv(CgroupVar) != "off" {
+		dir = makeCgroup("benchbook-" + token)
+	}
+	pipe, inCgroup, err := startSupervisor(gd.marker, dir)
+	if !inCgroup {
+		removeCgroup(dir)
+		dir = ""
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "benchbook: no supervisor for child processes (they may outlive a kill -9 of benchbook): %v\n", err)
+		return gd
+	}
+	gd.pipe = pipe
+	if dir != "" {
+		gd.cgroup, _ = os.Open(childrenDir(dir))
+	}
+	return gd
+}
+
+// withoutVar returns env without name's entries.
+func withoutVar(env []string, name string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, name+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

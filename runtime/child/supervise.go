@@ -1,0 +1,231 @@
+package child
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// supervisorArg is the hidden first argument that turns this binary (main
+// or a test binary: it is checked in this package's init) into a supervisor.
+const supervisorArg = "__supervise"
+
+// reapFor bounds the supervisor's work after benchbook died: a child that
+// forks faster than we kill would otherwise keep it busy for ever.
+const reapFor = 10 * time.Second
+
+// startSupervisor re-executes this binary as the supervisor of marker and
+// the cgroup dir (if any) and returns the pipe's write end. The supervisor is
+// first cloned into dir's "supervisor" cgroup, which also proves that
+// children can be cloned into cgroups here; when that fails it is started
+// without, and inCgroup is false.
+func startSupervisor(marker, dir string) (pipe *os.File, inCgroup bool, err error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, false, err
+	}
+	defer r.Close() // the supervisor has its copy; ours would hide benchbook's death
+	if dir != "" && spawnSupervisor(r, marker, dir) == nil {
+		return w, true, nil
+	}
+	if err := spawnSupervisor(r, marker, ""); err != nil {
+		w.Close()
+		return nil, false, err
+	}
+	return w, false, nil
+}
+
+func spawnSupervisor(r *os.File, marker, dir string) error {
+	attr := &syscall.SysProcAttr{Setpgid: true} // its own group: a Ctrl-C or group kill of benchbook misses it
+	arg := "-"
+	if dir != "" {
+		f, err := os.Open(filepath.Join(dir, "supervisor"))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		attr.UseCgroupFD, attr.CgroupFD, arg = true, int(f.Fd()), dir
+	}
+	// /proc/self/exe is this binary even if its file was replaced or removed.
+	cmd := exec.Command("/proc/self/exe", supervisorArg, marker, arg)
+	cmd.Stdin = r
+	cmd.Env = withoutVar(os.Environ(), MarkerVar) // a benchbook run by a benchbook: the outer one's reaper must spare ours
+	cmd.SysProcAttr = attr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() { _ = cmd.Wait() }()
+	return nil
+}
+
+// supervise is the supervisor's whole life: leave the probe cgroup, wait
+// for EOF on stdin (benchbook is gone), kill what is left, exit.
+func supervise(args []string) {
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
+	marker, dir := args[0], ""
+	if len(args) > 1 && args[1] != "-" {
+		dir = args[1]
+		// Back to benchbook's own cgroup, so the probe cgroup can go now
+		// and our own kill of the children's cgroup can never hit us.
+		_ = os.WriteFile(filepath.Join(filepath.Dir(dir), "cgroup.procs"), []byte("0"), 0)
+		_ = os.Remove(filepath.Join(dir, "supervisor"))
+	}
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	reap(marker, dir)
+	os.Exit(0)
+}
+
+// reap kills, until none is left or reapFor passed, every process in the
+// children's cgroup and every process whose environment holds marker, then
+// removes the cgroup.
+func reap(marker, dir string) {
+	deadline := time.Now().Add(reapFor)
+	for time.Now().Before(deadline) {
+		n := 0
+		if dir != "" {
+			n += killCgroup(childrenDir(dir))
+		}
+		for _, pid := range markedPids(marker) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			n++
+		}
+		if n == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	removeCgroup(dir)
+}
+
+// killCgroup kills every process in the cgroup (cgroup.kill, or one by one
+// on kernels before 5.14) and returns how many there were.
+func killCgroup(dir string) int {
+	pids := cgroupPids(dir)
+	if len(pids) == 0 {
+		return 0
+	}
+	if os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0) != nil {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	return len(pids)
+}
+
+func cgroupPids(dir string) []int {
+	data, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// markedPids lists the live processes whose environment holds marker.
+// (PostgreSQL overwrites its environment with its process title, so its
+// processes are found by the cgroup, or die with their postmaster.)
+func markedPids(marker string) []int {
+	want := []byte("\x00" + marker + "\x00")
+	self := os.Getpid()
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || len(env) == 0 {
+			continue
+		}
+		env = append(append([]byte{0}, env...), 0)
+		if bytes.Contains(env, want) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// makeCgroup creates name, with "children" and "supervisor" under it, in
+// this process's cgroup v2 directory; "" when cgroup v2 is not mounted or
+// not writable (not root, say).
+func makeCgroup(name string) string {
+	mnt, own := cgroup2Mount(), ownCgroup()
+	if mnt == "" || own == "" {
+		return ""
+	}
+	dir := filepath.Join(mnt, own, name)
+	if os.Mkdir(dir, 0o755) != nil {
+		return ""
+	}
+	if os.Mkdir(childrenDir(dir), 0o755) != nil || os.Mkdir(filepath.Join(dir, "supervisor"), 0o755) != nil {
+		removeCgroup(dir)
+		return ""
+	}
+	return dir
+}
+
+func childrenDir(dir string) string { return filepath.Join(dir, "children") }
+
+// removeCgroup removes dir and its two sub-cgroups (rmdir succeeds only on
+// empty cgroups, which is what we want).
+func removeCgroup(dir string) {
+	if dir == "" {
+		return
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for _, d := range []string{childrenDir(dir), filepath.Join(dir, "supervisor"), dir} {
+		// A killed process leaves its cgroup a moment after SIGKILL.
+		for {
+			err := os.Remove(d)
+			if err == nil || os.IsNotExist(err) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// cgroup2Mount is where the cgroup v2 hierarchy is mounted
+// (/sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid systems).
+func cgroup2Mount() string {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// "36 25 0:30 / /sys/fs/cgroup rw,... shared:9 - cgroup2 cgroup2 rw"
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		fields := strings.Fields(pre)
+		if ok && strings.HasPrefix(post, "cgroup2 ") && len(fields) >= 5 && fields[3] == "/" {
+			return fields[4]
+		}
+	}
+	return ""
+}
+
+// ownCgroup is this process's path in the cgroup v2 hierarchy ("0::/path").
+func ownCgroup() string {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if p, ok := strings.CutPrefix(l, "0::"); ok {
+			return p
+		}
+	}
+	return ""
+}
