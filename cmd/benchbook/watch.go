@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -124,14 +125,16 @@ func (w *watcher) changed() (bool, error) {
 // reload parses the edited file and swaps it in; a file that does not parse
 // (a save in the middle of an edit) is reported and the last good one kept.
 func (w *watcher) reload() bool {
+	prev := w.e.NB
 	nb, err := runtime.ParseFile(w.path)
+	if err == nil {
+		_, err = w.e.Reload(nb)
+	}
 	if err != nil {
 		fmt.Fprintf(w.errw, "%v\n(keeping the last version that parsed)\n", err)
-		return false
-	}
-	prev := w.e.NB
-	if _, err := w.e.Reload(nb); err != nil {
-		fmt.Fprintf(w.errw, "%v\n(keeping the last version that parsed)\n", err)
+		if w.srv != nil { // the page must not go on showing the old record silently
+			w.srv.setProblem(err.Error())
+		}
 		return false
 	}
 	fmt.Fprintf(w.out, "%s %s\n", time.Now().Format("15:04:05"), describeEdit(prev, nb))
@@ -201,16 +204,15 @@ func (w *watcher) write() {
 		fmt.Fprintf(w.errw, "watch: %v\n", err)
 		return
 	}
+	if w.srv != nil { // publish first: once "wrote" shows, the page is current
+		page, err := os.ReadFile(w.dest)
+		if err != nil {
+			fmt.Fprintf(w.errw, "watch: %v\n", err)
+			return
+		}
+		w.srv.publish(bytes.Clone(page))
+	}
 	fmt.Fprintf(w.out, "wrote %s (%s)\n", w.dest, fmtBytes(size))
-	if w.srv == nil {
-		return
-	}
-	page, err := os.ReadFile(w.dest)
-	if err != nil {
-		fmt.Fprintf(w.errw, "watch: %v\n", err)
-		return
-	}
-	w.srv.publish(bytes.Clone(page))
 }
 
 // checkLoopback refuses addresses other than loopback ones: the record holds
@@ -239,6 +241,7 @@ type recordServer struct {
 
 	mu      sync.Mutex
 	page    []byte
+	problem string // why the page shows an older record ("" when current)
 	version int
 	changed chan struct{} // closed and replaced at each publish
 }
@@ -273,7 +276,21 @@ func (s *recordServer) close() {
 func (s *recordServer) publish(page []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.page = page
+	s.page, s.problem = page, ""
+	s.bump()
+}
+
+// setProblem shows msg above the record until the next publish: the
+// notebook as saved does not parse, so the record is of an older version.
+func (s *recordServer) setProblem(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.problem = msg
+	s.bump()
+}
+
+// bump announces a new version to the waiting pages; s.mu is held.
+func (s *recordServer) bump() {
 	s.version++
 	close(s.changed)
 	s.changed = make(chan struct{})
@@ -282,7 +299,26 @@ func (s *recordServer) publish(page []byte) {
 func (s *recordServer) current() ([]byte, int, chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.page, s.version, s.changed
+	return withProblem(s.page, s.problem), s.version, s.changed
+}
+
+// withProblem puts a banner with msg at the top of the page's body.
+func withProblem(page []byte, msg string) []byte {
+	if msg == "" || page == nil {
+		return page
+	}
+	banner := `<div role="alert" style="border:2px solid #c62828;background:#fdecea;color:#1d1d1f;padding:.6rem 1rem;margin:1rem">` +
+		`<strong>The notebook as saved has an error; this page shows the last version that ran.</strong>` +
+		`<pre style="white-space:pre-wrap;margin:.4rem 0 0">` + html.EscapeString(msg) + `</pre></div>`
+	i := bytes.Index(page, []byte("<body>"))
+	if i < 0 {
+		return append([]byte(banner), page...)
+	}
+	i += len("<body>")
+	out := make([]byte, 0, len(page)+len(banner))
+	out = append(out, page[:i]...)
+	out = append(out, banner...)
+	return append(out, page[i:]...)
 }
 
 func (s *recordServer) servePage(w http.ResponseWriter, r *http.Request) {

@@ -126,8 +126,23 @@ func TestWatch(t *testing.T) {
 		t.Errorf("the page's version poll did not return after the record changed")
 	}
 
+	version = get(t, url+"/version")
 	edit(t, nb, watchNotebook+"\n# %% broken\nx = (\n")
 	errs.next("(keeping the last version that parsed)", 10*time.Second)
+	// The page must say so, not keep showing the old record silently.
+	if v := getQuiet(url + "/version?since=" + version); v == version {
+		t.Errorf("the version did not change after a save that does not parse")
+	}
+	page = get(t, url+"/")
+	if !strings.Contains(page, `role="alert"`) || !strings.Contains(page, "nb.star:") || !strings.Contains(page, "last version that ran") {
+		t.Errorf("served page does not show the syntax error:\n%.1500s", page)
+	}
+	edit(t, nb, watchNotebook)
+	out.next("ran: ", 10*time.Second)
+	out.next("wrote ", 10*time.Second)
+	if page := get(t, url+"/"); strings.Contains(page, `role="alert"`) {
+		t.Error("the error banner stayed after the notebook was fixed")
+	}
 
 	cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan error, 1)
@@ -167,9 +182,15 @@ func TestCheckLoopback(t *testing.T) {
 	}
 }
 
+// edit saves src as an editor does, by renaming a new file into place, so
+// the watcher never reads half a save.
 func edit(t *testing.T, path, src string) {
 	t.Helper()
-	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
 }
