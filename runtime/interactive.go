@@ -49,6 +49,20 @@ func (e *Engine) States() []*State {
 	return out
 }
 
+// CellValues returns the globals a cell defined, decoded from the cache if
+// need be, or nil when it has none at hand: a live cell is not executed for
+// this, nor is a cell that failed or was never computed.
+func (e *Engine) CellValues(st *State) starlark.StringDict {
+	if st.values != nil || st.Status == StatusLive || st.entry == nil || st.entry.Live {
+		return st.values
+	}
+	vals, err := e.values(st.Def)
+	if err != nil {
+		return nil
+	}
+	return vals
+}
+
 // Outputs are what the cell displayed, in order.
 func (st *State) Outputs() []starlark.Value { return st.outputs }
 

@@ -22,9 +22,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	out := fs.String("o", "", "record path (default: the notebook's path with .html, .md or .json)")
 	format := fs.String("format", "html", "record format: html, md or json")
 	var gates gateOptions
-	fs.StringVar(&gates.baseline, "baseline", "", "JSON record of an earlier run: fail when a comparison's metric regressed")
-	fs.Float64Var(&gates.maxRegression, "max-regression", 5, "with -baseline: the largest allowed regression, in percent")
-	fs.BoolVar(&gates.allowMismatch, "allow-env-mismatch", false, "with -baseline: compare records from different machines (exploratory: no gates)")
+	gates.register(fs)
 	path, err := parseArgs(fs, args, stderr)
 	if err != nil {
 		return err
@@ -69,6 +67,7 @@ func checkBaseline(path string) error {
 func finish(e *runtime.Engine, path, out, format string, start time.Time, stderr io.Writer, gates gateOptions) error {
 	dest := outputPath(path, out, "."+format)
 	rec := e.Record()
+	rec.Named = namedComparisons(e)
 	var gateErr error
 	if gates.baseline != "" && !e.Interrupted {
 		gateErr = applyGates(rec, gates, stderr)

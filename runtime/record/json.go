@@ -31,7 +31,15 @@ type jsonRecord struct {
 	Verdict  *jsonValue `json:"verdict,omitempty"`
 	Warnings []string   `json:"warnings,omitempty"`
 	Cells    []jsonCell `json:"cells"`
+	Named    []jsonVar  `json:"named,omitempty"`
 	Prov     jsonProv   `json:"provenance"`
+}
+
+// jsonVar is a value a cell bound to a global name (Record.Named).
+type jsonVar struct {
+	Cell string `json:"cell"`
+	Name string `json:"name"`
+	jsonValue
 }
 
 type jsonCell struct {
@@ -105,6 +113,9 @@ func buildJSON(r *Record) jsonRecord {
 	}
 	for _, c := range r.Cells {
 		out.Cells = append(out.Cells, jsonCellOf(c))
+	}
+	for _, n := range r.Named {
+		out.Named = append(out.Named, jsonVar{Cell: n.Cell, Name: n.Name, jsonValue: jsonOf(n.Value)})
 	}
 	return out
 }

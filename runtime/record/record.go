@@ -21,6 +21,15 @@ type Record struct {
 	Verdict  starlark.Value // the notebook's verdict(...) value if any, else nil
 	Prov     Provenance
 	Warnings []string // record-level problems (a damaged cache entry, ...)
+	// Named are values cells bound to global names that tools read back from
+	// a JSON record: run -baseline gates every named comparison, shown or not.
+	Named []Named
+}
+
+// Named is a value a cell bound to a global name.
+type Named struct {
+	Cell, Name string
+	Value      starlark.Value
 }
 
 // Cell is one cell of the notebook, in file order.
