@@ -29,6 +29,8 @@ type execArgs struct {
 type execSample struct {
 	wall   time.Duration
 	cpu    time.Duration
+	user   time.Duration
+	sys    time.Duration
 	maxRSS int64 // KB
 	class  string
 }
@@ -55,7 +57,9 @@ func execBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if a.label == "" {
 		a.label = strings.Join(argv, " ")
 	}
-	runtime.AddInput(th, runtime.Input{Kind: "binary", Name: argv[0]})
+	for _, in := range execInputs(argv) {
+		runtime.AddInput(th, in)
+	}
 	return a.measure(th, argv, timeout), nil
 }
 
@@ -115,6 +119,7 @@ func (a *execArgs) measure(th *starlark.Thread, argv []string, timeout time.Dura
 	if r.d.Interrupted {
 		r.d.Warnings = append(r.d.Warnings, "interrupted: figures cover only the runs finished before Ctrl-C")
 	}
+	r.d.Warnings = append(r.d.Warnings, execWarnings(r.d.WallMs)...)
 	r.d.Windows = []windowStat{}
 	return r
 }
@@ -127,6 +132,8 @@ func (r *Run) addSample(s execSample) {
 	r.d.Count++
 	r.d.WallMs = append(r.d.WallMs, float64(s.wall.Microseconds())/1000)
 	r.d.CPUMs = append(r.d.CPUMs, float64(s.cpu.Microseconds())/1000)
+	r.d.UserMs = append(r.d.UserMs, float64(s.user.Microseconds())/1000)
+	r.d.SysMs = append(r.d.SysMs, float64(s.sys.Microseconds())/1000)
 	r.d.MaxRSSKb = append(r.d.MaxRSSKb, s.maxRSS)
 }
 
@@ -146,7 +153,8 @@ func runOnce(ctx context.Context, argv []string, timeout time.Duration) execSamp
 	err := child.Run(cmd)
 	s := execSample{wall: time.Since(t0)}
 	if ru, ok := usage(cmd); ok {
-		s.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		s.user, s.sys = time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+		s.cpu = s.user + s.sys
 		s.maxRSS = ru.Maxrss
 	}
 	s.class = exitClass(ctx, err)

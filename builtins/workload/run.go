@@ -43,6 +43,8 @@ type runData struct {
 	Observed    map[string]float64 `json:"observed,omitempty"`
 	WallMs      []float64          `json:"wall_ms,omitempty"`
 	CPUMs       []float64          `json:"cpu_ms,omitempty"`
+	UserMs      []float64          `json:"user_ms,omitempty"` // exec: user CPU per run
+	SysMs       []float64          `json:"sys_ms,omitempty"`  // exec: system CPU per run
 	MaxRSSKb    []int64            `json:"max_rss_kb,omitempty"`
 
 	Hist    []byte            `json:"hist"`
@@ -145,7 +147,7 @@ func (r *Run) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: run") }
 
 var runAttrs = []string{"acquire", "by_tag", "count", "cpu_ms", "dropped", "duration", "errors",
 	"gen_cpu_us_per_req", "hist", "interrupted", "kind", "label", "late", "max", "max_rss_kb",
-	"mean", "p", "rps", "service", "wall_ms", "warnings", "windows"}
+	"mean", "min", "p", "rps", "service", "stddev", "sys_ms", "user_ms", "wall_ms", "warnings", "windows"}
 
 func (r *Run) AttrNames() []string {
 	return append(append([]string(nil), runAttrs...), sortedKeys(r.d.Observed)...)
@@ -172,8 +174,10 @@ func (r *Run) Attr(name string) (starlark.Value, error) {
 		return r.byTagDict(), nil
 	case "warnings":
 		return stringList(r.d.Warnings), nil
-	case "wall_ms", "cpu_ms":
-		return floatList(map[string][]float64{"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs}[name]), nil
+	case "wall_ms", "cpu_ms", "user_ms", "sys_ms":
+		return floatList(map[string][]float64{"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs, "user_ms": r.d.UserMs, "sys_ms": r.d.SysMs}[name]), nil
+	case "min", "stddev":
+		return starlark.Float(r.spread(name)), nil
 	case "max_rss_kb":
 		return intList(r.d.MaxRSSKb), nil
 	}
@@ -328,6 +332,9 @@ func decodeRun(data []byte) (starlark.Value, error) {
 
 // summaryRow is the compact table both displays use.
 func (r *Run) summaryRow() (head, row []string) {
+	if r.d.Kind == "exec" {
+		return r.execSummaryRow()
+	}
 	head = []string{"run", "ok", "req/s", "p50", "p90", "p99", "p99.9", "max", "errors"}
 	row = []string{r.d.Label, fmt.Sprint(r.d.Count), fmt.Sprintf("%.1f", r.RPS()),
 		fmtMs(quantileMs(r.hist, 50)), fmtMs(quantileMs(r.hist, 90)), fmtMs(quantileMs(r.hist, 99)),
@@ -395,5 +402,6 @@ func (r *Run) JSON() any {
 		"gen_cpu_us_per_req": r.d.GenCPU, "interrupted": r.d.Interrupted,
 		"warnings": r.d.Warnings, "observed": r.d.Observed,
 		"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs, "max_rss_kb": r.d.MaxRSSKb,
+		"user_ms": r.d.UserMs, "sys_ms": r.d.SysMs,
 	}
 }

@@ -1,0 +1,169 @@
+package workload
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// outlierMADs is how far from the median, in scaled median absolute
+// deviations, a run must lie to be called an outlier: hyperfine's rule
+// (a modified z-score above 14.826 = 10 × 1.4826).
+const outlierMADs = 10
+
+// execSummaryRow is workload.exec's own columns, as hyperfine prints
+// them: mean ± σ, min … max, user and system CPU; a process run has no
+// req/s or per-request generator CPU.
+func (r *Run) execSummaryRow() (head, row []string) {
+	head = []string{"run", "runs", "mean ± σ", "min … max", "user", "sys", "max RSS", "errors"}
+	w := r.d.WallMs
+	if len(w) == 0 {
+		return head, []string{r.d.Label, "0", "", "", "", "", "", r.errorText()}
+	}
+	mean, sd := meanSD(w)
+	row = []string{r.d.Label, fmt.Sprint(len(w)),
+		fmtMs(mean) + " ± " + fmtMs(sd),
+		fmtMs(slices.Min(w)) + " … " + fmtMs(slices.Max(w)),
+		fmtMs(meanOf(r.d.UserMs)), fmtMs(meanOf(r.d.SysMs)),
+		fmt.Sprintf("%d KB", slices.Max(r.d.MaxRSSKb)), r.errorText()}
+	return head, row
+}
+
+// spread is the run's "min" or "stddev" in ms: over the per-run wall times
+// for exec (exact), over the latency histogram otherwise.
+func (r *Run) spread(name string) float64 {
+	if r.d.Kind == "exec" {
+		if len(r.d.WallMs) == 0 {
+			return math.NaN()
+		}
+		if name == "min" {
+			return slices.Min(r.d.WallMs)
+		}
+		_, sd := meanSD(r.d.WallMs)
+		return sd
+	}
+	if name == "min" {
+		return usToMs(r.hist.Min())
+	}
+	return r.hist.StdDev() / 1000
+}
+
+func meanOf(xs []float64) float64 {
+	m, _ := meanSD(xs)
+	return m
+}
+
+// meanSD is the mean and the sample standard deviation (0 for one value).
+func meanSD(xs []float64) (mean, sd float64) {
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) < 2 {
+		return mean, 0
+	}
+	for _, x := range xs {
+		sd += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(sd / float64(len(xs)-1))
+}
+
+// execWarnings says what hyperfine would: outliers far from the median
+// (another process, a cold cache) and a first run much slower than the
+// rest (warm up more).
+func execWarnings(wall []float64) []string {
+	if len(wall) < 3 {
+		return nil
+	}
+	med := median(wall)
+	dev := make([]float64, len(wall))
+	for i, x := range wall {
+		dev[i] = math.Abs(x - med)
+	}
+	mad := 1.4826 * median(dev)
+	var out []string
+	if mad > 0 {
+		var idx []string
+		for i, x := range wall {
+			if math.Abs(x-med)/mad > outlierMADs {
+				idx = append(idx, fmt.Sprintf("%d (%s)", i+1, fmtMs(x)))
+			}
+		}
+		if len(idx) > 0 {
+			out = append(out, fmt.Sprintf("statistical outliers: run %s more than %d MADs from the median %s; "+
+				"another process or a cache may have interfered (a quieter box, or more warmup)",
+				strings.Join(idx, ", "), outlierMADs, fmtMs(med)))
+		}
+	}
+	if rest := wall[1:]; wall[0] > 2*median(rest) && wall[0]-median(rest) > 3*mad {
+		out = append(out, fmt.Sprintf("the first run (%s) was much slower than the rest (median %s): "+
+			"caches were cold; use warmup = 1 or more", fmtMs(wall[0]), fmtMs(median(rest))))
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// execInputs are the programs a command runs, with their content hashes,
+// so that a rebuilt program makes the cell stale and an unchanged one
+// keeps it cached. A string command runs through /bin/sh; its first word,
+// when it names a program, is an input too.
+func execInputs(argv []string) []runtime.Input {
+	names := []string{argv[0]}
+	if len(argv) == 3 && argv[0] == "/bin/sh" && argv[1] == "-c" {
+		if f := strings.Fields(argv[2]); len(f) > 0 && !strings.ContainsAny(f[0], "$`|&;<>(){}=*?[]'\"\\") {
+			names = append(names, f[0])
+		}
+	}
+	var out []runtime.Input
+	for _, n := range names {
+		path, err := exec.LookPath(n)
+		if err != nil {
+			continue // a shell builtin or keyword
+		}
+		if abs, err := filepath.Abs(path); err == nil {
+			path = abs
+		}
+		hash, err := fileHash(path)
+		if err != nil {
+			continue
+		}
+		out = append(out, runtime.Input{Kind: "binary", Name: path, Hash: hash})
+	}
+	return out
+}
+
+// fileHash is the hex SHA-256 of a file, as the "binary" input checker
+// computes it.
+func fileHash(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
