@@ -2,17 +2,13 @@ package workload
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
-	"errors"
 	"io"
 	"net"
-	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -38,7 +34,8 @@ type httpTarget struct {
 
 type httpClient struct {
 	requestBuilder
-	br *bufio.Reader
+	br   *bufio.Reader
+	resp respParser
 
 	mu      sync.Mutex // guards conn against abort
 	conn    net.Conn
@@ -80,7 +77,7 @@ func (c *httpClient) drop() {
 
 func (c *httpClient) do(ctx context.Context, r request) string {
 	if c.aborted.Load() {
-		return "interrupted"
+		return classInterrupted
 	}
 	deadline := r.deadline
 	req, class := c.request(r.seq)
@@ -108,12 +105,12 @@ func (c *requestBuilder) request(seq int64) ([]byte, string) {
 	p, err := t.gen(seq)
 	if err != nil {
 		t.genErr.CompareAndSwap(nil, err.Error())
-		return nil, "generator error"
+		return nil, classGenerator
 	}
 	if len(p) >= 4 && p[:4] == "http" {
 		uri, ok := sameHostURI(p, t)
 		if !ok {
-			return nil, "generator url on another host"
+			return nil, classOffHost
 		}
 		c.wbuf = t.appendRequest(c.wbuf[:0], uri)
 		return c.wbuf, ""
@@ -173,7 +170,7 @@ func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
 	c.conn = conn
 	c.mu.Unlock()
 	if c.aborted.Load() {
-		return "interrupted"
+		return classInterrupted
 	}
 	if c.br == nil {
 		c.br = bufio.NewReaderSize(conn, 16<<10)
@@ -203,192 +200,31 @@ func (c *httpClient) roundTrip(req []byte, deadline time.Time) (class string, ke
 	return "", keep
 }
 
-var statusClasses sync.Map // int -> string, so error paths do not allocate
-
-func statusClass(code int) string {
-	if s, ok := statusClasses.Load(code); ok {
-		return s.(string)
-	}
-	s := "status " + strconv.Itoa(code)
-	statusClasses.Store(code, s)
-	return s
-}
-
-var (
-	errMalformed = errors.New("malformed response")
-	hdrLength    = []byte("content-length:")
-	hdrEncoding  = []byte("transfer-encoding:")
-	hdrConn      = []byte("connection:")
-	chunked      = []byte("chunked")
-	closeTok     = []byte("close")
-)
-
-// readResponse parses the status line and headers and discards the body.
+// readResponse reads one response through the parser the epoll loop uses,
+// so both clients frame (and refuse) responses alike, and drops its body.
 func (c *httpClient) readResponse() (int, error) {
-	c.closeAfter = false
-	line, err := c.readLine()
-	if err != nil {
-		return 0, err
-	}
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) {
-		return 0, errMalformed
-	}
-	status, err := atoi(line[9:12])
-	if err != nil {
-		return 0, errMalformed
-	}
-	if line[7] == '0' {
-		c.closeAfter = true // HTTP/1.0 closes unless told otherwise
-	}
-	length, isChunked, err := c.readHeaders()
-	if err != nil {
-		return 0, err
-	}
-	if status >= 100 && status < 200 && status != 101 {
-		return c.readResponse() // an interim response (100 Continue): the real one follows
-	}
-	return status, c.discardBody(status, length, isChunked)
-}
-
-func (c *httpClient) readHeaders() (length int64, isChunked bool, err error) {
-	length = -1
+	c.resp.reset(c.t.noBody)
 	for {
-		line, err := c.readLine()
-		if err != nil {
-			return 0, false, err
-		}
-		if len(line) == 0 {
-			return length, isChunked, nil
-		}
-		switch {
-		case hasPrefixFold(line, hdrLength):
-			n, err := atoi(bytes.TrimSpace(line[len(hdrLength):]))
-			if err != nil {
-				return 0, false, errMalformed
-			}
-			length = int64(n)
-		case hasPrefixFold(line, hdrEncoding):
-			isChunked = containsFold(line[len(hdrEncoding):], chunked)
-		case hasPrefixFold(line, hdrConn):
-			if containsFold(line[len(hdrConn):], closeTok) {
-				c.closeAfter = true
-			}
-		}
-	}
-}
-
-func (c *httpClient) discardBody(status int, length int64, isChunked bool) error {
-	switch {
-	case c.t.noBody || status == 204 || status == 304 || status < 200:
-		return nil
-	case isChunked:
-		return c.discardChunked()
-	case length >= 0:
-		_, err := c.br.Discard(int(length))
-		return err
-	}
-	c.closeAfter = true // body ends at EOF
-	_, err := io.Copy(io.Discard, c.br)
-	return err
-}
-
-func (c *httpClient) discardChunked() error {
-	for {
-		line, err := c.readLine()
-		if err != nil {
-			return err
-		}
-		if i := bytes.IndexByte(line, ';'); i >= 0 {
-			line = line[:i]
-		}
-		n, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
-		if err != nil {
-			return errMalformed
-		}
-		if n == 0 {
-			for { // trailers up to the empty line
-				l, err := c.readLine()
-				if err != nil || len(l) == 0 {
-					return err
+		if c.br.Buffered() == 0 {
+			if _, err := c.br.Peek(1); err == io.EOF {
+				if _, err := c.resp.eof(); err != nil {
+					return 0, err
 				}
+				c.closeAfter = true
+				return c.resp.status, nil
+			} else if err != nil {
+				return 0, err
 			}
 		}
-		if _, err := c.br.Discard(int(n) + 2); err != nil {
-			return err
+		b, _ := c.br.Peek(c.br.Buffered())
+		n, done, err := c.resp.feed(b)
+		_, _ = c.br.Discard(n)
+		if err != nil {
+			return 0, err
+		}
+		if done {
+			c.closeAfter = c.resp.closeAfter || c.br.Buffered() > 0 // bytes no request asked for
+			return c.resp.status, nil
 		}
 	}
-}
-
-// readLine returns one line without its CRLF; the slice is valid until the
-// next read. Overlong lines are skipped to their end (only their first
-// bufferful is returned).
-func (c *httpClient) readLine() ([]byte, error) {
-	line, err := c.br.ReadSlice('\n')
-	for err == bufio.ErrBufferFull {
-		_, err = c.br.ReadSlice('\n')
-		line = line[:0]
-	}
-	if err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(line, "\r\n"), nil
-}
-
-func atoi(b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, errMalformed
-	}
-	n := 0
-	for _, ch := range b {
-		if ch < '0' || ch > '9' {
-			return 0, errMalformed
-		}
-		n = n*10 + int(ch-'0')
-	}
-	return n, nil
-}
-
-func hasPrefixFold(s, prefix []byte) bool {
-	return len(s) >= len(prefix) && bytes.EqualFold(s[:len(prefix)], prefix)
-}
-
-func containsFold(s, tok []byte) bool {
-	for i := 0; i+len(tok) <= len(s); i++ {
-		if bytes.EqualFold(s[i:i+len(tok)], tok) {
-			return true
-		}
-	}
-	return false
-}
-
-// classify names a transport error as the Run's errors dict shows it.
-func classify(err error) string {
-	var ne net.Error
-	switch {
-	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded):
-		return "timeout"
-	case errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ENOENT):
-		return "refused" // ENOENT: a unix socket whose server is gone
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
-		return "reset"
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return "closed"
-	case errors.Is(err, net.ErrClosed), errors.Is(err, context.Canceled):
-		return "interrupted"
-	case errors.Is(err, errMalformed):
-		return "malformed response"
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return "dns"
-	}
-	var tlsErr tls.RecordHeaderError
-	var certErr *tls.CertificateVerificationError
-	var alert tls.AlertError
-	if errors.As(err, &tlsErr) || errors.As(err, &certErr) || errors.As(err, &alert) {
-		return "tls" // a handshake that failed: a certificate not trusted (insecure = True), a protocol mismatch
-	}
-	return "other"
 }

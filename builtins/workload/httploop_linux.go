@@ -72,7 +72,7 @@ func (l *httpLoop) client(i int) *inflight { return &l.conns[i].inflight }
 
 func (l *httpLoop) start(i int, now time.Time) bool { return l.send(l.r, l.rec, l.conns[i], now) }
 
-func (l *httpLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.conns[i], "timeout", now) }
+func (l *httpLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.conns[i], classTimeout, now) }
 
 func (l *httpLoop) ready(ev syscall.EpollEvent) {
 	c := l.conns[ev.Fd]

@@ -2,7 +2,6 @@ package workload
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"regexp"
@@ -341,19 +340,19 @@ func (c *sqlClient) do(ctx context.Context, r request) string {
 	if c.t.args != nil {
 		var err error
 		if args, err = c.t.args(r.seq); err != nil {
-			return "generator error"
+			return classGenerator
 		}
 	}
 	t0 := time.Now()
 	conn, err := c.t.pool.Acquire(ctx)
 	if err != nil {
-		return sqlClass(err)
+		return classify(err)
 	}
 	defer conn.Release()
 	c.cur.Store(conn.Conn().PgConn())
 	defer c.cur.Store(nil)
 	if c.aborted.Load() {
-		return "interrupted"
+		return classInterrupted
 	}
 	t1 := time.Now()
 	if r.measured {
@@ -380,42 +379,26 @@ func (c *sqlClient) do(ctx context.Context, r request) string {
 func (c *sqlClient) runStatement(conn *pgx.Conn, st statement, args []any) string {
 	ctx := context.Background() // cancelled by abort, see sqlClient
 	if len(args) < st.nparams {
-		return "too few args"
+		return classFewArgs
 	}
 	sd, err := conn.Prepare(ctx, st.name, st.sql)
 	if err != nil {
-		return sqlClass(err)
+		return classify(err)
 	}
 	if err := c.eqb.Build(conn.TypeMap(), sd, args[:st.nparams]); err != nil {
-		return sqlClass(err)
+		return classify(err)
 	}
 	rr := conn.PgConn().ExecStatement(ctx, sd, c.eqb.ParamValues, c.eqb.ParamFormats, c.eqb.ResultFormats)
 	for rr.NextRow() {
 	}
 	if _, err := rr.Close(); err != nil {
-		return sqlClass(err)
+		return classify(err)
 	}
 	return ""
 }
 
 func recordUs(h *hdrhistogram.Histogram, d time.Duration) {
 	_ = h.RecordValue(min(max(int64(d/time.Microsecond), histMin), histMax))
-}
-
-// sqlClass is the error class of a failed statement: "sqlstate 40001" for
-// server errors, the transport classes otherwise.
-func sqlClass(err error) string {
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) {
-		if pgErr.Code == "57014" {
-			return "timeout"
-		}
-		return "sqlstate " + pgErr.Code
-	}
-	if pgconn.Timeout(err) {
-		return "timeout"
-	}
-	return classify(err)
 }
 
 // merged returns the pool-acquire and per-tag histograms of all clients.

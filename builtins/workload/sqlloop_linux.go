@@ -2,7 +2,6 @@ package workload
 
 import (
 	"context"
-	"encoding/binary"
 	"syscall"
 	"time"
 
@@ -42,8 +41,8 @@ type slot struct {
 	eqb pgx.ExtendedQueryBuilder
 
 	out     []byte // encoded messages not yet written
-	in      []byte // bytes read; in[:inLen] not yet parsed
-	inLen   int
+	in      []byte // read buffer
+	rd      pgReader
 	writing bool // waiting for EPOLLOUT
 
 	seq    int64
@@ -98,7 +97,7 @@ func (l *sqlLoop) client(i int) *inflight { return &l.slots[i].inflight }
 
 func (l *sqlLoop) start(i int, now time.Time) bool { return l.begin(l.r, l.rec, l.slots[i], now) }
 
-func (l *sqlLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.slots[i], "timeout", now) }
+func (l *sqlLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.slots[i], classTimeout, now) }
 
 func (l *sqlLoop) ready(ev syscall.EpollEvent) {
 	s := l.slots[ev.Fd]
@@ -132,7 +131,7 @@ func (l *sqlLoop) begin(r *run, rec *recorder, s *slot, now time.Time) bool {
 	if l.t.args != nil {
 		var err error
 		if s.args, err = l.t.args(s.seq - 1); err != nil {
-			r.finished(rec, now, time.Now(), measured, "generator error")
+			r.finished(rec, now, time.Now(), measured, classGenerator)
 			return false
 		}
 	}
@@ -150,7 +149,7 @@ func (l *sqlLoop) connect(r *run, s *slot, now time.Time, measured bool) string 
 	defer cancel()
 	pc, err := l.t.pool.Acquire(ctx)
 	if err != nil {
-		return sqlClass(err)
+		return classify(err)
 	}
 	if measured {
 		recordUs(l.h.acquire, time.Since(now))
@@ -160,7 +159,7 @@ func (l *sqlLoop) connect(r *run, s *slot, now time.Time, measured bool) string 
 		sd, err := pc.Conn().Prepare(ctx, st.name, st.sql)
 		if err != nil {
 			l.drop(s)
-			return sqlClass(err)
+			return classify(err)
 		}
 		s.sds = append(s.sds, sd)
 	}
@@ -172,7 +171,8 @@ func (l *sqlLoop) connect(r *run, s *slot, now time.Time, measured bool) string 
 		l.drop(s)
 		return classify(err)
 	}
-	s.fd, s.inLen, s.out, s.writing = fd, 0, s.out[:0], false
+	s.fd, s.out, s.writing = fd, s.out[:0], false
+	s.rd.reset()
 	return ""
 }
 
@@ -180,11 +180,11 @@ func (l *sqlLoop) connect(r *run, s *slot, now time.Time, measured bool) string 
 func (l *sqlLoop) send(r *run, rec *recorder, s *slot, now time.Time) {
 	st, sd := l.t.stmts[s.stmt], s.sds[s.stmt]
 	if len(s.args) < st.nparams {
-		l.finish(r, rec, s, now, "too few args")
+		l.finish(r, rec, s, now, classFewArgs)
 		return
 	}
 	if err := s.eqb.Build(s.pc.Conn().TypeMap(), sd, s.args[:st.nparams]); err != nil {
-		l.finish(r, rec, s, now, sqlClass(err))
+		l.finish(r, rec, s, now, classify(err))
 		return
 	}
 	var err error
@@ -195,7 +195,7 @@ func (l *sqlLoop) send(r *run, rec *recorder, s *slot, now time.Time) {
 	}
 	if err != nil {
 		s.out = s.out[:0]
-		l.finish(r, rec, s, now, sqlClass(err))
+		l.finish(r, rec, s, now, classify(err))
 		return
 	}
 	s.ts = now
@@ -219,39 +219,24 @@ func (l *sqlLoop) flush(r *run, rec *recorder, s *slot) {
 }
 
 // receive reads what slot s's connection has and handles every whole
-// message in it.
+// message in it that the loop acts on.
 func (l *sqlLoop) receive(r *run, rec *recorder, s *slot) {
-	if s.inLen == len(s.in) {
-		s.in = append(s.in, make([]byte, len(s.in))...)
-	}
-	n, err := rawRead(s.fd, s.in[s.inLen:])
+	n, err := rawRead(s.fd, s.in)
 	if err != nil {
 		l.fail(r, rec, s, classify(err), time.Now())
 		return
 	}
-	if n == 0 {
-		return
-	}
-	s.inLen += n
 	now := time.Now()
-	off := 0
-	for s.pc != nil && s.inLen-off >= 5 {
-		size := int(binary.BigEndian.Uint32(s.in[off+1:]))
-		if size < 4 {
-			l.fail(r, rec, s, "malformed response", now)
+	for off := 0; s.pc != nil && off < n; {
+		typ, body, used, ok, err := s.rd.next(s.in[off:n])
+		off += used
+		if err != nil {
+			l.fail(r, rec, s, classify(err), now)
 			return
 		}
-		if s.inLen-off < 1+size {
-			if 1+size > len(s.in) {
-				s.in = append(s.in, make([]byte, 1+size-len(s.in))...)
-			}
-			break
+		if ok {
+			l.message(r, rec, s, typ, body, now)
 		}
-		l.message(r, rec, s, s.in[off], s.in[off+5:off+1+size], now)
-		off += 1 + size
-	}
-	if s.pc != nil {
-		s.inLen = copy(s.in, s.in[off:s.inLen])
 	}
 }
 
@@ -264,9 +249,9 @@ func (l *sqlLoop) message(r *run, rec *recorder, s *slot, typ byte, body []byte,
 	case 'E':
 		var msg pgproto3.ErrorResponse
 		if err := msg.Decode(body); err != nil {
-			s.failed = "malformed response"
+			s.failed = classMalformed
 		} else if s.failed == "" {
-			s.failed = sqlClass(pgconn.ErrorResponseToPgError(&msg))
+			s.failed = classify(pgconn.ErrorResponseToPgError(&msg))
 		}
 	case 'Z': // ReadyForQuery: the statement is over
 		if s.failed != "" {
@@ -317,5 +302,6 @@ func (l *sqlLoop) drop(s *slot) {
 	}
 	c := s.pc.Hijack()
 	_ = c.PgConn().Conn().Close()
-	s.pc, s.fd, s.inLen, s.out, s.writing = nil, -1, 0, s.out[:0], false
+	s.pc, s.fd, s.out, s.writing = nil, -1, s.out[:0], false
+	s.rd.reset()
 }
