@@ -55,7 +55,8 @@ type repl struct {
 	sig    *interrupts
 	params map[string]string
 	tty    bool
-	ended  atomic.Bool // SIGTERM
+	ended  atomic.Bool     // SIGTERM
+	warned map[string]bool // notebook globals already reported as shadowed
 }
 
 // session runs the read-eval-print loop until Ctrl-D, :quit or SIGTERM.
@@ -102,7 +103,7 @@ func (r *repl) openInput() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	comp := &completer{globals: r.e.Globals, cells: r.cellNames, values: completionValues()}
+	comp := &completer{globals: r.e.Globals, cells: r.cellNames, values: completionValues(), peek: r.e.Peek}
 	in, err := newTTYReader(filepath.Join(dir, "repl_history"), comp, r.out, r.errw)
 	if err != nil {
 		return err

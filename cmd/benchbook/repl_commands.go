@@ -94,6 +94,22 @@ func (r *repl) eval(src string) {
 	if err != nil {
 		r.printError(err, "")
 	}
+	r.warnShadows()
+}
+
+// warnShadows says, once per name, that an assignment at the prompt hid a
+// notebook global: the REPL now sees its own value, the notebook does not.
+func (r *repl) warnShadows() {
+	for _, s := range r.e.Shadowed() {
+		if r.warned[s.Name] {
+			continue
+		}
+		if r.warned == nil {
+			r.warned = map[string]bool{}
+		}
+		r.warned[s.Name] = true
+		fmt.Fprintf(r.errw, "warning: %s is a notebook global (defined in cell %s); from now on this REPL sees the value you assigned, while the notebook, :run and :render keep the cell's\n", s.Name, s.Cell)
+	}
 }
 
 // display prints values as the record shows them.

@@ -178,6 +178,9 @@ type completer struct {
 	globals func() []string // notebook globals, REPL scratch names
 	cells   func() []string
 	values  starlark.StringDict // builtins, for members after a dot
+	// peek gives a global's value when it is at hand without running a
+	// cell, for its attributes after a dot (tps.me<Tab>); may be nil.
+	peek func(name string) (starlark.Value, bool)
 }
 
 func (c *completer) Do(line []rune, pos int) ([][]rune, int) {
@@ -208,6 +211,9 @@ func (c *completer) command(before string) ([][]rune, int) {
 
 func (c *completer) members(mod string) []string {
 	v, ok := c.values[mod]
+	if !ok && c.peek != nil {
+		v, ok = c.peek(mod)
+	}
 	if !ok {
 		return nil
 	}
