@@ -1,86 +1,142 @@
 #!/bin/bash
 # Side-by-side comparison of benchbook's workload module with wrk, vegeta
 # and pgbench on one machine: target pinned to CPU 0, load generator to CPU 1.
-# Prints one line per tool; copy the figures into bench/RESULTS.md.
 #
-#   bench/workload/compare.sh [duration] [http|open|sql|hot]...
-#   ROUNDS=3 bench/workload/compare.sh 10s sql   (alternate the peers 3 times)
+#   bench/workload/compare.sh [duration] [http|open|sql|sqlopen|hot]...
+#   ROUNDS=4 LABEL=smoke RATE=5000 SCALE=1 bench/workload/compare.sh 10s sql
 #
-# Duration defaults to 10s; with no sections named, all four run. The sql
-# section needs root (it starts a throwaway cluster as the postgres user).
+# Every round runs the peer and benchbook back to back, in counterbalanced
+# order (round 1 peer first, round 2 benchbook first, ...: ABBA over two
+# rounds), so drift of the box does not favour whoever runs first. Each run's
+# whole output goes to its own file under bench/workload/raw/<UTC time>[-LABEL]/
+# with the 1-minute load average before and after it; meta.txt says what ran
+# where. Nothing is aggregated here: the tables come from
+#
+#   go run ./bench/workload/results -write bench/RESULTS.md bench/workload/raw/<dir>
+#
+# Duration defaults to 10s (whole seconds: pgbench -T), ROUNDS to 4 (keep it
+# even), and with no sections named all five run. The sql sections need root
+# (a throwaway cluster runs as the postgres user).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 D=${1:-10s}
 shift || true
-SECTIONS=${*:-http open sql hot}
+SECTIONS=${*:-http open sql sqlopen hot}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
+ROUNDS=${ROUNDS:-4}
 C=16
 RATE=${RATE:-5000}
+SCALE=${SCALE:-1}
 PATH=$PATH:$HOME/go/bin
+RAW=bench/workload/raw/$(date -u +%Y%m%dT%H%M%SZ)${LABEL:+-$LABEL}
+mkdir -p "$RAW"
 bench/workload/install_peers.sh >/dev/null
 go build -o /tmp/wlbench ./bench/workload
 pin_target="taskset -c 0"
 pin_client="taskset -c 1"
 cpu() { $pin_client /tmp/wlbench cpu -- "$@"; }
+load1() { cut -d' ' -f1 /proc/loadavg; }
+
+{
+	echo "label=${LABEL:-}"
+	echo "started=$(date -u +%FT%TZ)"
+	echo "git=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!bench/workload/raw' || echo -dirty)"
+	echo "duration=$D"
+	echo "rounds=$ROUNDS"
+	echo "connections=$C"
+	echo "rate=$RATE"
+	echo "scale=$SCALE"
+	echo "sections=$SECTIONS"
+	echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+	echo "cores=$(nproc)"
+	echo "kernel=$(uname -r)"
+	echo "go=$(go env GOVERSION)"
+	echo "pinning=target on CPU 0, generator on CPU 1"
+	echo "load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$RAW/meta.txt"
+
+# measure SECTION ROUND SLOT TOOL FUNC: runs FUNC, keeping its whole output
+# between a header and a footer of key=value lines.
+measure() {
+	local f="$RAW/$1-r$2-$3-$4.txt"
+	{
+		echo "section=$1"
+		echo "round=$2"
+		echo "slot=$3"
+		echo "tool=$4"
+		echo "started=$(date -u +%FT%TZ)"
+		echo "load1_before=$(load1)"
+		echo "---"
+	} >"$f"
+	"$5" >>"$f" 2>&1 || echo "exit=$?" >>"$f"
+	{
+		echo "---"
+		echo "load1_after=$(load1)"
+	} >>"$f"
+	echo "$f"
+}
+
+# pair SECTION ROUND PEER PEERFUNC OURFUNC: odd rounds the peer first,
+# even rounds benchbook first.
+pair() {
+	if (($2 % 2)); then
+		measure "$1" "$2" 1 "$3" "$4"
+		measure "$1" "$2" 2 benchbook "$5"
+	else
+		measure "$1" "$2" 1 benchbook "$5"
+		measure "$1" "$2" 2 "$3" "$4"
+	fi
+}
+
+URL=http://127.0.0.1:8089/
+wrk_http() { cpu wrk -t1 -c$C -d"$D" --latency $URL; }
+ours_http() { $pin_client /tmp/wlbench http -url $URL -clients $C -duration "$D"; }
+vegeta_open() {
+	echo "GET $URL" | cpu sh -c "vegeta attack -rate $RATE -duration $D -connections $C > /tmp/wlbench-vegeta.bin"
+	vegeta report -type=text /tmp/wlbench-vegeta.bin
+	rm -f /tmp/wlbench-vegeta.bin
+}
+ours_open() { $pin_client /tmp/wlbench http -url $URL -rate "$RATE" -clients 256 -duration "$D"; }
 
 if want http || want open; then
-$pin_target /tmp/wlbench hello -addr 127.0.0.1:8089 & HELLO=$!
-trap 'kill $HELLO 2>/dev/null || true' EXIT
-sleep 1
+	$pin_target /tmp/wlbench hello -addr 127.0.0.1:8089 &
+	HELLO=$!
+	trap 'kill $HELLO 2>/dev/null || true' EXIT
+	sleep 1
+	for round in $(seq "$ROUNDS"); do
+		if want http; then pair http "$round" wrk wrk_http ours_http; fi
+		if want open; then pair open "$round" vegeta vegeta_open ours_open; fi
+	done
+	kill $HELLO
+	trap - EXIT
 fi
-if want http; then
-echo "## HTTP closed loop, $C connections, $D"
-for round in $(seq "${ROUNDS:-1}"); do
-out=$(cpu wrk -t1 -c$C -d$D http://127.0.0.1:8089/)
-reqs=$(grep -oE '^ +[0-9]+ requests' <<<"$out" | awk '{print $1}')
-cpus=$(grep -oE 'cpu_s=[0-9.]+' <<<"$out" | cut -d= -f2)
-echo "round=$round tool=wrk rps=$(grep Requests/sec <<<"$out" | awk '{print $2}') cpu_us_per_req=$(awk -v c=$cpus -v r=$reqs 'BEGIN{printf "%.2f", c*1e6/r}')"
-echo -n "round=$round "
-$pin_client /tmp/wlbench http -url http://127.0.0.1:8089/ -clients $C -duration $D
-done
-fi
-if want open; then
-echo "## HTTP open loop, $RATE req/s, $D (vegeta's latency counts from the actual send: compare it with service_p50_ms)"
-for round in $(seq "${ROUNDS:-1}"); do
-echo "GET http://127.0.0.1:8089/" | cpu sh -c "vegeta attack -rate $RATE -duration $D -connections $C > /tmp/vegeta.bin" | sed "s/^/round=$round vegeta attack /"
-vegeta report -type=text /tmp/vegeta.bin | grep -E 'Requests|Latencies' | sed "s/^/round=$round vegeta /"
-echo -n "round=$round "
-$pin_client /tmp/wlbench http -url http://127.0.0.1:8089/ -rate $RATE -clients 256 -duration $D
-done
-fi
-if want http || want open; then kill $HELLO; trap - EXIT; fi
 
-if want sql; then
-
-echo "## SQL point selects (pgbench -S -M prepared), $C clients, $D"
-PGBIN=/usr/lib/postgresql/15/bin
-PGDIR=$(mktemp -d /tmp/wlbench-pg.XXXX); chmod 755 "$PGDIR"; chown postgres "$PGDIR"
-runuser -u postgres -- $PGBIN/initdb -D "$PGDIR/data" -A trust -U postgres --no-sync >/dev/null
-runuser -u postgres -- $pin_target $PGBIN/postgres -D "$PGDIR/data" -p 5499 -k "$PGDIR" -c listen_addresses= -c max_connections=100 >/dev/null 2>&1 & 
-trap 'runuser -u postgres -- $PGBIN/pg_ctl -D "$PGDIR/data" stop -m immediate >/dev/null; rm -rf "$PGDIR"' EXIT
-until runuser -u postgres -- $PGBIN/pg_isready -h "$PGDIR" -p 5499 >/dev/null; do sleep 0.2; done
-runuser -u postgres -- pgbench -i -q -s 1 -h "$PGDIR" -p 5499 postgres >/dev/null 2>&1
-for round in $(seq "${ROUNDS:-1}"); do
-out=$(cpu pgbench -U postgres -S -M prepared -c $C -j 1 -T ${D%s} -h "$PGDIR" -p 5499 postgres 2>&1)
-tx=$(grep -oE 'actually processed: [0-9]+' <<<"$out" | awk '{print $3}')
-cpus=$(grep -oE 'cpu_s=[0-9.]+' <<<"$out" | cut -d= -f2)
-echo "round=$round tool=pgbench tps=$(grep -oE 'tps = [0-9.]+' <<<"$out" | tail -1 | awk '{print $3}') cpu_us_per_req=$(awk -v c=$cpus -v r=$tx 'BEGIN{printf "%.2f", c*1e6/r}')"
-echo -n "round=$round "
-$pin_client /tmp/wlbench sql -dsn "host=$PGDIR port=5499 user=postgres dbname=postgres" -clients $C -duration $D
-done
-
-echo "## SQL open loop, $RATE tx/s (pgbench -R: its latency includes its schedule lag, as ours counts from the intended start)"
-for round in $(seq "${ROUNDS:-1}"); do
-out=$(cpu pgbench -U postgres -S -M prepared -c $C -j 1 -R $RATE -T ${D%s} -h "$PGDIR" -p 5499 postgres 2>&1)
-tx=$(grep -oE 'actually processed: [0-9]+' <<<"$out" | awk '{print $3}')
-cpus=$(grep -oE 'cpu_s=[0-9.]+' <<<"$out" | cut -d= -f2)
-echo "round=$round tool=pgbench-R tps=$(grep -oE 'tps = [0-9.]+' <<<"$out" | tail -1 | awk '{print $3}') cpu_us_per_req=$(awk -v c=$cpus -v r=$tx 'BEGIN{printf "%.2f", c*1e6/r}') $(grep -oE 'latency average = [0-9.]+ ms|schedule lag: avg [0-9.]+' <<<"$out" | tr '\n' ' ')"
-echo -n "round=$round "
-$pin_client /tmp/wlbench sql -dsn "host=$PGDIR port=5499 user=postgres dbname=postgres" -rate $RATE -clients $C -duration $D
-done
+if want sql || want sqlopen; then
+	PGBIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
+	PGDIR=$(mktemp -d /tmp/wlbench-pg.XXXX)
+	chmod 755 "$PGDIR"
+	chown postgres "$PGDIR"
+	runuser -u postgres -- "$PGBIN/initdb" -D "$PGDIR/data" -A trust -U postgres --no-sync >/dev/null
+	runuser -u postgres -- $pin_target "$PGBIN/postgres" -D "$PGDIR/data" -p 5499 -k "$PGDIR" -c listen_addresses= -c max_connections=100 >/dev/null 2>&1 &
+	trap 'runuser -u postgres -- "$PGBIN/pg_ctl" -D "$PGDIR/data" stop -m immediate >/dev/null; rm -rf "$PGDIR"' EXIT
+	until runuser -u postgres -- "$PGBIN/pg_isready" -h "$PGDIR" -p 5499 >/dev/null; do sleep 0.2; done
+	runuser -u postgres -- pgbench -i -q -s "$SCALE" -h "$PGDIR" -p 5499 postgres >/dev/null 2>&1
+	echo "postgres=$("$PGBIN/postgres" --version)" >>"$RAW/meta.txt"
+	PG="-U postgres -S -M prepared -c $C -j 1 -T ${D%s} -h $PGDIR -p 5499 postgres"
+	DSN="host=$PGDIR port=5499 user=postgres dbname=postgres"
+	pgbench_sql() { cpu pgbench $PG; }
+	ours_sql() { $pin_client /tmp/wlbench sql -dsn "$DSN" -scale "$SCALE" -clients $C -duration "$D"; }
+	pgbench_sqlopen() { cpu pgbench $PG -R "$RATE"; }
+	ours_sqlopen() { $pin_client /tmp/wlbench sql -dsn "$DSN" -scale "$SCALE" -rate "$RATE" -clients $C -duration "$D"; }
+	for round in $(seq "$ROUNDS"); do
+		if want sql; then pair sql "$round" pgbench pgbench_sql ours_sql; fi
+		if want sqlopen; then pair sqlopen "$round" pgbench-R pgbench_sqlopen ours_sqlopen; fi
+	done
 fi
 
 if want hot; then
-echo "## hot path (go test -bench)"
-go test -run '^$' -bench 'Record|Progress|HTTPRoundTrip' -benchtime 200ms -benchmem ./builtins/workload | grep -E '^Benchmark'
+	hot() { go test -run '^$' -bench 'Record|Progress|HTTPRoundTrip' -benchtime 200ms -benchmem ./builtins/workload; }
+	measure hot 1 1 benchbook hot
 fi
+echo "load_at_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW/meta.txt"
+echo "raw outputs in $RAW; tables: go run ./bench/workload/results -write bench/RESULTS.md $RAW"

@@ -1,0 +1,493 @@
+// Command results turns the raw outputs that bench/workload/compare.sh keeps
+// into the Markdown tables of bench/RESULTS.md, so that every figure there
+// can be re-derived from files in the repository:
+//
+//	go run ./bench/workload/results bench/workload/raw/<dir>                         print the tables
+//	go run ./bench/workload/results -write bench/RESULTS.md bench/workload/raw/<dir>  replace them in the file
+//
+// It computes nothing that the raw files do not hold: per round, each tool's
+// rate, client CPU per request and latency as the tool printed them, the
+// 1-minute load average before and after each run, and the ratio ours / the
+// peer's within the round; then the median of the per-round ratios. Peers
+// report different latency statistics, so each table names the statistic
+// on both sides (a mean beside a mean, a percentile beside a percentile).
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+const (
+	beginMark = "<!-- BEGIN bench/workload/results: generated, do not edit by hand -->"
+	endMark   = "<!-- END bench/workload/results -->"
+)
+
+func main() {
+	write := flag.String("write", "", "Markdown file whose generated section (between the markers) is replaced")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: results [-write bench/RESULTS.md] bench/workload/raw/<dir>")
+		os.Exit(2)
+	}
+	if err := run(flag.Arg(0), *write, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "results:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir, write string, stdout io.Writer) error {
+	set, err := readRaw(dir)
+	if err != nil {
+		return err
+	}
+	tables := render(set)
+	if write == "" {
+		_, err := io.WriteString(stdout, tables)
+		return err
+	}
+	return replaceSection(write, tables)
+}
+
+// measurement is one run of one tool, as its raw file holds it.
+type measurement struct {
+	file                 string
+	section, tool        string
+	round, slot          int
+	load1Before, load1At float64 // 1-minute load average before and after
+	rps, cpuUsPerReq     float64 // NaN when the output lacks them
+	p50, p99, mean       float64 // ms; NaN when the tool does not report it
+	servicP50, lag       float64 // ms: benchbook's service time, pgbench -R's schedule lag
+	failed               string  // why the run's figures are missing
+	body                 string
+}
+
+// rawSet is one compare.sh run: its meta.txt and its measurements.
+type rawSet struct {
+	dir  string
+	meta map[string]string
+	runs []measurement
+}
+
+func readRaw(dir string) (*rawSet, error) {
+	set := &rawSet{dir: dir}
+	meta, _, err := readKV(filepath.Join(dir, "meta.txt"))
+	if err != nil {
+		return nil, err
+	}
+	set.meta = meta
+	files, err := filepath.Glob(filepath.Join(dir, "*-r*-*.txt"))
+	if err != nil || len(files) == 0 {
+		return nil, fmt.Errorf("%s: no run files (*-rN-S-TOOL.txt)", dir)
+	}
+	slices.Sort(files)
+	for _, f := range files {
+		m, err := readMeasurement(f)
+		if err != nil {
+			return nil, err
+		}
+		set.runs = append(set.runs, m)
+	}
+	return set, nil
+}
+
+// readKV reads key=value lines; a run file has a header, "---", the tool's
+// output, "---", a footer. It returns the keys of header and footer and
+// the output between.
+func readKV(path string) (map[string]string, string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, "", err
+	}
+	kv := map[string]string{}
+	parts := strings.Split(string(data), "\n---\n")
+	body := ""
+	if len(parts) == 3 {
+		body = parts[1]
+	}
+	for _, i := range []int{0, len(parts) - 1} {
+		sc := bufio.NewScanner(strings.NewReader(parts[i]))
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), "="); ok && !strings.Contains(k, " ") {
+				kv[k] = v
+			}
+		}
+	}
+	return kv, body, nil
+}
+
+func readMeasurement(path string) (measurement, error) {
+	kv, body, err := readKV(path)
+	if err != nil {
+		return measurement{}, err
+	}
+	m := measurement{file: filepath.Base(path), section: kv["section"], tool: kv["tool"], body: body}
+	m.round, _ = strconv.Atoi(kv["round"])
+	m.slot, _ = strconv.Atoi(kv["slot"])
+	m.load1Before = parseFloat(kv["load1_before"])
+	m.load1At = parseFloat(kv["load1_after"])
+	m.rps, m.cpuUsPerReq, m.p50, m.p99, m.mean, m.servicP50, m.lag = nan, nan, nan, nan, nan, nan, nan
+	if m.section == "" || m.tool == "" || m.round == 0 {
+		return m, fmt.Errorf("%s: header lacks section, tool or round", path)
+	}
+	parsers[m.tool](&m)
+	if e := kvFirst(body, "exit"); e != "" {
+		m.failed = "exit status " + e
+	}
+	return m, nil
+}
+
+var nan = math.NaN()
+
+func parseFloat(s string) float64 {
+	f, err := strconv.ParseFloat(strings.TrimSpace(strings.ReplaceAll(s, ",", "")), 64)
+	if err != nil {
+		return nan
+	}
+	return f
+}
+
+// kvFirst finds key=value in free text.
+func kvFirst(text, key string) string {
+	m := regexp.MustCompile(`(?:^|\s)` + regexp.QuoteMeta(key) + `=(\S+)`).FindStringSubmatch(text)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+func find(text, pattern string) string {
+	m := regexp.MustCompile(pattern).FindStringSubmatch(text)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// duration parses "1.23ms", "850.5us", "81.2µs", "2.1s", "950ns" to ms.
+func durationMs(s string) float64 {
+	s = strings.TrimSpace(s)
+	for _, u := range []struct {
+		suffix string
+		ms     float64
+	}{{"ms", 1}, {"us", 1e-3}, {"µs", 1e-3}, {"ns", 1e-6}, {"m", 60e3}, {"s", 1e3}} {
+		if v, ok := strings.CutSuffix(s, u.suffix); ok {
+			return parseFloat(v) * u.ms
+		}
+	}
+	return nan
+}
+
+// cpuPerReq is the cpu wrapper's user+sys seconds over n requests, in µs.
+func cpuPerReq(body string, n float64) float64 {
+	return parseFloat(kvFirst(body, "cpu_s")) * 1e6 / n
+}
+
+var parsers = map[string]func(*measurement){
+	"benchbook": func(m *measurement) {
+		m.rps = parseFloat(kvFirst(m.body, "rps"))
+		m.cpuUsPerReq = parseFloat(kvFirst(m.body, "cpu_us_per_req"))
+		m.p50 = parseFloat(kvFirst(m.body, "p50_ms"))
+		m.p99 = parseFloat(kvFirst(m.body, "p99_ms"))
+		m.mean = parseFloat(kvFirst(m.body, "mean_ms"))
+		m.servicP50 = parseFloat(kvFirst(m.body, "service_p50_ms"))
+	},
+	"wrk": func(m *measurement) {
+		m.rps = parseFloat(find(m.body, `Requests/sec:\s+([\d.]+)`))
+		m.cpuUsPerReq = cpuPerReq(m.body, parseFloat(find(m.body, `(\d+) requests in`)))
+		m.mean = durationMs(find(m.body, `Latency\s+(\S+)`))
+		m.p50 = durationMs(find(m.body, `\s50%\s+(\S+)`))
+		m.p99 = durationMs(find(m.body, `\s99%\s+(\S+)`))
+	},
+	"vegeta": func(m *measurement) {
+		req := strings.Split(find(m.body, `Requests\s+\[total, rate, throughput\]\s+(.+)`), ",")
+		lat := strings.Split(find(m.body, `Latencies\s+\[min, mean, 50, 90, 95, 99, max\]\s+(.+)`), ",")
+		if len(req) == 3 && len(lat) == 7 {
+			m.rps = parseFloat(req[2]) // throughput: successful responses per second
+			m.cpuUsPerReq = cpuPerReq(m.body, parseFloat(req[0]))
+			m.mean, m.p50, m.p99 = durationMs(lat[1]), durationMs(lat[2]), durationMs(lat[5])
+		}
+	},
+	"pgbench":   pgbench,
+	"pgbench-R": pgbench,
+}
+
+func pgbench(m *measurement) {
+	m.rps = parseFloat(find(m.body, `tps = ([\d.]+)`))
+	m.cpuUsPerReq = cpuPerReq(m.body, parseFloat(find(m.body, `actually processed: (\d+)`)))
+	m.mean = parseFloat(find(m.body, `latency average = ([\d.]+) ms`))
+	m.lag = parseFloat(find(m.body, `schedule lag: avg ([\d.]+)`))
+}
+
+// section describes how one kind of comparison is shown.
+type section struct {
+	name, title, peer string
+	open              bool   // at a fixed rate: a tool that cannot hold it is not comparable
+	latency           string // what the latency columns hold, in words
+	peerLat, ourLat   func(m measurement) string
+}
+
+var sections = []section{
+	{"http", "HTTP closed loop: wrk vs benchbook", "wrk", false,
+		"p50 / p99 of service time (both closed loops)",
+		func(m measurement) string { return ms(m.p50) + " / " + ms(m.p99) },
+		func(m measurement) string { return ms(m.p50) + " / " + ms(m.p99) }},
+	{"open", "HTTP open loop at the fixed rate: vegeta vs benchbook", "vegeta", true,
+		"p50 from the actual send (vegeta) beside benchbook's service-time p50; benchbook's p50 from the intended start after it",
+		func(m measurement) string { return ms(m.p50) },
+		func(m measurement) string { return ms(m.servicP50) + " (from intended start " + ms(m.p50) + ")" }},
+	{"sql", "SQL point selects, closed loop: pgbench -S -M prepared vs benchbook", "pgbench", false,
+		"mean latency on both sides (pgbench reports no percentile without per-transaction logs)",
+		func(m measurement) string { return ms(m.mean) },
+		func(m measurement) string { return ms(m.mean) }},
+	{"sqlopen", "SQL point selects, open loop at the fixed rate: pgbench -R vs benchbook", "pgbench-R", true,
+		"mean latency from the scheduled start on both sides (pgbench's includes its schedule lag, shown after it)",
+		func(m measurement) string { return ms(m.mean) + " (lag " + ms(m.lag) + ")" },
+		func(m measurement) string { return ms(m.mean) }},
+}
+
+func ms(x float64) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	return strconv.FormatFloat(x, 'f', 3, 64) + " ms"
+}
+
+func num(x float64, prec int) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "—"
+	}
+	return strconv.FormatFloat(x, 'f', prec, 64)
+}
+
+func render(set *rawSet) string {
+	var b strings.Builder
+	b.WriteString(beginMark + "\n")
+	writeHeader(&b, set)
+	for _, s := range sections {
+		writeSection(&b, set, s)
+	}
+	writeHot(&b, set)
+	b.WriteString(endMark + "\n")
+	return b.String()
+}
+
+func writeHeader(b *strings.Builder, set *rawSet) {
+	m := set.meta
+	if m["label"] != "" {
+		fmt.Fprintf(b, "> **%s run** (label %q): a check that the pipeline works end to end, not a measurement to quote.\n\n", strings.ToUpper(m["label"]), m["label"])
+	}
+	lo, hi := loadRange(set.runs)
+	fmt.Fprintf(b, "Raw outputs: `%s` (one file per run). Started %s at git %s; %s, %s cores, Linux %s, %s; %s.\n",
+		filepath.ToSlash(set.dir), m["started"], m["git"], m["cpu"], m["cores"], m["kernel"], m["go"], m["pinning"])
+	fmt.Fprintf(b, "%s rounds of %s per tool, %s connections, open loops at %s/s, pgbench scale %s (%s accounts); ",
+		m["rounds"], m["duration"], m["connections"], m["rate"], m["scale"], accounts(m["scale"]))
+	fmt.Fprintf(b, "each round runs both tools back to back, the peer first in odd rounds and benchbook first in even ones. ")
+	fmt.Fprintf(b, "1-minute load average from %s to %s over the runs%s.\n\n", num(lo, 2), num(hi, 2), busyNote(hi, m["cores"]))
+	b.WriteString("Client CPU is user + system time of the whole generator process (benchbook: of the measurement window) over the requests it completed. ")
+	b.WriteString("Ratios are ours / the peer's within a round; the summary is the median of the per-round ratios.\n\n")
+}
+
+func accounts(scale string) string {
+	s, err := strconv.Atoi(scale)
+	if err != nil {
+		return "?"
+	}
+	return strconv.FormatInt(int64(s)*100000, 10)
+}
+
+// busyNote says plainly when the box was not idle: on a 2-core box any
+// load above ~1 means something else competed with the target or the
+// generator.
+func busyNote(hi float64, cores string) string {
+	c, _ := strconv.ParseFloat(cores, 64)
+	if c == 0 || math.IsNaN(hi) {
+		return ""
+	}
+	if hi > c/2 {
+		return fmt.Sprintf(": **a busy box** (%s cores), so single rounds are noisy", cores)
+	}
+	return ""
+}
+
+func loadRange(runs []measurement) (lo, hi float64) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, r := range runs {
+		for _, l := range []float64{r.load1Before, r.load1At} {
+			if !math.IsNaN(l) {
+				lo, hi = math.Min(lo, l), math.Max(hi, l)
+			}
+		}
+	}
+	if math.IsInf(lo, 1) {
+		return nan, nan
+	}
+	return lo, hi
+}
+
+// roundPair is one round of a section: the peer's run and ours.
+type roundPair struct {
+	round      int
+	peer, ours *measurement
+}
+
+func pairs(set *rawSet, s section) []roundPair {
+	byRound := map[int]*roundPair{}
+	for i := range set.runs {
+		r := &set.runs[i]
+		if r.section != s.name {
+			continue
+		}
+		p := byRound[r.round]
+		if p == nil {
+			p = &roundPair{round: r.round}
+			byRound[r.round] = p
+		}
+		if r.tool == "benchbook" {
+			p.ours = r
+		} else {
+			p.peer = r
+		}
+	}
+	var out []roundPair
+	for _, p := range byRound {
+		if p.peer != nil && p.ours != nil {
+			out = append(out, *p)
+		}
+	}
+	slices.SortFunc(out, func(a, b roundPair) int { return a.round - b.round })
+	return out
+}
+
+func writeSection(b *strings.Builder, set *rawSet, s section) {
+	ps := pairs(set, s)
+	if len(ps) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "### %s\n\nLatency columns: %s.\n\n", s.title, s.latency)
+	fmt.Fprintf(b, "| round | order | load1 before → after | %s req/s | %s CPU µs/req | %s latency | benchbook req/s | benchbook CPU µs/req | benchbook latency | CPU ratio | rate ratio |\n", s.peer, s.peer, s.peer)
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	var cpuRatios, rateRatios []float64
+	rate := parseFloat(set.meta["rate"])
+	held := func(m *measurement) bool { return !s.open || m.rps >= 0.95*rate }
+	for _, p := range ps {
+		order := s.peer + " first"
+		if p.ours.slot < p.peer.slot {
+			order = "benchbook first"
+		}
+		cr, rr := p.ours.cpuUsPerReq/p.peer.cpuUsPerReq, p.ours.rps/p.peer.rps
+		if held(p.peer) && held(p.ours) {
+			cpuRatios, rateRatios = append(cpuRatios, cr), append(rateRatios, rr)
+		}
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s | %s | %s | %s× | %s× |\n",
+			p.round, order, loads(p), num(p.peer.rps, 0)+heldNote(held(p.peer)), num(p.peer.cpuUsPerReq, 2), failedOr(p.peer, s.peerLat),
+			num(p.ours.rps, 0)+heldNote(held(p.ours)), num(p.ours.cpuUsPerReq, 2), failedOr(p.ours, s.ourLat), num(cr, 2), num(rr, 2))
+	}
+	if len(cpuRatios) == 0 {
+		writeWarnings(b, ps)
+		fmt.Fprintf(b, "\nNo round in which both tools held the rate: no ratio to summarise.\n\n")
+		return
+	}
+	writeWarnings(b, ps)
+	fmt.Fprintf(b, "\nMedian over the %d of %d rounds %s: client CPU per request **%s×** %s's, rate **%s×**.\n\n",
+		len(cpuRatios), len(ps), map[bool]string{true: "in which both held the rate", false: "run"}[s.open],
+		num(median(cpuRatios), 2), s.peer, num(median(rateRatios), 2))
+}
+
+// writeWarnings lists what benchbook said about its own runs (a generator
+// that fell behind, late or dropped requests), so a table never hides it.
+func writeWarnings(b *strings.Builder, ps []roundPair) {
+	for _, p := range ps {
+		if w := kvFirst(p.ours.body, "warnings"); w != "" && w != "[]" {
+			line := p.ours.body[strings.Index(p.ours.body, "warnings="):]
+			line, _, _ = strings.Cut(line, "\n")
+			fmt.Fprintf(b, "\n- round %d, benchbook %s", p.round, line)
+		}
+	}
+	b.WriteString("\n")
+}
+
+func heldNote(held bool) string {
+	if held {
+		return ""
+	}
+	return " (did not hold the rate)"
+}
+
+func loads(p roundPair) string {
+	first, second := p.peer, p.ours
+	if p.ours.slot < p.peer.slot {
+		first, second = p.ours, p.peer
+	}
+	return num(first.load1Before, 2) + " → " + num(second.load1At, 2)
+}
+
+func failedOr(m *measurement, f func(measurement) string) string {
+	if m.failed != "" {
+		return "failed: " + m.failed
+	}
+	return f(*m)
+}
+
+// median ignores unknown values; NaN when none is known.
+func median(xs []float64) float64 {
+	var known []float64
+	for _, x := range xs {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			known = append(known, x)
+		}
+	}
+	if len(known) == 0 {
+		return nan
+	}
+	slices.Sort(known)
+	n := len(known)
+	if n%2 == 1 {
+		return known[n/2]
+	}
+	return (known[n/2-1] + known[n/2]) / 2
+}
+
+func writeHot(b *strings.Builder, set *rawSet) {
+	for _, r := range set.runs {
+		if r.section != "hot" {
+			continue
+		}
+		b.WriteString("### Hot path (`go test -bench`, builtins/workload)\n\n```text\n")
+		for _, line := range strings.Split(r.body, "\n") {
+			if strings.HasPrefix(line, "Benchmark") {
+				b.WriteString(line + "\n")
+			}
+		}
+		b.WriteString("```\n\n")
+	}
+}
+
+// replaceSection swaps the generated block of a Markdown file (or appends
+// it when the file has none yet).
+func replaceSection(path, block string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := string(data)
+	i, j := strings.Index(s, beginMark), strings.Index(s, endMark)
+	switch {
+	case i >= 0 && j > i:
+		s = s[:i] + block + s[j+len(endMark)+1:]
+	case i < 0 && j < 0:
+		s = strings.TrimRight(s, "\n") + "\n\n" + block
+	default:
+		return fmt.Errorf("%s: unbalanced generated-section markers", path)
+	}
+	return os.WriteFile(path, []byte(s), 0o644)
+}
