@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
 // compareArgs are compare's arguments after unpacking.
@@ -165,28 +167,10 @@ func (ex *extractor) values(runs []starlark.Value, arm string) ([]float64, error
 	return out, nil
 }
 
+// value reads the metric through the resolver plot.* uses too, so
+// "p99" (and a method, or a dict of errors by class) means one thing.
 func (ex *extractor) value(r starlark.Value) (float64, error) {
-	if f, ok := starlark.AsFloat(r); ok {
-		return f, nil
-	}
-	var v starlark.Value
-	var err error
-	switch m := ex.metric.(type) {
-	case starlark.String:
-		v, err = getattr(r, string(m))
-	case starlark.Callable:
-		v, err = starlark.Call(ex.thread, m, starlark.Tuple{r}, nil)
-	default:
-		return 0, fmt.Errorf("metric must be an attribute name or a function, got %s", ex.metric.Type())
-	}
-	if err != nil {
-		return 0, err
-	}
-	f, ok := starlark.AsFloat(v)
-	if !ok {
-		return 0, fmt.Errorf("metric is %s, want a number", v.Type())
-	}
-	return f, nil
+	return starval.Metric(ex.thread, r, ex.metric)
 }
 
 // runWarnings copies a run's warnings ("generator-bound") into the

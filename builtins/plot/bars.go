@@ -12,6 +12,8 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
 // barGroup is one metric's pair of bars, as index values (before = 100).
@@ -44,7 +46,7 @@ func bars(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs 
 
 func barGroups(data starlark.Value) ([]barGroup, error) {
 	var groups []barGroup
-	for i, v := range items(data) {
+	for i, v := range starval.Items(data) {
 		g, err := barGroupOf(v)
 		if err == nil && (math.IsNaN(g.after) || math.IsInf(g.after, 0)) {
 			err = fmt.Errorf("%s: index is %v", g.name, g.after)
@@ -64,7 +66,7 @@ func barGroups(data starlark.Value) ([]barGroup, error) {
 // b_label) or a row {"name", "before", "after"[, "better", "verdict"]}.
 func barGroupOf(v starlark.Value) (barGroup, error) {
 	if _, isMap := v.(starlark.Mapping); !isMap {
-		if idx, ok := number(attr(v, "index")); ok {
+		if idx, ok := starval.Number(starval.Attr(v, "index")); ok {
 			return barGroup{
 				name: attrString(v, "metric"), before: 100, after: exactIndex(v, idx),
 				better: attrString(v, "better"), verdict: attrString(v, "verdict"),
@@ -78,8 +80,8 @@ func barGroupOf(v starlark.Value) (barGroup, error) {
 // exactIndex recomputes a comparison's index from its means: the index
 // attribute is rounded to a whole number, which would draw 0.8 as 1.
 func exactIndex(cmp starlark.Value, rounded float64) float64 {
-	a, okA := number(attr(cmp, "mean_a"))
-	b, okB := number(attr(cmp, "mean_b"))
+	a, okA := starval.Number(starval.Attr(cmp, "mean_a"))
+	b, okB := starval.Number(starval.Attr(cmp, "mean_b"))
 	if !okA || !okB || a == 0 || math.IsNaN(b/a) || math.IsInf(b/a, 0) {
 		return rounded
 	}
@@ -104,8 +106,8 @@ func barRow(v starlark.Value) (barGroup, error) {
 		vals[i] = x
 	}
 	g.name = stringOf(vals[0])
-	before, ok1 := number(vals[1])
-	after, ok2 := number(vals[2])
+	before, ok1 := starval.Number(vals[1])
+	after, ok2 := starval.Number(vals[2])
 	if !ok1 || !ok2 {
 		return g, fmt.Errorf("before and after must be numbers, got %s and %s", vals[1].Type(), vals[2].Type())
 	}

@@ -9,6 +9,8 @@ import (
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
 // pointsPerDecade bounds the size of a percentile curve: five decades of
@@ -49,7 +51,7 @@ type curve struct {
 }
 
 func latencyCurves(runs, labels starlark.Value) ([]curve, error) {
-	rs := items(runs)
+	rs := starval.Items(runs)
 	names, err := labelsFor(rs, labels)
 	if err != nil {
 		return nil, err
@@ -75,7 +77,7 @@ func latencyCurves(runs, labels starlark.Value) ([]curve, error) {
 func labelsFor(vs []starlark.Value, labels starlark.Value) ([]string, error) {
 	var given []starlark.Value
 	if labels != starlark.None {
-		given = items(labels)
+		given = starval.Items(labels)
 		if len(given) != len(vs) {
 			return nil, fmt.Errorf("labels: got %d labels for %d runs", len(given), len(vs))
 		}

@@ -10,6 +10,8 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
+
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
 // The oracle here is the SVG itself, read as a browser would draw it:
@@ -136,7 +138,7 @@ func TestBarsGoldenReadable(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(name, func(t *testing.T) {
-			n := len(items(c.args[0]))
+			n := len(starval.Items(c.args[0]))
 			checkBarsReadable(t, fig.SVG(), 2*n)
 		})
 	}

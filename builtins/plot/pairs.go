@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
 // pairs draws every run of an experiment as a point per pair and arm:
@@ -46,7 +48,7 @@ type arm struct {
 // armValues reads exp.arms (order, baseline first) and exp.runs (arm ->
 // runs in pair order) and evaluates the metric on every run.
 func armValues(th *starlark.Thread, exp, metric starlark.Value) ([]arm, error) {
-	runs, ok := attr(exp, "runs").(starlark.Mapping)
+	runs, ok := starval.Attr(exp, "runs").(starlark.Mapping)
 	if !ok {
 		return nil, fmt.Errorf("exp: want an experiment with runs (a dict arm -> runs), got %s", exp.Type())
 	}
@@ -61,8 +63,8 @@ func armValues(th *starlark.Thread, exp, metric starlark.Value) ([]arm, error) {
 			return nil, fmt.Errorf("exp: arm %q has no runs", name)
 		}
 		out[i].name = name
-		for j, r := range items(rs) {
-			v, err := metricOf(th, r, metric)
+		for j, r := range starval.Items(rs) {
+			v, err := starval.Metric(th, r, metric)
 			if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
 				err = fmt.Errorf("metric %s gave %v", metricName(metric), v)
 			}
@@ -76,7 +78,7 @@ func armValues(th *starlark.Thread, exp, metric starlark.Value) ([]arm, error) {
 }
 
 func armNames(exp starlark.Value, runs starlark.Mapping) ([]string, error) {
-	src := attr(exp, "arms")
+	src := starval.Attr(exp, "arms")
 	if src == nil {
 		keys, ok := runs.(starlark.IterableMapping)
 		if !ok {
@@ -89,7 +91,7 @@ func armNames(exp starlark.Value, runs starlark.Mapping) ([]string, error) {
 		return names, nil
 	}
 	var names []string
-	for _, a := range items(src) {
+	for _, a := range starval.Items(src) {
 		names = append(names, stringOf(a))
 	}
 	if len(names) == 0 {

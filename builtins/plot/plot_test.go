@@ -6,10 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -342,19 +340,5 @@ func BenchmarkFigures(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-func TestPercentileNames(t *testing.T) {
-	for name, want := range map[string]float64{"p50": 50, "p99": 99, "p999": 99.9, "p9999": 99.99, "p99.9": 99.9, "p100": 100, "p0": 0} {
-		m := percentileName.FindStringSubmatch(name)
-		if m == nil {
-			t.Errorf("%s not read as a percentile", name)
-			continue
-		}
-		q, _ := strconv.ParseFloat(m[1], 64)
-		if got := percentOf(m[1], q); math.Abs(got-want) > 1e-9 {
-			t.Errorf("%s = p%v, want p%v", name, got, want)
-		}
 	}
 }

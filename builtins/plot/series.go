@@ -8,6 +8,8 @@ import (
 	"go.starlark.net/starlark"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
 // maxSeriesPoints bounds a time series line, and seriesBudget all lines of
@@ -30,7 +32,7 @@ func series(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	if err := checkMetric(metric); err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
-	rs := items(runs)
+	rs := starval.Items(runs)
 	names, err := labelsFor(rs, labels)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
@@ -72,11 +74,11 @@ func seriesLines(th *starlark.Thread, rs []starlark.Value, metric starlark.Value
 	step := 1
 	limit := max(60, min(maxSeriesPoints, seriesBudget/max(1, len(rs))))
 	for i, r := range rs {
-		ws := attr(r, "windows")
+		ws := starval.Attr(r, "windows")
 		if ws == nil {
 			return nil, 0, fmt.Errorf("runs: item %d is a %s without windows", i, r.Type())
 		}
-		xys, err := windowPoints(th, items(ws), metric)
+		xys, err := windowPoints(th, starval.Items(ws), metric)
 		if err != nil {
 			return nil, 0, fmt.Errorf("runs: item %d: %w", i, err)
 		}
@@ -90,11 +92,11 @@ func seriesLines(th *starlark.Thread, rs []starlark.Value, metric starlark.Value
 func windowPoints(th *starlark.Thread, ws []starlark.Value, metric starlark.Value) (plotter.XYs, error) {
 	xys := make(plotter.XYs, 0, len(ws))
 	for j, w := range ws {
-		x, ok := number(attr(w, "start"))
+		x, ok := starval.Number(starval.Attr(w, "start"))
 		if !ok {
 			return nil, fmt.Errorf("window %d has no numeric start", j)
 		}
-		y, err := metricOf(th, w, metric)
+		y, err := starval.Metric(th, w, metric)
 		if err != nil {
 			return nil, fmt.Errorf("window %d: %w", j, err)
 		}
@@ -110,8 +112,10 @@ func windowPoints(th *starlark.Thread, ws []starlark.Value, metric starlark.Valu
 // percentiles: a spike must stay visible) rather than their mean.
 func keepsPeaks(metric starlark.Value) bool {
 	name := metricName(metric)
-	return percentileName.MatchString(name) || name == "max"
+	return isPercentile(name) || name == "max"
 }
+
+func isPercentile(name string) bool { _, ok := starval.Percentile(name); return ok }
 
 // downsample merges runs of consecutive points so at most limit remain.
 func downsample(xys plotter.XYs, limit int, peaks bool) (plotter.XYs, int) {
@@ -147,7 +151,7 @@ func unitOf(metric string) string {
 	switch {
 	case metric == "rps":
 		return "requests/s"
-	case percentileName.MatchString(metric), metric == "mean", metric == "max":
+	case isPercentile(metric), metric == "mean", metric == "max":
 		return metric + " latency (ms)"
 	case metric == "count":
 		return "requests per window"
@@ -162,7 +166,7 @@ func drawSeries(lines []plotter.XYs, names []string, o seriesOptions) (*Figure, 
 	}
 	if o.step > 1 {
 		how := "mean"
-		if percentileName.MatchString(o.metric) || o.metric == "max" {
+		if isPercentile(o.metric) || o.metric == "max" {
 			how = "max"
 		}
 		title += fmt.Sprintf(" (%s of every %d windows)", how, o.step)

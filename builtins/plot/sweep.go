@@ -10,6 +10,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
 // sweep draws one line per value of `by` over a swept parameter:
@@ -91,7 +93,7 @@ func sweepPoint(row starlark.Value, o sweepOptions) (x, y float64, err error) {
 		if !ok {
 			return 0, 0, fmt.Errorf("%s: no column %q", c.arg, c.name)
 		}
-		if *c.dst, ok = number(v); !ok {
+		if *c.dst, ok = starval.Number(v); !ok {
 			return 0, 0, fmt.Errorf("%s: column %q holds %s, want a number", c.arg, c.name, v.Type())
 		}
 		if math.IsNaN(*c.dst) || math.IsInf(*c.dst, 0) {

@@ -1,0 +1,134 @@
+// Package starval reads the Starlark values that builtins exchange: the
+// attribute and list helpers, and the one resolver of "a metric of a run"
+// used by compare and plot.*, so a name such as "p99" means the same
+// thing in every builtin.
+package starval
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.starlark.net/starlark"
+)
+
+// Items returns the elements of a list or tuple, or v alone.
+func Items(v starlark.Value) []starlark.Value {
+	switch v := v.(type) {
+	case *starlark.List, starlark.Tuple:
+		var out []starlark.Value
+		for x := range starlark.Elements(v.(starlark.Iterable)) {
+			out = append(out, x)
+		}
+		return out
+	}
+	return []starlark.Value{v}
+}
+
+// Number converts an int or float to float64.
+func Number(v starlark.Value) (float64, bool) {
+	switch v := v.(type) {
+	case starlark.Int:
+		f, _ := starlark.AsFloat(v)
+		return f, true
+	case starlark.Float:
+		return float64(v), true
+	}
+	return 0, false
+}
+
+// Attr returns v.name, or nil when v has no such attribute.
+func Attr(v starlark.Value, name string) starlark.Value {
+	ha, ok := v.(starlark.HasAttrs)
+	if !ok {
+		return nil
+	}
+	x, err := ha.Attr(name)
+	if err != nil {
+		return nil
+	}
+	return x
+}
+
+var percentileName = regexp.MustCompile(`^p(\d+(?:\.\d+)?)$`)
+
+// Metric computes a metric of a run (or of a window, a row): metric is a
+// function called with the run, or a name: a key of a dict, an attribute
+// (called when it is a method with no arguments), or "pNN" through the
+// run's p(q) method ("p99", "p999" = 99.9). A dict result (errors by class)
+// counts as its total. A plain number is its own metric.
+func Metric(th *starlark.Thread, run, metric starlark.Value) (float64, error) {
+	var x starlark.Value
+	var err error
+	switch m := metric.(type) {
+	case starlark.String:
+		if f, ok := Number(run); ok {
+			return f, nil
+		}
+		x, err = named(th, run, string(m))
+	case starlark.Callable:
+		x, err = starlark.Call(th, m, starlark.Tuple{run}, nil)
+	default:
+		return 0, fmt.Errorf("metric must be a name or a function, got %s", metric.Type())
+	}
+	if err != nil {
+		return 0, err
+	}
+	if d, ok := x.(starlark.IterableMapping); ok {
+		return total(d), nil
+	}
+	f, ok := Number(x)
+	if !ok {
+		return 0, fmt.Errorf("metric %s gave %s, want a number", metric, x.Type())
+	}
+	return f, nil
+}
+
+// total sums the numbers of a dict: errors by class count as all errors.
+func total(d starlark.IterableMapping) float64 {
+	sum := 0.0
+	for _, kv := range d.Items() {
+		if f, ok := Number(kv[1]); ok {
+			sum += f
+		}
+	}
+	return sum
+}
+
+func named(th *starlark.Thread, v starlark.Value, name string) (starlark.Value, error) {
+	if d, ok := v.(starlark.Mapping); ok {
+		x, found, err := d.Get(starlark.String(name))
+		if err == nil && found {
+			return x, nil
+		}
+	}
+	if x := Attr(v, name); x != nil {
+		if fn, ok := x.(starlark.Callable); ok {
+			return starlark.Call(th, fn, nil, nil)
+		}
+		return x, nil
+	}
+	if q, ok := Percentile(name); ok {
+		if p, ok := Attr(v, "p").(starlark.Callable); ok {
+			return starlark.Call(th, p, starlark.Tuple{starlark.Float(q)}, nil)
+		}
+	}
+	return nil, fmt.Errorf("%s has no metric %q", v.Type(), name)
+}
+
+// Percentile reads "p99" as 99 and "p999" as 99.9: the usual shorthand
+// where digits after the first two are decimals ("p99.9" works too).
+func Percentile(name string) (float64, bool) {
+	m := percentileName.FindStringSubmatch(name)
+	if m == nil {
+		return 0, false
+	}
+	digits := m[1]
+	q, _ := strconv.ParseFloat(digits, 64)
+	if len(digits) > 2 && digits != "100" && !strings.Contains(digits, ".") {
+		q /= math.Pow(10, float64(len(digits)-2))
+	}
+	return q, true
+}
