@@ -193,3 +193,77 @@ func valueExperiment(arms map[string][]float64) starlark.Value {
 		"arms": starlark.NewList(names), "runs": runs,
 	})
 }
+
+// TestPairsConditionsStrip: under each run's dot, the box's conditions as
+// abab records them (other CPU, load, busy) and the generator's own
+// warning, aligned with that run's dot.
+func TestPairsConditionsStrip(t *testing.T) {
+	fig, err := call(t, "pairs", starlark.Tuple{conditionsExperiment()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(fig.SVG())
+	checkSVG(t, fig.SVG())
+	for _, want := range []string{">other CPU (cores)<", ">load 1m<", ">0.80<", ">1.2→1.5<", ">busy gen<", ">0.05<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("conditions strip lacks %q", want)
+		}
+	}
+	// The flag sits under pair 2's B dot (a triangle), not under A's.
+	flagX := textX(t, svg, "busy gen")
+	var bx []float64
+	for _, s := range svgShapes(t, fig.SVG()) {
+		if s.fill == "#E69F00" {
+			bx = append(bx, (s.minX+s.maxX)/2)
+		}
+	}
+	// SVG text x is its left edge: "busy gen" at 7 pt is about 28 pt wide,
+	// centred under the dot; A's dot of that pair is ~60 pt to the left.
+	if len(bx) != 2 || flagX > bx[1] || flagX < bx[1]-25 {
+		t.Errorf("flag at x=%.1f, B's dots at %v: not under pair 2's B run", flagX, bx)
+	}
+}
+
+// textX is the x of the SVG text element holding exactly s.
+func textX(t *testing.T, svg, s string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(`<text x="([-0-9.]+)"[^>]*>\s*` + regexp.QuoteMeta(s) + `</text>`).FindStringSubmatch(svg)
+	if m == nil {
+		// multi-line text elements: gonum splits attributes over lines
+		m = regexp.MustCompile(`(?s)<text x="([-0-9.]+)"[^<]*>` + regexp.QuoteMeta(s) + `</text>`).FindStringSubmatch(svg)
+	}
+	if m == nil {
+		t.Fatalf("no text %q", s)
+	}
+	x, _ := strconv.ParseFloat(m[1], 64)
+	return x
+}
+
+// conditionsExperiment is two pairs AB BA with an A-A control, whose
+// second B run was on a busy box with a saturated generator.
+func conditionsExperiment() starlark.Value {
+	exp := valueExperiment(map[string][]float64{"A": {100, 104}, "B": {120, 125}})
+	runs := attr(exp, "runs").(*starlark.Dict)
+	b, _, _ := runs.Get(starlark.String("B"))
+	slow := starlarkstruct.FromStringDict(starlark.String("run"), starlark.StringDict{
+		"rps": starlark.Float(125), "warnings": list(starlark.String("the generator used 97% of its 2 CPUs: it may have been the bottleneck")),
+	})
+	b.(*starlark.List).SetIndex(1, slow)
+	gate := func(before, after, foreign float64, busy bool) starlark.Value {
+		return starlarkstruct.FromStringDict(starlark.String("struct"), starlark.StringDict{
+			"load1_before": starlark.Float(before), "load1_after": starlark.Float(after),
+			"foreign_cpu": starlark.Float(foreign), "busy": starlark.Bool(busy)})
+	}
+	pair := func(p int, arm string) starlark.Value {
+		return starlark.Tuple{starlark.MakeInt(p), starlark.String(arm)}
+	}
+	d := starlark.StringDict{}
+	for _, k := range []string{"arms", "runs"} {
+		d[k] = attr(exp, k)
+	}
+	// AB BA, with an A-A control run after the first pair (not drawn).
+	d["order"] = list(pair(0, "A"), pair(0, "B"), pair(0, "control"), pair(1, "B"), pair(1, "A"))
+	d["gates"] = list(gate(0.5, 0.7, 0.02, false), gate(0.7, 0.9, 0.03, false), gate(0.9, 0.9, 0.01, false),
+		gate(1.2, 1.5, 0.80, true), gate(1.5, 1.1, 0.05, false))
+	return starlarkstruct.FromStringDict(starlarkstruct.Default, d)
+}

@@ -32,7 +32,9 @@ func pairs(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 	if title == "" {
 		title = metricName(metric) + " of every run, by pair and arm"
 	}
-	fig, err := drawPairs(arms, title, unitOf(metricName(metric)))
+	runs, _ := attr(exp, "runs").(starlark.Mapping)
+	conds := conditionsOf(exp, arms, runs, func(pair, a int) float64 { return float64(pair+1) + dodge(len(arms), a) })
+	fig, err := drawPairs(arms, conds, title, unitOf(metricName(metric)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
@@ -103,7 +105,7 @@ func armNames(exp starlark.Value, runs starlark.Mapping) ([]string, error) {
 // drawPairs puts pair numbers on x and the arms side by side within each
 // pair; a thin grey segment joins the arms of one pair so that "every B
 // beats every A" reads as all segments sloping the same way.
-func drawPairs(arms []arm, title, ylabel string) (*Figure, error) {
+func drawPairs(arms []arm, conds []condition, title, ylabel string) (*Figure, error) {
 	c := newChart(title, "pair", ylabel)
 	npairs := 0
 	for _, a := range arms {
@@ -112,7 +114,10 @@ func drawPairs(arms []arm, title, ylabel string) (*Figure, error) {
 	if npairs == 0 {
 		return nil, fmt.Errorf("exp: no runs")
 	}
-	dodge := func(i int) float64 { return 0.3 * (float64(i) - float64(len(arms)-1)/2) / float64(max(1, len(arms)-1)) }
+	if len(conds) > 0 {
+		c.below, c.stripHeight = conditionsStrip(conds, npairs), vg.Points(42)
+	}
+	dodge := func(i int) float64 { return dodge(len(arms), i) }
 	for p := range npairs {
 		var seg plotter.XYs
 		for i, a := range arms {
@@ -168,6 +173,11 @@ func spreadRatio(arms []arm) float64 {
 		}
 	}
 	return hi / lo
+}
+
+// dodge is arm i's offset from its pair's x, so that arms sit side by side.
+func dodge(arms, i int) float64 {
+	return 0.3 * (float64(i) - float64(arms-1)/2) / float64(max(1, arms-1))
 }
 
 // armShape gives each arm its own glyph so that arms differ without colour.

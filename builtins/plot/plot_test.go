@@ -81,6 +81,7 @@ func goldenCases() map[string]figureCase {
 			fakeComparison("p99_ms", "lower", 3, "IMPROVES"),
 			fakeComparison("db_cpu_us_per_req", "lower", 1, "IMPROVES"),
 			fakeComparison("buffers_per_req", "lower", 0.8, "IMPROVES"))}, nil},
+		"pairs_conditions": {"pairs", starlark.Tuple{conditionsExperiment()}, nil},
 		"pairs_log": {"pairs", starlark.Tuple{valueExperiment(map[string][]float64{
 			"A": {3000, 3300, 2850, 3450}, "B": {30, 33, 28.5, 34.5}})}, nil},
 		"bars_rows":        {"bars", starlark.Tuple{list(row("rps", 1000, 1250), row("tps", 400, 380))}, nil},

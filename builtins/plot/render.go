@@ -58,6 +58,10 @@ type chart struct {
 	p      *gplot.Plot
 	grid   *plotter.Grid
 	legend gplot.Legend
+	// below, when set, draws a strip of stripHeight under the plot whose
+	// columns line up with the data through x (data x to canvas x).
+	below       func(c draw.Canvas, x func(float64) vg.Length)
+	stripHeight vg.Length
 }
 
 // newChart returns a chart with titles in the sans typeface.
@@ -96,8 +100,13 @@ func (c *chart) render() (svg []byte, err error) {
 			err = fmt.Errorf("drawing failed: %v", r)
 		}
 	}()
-	canvas := vgsvg.New(figWidth, figHeight)
+	canvas := vgsvg.New(figWidth, figHeight+c.stripHeight)
 	dc := draw.Crop(draw.New(canvas), 0, 0, 0, -vg.Points(4))
+	var strip draw.Canvas
+	if c.below != nil {
+		strip = draw.Crop(dc, 0, 0, 0, -(dc.Size().Y - c.stripHeight))
+		dc = draw.Crop(dc, 0, 0, c.stripHeight, 0)
+	}
 	area := dc
 	// The strip is measured with Liberation Sans; a browser without it
 	// may use a wider sans-serif (DejaVu Sans is about 12% wider), so
@@ -105,10 +114,16 @@ func (c *chart) render() (svg []byte, err error) {
 	legendWidth := c.legend.Rectangle(dc).Size().X * 1.15
 	if legendWidth > 0 {
 		area = draw.Crop(dc, 0, -(legendWidth + vg.Points(12)), 0, 0)
-		strip := draw.Crop(dc, dc.Size().X-legendWidth-vg.Points(6), -vg.Points(6), 0, -vg.Points(24))
-		c.legend.Draw(strip)
+		side := draw.Crop(dc, dc.Size().X-legendWidth-vg.Points(6), -vg.Points(6), 0, -vg.Points(24))
+		c.legend.Draw(side)
 	}
 	c.p.Draw(area)
+	if c.below != nil {
+		data := c.p.DataCanvas(area)
+		x, _ := c.p.Transforms(&data)
+		strip.Rectangle.Min.X, strip.Rectangle.Max.X = data.Min.X, data.Max.X
+		c.below(strip, x)
+	}
 	var buf bytes.Buffer
 	if _, err := canvas.WriteTo(&buf); err != nil {
 		return nil, err

@@ -1,0 +1,145 @@
+package plot
+
+import (
+	"fmt"
+	"image/color"
+	"strings"
+
+	"go.starlark.net/starlark"
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// condition is what the box was doing during one run of an experiment, as
+// abab records it: load average before and after, CPU that other
+// processes used (in cores), the gate's busy flag, and whether the load
+// generator said it may have been the bottleneck.
+type condition struct {
+	x            float64 // the run's x in the pairs chart
+	loadBefore   float64
+	loadAfter    float64
+	foreign      float64
+	busy         bool
+	genSaturated bool
+}
+
+// foreignAlarm is the other processes' CPU, in cores, at which a run's
+// cell turns fully red: half a core taken from a 2-core box distorts it.
+const foreignAlarm = 0.5
+
+// conditionsOf reads exp.order [(pair, arm)] and exp.gates (same order);
+// runs of arms not drawn (the A-A controls) are left out. nil when the
+// experiment recorded no conditions.
+func conditionsOf(exp starlark.Value, arms []arm, runs starlark.Mapping, x func(pair, arm int) float64) []condition {
+	order, gates := items(attr(exp, "order")), items(attr(exp, "gates"))
+	if attr(exp, "gates") == nil || len(order) != len(gates) {
+		return nil
+	}
+	armIndex := map[string]int{}
+	for i, a := range arms {
+		armIndex[a.name] = i
+	}
+	var out []condition
+	for i, o := range order {
+		pa := items(o)
+		if len(pa) != 2 {
+			return nil
+		}
+		pair, ok := number(pa[0])
+		ai, known := armIndex[stringOf(pa[1])]
+		if !ok || !known {
+			continue
+		}
+		c := gateCondition(gates[i])
+		c.x = x(int(pair), ai)
+		c.genSaturated = generatorBound(runs, stringOf(pa[1]), int(pair))
+		out = append(out, c)
+	}
+	return out
+}
+
+func gateCondition(g starlark.Value) condition {
+	var c condition
+	c.loadBefore, _ = number(attr(g, "load1_before"))
+	c.loadAfter, _ = number(attr(g, "load1_after"))
+	c.foreign, _ = number(attr(g, "foreign_cpu"))
+	b, _ := attr(g, "busy").(starlark.Bool)
+	c.busy = bool(b)
+	return c
+}
+
+// generatorBound says whether the run's warnings name the generator as a
+// possible bottleneck.
+func generatorBound(runs starlark.Mapping, arm string, pair int) bool {
+	rs, found, _ := runs.Get(starlark.String(arm))
+	if !found {
+		return false
+	}
+	list := items(rs)
+	if pair < 0 || pair >= len(list) {
+		return false
+	}
+	for _, w := range items(attr(list[pair], "warnings")) {
+		if s, ok := starlark.AsString(w); ok && strings.Contains(s, "bottleneck") {
+			return true
+		}
+	}
+	return false
+}
+
+// conditionsStrip draws, under each run's dot, a cell shaded by the other
+// processes' CPU with the load average and the flags as text: a reviewer
+// sees at a glance which runs were measured on a disturbed box.
+func conditionsStrip(conds []condition, npairs int) func(draw.Canvas, func(float64) vg.Length) {
+	return func(c draw.Canvas, x func(float64) vg.Length) {
+		small := text.Style{Font: font.From(sans, 7), Color: color50, XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: gplot.DefaultTextHandler}
+		label := small
+		label.XAlign = draw.XRight
+		rowH := (c.Max.Y - c.Min.Y - vg.Points(4)) / 3
+		top := c.Max.Y - vg.Points(4)
+		rows := []string{"other CPU (cores)", "load 1m", "flags"}
+		for i, r := range rows {
+			c.FillText(label, vg.Point{X: c.Min.X - vg.Points(4), Y: top - rowH*(vg.Length(i)+0.5)}, r)
+		}
+		width := (c.Max.X - c.Min.X) / vg.Length(max(1, npairs)) * 0.3
+		wordy := width >= vg.Points(26) // room for numbers under each run
+		for _, k := range conds {
+			cx := x(k.x)
+			cell := vg.Rectangle{Min: vg.Point{X: cx - width/2, Y: top - rowH}, Max: vg.Point{X: cx + width/2, Y: top}}
+			c.FillPolygon(heat(k.foreign/foreignAlarm), []vg.Point{cell.Min, {X: cell.Min.X, Y: cell.Max.Y}, cell.Max, {X: cell.Max.X, Y: cell.Min.Y}})
+			if wordy {
+				c.FillText(small, vg.Point{X: cx, Y: top - rowH/2}, fmt.Sprintf("%.2f", k.foreign))
+				c.FillText(small, vg.Point{X: cx, Y: top - rowH*1.5}, fmt.Sprintf("%.1f→%.1f", k.loadBefore, k.loadAfter))
+			}
+			flags := k.flags()
+			if flags != "" {
+				warn := small
+				warn.Color = palette[5]
+				c.FillText(warn, vg.Point{X: cx, Y: top - rowH*2.5}, flags)
+			}
+		}
+	}
+}
+
+// flags are the run's warnings in a word each ("busy", "gen" for a
+// generator that may have been the bottleneck).
+func (k condition) flags() string {
+	var f []string
+	if k.busy {
+		f = append(f, "busy")
+	}
+	if k.genSaturated {
+		f = append(f, "gen")
+	}
+	return strings.Join(f, " ")
+}
+
+// heat shades from a pale grey (nothing else ran) to a light red (t >= 1).
+func heat(t float64) color.Color {
+	t = min(1, max(0, t))
+	lerp := func(a, b uint8) uint8 { return uint8(float64(a) + t*(float64(b)-float64(a))) }
+	return color.RGBA{R: lerp(0xF2, 0xF4), G: lerp(0xF2, 0x9A), B: lerp(0xF2, 0x8C), A: 0xFF}
+}
