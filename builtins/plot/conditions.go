@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
 // condition is what the box was doing during one run of an experiment, as
@@ -34,8 +36,8 @@ const foreignAlarm = 0.5
 // runs of arms not drawn (the A-A controls) are left out. nil when the
 // experiment recorded no conditions.
 func conditionsOf(exp starlark.Value, arms []arm, runs starlark.Mapping, x func(pair, arm int) float64) []condition {
-	order, gates := items(attr(exp, "order")), items(attr(exp, "gates"))
-	if attr(exp, "gates") == nil || len(order) != len(gates) {
+	order, gates := starval.Items(starval.Attr(exp, "order")), starval.Items(starval.Attr(exp, "gates"))
+	if starval.Attr(exp, "gates") == nil || len(order) != len(gates) {
 		return nil
 	}
 	armIndex := map[string]int{}
@@ -44,11 +46,11 @@ func conditionsOf(exp starlark.Value, arms []arm, runs starlark.Mapping, x func(
 	}
 	var out []condition
 	for i, o := range order {
-		pa := items(o)
+		pa := starval.Items(o)
 		if len(pa) != 2 {
 			return nil
 		}
-		pair, ok := number(pa[0])
+		pair, ok := starval.Number(pa[0])
 		ai, known := armIndex[stringOf(pa[1])]
 		if !ok || !known {
 			continue
@@ -63,10 +65,10 @@ func conditionsOf(exp starlark.Value, arms []arm, runs starlark.Mapping, x func(
 
 func gateCondition(g starlark.Value) condition {
 	var c condition
-	c.loadBefore, _ = number(attr(g, "load1_before"))
-	c.loadAfter, _ = number(attr(g, "load1_after"))
-	c.foreign, _ = number(attr(g, "foreign_cpu"))
-	b, _ := attr(g, "busy").(starlark.Bool)
+	c.loadBefore, _ = starval.Number(starval.Attr(g, "load1_before"))
+	c.loadAfter, _ = starval.Number(starval.Attr(g, "load1_after"))
+	c.foreign, _ = starval.Number(starval.Attr(g, "foreign_cpu"))
+	b, _ := starval.Attr(g, "busy").(starlark.Bool)
 	c.busy = bool(b)
 	return c
 }
@@ -78,11 +80,11 @@ func generatorBound(runs starlark.Mapping, arm string, pair int) bool {
 	if !found {
 		return false
 	}
-	list := items(rs)
+	list := starval.Items(rs)
 	if pair < 0 || pair >= len(list) {
 		return false
 	}
-	for _, w := range items(attr(list[pair], "warnings")) {
+	for _, w := range starval.Items(starval.Attr(list[pair], "warnings")) {
 		if s, ok := starlark.AsString(w); ok && strings.Contains(s, "bottleneck") {
 			return true
 		}

@@ -243,7 +243,7 @@ func textX(t *testing.T, svg, s string) float64 {
 // second B run was on a busy box with a saturated generator.
 func conditionsExperiment() starlark.Value {
 	exp := valueExperiment(map[string][]float64{"A": {100, 104}, "B": {120, 125}})
-	runs := attr(exp, "runs").(*starlark.Dict)
+	runs := starval.Attr(exp, "runs").(*starlark.Dict)
 	b, _, _ := runs.Get(starlark.String("B"))
 	slow := starlarkstruct.FromStringDict(starlark.String("run"), starlark.StringDict{
 		"rps": starlark.Float(125), "warnings": list(starlark.String("the generator used 97% of its 2 CPUs: it may have been the bottleneck")),
@@ -259,7 +259,7 @@ func conditionsExperiment() starlark.Value {
 	}
 	d := starlark.StringDict{}
 	for _, k := range []string{"arms", "runs"} {
-		d[k] = attr(exp, k)
+		d[k] = starval.Attr(exp, k)
 	}
 	// AB BA, with an A-A control run after the first pair (not drawn).
 	d["order"] = list(pair(0, "A"), pair(0, "B"), pair(0, "control"), pair(1, "B"), pair(1, "A"))

@@ -32,7 +32,7 @@ func pairs(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 	if title == "" {
 		title = metricName(metric) + " of every run, by pair and arm"
 	}
-	runs, _ := attr(exp, "runs").(starlark.Mapping)
+	runs, _ := starval.Attr(exp, "runs").(starlark.Mapping)
 	conds := conditionsOf(exp, arms, runs, func(pair, a int) float64 { return float64(pair+1) + dodge(len(arms), a) })
 	fig, err := drawPairs(arms, conds, title, unitOf(metricName(metric)))
 	if err != nil {
