@@ -101,7 +101,7 @@ func TestRenderings(t *testing.T) {
 	if strings.Contains(h, "<cpu>") || !strings.Contains(h, "IMPROVES") {
 		t.Errorf("html not escaped or lacks the verdict:\n%s", h)
 	}
-	if j := c.JSON().(map[string]any); j["verdict"] != "IMPROVES" || j["index"] != 61 {
+	if j := c.JSON().(map[string]any); j["verdict"] != "IMPROVES" || j["index"] != 61 || j["reason"] != "" || j["alpha"] != 0.05 {
 		t.Errorf("json: %v", j)
 	}
 }

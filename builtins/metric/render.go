@@ -126,7 +126,8 @@ func (c *Comparison) JSON() any {
 		"every_b_beats_every_a": c.EveryBBeatsEveryA, "aa_spread_pct": jf(c.AASpreadPct),
 		"ci": []any{jf(c.CILow), jf(c.CIHigh)}, "p_value": jf(c.PValue),
 		"median_a": jf(c.MedianA), "median_b": jf(c.MedianB),
-		"verdict": c.Verdict, "sentence": c.Sentence(), "warnings": c.Warnings,
+		"verdict": c.Verdict, "reason": c.Reason, "alpha": jf(c.Alpha), "spread_source": c.AASource,
+		"sentence": c.Sentence(), "warnings": c.Warnings,
 	}
 }
 
