@@ -29,21 +29,25 @@ type Options struct {
 	Args     []string  // the command line, for the record's provenance
 }
 
-// Status values of a cell, as shown by `cells` and in the record.
+// Status is what a cell is in a run, as `cells`, the REPL, watch and the
+// record show it.
+type Status string
+
+// The statuses of a cell.
 const (
-	StatusHit     = "hit"     // values and outputs from the cache
-	StatusRan     = "ran"     // executed in this run
-	StatusLive    = "live"    // values cannot be stored; re-executed when needed
-	StatusError   = "error"   // failed (or was interrupted)
-	StatusSkipped = "skipped" // an upstream cell failed
-	StatusNever   = "never"   // not computed for its current source (render only)
-	StatusStale   = "stale"   // would run (planning only)
+	StatusHit     Status = "hit"     // values and outputs from the cache
+	StatusRan            = "ran"     // executed in this run
+	StatusLive           = "live"    // values cannot be stored; re-executed when needed
+	StatusError          = "error"   // failed (or was interrupted)
+	StatusSkipped        = "skipped" // an upstream cell failed
+	StatusNever          = "never"   // not computed for its current source (render only)
+	StatusStale          = "stale"   // would run (planning only)
 )
 
 // State is what the engine knows of one cell.
 type State struct {
 	Def      *CellDef
-	Status   string
+	Status   Status
 	Why      string
 	Key      string
 	Err      error  // "file:line:col: msg (in cell NAME)"

@@ -53,7 +53,7 @@ func runNotebook(t *testing.T, dir, src string, opts Options) *nbRun {
 	return r
 }
 
-func (r *nbRun) status(name string) string {
+func (r *nbRun) status(name string) Status {
 	if st := r.e.State(name); st != nil {
 		return st.Status
 	}
@@ -86,7 +86,7 @@ double(total)
 func TestRunThenAllHits(t *testing.T) {
 	dir := t.TempDir()
 	r1 := runNotebook(t, dir, basicNB, Options{})
-	for name, want := range map[string]string{"setup": "ran", "total": "ran", "fn": "live", "use": "ran"} {
+	for name, want := range map[string]Status{"setup": "ran", "total": "ran", "fn": "live", "use": "ran"} {
 		if got := r1.status(name); got != want {
 			t.Errorf("first run: %s is %s, want %s\n%s", name, got, want, r1.stderr.String())
 		}
@@ -98,7 +98,7 @@ func TestRunThenAllHits(t *testing.T) {
 		t.Errorf("use outputs = %q", got)
 	}
 	r2 := runNotebook(t, dir, "", Options{})
-	for name, want := range map[string]string{"setup": "hit", "total": "hit", "fn": "live", "use": "hit"} {
+	for name, want := range map[string]Status{"setup": "hit", "total": "hit", "fn": "live", "use": "hit"} {
 		if got := r2.status(name); got != want {
 			t.Errorf("second run: %s is %s, want %s", name, got, want)
 		}

@@ -104,6 +104,41 @@ func (e *Engine) RunCell(name string, force bool) error {
 	return nil
 }
 
+// Definer names the cell that defines the global name ("" if none).
+func (e *Engine) Definer(name string) string {
+	if c := e.g.definer[name]; c != nil {
+		return c.Name
+	}
+	return ""
+}
+
+// Dependents lists, in file order, every cell downstream of the named
+// cell, directly or not: what goes stale when it changes.
+func (e *Engine) Dependents(cell string) []string {
+	down := map[*CellDef]bool{}
+	var visit func(*CellDef)
+	visit = func(x *CellDef) {
+		for _, d := range e.g.down[x] {
+			if !down[d] {
+				down[d] = true
+				visit(d)
+			}
+		}
+	}
+	for _, c := range e.g.order {
+		if c.Name == cell {
+			visit(c)
+		}
+	}
+	var out []string
+	for _, c := range e.NB.Cells {
+		if down[c] {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
 // upstream returns every cell c depends on, directly or not.
 func (g *graph) upstream(c *CellDef) map[*CellDef]bool {
 	out := map[*CellDef]bool{}

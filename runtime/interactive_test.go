@@ -104,3 +104,23 @@ func TestEvalSeesReloadedValues(t *testing.T) {
 		t.Fatalf("after reload: %v, %v (want the new answer and the REPL's own mine)", out, err)
 	}
 }
+
+// Definer and Dependents answer from the engine's graph; cells may read
+// names defined further down the file.
+func TestDefinerAndDependents(t *testing.T) {
+	dir := t.TempDir()
+	src := "# %% late\nz = y + 1\n\n# %% a\nx = 1\n\n# %% b\ny = x + 1\n\n# %% other\nw = 2\n"
+	r := runNotebook(t, dir, src, Options{})
+	if got := r.e.Definer("y"); got != "b" {
+		t.Errorf("Definer(y) = %q", got)
+	}
+	if got := r.e.Definer("nope"); got != "" {
+		t.Errorf("Definer(nope) = %q", got)
+	}
+	if got := strings.Join(r.e.Dependents("a"), ","); got != "late,b" {
+		t.Errorf("Dependents(a) = %s, want late,b (file order)", got)
+	}
+	if got := r.e.Dependents("other"); len(got) != 0 {
+		t.Errorf("Dependents(other) = %v", got)
+	}
+}

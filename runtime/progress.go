@@ -15,7 +15,7 @@ func (e *Engine) paint(code, s string) string {
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
 }
 
-var statusColor = map[string]string{
+var statusColor = map[Status]string{
 	StatusHit: "32", StatusRan: "36", StatusLive: "35", StatusError: "31",
 	StatusSkipped: "33", StatusNever: "33",
 }
@@ -89,7 +89,7 @@ func (e *Engine) checkParams() {
 func (e *Engine) Summary() map[string]int {
 	n := map[string]int{}
 	for _, st := range e.states {
-		n[st.Status]++
+		n[string(st.Status)]++
 	}
 	return n
 }
@@ -97,5 +97,5 @@ func (e *Engine) Summary() map[string]int {
 // Failed reports whether any cell failed or was skipped because of a failure.
 func (e *Engine) Failed() bool {
 	n := e.Summary()
-	return n[StatusError] > 0 || n[StatusSkipped] > 0
+	return n[string(StatusError)] > 0 || n[string(StatusSkipped)] > 0
 }

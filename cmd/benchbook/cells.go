@@ -28,7 +28,7 @@ func cmdCells(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 		return err
 	}
 	defer e.Close()
-	e.Run(false)
+	e.Plan()
 	type cellInfo struct {
 		Name    string   `json:"name"`
 		Line    int      `json:"line"`
@@ -45,10 +45,7 @@ func cmdCells(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 		if c.Markdown {
 			ci.Kind = "markdown"
 		} else if st := e.State(c.Name); st != nil {
-			ci.Status, ci.Why, ci.Key = st.Status, st.Why, st.Key
-			if ci.Status == runtime.StatusNever {
-				ci.Status = "stale" // from the cells command's point of view: would run
-			}
+			ci.Status, ci.Why, ci.Key = string(st.Status), st.Why, st.Key
 		}
 		cells = append(cells, ci)
 	}

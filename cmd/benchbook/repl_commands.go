@@ -303,58 +303,14 @@ func (r *repl) cmdDeps(args []string) error {
 	if c == nil {
 		return fmt.Errorf("no code cell %q (:cells lists them)", args[0])
 	}
-	defs := r.definers()
 	var reads []string
 	for _, name := range c.Reads {
-		reads = append(reads, fmt.Sprintf("%s (from %s)", name, defs[name]))
+		reads = append(reads, fmt.Sprintf("%s (from %s)", name, r.e.Definer(name)))
 	}
 	fmt.Fprintf(r.out, "%s reads: %s\n", c.Name, orNone(reads))
 	fmt.Fprintf(r.out, "%s defines: %s\n", c.Name, orNone(c.Defines))
-	fmt.Fprintf(r.out, "used by: %s\n", orNone(r.dependents(c.Name, defs)))
+	fmt.Fprintf(r.out, "used by: %s\n", orNone(r.e.Dependents(c.Name)))
 	return nil
-}
-
-// definers maps each global to the cell that defines it.
-func (r *repl) definers() map[string]string {
-	defs := map[string]string{}
-	for _, c := range r.e.NB.Cells {
-		for _, name := range c.Defines {
-			defs[name] = c.Name
-		}
-	}
-	return defs
-}
-
-// dependents lists, in file order, every cell downstream of cell name.
-func (r *repl) dependents(name string, defs map[string]string) []string {
-	down := map[string]bool{name: true}
-	var out []string
-	// Cells may read names defined further down the file: iterate to a
-	// fixed point rather than trust file order.
-	for grew := true; grew; {
-		grew = false
-		for _, c := range r.e.NB.Cells {
-			if down[c.Name] || !readsAny(c.Reads, down, defs) {
-				continue
-			}
-			down[c.Name], grew = true, true
-		}
-	}
-	for _, c := range r.e.NB.Cells {
-		if down[c.Name] && c.Name != name {
-			out = append(out, c.Name)
-		}
-	}
-	return out
-}
-
-func readsAny(reads []string, cells map[string]bool, defs map[string]string) bool {
-	for _, name := range reads {
-		if cells[defs[name]] {
-			return true
-		}
-	}
-	return false
 }
 
 func orNone(s []string) string {
