@@ -213,24 +213,69 @@ func (h *Handle) method(name string, fn func() (starlark.Value, error)) *starlar
 	})
 }
 
-// StartObserving samples the child's CPU around a workload's measurement
-// window (workload.Observer): the run gets server_cpu_us_per_req.
-func (h *Handle) StartObserving(context.Context) (func(int64) (map[string]float64, error), error) {
-	before, err := procCPU(h.cmd.Process.Pid)
+// StartObserving samples the child's CPU and resident size around a
+// workload's measurement window (workload.Observer): the run gets
+// server_cpu_us_per_req and server_rss_peak_kb (the largest resident size
+// sampled every 100 ms), as a backend.process target gives.
+func (h *Handle) StartObserving(ctx context.Context) (func(int64) (map[string]float64, error), error) {
+	pid := h.cmd.Process.Pid
+	before, err := procCPU(pid)
 	if err != nil {
 		return nil, err
 	}
+	peak := &rssPeak{kb: rssKB(pid)}
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go peak.sample(ctx, pid, quit, done)
 	return func(requests int64) (map[string]float64, error) {
-		after, err := procCPU(h.cmd.Process.Pid)
+		close(quit)
+		<-done
+		after, err := procCPU(pid)
 		if err != nil {
 			return nil, err
 		}
-		figs := map[string]float64{"server_cpu_s": (after - before).Seconds()}
+		figs := map[string]float64{
+			"server_cpu_s":       (after - before).Seconds(),
+			"server_rss_peak_kb": float64(max(peak.kb, rssKB(pid))),
+		}
 		if requests > 0 {
 			figs["server_cpu_us_per_req"] = float64((after - before).Microseconds()) / float64(requests)
 		}
 		return figs, nil
 	}, nil
+}
+
+// rssPeak is the largest resident size seen; kb is read after done closes.
+type rssPeak struct{ kb int64 }
+
+func (p *rssPeak) sample(ctx context.Context, pid int, quit, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-quit:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			p.kb = max(p.kb, rssKB(pid))
+		}
+	}
+}
+
+// rssKB is the process's resident size from /proc/PID/statm (0 if gone).
+func rssKB(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize()) / 1024
 }
 
 // clockTick is USER_HZ, 100 on every Linux we run on.

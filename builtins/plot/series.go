@@ -32,6 +32,9 @@ func series(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	if err := checkMetric(metric); err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
+	if ws, ok := soakWindows(runs); ok {
+		return soakSeries(th, b, ws, metric, title)
+	}
 	rs := starval.Items(runs)
 	names, err := labelsFor(rs, labels)
 	if err != nil {
@@ -143,7 +146,11 @@ func downsample(xys plotter.XYs, limit int, peaks bool) (plotter.XYs, int) {
 type seriesOptions struct {
 	metric string
 	title  string
-	step   int // windows per point after downsampling
+	step   int    // windows per point after downsampling
+	xlabel string // "time (s)" when empty
+	// fitY fits the y axis to the data instead of starting at 0: a soak
+	// looks for growth, and 5 MB on 500 MB is invisible from 0.
+	fitY bool
 }
 
 // unitOf is the y axis label of a window metric.
@@ -171,7 +178,11 @@ func drawSeries(lines []plotter.XYs, names []string, o seriesOptions) (*Figure, 
 		}
 		title += fmt.Sprintf(" (%s of every %d windows)", how, o.step)
 	}
-	c := newChart(title, "time (s)", unitOf(o.metric))
+	xlabel := o.xlabel
+	if xlabel == "" {
+		xlabel = "time (s)"
+	}
+	c := newChart(title, xlabel, unitOf(o.metric))
 	for i, xys := range lines {
 		if len(xys) == 0 {
 			continue
@@ -184,7 +195,61 @@ func drawSeries(lines []plotter.XYs, names []string, o seriesOptions) (*Figure, 
 		c.p.Add(l)
 		c.add(names[i], l)
 	}
+	if o.fitY {
+		padY(c.p)
+		return c.figure()
+	}
 	c.p.Y.Min = 0
 	headroom(c.p)
 	return c.figure()
+}
+
+// soakWindows recognises a soak's result (struct(windows, checks, ...))
+// or a list of its window results (dicts or structs without windows of
+// their own): one value per soak window rather than runs with windows.
+func soakWindows(v starlark.Value) ([]starlark.Value, bool) {
+	if starval.Attr(v, "checks") != nil {
+		if ws := starval.Attr(v, "windows"); ws != nil {
+			return starval.Items(ws), true
+		}
+	}
+	list, isList := v.(*starlark.List)
+	if !isList || list.Len() == 0 {
+		return nil, false
+	}
+	for _, w := range starval.Items(list) {
+		_, isMap := w.(starlark.Mapping)
+		if starval.Attr(w, "windows") != nil || (!isMap && starval.Attr(w, "start") != nil) {
+			return nil, false
+		}
+		if _, ok := w.(starlark.HasAttrs); !ok && !isMap {
+			return nil, false
+		}
+	}
+	return starval.Items(list), true
+}
+
+// soakSeries draws one point per soak window (x: the window's index, as
+// the soak's checks name windows).
+func soakSeries(th *starlark.Thread, b *starlark.Builtin, ws []starlark.Value, metric starlark.Value, title string) (starlark.Value, error) {
+	xys := make(plotter.XYs, 0, len(ws))
+	for i, w := range ws {
+		y, err := starval.Metric(th, w, metric)
+		if err != nil {
+			return nil, fmt.Errorf("%s: soak window %d: %w", b.Name(), i, err)
+		}
+		if !math.IsNaN(y) && !math.IsInf(y, 0) {
+			xys = append(xys, plotter.XY{X: float64(i), Y: y})
+		}
+	}
+	line, step := downsample(xys, maxSeriesPoints, keepsPeaks(metric))
+	name := metricName(metric)
+	if title == "" {
+		title = name + " per soak window"
+	}
+	fig, err := drawSeries([]plotter.XYs{line}, []string{name}, seriesOptions{metric: name, title: title, step: step, xlabel: "soak window", fitY: true})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	return fig, nil
 }

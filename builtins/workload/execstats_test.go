@@ -1,8 +1,10 @@
 package workload
 
 import (
+	"context"
 	"math"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -62,17 +64,18 @@ assert.true(sum_(r.user_ms) > 0)
 	}
 }
 
-// TestExecOutlierWarning: one run of eight sleeps 300 ms where the others
-// take a few; the run warns, naming that run.
+// TestExecOutlierWarning: one run of eight sleeps 1.5 s where the others
+// take a few ms (a few hundred on a box busy compiling); the run warns,
+// naming that run.
 func TestExecOutlierWarning(t *testing.T) {
 	dir := t.TempDir()
 	n := filepath.Join(dir, "n")
 	g := mustExec(t, `
-r = workload.exec("n=$(cat `+n+` 2>/dev/null || echo 0); n=$((n+1)); echo $n > `+n+`; [ $n -eq 4 ] && sleep 0.3; true", runs = 8, warmup = 0)
+r = workload.exec("n=$(cat `+n+` 2>/dev/null || echo 0); n=$((n+1)); echo $n > `+n+`; [ $n -eq 4 ] && sleep 1.5; true", runs = 8, warmup = 0)
 `, nil)
 	r := g["r"].(*Run)
 	ws := strings.Join(r.d.Warnings, "\n")
-	if !strings.Contains(ws, "statistical outliers: run 4 (") {
+	if !strings.Contains(ws, "statistical outliers: run ") || !regexp.MustCompile(`\b4 \(1\.\d+ s|\b4 \(1[,0-9]+ ms`).MatchString(ws) {
 		t.Errorf("no outlier warning naming run 4; warnings: %q, wall: %v", ws, r.d.WallMs)
 	}
 	if quiet := execWarnings([]float64{10, 10.2, 9.9, 10.1, 10.3, 9.8}); len(quiet) != 0 {
@@ -90,4 +93,24 @@ func attrOf(t *testing.T, r *Run, name string) starlark.Value {
 		t.Fatalf("run.%s: %v", name, err)
 	}
 	return v
+}
+
+// TestInterruptedRunSaysSo: a run cut by Ctrl-C has no observer figures;
+// reading one must say the run was interrupted, not that the field does
+// not exist (an interrupted soak window surfaced that way).
+func TestInterruptedRunSaysSo(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	g, err := execStar(t, ctx, `r = workload.exec("sleep 1", runs = 2, warmup = 0)`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := g["r"].(*Run)
+	if !r.Interrupted() {
+		t.Fatal("run not interrupted")
+	}
+	_, err = execStar(t, context.Background(), `x = r.server_cpu_us_per_req`, starlark.StringDict{"r": r})
+	if err == nil || !strings.Contains(err.Error(), "interrupted (Ctrl-C) before its figures were taken") {
+		t.Errorf("reading a figure of an interrupted run: %v", err)
+	}
 }

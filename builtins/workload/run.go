@@ -184,6 +184,9 @@ func (r *Run) Attr(name string) (starlark.Value, error) {
 	if v, ok := r.d.Observed[name]; ok {
 		return starlark.Float(v), nil
 	}
+	if r.d.Interrupted { // its observers' figures were never taken
+		return nil, starlark.NoSuchAttrError(fmt.Sprintf("run has no .%s: it was interrupted (Ctrl-C) before its figures were taken", name))
+	}
 	return nil, nil
 }
 

@@ -115,7 +115,7 @@ func named(th *starlark.Thread, v starlark.Value, name string) (starlark.Value, 
 			return starlark.Call(th, p, starlark.Tuple{starlark.Float(q)}, nil)
 		}
 	}
-	return nil, fmt.Errorf("%s has no metric %q", v.Type(), name)
+	return nil, missing(v, name)
 }
 
 // Percentile reads "p99" as 99 and "p999" as 99.9: the usual shorthand
