@@ -73,16 +73,20 @@ type loadSpec struct {
 // late: it was sent noticeably after its intended start.
 const lateAfter = 10 * time.Millisecond
 
-// result is what one run measured, before it becomes a Run.
+// result is what one run measured, before it becomes a Run. Its counts obey
+// count + sum(errors) + dropped + undecided == intended (see recorder).
 type result struct {
-	hist        *hdrhistogram.Histogram // latency from intended start, µs
+	hist        *hdrhistogram.Histogram // latency from intended start, µs: every decided request
+	ok          *hdrhistogram.Histogram // the same, successful requests alone
 	service     *hdrhistogram.Histogram // from actual send, µs
 	lag         *hdrhistogram.Histogram // open loop dispatch lag, µs
 	errors      map[string]int64
 	windows     *windows
+	intended    int64 // requests due (open loop) or started (closed) in the measurement window
 	count       int64 // successful requests in the measurement window
 	late        int64
 	dropped     int64
+	undecided   int64 // Ctrl-C came before their outcome
 	measured    time.Duration
 	interrupted bool
 	self        selfStats
@@ -109,6 +113,18 @@ type run struct {
 
 	sched   *schedule // open loop
 	workers int       // open loop; guarded by mu
+
+	stopOnce sync.Once
+	stopAt   time.Time // when Ctrl-C was first seen; set by stopTime
+}
+
+// stopTime is the moment the run was interrupted: fixed by whoever first
+// sees the cancelled context, so every worker (and the final count) splits
+// the schedule at the same instant: requests due before it were intended
+// and are undecided if nothing decided them; later ones were not intended.
+func (r *run) stopTime() time.Time {
+	r.stopOnce.Do(func() { r.stopAt = time.Now() })
+	return r.stopAt
 }
 
 // runLoad drives tgt according to spec until the duration is over or ctx is
@@ -121,7 +137,7 @@ func runLoad(ctx context.Context, spec loadSpec, tgt target) *result {
 	var cancel context.CancelFunc
 	r.loadCtx, cancel = context.WithDeadline(ctx, r.hardEnd)
 	defer cancel()
-	stopAbort := context.AfterFunc(ctx, r.abortAll)
+	stopAbort := context.AfterFunc(ctx, func() { r.stopTime(); r.abortAll() })
 	defer stopAbort()
 	prog := startProgress(r)
 	dispatchDone := make(chan struct{})
@@ -259,9 +275,13 @@ func (r *run) closedLoop() {
 }
 
 // finished records a closed-loop request from t0 to end, as closedWorker
-// does: warmup counts only for progress, a request Ctrl-C cut short not at all.
+// does: warmup counts only for progress, a request Ctrl-C cut short as
+// undecided.
 func (r *run) finished(rec *recorder, t0, end time.Time, measured bool, class string) {
 	if r.ctx.Err() != nil {
+		if measured {
+			rec.undecide()
+		}
 		return
 	}
 	if !measured {
@@ -285,21 +305,30 @@ func (r *run) closedWorker(c client, rec *recorder) {
 
 // collect merges the recorders into the result.
 func (r *run) collect(res *result) *result {
-	res.hist, res.service, res.lag = newHist(), newHist(), newHist()
+	res.hist, res.ok, res.service, res.lag = newHist(), newHist(), newHist(), newHist()
 	res.errors = map[string]int64{}
 	res.windows = r.shared
+	if r.sched != nil && r.ctx.Err() != nil {
+		r.sched.abandon(r, r.recs[0])
+	}
 	for _, rec := range r.recs {
 		rec.flush()
 		res.hist.Merge(rec.hist)
+		res.ok.Merge(rec.ok)
 		res.service.Merge(rec.service)
 		res.lag.Merge(rec.lag)
 		res.late += rec.late
 		res.dropped += rec.dropped
+		res.undecided += rec.undecided
 		for k, v := range rec.errors {
 			res.errors[k] += v
 		}
 	}
-	res.count = res.hist.TotalCount()
+	res.count = res.ok.TotalCount()
+	res.intended = res.count + sumErrors(res.errors) + res.dropped + res.undecided
+	if r.sched != nil {
+		res.intended = r.intended()
+	}
 	if r.ctx.Err() != nil {
 		res.interrupted = true
 	}

@@ -65,7 +65,7 @@ func (l *httpLoop) run(r *run, rec *recorder) {
 		return
 	}
 	l.r, l.rec = r, rec
-	r.drive(l.p, len(l.conns), l)
+	r.drive(l.p, len(l.conns), l, rec)
 }
 
 func (l *httpLoop) client(i int) *inflight { return &l.conns[i].inflight }

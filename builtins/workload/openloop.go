@@ -63,6 +63,43 @@ func (s *schedule) peek() (job, bool) {
 	return s.next, !s.done
 }
 
+// abandon counts the jobs no worker claimed before Ctrl-C: those due in the
+// measurement window before the stop are undecided. Called once the workers
+// have returned.
+func (s *schedule) abandon(r *run, rec *recorder) {
+	stop := r.stopTime()
+	for {
+		j, ok := s.claim()
+		if !ok || !j.due.Before(stop) || !j.due.Before(r.end) {
+			return
+		}
+		if r.inMeasurement(j.due) {
+			rec.undecide()
+		}
+	}
+}
+
+// intended counts the requests the run's schedule puts in the measurement
+// window (before the stop, if interrupted), replaying a fresh pacer: an
+// account kept apart from the workers', which must add up to it.
+func (r *run) intended() int64 {
+	end := r.end
+	if r.ctx.Err() != nil && r.stopTime().Before(end) {
+		end = r.stopTime()
+	}
+	p := newPacer(r.spec.arrival, r.spec.rate)
+	var n int64
+	for {
+		due := r.start.Add(p.next())
+		if !due.Before(end) || !due.Before(r.start.Add(r.spec.warmup+r.spec.duration)) {
+			return n
+		}
+		if r.inMeasurement(due) {
+			n++
+		}
+	}
+}
+
 // watchEvery is how often the watcher checks for overdue jobs.
 const watchEvery = 2 * time.Millisecond
 
@@ -103,28 +140,38 @@ func (r *run) spawn(n int) {
 	}
 }
 
+// openWorker sends jobs until the schedule is over or Ctrl-C. Every job it
+// claims gets an outcome: sent (a success or an error class), dropped (a
+// timeout or more behind when a worker got to it: after a stall the rest of
+// the schedule drains this way, however late), or undecided (Ctrl-C first).
 func (r *run) openWorker(c client, rec *recorder) {
 	sl := r.newSleeper()
 	defer sl.close()
 	for {
 		j, ok := r.sched.claim()
-		if !ok || !sl.until(r.ctx, j.due) {
-			return
-		}
-		sent := time.Now()
-		if sent.After(r.hardEnd) {
+		if !ok {
 			return
 		}
 		measured := r.inMeasurement(j.due)
-		if sent.Sub(j.due) > r.spec.timeout {
+		if !sl.until(r.ctx, j.due) {
+			if measured && j.due.Before(r.stopTime()) {
+				rec.undecide()
+			}
+			return
+		}
+		sent := time.Now()
+		if waited := sent.Sub(j.due); waited > r.spec.timeout {
 			if measured {
-				rec.drop()
+				rec.drop(waited, r.windowOf(j.due))
 			}
 			continue
 		}
 		class := c.do(r.loadCtx, request{seq: j.seq, deadline: r.deadline(sent), measured: measured})
 		if r.ctx.Err() != nil {
-			return // interrupted mid-request: not a measurement
+			if measured {
+				rec.undecide() // interrupted mid-request: not a measurement
+			}
+			return
 		}
 		if !measured {
 			rec.warm.Add(1)

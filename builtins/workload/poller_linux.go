@@ -221,12 +221,17 @@ type loopOps interface {
 // refused dial) or at the next pass (a generator error). Scanning on a
 // clock rather than per wake keeps a loop of a thousand connections from
 // spending its time looking at the idle ones.
-func (r *run) drive(p *poller, n int, ops loopOps) {
+func (r *run) drive(p *poller, n int, ops loopOps, rec *recorder) {
 	var nextScan, wakeAt time.Time
 	for {
 		now := time.Now()
 		if r.ctx.Err() != nil {
-			return // interrupted: requests in flight are not measurements
+			for i := range n { // interrupted: requests in flight are not measurements
+				if c := ops.client(i); c.busy && c.measured {
+					rec.undecide() // busy stays: close drops the connection
+				}
+			}
+			return
 		}
 		if !now.Before(nextScan) || !now.Before(wakeAt) {
 			busy, wait := 0, maxWait

@@ -13,17 +13,25 @@ import (
 // common case; the current window's histogram is folded into the run's
 // shared windows when the worker moves on, so memory stays bounded however
 // long the run.
+//
+// Every request of the measurement window lands in exactly one of the
+// success count, an error class, dropped or undecided, and (all but the
+// undecided) in hist: a failed or dropped request as a lower bound, the time
+// from its intended start to when it failed or was given up. So the
+// percentiles cannot look better because requests failed or were dropped.
 type recorder struct {
-	mu      sync.Mutex
-	hist    *hdrhistogram.Histogram // latency, µs, from the intended start
-	service *hdrhistogram.Histogram // service time, µs, from the actual send
-	lag     *hdrhistogram.Histogram // open loop: send time minus intended start, µs
-	late    int64                   // open loop: sent more than lateAfter behind
-	dropped int64                   // open loop: never sent, a timeout behind
-	errors  map[string]int64
-	win     int // index of cur
-	cur     *windowAcc
-	shared  *windows
+	mu        sync.Mutex
+	hist      *hdrhistogram.Histogram // latency, µs, from the intended start: every decided request
+	ok        *hdrhistogram.Histogram // latency, µs, of the successful requests alone
+	service   *hdrhistogram.Histogram // service time, µs, from the actual send, of the successes
+	lag       *hdrhistogram.Histogram // open loop: send time minus intended start, µs
+	late      int64                   // open loop: sent more than lateAfter behind
+	dropped   int64                   // open loop: never sent, given up a timeout behind
+	undecided int64                   // Ctrl-C came first: in flight, or due and not yet sent
+	errors    map[string]int64
+	win       int // index of cur
+	cur       *windowAcc
+	shared    *windows
 
 	done atomic.Int64 // successes in the measurement window
 	errs atomic.Int64 // errors in the measurement window
@@ -32,27 +40,32 @@ type recorder struct {
 
 // windowAcc is one window's share of one recorder.
 type windowAcc struct {
-	hist   *hdrhistogram.Histogram
-	errors map[string]int64
+	hist    *hdrhistogram.Histogram // every decided request, as the run's hist
+	ok      int64
+	dropped int64
+	errors  map[string]int64
 }
 
 func newRecorder(shared *windows) *recorder {
-	return &recorder{hist: newHist(), service: newHist(), lag: newWindowHist(), errors: map[string]int64{}, shared: shared, win: -1}
+	return &recorder{hist: newHist(), ok: newHist(), service: newHist(), lag: newWindowHist(),
+		errors: map[string]int64{}, shared: shared, win: -1}
 }
 
 // record adds one finished request: its latency from the intended start,
 // its service time, its error class ("" for success), and the window it
 // belongs to.
 func (r *recorder) record(latency, service time.Duration, class string, win int) {
-	us := max(int64(latency/time.Microsecond), histMin)
+	us := min(max(int64(latency/time.Microsecond), histMin), histMax)
 	r.mu.Lock()
 	if win != r.win {
 		r.switchWindow(win)
 	}
+	_ = r.hist.RecordValue(us)
+	_ = r.cur.hist.RecordValue(us)
 	if class == "" {
-		_ = r.hist.RecordValue(min(us, histMax))
+		_ = r.ok.RecordValue(us)
 		_ = r.service.RecordValue(min(max(int64(service/time.Microsecond), histMin), histMax))
-		_ = r.cur.hist.RecordValue(min(us, histMax))
+		r.cur.ok++
 		r.mu.Unlock()
 		r.done.Add(1)
 		return
@@ -68,6 +81,7 @@ func (r *recorder) switchWindow(win int) {
 		r.shared.fold(r.win, r.cur)
 		r.cur.hist.Reset()
 		clear(r.cur.errors)
+		r.cur.ok, r.cur.dropped = 0, 0
 	} else {
 		r.cur = &windowAcc{hist: newWindowHist(), errors: map[string]int64{}}
 	}
@@ -84,10 +98,25 @@ func (r *recorder) dispatched(lag time.Duration) {
 	r.mu.Unlock()
 }
 
-// drop counts a measured open-loop request that could not be sent in time.
-func (r *recorder) drop() {
+// drop counts a measured open-loop request that was given up unsent,
+// waited the given time from its intended start, of window win.
+func (r *recorder) drop(waited time.Duration, win int) {
+	us := min(max(int64(waited/time.Microsecond), histMin), histMax)
 	r.mu.Lock()
+	if win != r.win {
+		r.switchWindow(win)
+	}
+	_ = r.hist.RecordValue(us)
+	_ = r.cur.hist.RecordValue(us)
+	r.cur.dropped++
 	r.dropped++
+	r.mu.Unlock()
+}
+
+// undecide counts a measured request that Ctrl-C left without an outcome.
+func (r *recorder) undecide() {
+	r.mu.Lock()
+	r.undecided++
 	r.mu.Unlock()
 }
 
@@ -101,11 +130,13 @@ func (r *recorder) flush() {
 	}
 }
 
-// windows are the run's per-window histograms and error counts.
+// windows are the run's per-window histograms and counts.
 type windows struct {
-	mu   sync.Mutex
-	hist []*hdrhistogram.Histogram
-	errs []map[string]int64
+	mu      sync.Mutex
+	hist    []*hdrhistogram.Histogram
+	ok      []int64
+	dropped []int64
+	errs    []map[string]int64
 }
 
 func (w *windows) fold(i int, acc *windowAcc) {
@@ -116,9 +147,13 @@ func (w *windows) fold(i int, acc *windowAcc) {
 	defer w.mu.Unlock()
 	for len(w.hist) <= i {
 		w.hist = append(w.hist, newWindowHist())
+		w.ok = append(w.ok, 0)
+		w.dropped = append(w.dropped, 0)
 		w.errs = append(w.errs, map[string]int64{})
 	}
 	w.hist[i].Merge(acc.hist)
+	w.ok[i] += acc.ok
+	w.dropped[i] += acc.dropped
 	for k, v := range acc.errors {
 		w.errs[i][k] += v
 	}

@@ -389,12 +389,17 @@ func (p *respParser) chunkEnd(b []byte) (int, error) {
 	return n, nil
 }
 
-// trailers ends a chunked body: an empty line at once, or trailer lines
-// (checked as header lines) up to an empty line.
+// trailers ends a chunked body: "\r\n" at once, or trailer lines (checked
+// as header lines) up to an empty line. Trailer lines must end in CRLF:
+// net/http reads a bare LF there only when a CRLFCRLF shows in its read
+// buffer further on, a look-ahead a streaming parser cannot copy.
 func (p *respParser) trailers(b []byte) (int, error) {
 	block, n, ok, err := p.upTo(b, trailerEnd, maxHeader)
 	if !ok {
 		return n, err
+	}
+	if bytes.Count(block, []byte("\n")) != bytes.Count(block, []byte("\r\n")) {
+		return n, errUnsupported
 	}
 	var h framing
 	if err := h.read(block); err != nil {
@@ -404,7 +409,7 @@ func (p *respParser) trailers(b []byte) (int, error) {
 	return n, nil
 }
 
-// trailerEnd: an empty line first is the end; otherwise a header block's end.
+// trailerEnd: an empty line first is the end; otherwise a header block's.
 func trailerEnd(b []byte, from int) int {
 	switch {
 	case len(b) >= 1 && b[0] == '\n':

@@ -17,7 +17,8 @@ import (
 // Run is the result of one workload: a Starlark value of type "run".
 type Run struct {
 	d       runData
-	hist    *hdrhistogram.Histogram
+	hist    *hdrhistogram.Histogram // every decided request; failures and drops as lower bounds
+	ok      *hdrhistogram.Histogram // successes alone; nil in runs stored before it (hist is)
 	service *hdrhistogram.Histogram
 	lag     *hdrhistogram.Histogram // open loop dispatch lag; not stored
 	acquire *hdrhistogram.Histogram
@@ -31,11 +32,13 @@ type runData struct {
 	Label       string             `json:"label"` // what ran
 	Clients     int                `json:"clients,omitempty"`
 	Rate        float64            `json:"rate,omitempty"`
-	Count       int64              `json:"count"`  // successful requests in the window
-	Errors      map[string]int64   `json:"errors"` // by class
+	Intended    int64              `json:"intended"` // requests due (open loop) or started (closed) in the window
+	Count       int64              `json:"count"`    // successful requests in the window
+	Errors      map[string]int64   `json:"errors"`   // by class
 	Duration    float64            `json:"duration"`
 	Late        int64              `json:"late"`
-	Dropped     int64              `json:"dropped"`
+	Dropped     int64              `json:"dropped"`   // open loop: given up unsent
+	Undecided   int64              `json:"undecided"` // Ctrl-C came before their outcome
 	Windows     []windowStat       `json:"windows"`
 	GenCPU      float64            `json:"gen_cpu_us_per_req"`
 	Interrupted bool               `json:"interrupted"`
@@ -48,6 +51,7 @@ type runData struct {
 	MaxRSSKb    []int64            `json:"max_rss_kb,omitempty"`
 
 	Hist    []byte            `json:"hist"`
+	OK      []byte            `json:"ok_hist,omitempty"` // absent in runs stored before it: Hist was successes only
 	Service []byte            `json:"service,omitempty"`
 	Acquire []byte            `json:"acquire,omitempty"`
 	ByTag   map[string][]byte `json:"by_tag,omitempty"`
@@ -72,18 +76,22 @@ func init() { codec.Register("run", decodeRun) }
 
 // newRun turns an engine result into a Run.
 func newRun(kind string, spec loadSpec, res *result) *Run {
-	r := &Run{hist: res.hist, service: res.service, lag: res.lag, d: runData{
+	r := &Run{hist: res.hist, ok: res.ok, service: res.service, lag: res.lag, d: runData{
 		Kind: kind, Label: spec.label, Clients: spec.clients, Rate: spec.rate,
-		Count: res.count, Errors: res.errors, Duration: res.measured.Seconds(),
-		Late: res.late, Dropped: res.dropped, Interrupted: res.interrupted,
+		Intended: res.intended, Count: res.count, Errors: res.errors, Duration: res.measured.Seconds(),
+		Late: res.late, Dropped: res.dropped, Undecided: res.undecided, Interrupted: res.interrupted,
 		Warnings: res.warnings, Observed: res.observed,
 	}}
+	if failed := sumErrors(res.errors) + res.dropped; failed > 0 {
+		r.d.Warnings = append(r.d.Warnings, fmt.Sprintf("the percentiles count %d failed or dropped requests as lower bounds "+
+			"(from the intended start to the failure or give-up): run.ok_p(q) has the %d successes alone", failed, res.count))
+	}
 	if n := res.count + sumErrors(res.errors); n > 0 {
 		r.d.GenCPU = float64(res.self.cpu.Microseconds()) / float64(n)
 	}
 	r.d.Windows = windowStats(res.windows, spec)
 	if r.d.Interrupted {
-		r.d.Warnings = append(r.d.Warnings, "interrupted: figures cover only what was measured before Ctrl-C")
+		r.d.Warnings = append(r.d.Warnings, fmt.Sprintf("interrupted: figures cover only what was measured before Ctrl-C (%d requests undecided)", res.undecided))
 	}
 	return r
 }
@@ -99,7 +107,7 @@ func windowStats(w *windows, spec loadSpec) []windowStat {
 		length := min(spec.window.Seconds(), spec.duration.Seconds()-ws.Start)
 		if w != nil && i < len(w.hist) {
 			h := w.hist[i]
-			ws.Count, ws.P50, ws.P99 = h.TotalCount(), quantileMs(h, 50), quantileMs(h, 99)
+			ws.Count, ws.P50, ws.P99 = w.ok[i], quantileMs(h, 50), quantileMs(h, 99)
 			ws.Errors = w.errs[i]
 		}
 		if length > 0 {
@@ -108,6 +116,14 @@ func windowStats(w *windows, spec loadSpec) []windowStat {
 		out = append(out, ws)
 	}
 	return out
+}
+
+// okHist is the successes' latency: before runs kept it apart, hist was.
+func (r *Run) okHist() *hdrhistogram.Histogram {
+	if r.ok == nil {
+		return r.hist
+	}
+	return r.ok
 }
 
 func (r *Run) lagHist() *hdrhistogram.Histogram {
@@ -146,8 +162,8 @@ func (r *Run) Truth() starlark.Bool  { return true }
 func (r *Run) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: run") }
 
 var runAttrs = []string{"acquire", "by_tag", "count", "cpu_ms", "dropped", "duration", "errors",
-	"gen_cpu_us_per_req", "hist", "interrupted", "kind", "label", "late", "max", "max_rss_kb",
-	"mean", "min", "p", "rps", "service", "stddev", "sys_ms", "user_ms", "wall_ms", "warnings", "windows"}
+	"gen_cpu_us_per_req", "hist", "intended", "interrupted", "kind", "label", "late", "max", "max_rss_kb",
+	"mean", "min", "ok_hist", "ok_p", "p", "rps", "service", "stddev", "sys_ms", "undecided", "user_ms", "wall_ms", "warnings", "windows"}
 
 func (r *Run) AttrNames() []string {
 	return append(append([]string(nil), runAttrs...), sortedKeys(r.d.Observed)...)
@@ -160,6 +176,10 @@ func (r *Run) Attr(name string) (starlark.Value, error) {
 	switch name {
 	case "p":
 		return percentileMethod("run.p", r.hist), nil
+	case "ok_p":
+		return percentileMethod("run.ok_p", r.okHist()), nil
+	case "ok_hist":
+		return &Histogram{h: r.okHist()}, nil
 	case "errors":
 		return intDict(r.d.Errors), nil
 	case "windows":
@@ -204,6 +224,10 @@ func (r *Run) scalarAttr(name string) starlark.Value {
 		return starlark.MakeInt64(r.d.Late)
 	case "dropped":
 		return starlark.MakeInt64(r.d.Dropped)
+	case "intended":
+		return starlark.MakeInt64(r.d.Intended)
+	case "undecided":
+		return starlark.MakeInt64(r.d.Undecided)
 	case "gen_cpu_us_per_req":
 		return starlark.Float(r.d.GenCPU)
 	case "interrupted":
@@ -289,7 +313,7 @@ func (r *Run) MarshalValue() ([]byte, error) {
 		b, err = h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 		return b
 	}
-	d.Hist, d.Service, d.Acquire = enc(r.hist), enc(r.service), enc(r.acquire)
+	d.Hist, d.OK, d.Service, d.Acquire = enc(r.hist), enc(r.ok), enc(r.service), enc(r.acquire)
 	if len(r.byTag) > 0 {
 		d.ByTag = map[string][]byte{}
 		for k, h := range r.byTag {
@@ -316,16 +340,19 @@ func decodeRun(data []byte) (starlark.Value, error) {
 		h, err = hdrhistogram.Decode(b)
 		return h
 	}
-	r.hist, r.service, r.acquire = dec(r.d.Hist), dec(r.d.Service), dec(r.d.Acquire)
+	r.hist, r.ok, r.service, r.acquire = dec(r.d.Hist), dec(r.d.OK), dec(r.d.Service), dec(r.d.Acquire)
 	if len(r.d.ByTag) > 0 {
 		r.byTag = map[string]*hdrhistogram.Histogram{}
 		for k, b := range r.d.ByTag {
 			r.byTag[k] = dec(b)
 		}
 	}
-	r.d.Hist, r.d.Service, r.d.Acquire, r.d.ByTag = nil, nil, nil, nil
+	r.d.Hist, r.d.OK, r.d.Service, r.d.Acquire, r.d.ByTag = nil, nil, nil, nil, nil
 	if err != nil {
 		return nil, fmt.Errorf("run: %w", err)
+	}
+	if r.d.Intended == 0 && (r.d.Kind == "http" || r.d.Kind == "sql") { // stored before runs kept it
+		r.d.Intended = r.d.Count + sumErrors(r.d.Errors) + r.d.Dropped + r.d.Undecided
 	}
 	if r.hist == nil {
 		r.hist = newHist()
@@ -345,6 +372,14 @@ func (r *Run) summaryRow() (head, row []string) {
 	if r.d.Rate > 0 {
 		head = append(head, "late", "dropped")
 		row = append(row, fmt.Sprint(r.d.Late), fmt.Sprint(r.d.Dropped))
+	}
+	if r.d.Undecided > 0 {
+		head = append(head, "undecided")
+		row = append(row, fmt.Sprint(r.d.Undecided))
+	}
+	if r.d.Intended > 0 {
+		head = append(head, "intended")
+		row = append(row, fmt.Sprint(r.d.Intended))
 	}
 	head = append(head, "gen CPU/req")
 	row = append(row, fmt.Sprintf("%.1f µs", r.d.GenCPU))
@@ -401,7 +436,8 @@ func (r *Run) JSON() any {
 	return map[string]any{
 		"kind": r.d.Kind, "label": r.d.Label, "count": r.d.Count, "rps": r.RPS(),
 		"errors": r.d.Errors, "duration": r.d.Duration, "late": r.d.Late, "dropped": r.d.Dropped,
-		"latency": (&Histogram{h: r.hist}).JSON(), "windows": r.d.Windows,
+		"intended": r.d.Intended, "undecided": r.d.Undecided,
+		"latency": (&Histogram{h: r.hist}).JSON(), "ok_latency": (&Histogram{h: r.okHist()}).JSON(), "windows": r.d.Windows,
 		"gen_cpu_us_per_req": r.d.GenCPU, "interrupted": r.d.Interrupted,
 		"warnings": r.d.Warnings, "observed": r.d.Observed,
 		"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs, "max_rss_kb": r.d.MaxRSSKb,

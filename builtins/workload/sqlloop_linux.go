@@ -90,7 +90,7 @@ func (l *sqlLoop) run(r *run, rec *recorder) {
 		return
 	}
 	l.r, l.rec = r, rec
-	r.drive(l.p, len(l.slots), l)
+	r.drive(l.p, len(l.slots), l, rec)
 }
 
 func (l *sqlLoop) client(i int) *inflight { return &l.slots[i].inflight }

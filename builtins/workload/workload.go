@@ -18,10 +18,13 @@
 // intended start and latency is measured from it, so a stalled target
 // shows in the tail instead of being hidden (coordinated omission).
 //
-// A run has: count, errors, rps, p(q), mean, max, late, dropped, windows,
-// gen_cpu_us_per_req, interrupted, duration, label, kind, hist, warnings,
-// service (service-time histogram, open loop), by_tag and acquire (sql),
-// wall_ms, cpu_ms, max_rss_kb (exec), and the observers' figures.
+// A run has: intended, count, errors, dropped, undecided, rps, p(q), mean,
+// max, late, windows, gen_cpu_us_per_req, interrupted, duration, label,
+// kind, hist, ok_p(q), ok_hist, warnings, service (service-time histogram,
+// open loop), by_tag and acquire (sql), wall_ms, cpu_ms, max_rss_kb (exec),
+// and the observers' figures. count + sum(errors) + dropped + undecided ==
+// intended, always; p(q) and hist count failed and dropped requests as
+// lower bounds (time to failure or give-up), ok_p(q) the successes alone.
 package workload
 
 import (
