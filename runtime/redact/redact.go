@@ -1,0 +1,416 @@
+// Package redact hides secrets in everything benchbook lets out of the
+// process: records (HTML, Markdown, JSON), stderr, file names and the
+// cache's files. It is the one redaction pass; every such boundary calls it.
+//
+// What counts as a secret:
+//   - the password in a URL's userinfo, any scheme (postgres://u:PW@host,
+//     https://u:PW@host); the last '@' before the host ends the userinfo, so
+//     a password may hold '@' and ':'. An http(s) userinfo with no password
+//     (https://TOKEN@host) is hidden whole;
+//   - the value after a secret-looking name in key/value text
+//     (password=PW, password = 'P W', "token": "PW", PGPASSWORD=PW);
+//   - in structured values (dict entries, struct fields, table columns,
+//     parameters) the value of any field whose name says secret;
+//   - any text the process learned is a secret (Learn): the value of a
+//     parameter named token, the password of a DSN given with -p, wherever
+//     it turns up later, even alone.
+package redact
+
+import (
+	"io"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+)
+
+// Mask replaces a secret. It is net/url's choice (URL.Redacted), so a
+// redacted DSN still parses.
+const Mask = "xxxxx"
+
+var (
+	// userinfo: scheme, then everything up to the last '@' before the
+	// first character that ends an authority ('/', '?', '#'), whitespace or
+	// a quote (a URL inside a quoted string).
+	urlUserinfo = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.-]*://)([^\s'"/?#<>]*)@`)
+
+	// secretKV: a name that says secret, optionally quoted (a dict's
+	// "password": ...), '=' or ':', then a quoted or bare value. A bare
+	// value runs to whitespace, as in libpq's keyword form, or '&' (a
+	// URL's query).
+	secretKV = regexp.MustCompile(`(?i)(["']?[\w.-]*(?:password|passwd|pwd|secret|token|api_?key|access_?key|private_?key)[\w.-]*["']?\s*[=:]\s*)("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[^\s'"&]+)`)
+)
+
+// String hides every secret found in free text.
+func String(s string) string {
+	s = hideLearned(s)
+	if !strings.ContainsAny(s, "@=:") {
+		return s // the common case, cheap: nothing that could hold a secret
+	}
+	s = urlUserinfo.ReplaceAllStringFunc(s, maskUserinfo)
+	return secretKV.ReplaceAllStringFunc(s, maskValue)
+}
+
+// minLearned is the shortest secret Learn keeps: masking every "42" of a
+// record would hide the measurements, not a password.
+const minLearned = 4
+
+// learned holds the secrets this process was given. They are per process,
+// not per run, because so is every output they must stay out of (stderr).
+var learned struct {
+	sync.RWMutex
+	set map[string]bool
+	r   *strings.Replacer
+}
+
+// Learn remembers the secrets in a named value (a parameter, a cell's
+// source) so that String hides them wherever they turn up, even alone (a
+// cell that splits a DSN and shows its password): the whole value when the
+// name says secret, else the passwords found in it.
+func Learn(name, value string) {
+	var found []string
+	if SecretName(name) {
+		found = append(found, value)
+	}
+	for _, m := range urlUserinfo.FindAllStringSubmatch(value, -1) {
+		if _, pw, ok := strings.Cut(m[2], ":"); ok {
+			found = append(found, pw)
+		}
+	}
+	for _, m := range secretKV.FindAllStringSubmatch(value, -1) {
+		v := m[2]
+		if strings.ContainsAny(v[:1], `"'`) {
+			found = append(found, v[1:len(v)-1])
+		} else if !strings.ContainsAny(v, "()[]{},") { // not code: password = param("pw", "")
+			found = append(found, v)
+		}
+	}
+	learned.Lock()
+	defer learned.Unlock()
+	added := false
+	for _, s := range found {
+		if len(s) >= minLearned && s != Mask && !learned.set[s] {
+			if learned.set == nil {
+				learned.set = map[string]bool{}
+			}
+			learned.set[s], added = true, true
+		}
+	}
+	if added {
+		learned.r = newReplacer(learned.set)
+	}
+}
+
+// newReplacer replaces the longest secrets first, so that one holding
+// another is masked whole.
+func newReplacer(set map[string]bool) *strings.Replacer {
+	all := make([]string, 0, len(set))
+	for s := range set {
+		all = append(all, s)
+	}
+	sort.Slice(all, func(i, j int) bool { return len(all[i]) > len(all[j]) })
+	pairs := make([]string, 0, 2*len(all))
+	for _, s := range all {
+		pairs = append(pairs, s, Mask)
+	}
+	return strings.NewReplacer(pairs...)
+}
+
+func hideLearned(s string) string {
+	learned.RLock()
+	r := learned.r
+	learned.RUnlock()
+	if r == nil {
+		return s
+	}
+	return r.Replace(s)
+}
+
+func maskUserinfo(m string) string {
+	sub := urlUserinfo.FindStringSubmatch(m)
+	scheme, info := sub[1], sub[2]
+	if user, _, ok := strings.Cut(info, ":"); ok {
+		return scheme + user + ":" + Mask + "@"
+	}
+	switch strings.ToLower(scheme) {
+	case "http://", "https://", "ws://", "wss://":
+		return scheme + Mask + "@" // a bare token as the user name
+	}
+	return m // a user name alone (postgres://postgres@host) is no secret
+}
+
+// codeValue is a bare value that is code, not a secret: a call
+// (token = param("token", "")) or a constant ("password": None}).
+var codeValue = regexp.MustCompile(`^(?:[A-Za-z_][\w.]*\(|(?:None|True|False|null|true|false)(?:[^\w]|$))`)
+
+func maskValue(m string) string {
+	sub := secretKV.FindStringSubmatch(m)
+	prefix, val := sub[1], sub[2]
+	switch {
+	case val == Mask, codeValue.MatchString(val):
+		return m
+	case strings.HasPrefix(val, `"`):
+		return prefix + `"` + Mask + `"`
+	case strings.HasPrefix(val, `'`):
+		return prefix + `'` + Mask + `'`
+	}
+	return prefix + Mask
+}
+
+// secretWords are the words of a field name that make its value a secret.
+var secretWords = map[string]bool{
+	"password": true, "passwd": true, "pwd": true, "pass": true, "passphrase": true,
+	"secret": true, "token": true, "key": true, "apikey": true, "credential": true,
+	"credentials": true, "auth": true, "authorization": true,
+}
+
+// SecretName reports whether a field, column or parameter named name holds
+// a secret: one of its words (split at '_', '-', '.', spaces and case
+// changes) is password, secret, token, key and the like, or it contains
+// "password" or "secret" anywhere (PGPASSWORD).
+func SecretName(name string) bool {
+	lower := strings.ToLower(name)
+	if strings.Contains(lower, "password") || strings.Contains(lower, "secret") {
+		return true
+	}
+	for _, w := range words(name) {
+		if secretWords[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// words splits "apiKey", "api_key" and "API-KEY" into lower-case words.
+func words(name string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	prev := rune(0)
+	for _, r := range name {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+		prev = r
+	}
+	flush()
+	return out
+}
+
+// Param is a parameter's value as it may be shown.
+func Param(name, value string) string {
+	if SecretName(name) {
+		return Mask
+	}
+	return String(value)
+}
+
+// Params applies Param to every parameter.
+func Params(p map[string]string) map[string]string {
+	if p == nil {
+		return nil
+	}
+	out := make(map[string]string, len(p))
+	for k, v := range p {
+		out[k] = Param(k, v)
+	}
+	return out
+}
+
+// Args redacts a command line: "-p name=value" (or -p=name=value) by the
+// parameter's name, every other argument as free text.
+func Args(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		switch {
+		case i > 0 && (args[i-1] == "-p" || args[i-1] == "--p"):
+			out[i] = paramArg(a)
+		case strings.HasPrefix(a, "-p=") || strings.HasPrefix(a, "--p="):
+			flag, kv, _ := strings.Cut(a, "=")
+			out[i] = flag + "=" + paramArg(kv)
+		default:
+			out[i] = String(a)
+		}
+	}
+	return out
+}
+
+func paramArg(kv string) string {
+	name, value, ok := strings.Cut(kv, "=")
+	if !ok {
+		return String(kv)
+	}
+	return name + "=" + Param(name, value)
+}
+
+// Redacter is a host value that holds text a record shows (a table's cells,
+// a file's name and content): Redacted returns a copy with secrets hidden,
+// using Value, String and SecretName, and whether there were any.
+type Redacter interface {
+	starlark.Value
+	Redacted() (starlark.Value, bool)
+}
+
+// maxDepth stops the walk of a cyclic value.
+const maxDepth = 64
+
+// Value returns v with its secrets hidden, and whether it held any:
+// strings as free text, dict entries and struct fields whose name says
+// secret masked whole, host values through Redacter. v itself comes back
+// when it holds none. A value that holds a secret must not be written to
+// disk.
+func Value(v starlark.Value) (starlark.Value, bool) { return walk(v, 0) }
+
+// Field is Value for the value of a named field (a column, a dict key):
+// masked whole when the name says secret (None stays None: there is
+// nothing to hide).
+func Field(name string, v starlark.Value) (starlark.Value, bool) {
+	return field(starlark.String(name), v, 0)
+}
+
+func walk(v starlark.Value, depth int) (starlark.Value, bool) {
+	if depth > maxDepth {
+		return v, false
+	}
+	switch v := v.(type) {
+	case starlark.String:
+		s := String(string(v))
+		return starlark.String(s), s != string(v)
+	case *starlark.List:
+		elems, changed := walkSeq(v, depth)
+		if !changed {
+			return v, false
+		}
+		return starlark.NewList(elems), true
+	case starlark.Tuple:
+		elems, changed := walkSeq(v, depth)
+		if !changed {
+			return v, false
+		}
+		return starlark.Tuple(elems), true
+	case *starlark.Dict:
+		return walkDict(v, depth)
+	case *starlark.Set:
+		return walkSet(v, depth)
+	case *starlarkstruct.Struct:
+		return walkStruct(v, depth)
+	case Redacter:
+		return v.Redacted()
+	}
+	return v, false
+}
+
+func walkSeq(s starlark.Indexable, depth int) ([]starlark.Value, bool) {
+	elems := make([]starlark.Value, s.Len())
+	changed := false
+	for i := range elems {
+		var c bool
+		elems[i], c = walk(s.Index(i), depth+1)
+		changed = changed || c
+	}
+	return elems, changed
+}
+
+func walkDict(d *starlark.Dict, depth int) (starlark.Value, bool) {
+	out := starlark.NewDict(d.Len())
+	changed := false
+	for _, kv := range d.Items() {
+		k, kc := walk(kv[0], depth+1)
+		val, vc := field(kv[0], kv[1], depth)
+		changed = changed || kc || vc
+		if err := out.SetKey(k, val); err != nil {
+			return d, false // an unhashable key cannot come from a dict; keep d
+		}
+	}
+	if !changed {
+		return d, false
+	}
+	return out, true
+}
+
+// field redacts the value of a named field: masked whole when the name
+// says secret, else walked.
+func field(name, v starlark.Value, depth int) (starlark.Value, bool) {
+	if s, ok := name.(starlark.String); ok && SecretName(string(s)) {
+		if v == starlark.None || v == starlark.String(Mask) {
+			return v, false
+		}
+		return starlark.String(Mask), true
+	}
+	return walk(v, depth+1)
+}
+
+func walkSet(s *starlark.Set, depth int) (starlark.Value, bool) {
+	out := starlark.NewSet(s.Len())
+	changed := false
+	iter := s.Iterate()
+	defer iter.Done()
+	var x starlark.Value
+	for iter.Next(&x) {
+		y, c := walk(x, depth+1)
+		changed = changed || c
+		if err := out.Insert(y); err != nil {
+			return s, false
+		}
+	}
+	if !changed {
+		return s, false
+	}
+	return out, true
+}
+
+func walkStruct(s *starlarkstruct.Struct, depth int) (starlark.Value, bool) {
+	fields := starlark.StringDict{}
+	changed := false
+	for _, name := range s.AttrNames() {
+		v, err := s.Attr(name)
+		if err != nil {
+			return s, false
+		}
+		var c bool
+		fields[name], c = field(starlark.String(name), v, depth)
+		changed = changed || c
+	}
+	if !changed {
+		return s, false
+	}
+	return starlarkstruct.FromStringDict(s.Constructor(), fields), true
+}
+
+// Writer redacts everything written through it as free text. A secret
+// split across two writes would get through, so callers write whole lines
+// (fmt.Fprintf does).
+func Writer(w io.Writer) io.Writer {
+	if rw, ok := w.(writer); ok {
+		return rw
+	}
+	return writer{w}
+}
+
+type writer struct{ w io.Writer }
+
+// Unwrap gives the writer underneath, for a terminal check.
+func (r writer) Unwrap() io.Writer { return r.w }
+
+func (r writer) Write(p []byte) (int, error) {
+	s := String(string(p))
+	if _, err := io.WriteString(r.w, s); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
