@@ -50,11 +50,14 @@ func param(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs 
 	hash := "default"
 	raw, ok := Param(t, name)
 	if ok {
-		hash = "set:" + raw
+		hash = paramHash(raw)
 	}
 	AddInput(t, Input{Kind: "param", Name: name, Hash: hash})
 	if !ok {
 		return def, nil
+	}
+	if strings.HasPrefix(raw, withheldParam) {
+		return nil, fmt.Errorf("param: %s held a secret in the last run, which benchbook does not save; set it again with -p %s=...", name, name)
 	}
 	v, err := typedLike(def, raw)
 	if err != nil {

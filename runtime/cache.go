@@ -17,6 +17,7 @@ import (
 
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/hostinfo"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // FormatVersion is part of every key and every path in the cache: a change
@@ -246,7 +247,7 @@ func (m memoStore) Get(scope, key string) (*Checkpoint, bool) {
 		m.warn(fmt.Sprintf("memo %q recomputed: %v", key, err))
 		return nil, false
 	}
-	if e.Key != key || m.stale(e.Inputs) != "" {
+	if e.Key != redact.String(key) || m.stale(e.Inputs) != "" {
 		return nil, false
 	}
 	v, err := codec.Decode(e.Value)
@@ -267,12 +268,16 @@ func (m memoStore) Get(scope, key string) (*Checkpoint, bool) {
 }
 
 func (m memoStore) Put(scope, key string, cp *Checkpoint) error {
+	if _, secret := redact.Value(cp.Value); secret {
+		return errors.New("it holds a secret, never written to disk")
+	}
 	data, err := codec.Encode(cp.Value)
 	if err != nil {
 		return err
 	}
-	e := memoEntry{Key: key, Value: data, When: time.Now(), Inputs: cp.Inputs, Warnings: cp.Warnings}
-	for _, out := range cp.Outputs {
+	// The key is kept to catch a collision of its hash; a secret in it stays out.
+	e := memoEntry{Key: redact.String(key), Value: data, When: time.Now(), Inputs: cp.Inputs, Warnings: redactAll(cp.Warnings)}
+	for _, out := range redactOutputs(cp.Outputs) {
 		b, err := codec.Encode(out)
 		if err != nil {
 			b, _ = codec.Encode(Printed(out.String()))
@@ -302,6 +307,6 @@ func lock(cacheDir string, say func(string)) (unlock func(), err error) {
 		}
 	}
 	f.Truncate(0)
-	fmt.Fprintf(f, "pid %d (%s)\n", os.Getpid(), strings.Join(os.Args, " "))
+	fmt.Fprintf(f, "pid %d (%s)\n", os.Getpid(), strings.Join(redact.Args(os.Args), " "))
 	return func() { f.Truncate(0); f.Close() }, nil
 }

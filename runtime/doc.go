@@ -46,8 +46,10 @@
 //  7. Render (report.go, record/). The engine assembles a record.Record:
 //     cells with status (hit, ran, live, error, skipped, never), reason,
 //     timing, host and outputs, plus provenance; the record package writes
-//     it as self-contained HTML, Markdown or JSON. Passwords in connection
-//     strings are scrubbed from everything the record shows.
+//     it as self-contained HTML, Markdown or JSON. Secrets (passwords in
+//     URLs and DSNs, fields named like token) pass through runtime/redact
+//     on their way to a record, stderr or the cache; a value holding one
+//     is never stored.
 //
 // The REPL and watch use the same engine through interactive.go: Plan,
 // RunCell, Eval and Reload.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/hostinfo"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // Options configure an Engine.
@@ -130,6 +131,7 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	e.temps, e.tempBytes = e.store.removeTemps()
 	e.sess = &Session{Ctx: ctx, Stderr: opts.Stderr, NotebookDir: dir, CacheDir: opts.CacheDir, Params: opts.Params}
 	e.sess.memo = memoStore{s: e.store, warn: e.warn, stale: e.staleInput}
+	learnSecrets(nb, opts.Params)
 	e.prev = e.loadMemory()
 	return e, nil
 }
@@ -180,9 +182,12 @@ func (e *Engine) Run(execute bool) {
 const paramsFile = "last-params.json"
 
 func (e *Engine) saveParams() {
-	p := e.opts.Params
-	if p == nil {
-		p = map[string]string{}
+	p := map[string]string{}
+	for name, v := range e.opts.Params {
+		p[name] = v
+		if redact.SecretName(name) || redact.String(v) != v {
+			p[name] = withheldParam + strings.TrimPrefix(paramHash(v), "set:")
+		}
 	}
 	if err := writeChecked(filepath.Join(e.store.dir, paramsFile), p); err != nil {
 		e.warn(fmt.Sprintf("last run's parameters not saved: %v", err))
@@ -304,11 +309,52 @@ func (e *Engine) staleInput(inputs []Input) string {
 	return ""
 }
 
+// paramValue is how a parameter enters keys and input hashes: as a hash,
+// so that no entry, checkpoint or state.json holds a secret's text.
 func (e *Engine) paramValue(name string) string {
 	if v, ok := e.opts.Params[name]; ok {
-		return "set:" + v
+		return paramHash(v)
 	}
 	return "default"
+}
+
+func paramHash(v string) string {
+	if h, ok := strings.CutPrefix(v, withheldParam); ok {
+		return "set:" + h
+	}
+	return "set:" + hashString("param", v)[:16]
+}
+
+// withheldParam starts the value, in Params, of a secret parameter of the
+// last run (a password in a DSN, a parameter named token): last-params.json
+// keeps its hash only, which finds the run's entries (render, cells) but
+// cannot run a cell. A command-line value never holds a NUL byte, so no
+// real value is mistaken for one.
+const withheldParam = "\x00withheld:"
+
+// learnSecrets tells the redactor the secrets the notebook and its
+// parameters hold, so that they stay hidden wherever they turn up.
+func learnSecrets(nb *Notebook, params map[string]string) {
+	for name, v := range params {
+		if !strings.HasPrefix(v, withheldParam) {
+			redact.Learn(name, v)
+		}
+	}
+	for _, c := range nb.Cells {
+		redact.Learn("", c.Body)
+	}
+}
+
+// ShownParams is the parameters as a record or a terminal may show them:
+// secrets masked.
+func ShownParams(p map[string]string) map[string]string {
+	out := redact.Params(p)
+	for name, v := range p {
+		if strings.HasPrefix(v, withheldParam) {
+			out[name] = redact.Mask
+		}
+	}
+	return out
 }
 
 // values returns a cell's globals, loading them from the cache or running a

@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/hostinfo"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // execute runs one cell and stores its entry the moment it finishes.
@@ -191,6 +192,12 @@ func (e *Engine) store1(st *State) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
+		if _, secret := redact.Value(st.values[name]); secret {
+			ent.Live, st.Status = true, StatusLive
+			st.Why = fmt.Sprintf("ran; %s holds a secret, never written to disk", name)
+			ent.Values, ent.Hashes = nil, nil
+			break
+		}
 		data, err := codec.Encode(st.values[name])
 		if errors.Is(err, codec.ErrNotStorable) {
 			ent.Live = true
@@ -209,6 +216,8 @@ func (e *Engine) store1(st *State) {
 		ent.Values[name] = data
 		ent.Hashes[name] = hex.EncodeToString(sum[:])
 	}
+	st.outputs, st.warnings = redactOutputs(st.outputs), redactAll(st.warnings)
+	ent.Warnings = st.warnings
 	for _, out := range st.outputs {
 		data, err := codec.Encode(out)
 		if err != nil {

@@ -28,6 +28,7 @@ func (e *Engine) SetContext(ctx context.Context) {
 func (e *Engine) SetParams(p map[string]string) {
 	e.opts.Params = p
 	e.sess.Params = p
+	learnSecrets(e.NB, p)
 }
 
 // Plan recomputes every cell's state without executing anything.

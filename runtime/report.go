@@ -3,7 +3,6 @@ package runtime
 import (
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	goruntime "runtime"
 	"strings"
 	"time"
@@ -12,19 +11,20 @@ import (
 
 	"github.com/benchbook/benchbook/runtime/hostinfo"
 	"github.com/benchbook/benchbook/runtime/record"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // Record assembles the notebook's record from the cells' states.
 func (e *Engine) Record() *record.Record {
 	r := &record.Record{
-		Title:    e.title(),
+		Title:    redact.String(e.title()),
 		Path:     e.NB.Path,
 		Rendered: time.Now(),
-		Warnings: scrubAll(e.Warnings),
+		Warnings: redactAll(e.Warnings),
 		Prov:     e.provenance(),
 	}
 	for _, c := range e.NB.Cells {
-		src, whole := shownSource(c.Name, Scrub(c.Body), c.Markdown)
+		src, whole := shownSource(c.Name, redact.String(c.Body), c.Markdown)
 		rc := record.Cell{Name: c.Name, Markdown: c.Markdown, Source: src, Line: c.Line}
 		if st := e.states[c]; st != nil {
 			e.fillCell(&rc, st)
@@ -36,7 +36,9 @@ func (e *Engine) Record() *record.Record {
 		}
 		r.Cells = append(r.Cells, rc)
 	}
-	r.Verdict = e.verdict()
+	if v := e.verdict(); v != nil {
+		r.Verdict, _ = redact.Value(v)
+	}
 	return r
 }
 
@@ -45,19 +47,16 @@ func (e *Engine) fillCell(rc *record.Cell, st *State) {
 	rc.Reads, rc.Defines = st.Def.Reads, st.Def.Defines
 	rc.Duration, rc.ComputedAt = st.duration, st.started
 	rc.Host, rc.Load1 = st.host.Name, st.host.Load[0]
-	rc.Outputs = append([]starlark.Value(nil), st.outputs...)
-	rc.Warnings = scrubAll(st.warnings)
+	rc.Outputs = redactOutputs(st.outputs)
+	rc.Warnings = redactAll(st.warnings)
 	if st.Err != nil {
-		rc.Error = Scrub(st.Err.Error())
-		rc.Trace = Scrub(st.Trace)
+		rc.Error = redact.String(st.Err.Error())
+		rc.Trace = redact.String(st.Trace)
 	}
 	for _, in := range st.inputs {
-		rc.Inputs = append(rc.Inputs, record.Input{Kind: in.Kind, Name: in.Name, Hash: in.Hash})
+		rc.Inputs = append(rc.Inputs, record.Input{Kind: in.Kind, Name: redact.String(in.Name), Hash: in.Hash})
 	}
 	for i, out := range rc.Outputs {
-		if p, ok := out.(Printed); ok {
-			out = Printed(Scrub(string(p)))
-		}
 		rc.Outputs[i] = shown(rc.Name, i+1, out)
 	}
 }
@@ -101,8 +100,8 @@ func (e *Engine) provenance() record.Provenance {
 		Host:        record.Host{Name: h.Name, CPU: h.CPU, Cores: h.Cores, MemBytes: h.MemBytes, Kernel: h.Kernel, Load: h.Load},
 		GoVersion:   goruntime.Version(),
 		Version:     e.opts.Version,
-		Params:      e.opts.Params,
-		CommandLine: Scrub(strings.Join(e.opts.Args, " ")),
+		Params:      ShownParams(e.opts.Params),
+		CommandLine: strings.Join(redact.Args(e.opts.Args), " "),
 	}
 	dir := filepath.Dir(e.NB.Path)
 	if out, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output(); err == nil {
@@ -113,27 +112,26 @@ func (e *Engine) provenance() record.Provenance {
 	return p
 }
 
-var secretPatterns = []struct {
-	re   *regexp.Regexp
-	repl string
-}{
-	{regexp.MustCompile(`(\w+://[^:/@\s'"]+:)[^@\s'"]+@`), "${1}***@"},
-	{regexp.MustCompile(`(?i)(password\s*=\s*)('[^']*'|"[^"]*"|[^\s'"]+)`), "${1}***"},
-}
-
-// Scrub hides passwords in DSNs and connection strings; everything a record
-// shows passes through it.
-func Scrub(s string) string {
-	for _, p := range secretPatterns {
-		s = p.re.ReplaceAllString(s, p.repl)
+// redactOutputs hides the secrets of a cell's outputs (printed text,
+// displayed values, tables) on their way to a record or the cache.
+func redactOutputs(outs []starlark.Value) []starlark.Value {
+	red := make([]starlark.Value, len(outs))
+	for i, out := range outs {
+		red[i], _ = redact.Value(out)
 	}
-	return s
+	return red
 }
 
-func scrubAll(in []string) []string {
+func redactAll(in []string) []string {
 	out := make([]string, len(in))
 	for i, s := range in {
-		out[i] = Scrub(s)
+		out[i] = redact.String(s)
 	}
 	return out
+}
+
+// Redacted hides secrets in printed text.
+func (p Printed) Redacted() (starlark.Value, bool) {
+	s := redact.String(string(p))
+	return Printed(s), s != string(p)
 }

@@ -15,6 +15,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // pgHandle is the value of backend.postgres(...): a cluster of benchbook's
@@ -52,7 +53,7 @@ func (h *pgHandle) dsnString() string {
 	if h.c != nil {
 		return h.c.dsn()
 	}
-	return redact(h.connDSN)
+	return redact.String(h.connDSN)
 }
 
 var pgMethods = map[string]func(*pgHandle, *starlark.Thread, string, starlark.Tuple, []starlark.Tuple) (starlark.Value, error){
@@ -88,7 +89,7 @@ func (h *pgHandle) Attr(name string) (starlark.Value, error) {
 	return starlark.NewBuiltin(full, func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		v, err := m(h, th, full, args, kwargs)
 		if err != nil {
-			return nil, errors.New(redact(err.Error()))
+			return nil, errors.New(redact.String(err.Error()))
 		}
 		return v, nil
 	}), nil
@@ -130,7 +131,7 @@ func postgresBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tup
 		h, err = ownCluster(th, set)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", b.Name(), redact(err.Error()))
+		return nil, fmt.Errorf("%s: %s", b.Name(), redact.String(err.Error()))
 	}
 	return h, nil
 }
@@ -250,7 +251,7 @@ func (h *pgHandle) connect(ctx context.Context) error {
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return fmt.Errorf("dsn: %s", redact(err.Error()))
+		return fmt.Errorf("dsn: %s", redact.String(err.Error()))
 	}
 	cfg.MaxConns = 4
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/big"
 	"net/netip"
-	"regexp"
 	"strings"
 	"time"
 
@@ -146,15 +145,4 @@ func settingsDict(d *starlark.Dict) (map[string]string, error) {
 		out[k] = s
 	}
 	return out, nil
-}
-
-var (
-	urlPassword = regexp.MustCompile(`(://[^:/@]*):[^@/]*@`)
-	kvPassword  = regexp.MustCompile(`(?i)(password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)`)
-)
-
-// redact removes any password from a DSN (URL or keyword form).
-func redact(dsn string) string {
-	dsn = urlPassword.ReplaceAllString(dsn, "$1@")
-	return kvPassword.ReplaceAllString(dsn, "${1}REDACTED")
 }

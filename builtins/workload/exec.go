@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/child"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // execArgs are workload.exec's arguments.
@@ -96,7 +97,7 @@ func (a *execArgs) measure(th *starlark.Thread, argv []string, timeout time.Dura
 	ctx := runtime.Context(th)
 	stderr := runtime.Stderr(th)
 	res := &result{hist: newHist(), errors: map[string]int64{}}
-	r := &Run{d: runData{Kind: "exec", Label: a.label, Errors: res.errors}}
+	r := &Run{d: runData{Kind: "exec", Label: redact.String(a.label), Errors: res.errors}}
 	start := time.Now()
 	for i := range a.warmup + a.runs {
 		fmt.Fprintf(stderr, "%s: run %d/%d%s\n", a.label, i+1, a.warmup+a.runs, map[bool]string{true: " (warmup)"}[i < a.warmup])

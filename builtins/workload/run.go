@@ -12,6 +12,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // Run is the result of one workload: a Starlark value of type "run".
@@ -74,10 +75,11 @@ var (
 
 func init() { codec.Register("run", decodeRun) }
 
-// newRun turns an engine result into a Run.
+// newRun turns an engine result into a Run. Its label (a URL by default)
+// shows in records, file names and the cache: a password in it is hidden.
 func newRun(kind string, spec loadSpec, res *result) *Run {
 	r := &Run{hist: res.hist, ok: res.ok, service: res.service, lag: res.lag, d: runData{
-		Kind: kind, Label: spec.label, Clients: spec.clients, Rate: spec.rate,
+		Kind: kind, Label: redact.String(spec.label), Clients: spec.clients, Rate: spec.rate,
 		Intended: res.intended, Count: res.count, Errors: res.errors, Duration: res.measured.Seconds(),
 		Late: res.late, Dropped: res.dropped, Undecided: res.undecided, Interrupted: res.interrupted,
 		Warnings: res.warnings, Observed: res.observed,

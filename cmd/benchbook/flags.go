@@ -99,6 +99,9 @@ func useColor(noColor bool, w io.Writer) bool {
 	if noColor || os.Getenv("NO_COLOR") != "" {
 		return false
 	}
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // the redacting writer
+		w = u.Unwrap()
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
@@ -139,6 +142,7 @@ func lastParams(path, cacheDir string, stderr io.Writer) map[string]string {
 }
 
 func fmtParams(p map[string]string) string {
+	p = runtime.ShownParams(p)
 	names := make([]string, 0, len(p))
 	for k := range p {
 		names = append(names, k)

@@ -30,6 +30,7 @@ import (
 	"syscall"
 
 	"github.com/benchbook/benchbook/builtins/demo"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // command is one subcommand: its work in a plain function tests can call.
@@ -85,6 +86,7 @@ func serveDemoChild() {
 
 // run dispatches to a subcommand and turns its error into an exit code.
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
+	stderr = redact.Writer(stderr) // progress, errors and warnings: no password gets out
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
 		if len(args) == 0 {

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// plantedSecrets are the passwords TestSecretsNeverLeave plants, each in
+// another position. The needles are what must appear nowhere: the whole
+// password and, where it has a separator a half-working scrubber stops at,
+// the part after it.
+var plantedSecrets = []struct{ where, password string }{
+	{"-p dsn (URL form)", "Dsn1pArAm"},
+	{"a cell's displayed value", "Lit2vAlue"},
+	{"a table cell (password column)", "Tbl3cEll"},
+	{"a struct field", "Str4fIeld"},
+	{"keyword form", "Kw5fOrm"},
+	{"HTTP URL userinfo of a workload target", "Http6uSer"},
+	{"a quoted password", "Qt7 qU0t3d9"},
+	{"'@' inside a password", "At8s3cr@tATq9"},
+	{"-p api_token (secret name)", "Tok9pArAm"},
+}
+
+func needles() []string {
+	var out []string
+	for _, s := range plantedSecrets {
+		out = append(out, s.password)
+		if i := strings.IndexAny(s.password, " @"); i > 0 {
+			out = append(out, s.password[i+1:]) // "qU0t3d9", "tATq9": what a half-scrub leaves
+		}
+	}
+	return out
+}
+
+// secretsNotebook plants the passwords; PORT is the loopback server's.
+const secretsNotebook = `# %% [markdown]
+# # Secrets stay out of every output
+
+# %% conn
+dsn = param("dsn", "postgres://nobody@127.0.0.1:1/none")
+token = param("api_token", "none")
+dsn
+
+# %% shown
+token
+
+# %% literal
+literal = "postgresql://bob:Lit2vAlue@db.example:5432/app"
+literal
+
+# %% tbl
+creds = table([{"user": "u", "password": "Tbl3cEll"}, {"user": "v", "password": None}])
+creds
+
+# %% st
+st = struct(user = "u", password = "Str4fIeld", via = dsn)
+st
+
+# %% kw
+kw = "host=127.0.0.1 user=u password=Kw5fOrm dbname=d"
+print("connecting with", kw)
+kw
+
+# %% quoted
+quoted = "host=h password='Qt7 qU0t3d9' user=u"
+print(quoted)
+{"conn": quoted}
+
+# %% at
+at = "postgres://u:At8s3cr@tATq9@host/db"
+at
+
+# %% target
+url = "http://alice:Http6uSer@127.0.0.1:PORT/ok"
+
+# %% load
+r = workload.http(url, clients = 1, duration = "300ms", warmup = "0s")
+data = export.csv(r)
+show(r, data)
+`
+
+// TestSecretsNeverLeave runs a notebook holding 9 planted passwords through
+// the real CLI (run, render -format md/json, cells, cells -json) and finds
+// none of them in any output: records, stdout, stderr, every file under
+// the cache dir (as text or base64), every download's name and content.
+func TestSecretsNeverLeave(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	dir := t.TempDir()
+	nb := filepath.Join(dir, "nb.star")
+	if err := os.WriteFile(nb, []byte(strings.ReplaceAll(secretsNotebook, "PORT", fmt.Sprint(port))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	params := []string{"-p", "dsn=postgres://bench:Dsn1pArAm@127.0.0.1:1/db", "-p", "api_token=Tok9pArAm"}
+	var outputs []string // "what: text"
+	cli := func(args ...string) string {
+		cmd := exec.Command(cliBinary(t), args...)
+		cmd.Dir = dir
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		what := strings.Join(args[:1], " ")
+		outputs = append(outputs, what+" stdout:\n"+stdout.String(), what+" stderr:\n"+stderr.String())
+		if err != nil {
+			t.Fatalf("benchbook %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+		return stderr.String()
+	}
+	runErr := cli(append(append([]string{"run"}, params...), nb)...)
+	if hits.Load() == 0 {
+		t.Fatalf("the workload never reached the server:\n%s", runErr)
+	}
+	cli(append(append([]string{"run"}, params...), nb)...) // a second, cached run
+	cli("render", "-format", "md", nb)                     // the last run's parameters
+	cli(append(append([]string{"render", "-format", "json"}, params...), nb)...)
+	cli(append(append([]string{"cells"}, params...), nb)...)
+	cli("cells", "-json", nb)
+
+	files := map[string]string{}
+	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() && p != nb { // the notebook is the input, not an output
+			data, _ := os.ReadFile(p)
+			files[p] = string(data)
+		}
+		outputs = append(outputs, "file name: "+p)
+		return nil
+	})
+	for _, want := range []string{"nb.html", "nb.md", "nb.json", "last-params.json", "state.json"} {
+		if !hasFileNamed(files, want) {
+			t.Errorf("no %s was written; the test would prove nothing about it", want)
+		}
+	}
+	for p, text := range files {
+		outputs = append(outputs, p+":\n"+text)
+		for _, d := range dataURIs(text) {
+			outputs = append(outputs, p+" download "+d)
+		}
+	}
+	html := files[filepath.Join(dir, "nb.html")]
+	if !strings.Contains(html, "download=") {
+		t.Errorf("the record offers no download; the test would prove nothing about their names")
+	}
+	leaks := 0
+	for _, out := range outputs {
+		for _, n := range needles() {
+			// Case-insensitive: file names are lower-cased on the way.
+			if strings.Contains(strings.ToLower(out), strings.ToLower(n)) || len(n) >= 8 && containsBase64(out, n) {
+				leaks++
+				t.Errorf("%q leaked in %s", n, excerpt(out, n))
+			}
+		}
+	}
+	t.Logf("%d outputs checked (%d files), %d leaks", len(outputs), len(files), leaks)
+}
+
+func hasFileNamed(files map[string]string, name string) bool {
+	for p := range files {
+		if filepath.Base(p) == name {
+			return true
+		}
+	}
+	return false
+}
+
+var dataURI = regexp.MustCompile(`download="([^"]*)" href="data:[^;"]*;base64,([A-Za-z0-9+/=]*)"`)
+
+// dataURIs decodes the record's embedded downloads: "name:\ncontent".
+func dataURIs(html string) []string {
+	var out []string
+	for _, m := range dataURI.FindAllStringSubmatch(html, -1) {
+		data, _ := base64.StdEncoding.DecodeString(m[2])
+		out = append(out, m[1]+":\n"+string(data))
+	}
+	return out
+}
+
+// containsBase64 finds s inside any base64 text of out (a cache entry's
+// values, a data: URI): s starts at one of three alignments, so one of
+// three encodings of its middle is there. Only for needles long enough
+// that chance will not make one up.
+func containsBase64(out, s string) bool {
+	for shift := range 3 {
+		sub := s[shift:]
+		sub = sub[:len(sub)/3*3]
+		if len(sub) >= 3 && strings.Contains(out, base64.StdEncoding.EncodeToString([]byte(sub))) {
+			return true
+		}
+	}
+	return false
+}
+
+func excerpt(out, n string) string {
+	i := strings.Index(strings.ToLower(out), strings.ToLower(n))
+	if i < 0 {
+		return strings.SplitN(out, "\n", 2)[0] + " (base64)"
+	}
+	what := strings.SplitN(out, "\n", 2)[0]
+	lo, hi := max(0, i-80), min(len(out), i+len(n)+40)
+	return fmt.Sprintf("%s: ...%q...", what, out[lo:hi])
+}
