@@ -288,7 +288,16 @@ func (h *pgHandle) db(th *starlark.Thread) (*pgxpool.Pool, error) {
 		return nil, errors.New("the server is stopped")
 	}
 	h.addInputLocked(th)
+	addServerInput(th, h.pool, h.root())
 	return h.pool, nil
+}
+
+// root is the cluster's directory, "" for an attached server.
+func (h *pgHandle) root() string {
+	if h.c == nil {
+		return ""
+	}
+	return h.c.root
 }
 
 func (h *pgHandle) addInputLocked(th *starlark.Thread) {

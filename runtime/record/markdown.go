@@ -189,6 +189,9 @@ func (m *mdWriter) provenance(r *Record) {
 		{"load average", p.Load}, {"Go", mdCell(p.GoVersion)}, {"benchbook", mdCell(p.Version)},
 		{"git revision", git}, {"command line", codeSpan(p.CommandLine)},
 	}
+	for _, srv := range p.Servers {
+		rows = append(rows, [2]string{"server", mdCell(srv)})
+	}
 	for _, row := range rows {
 		m.printf("| %s | %s |\n", row[0], row[1])
 	}

@@ -76,3 +76,27 @@ func TestTitleCodeSpans(t *testing.T) {
 		t.Error("the browser title keeps backticks")
 	}
 }
+
+// TestServerProvenanceShown: "server" inputs (a backend's version and
+// settings) show once each in the provenance, not in the inputs table.
+func TestServerProvenanceShown(t *testing.T) {
+	r := synthetic()
+	srv := record.Input{Kind: "server", Name: "cluster-1: PostgreSQL 15.8; non-default: shared_buffers=128MB"}
+	r.Cells[1].Inputs = append(r.Cells[1].Inputs, srv)
+	r.Cells[2].Inputs = append(r.Cells[2].Inputs, srv)
+	page := renderHTML(t, r)
+	if n := strings.Count(page, "<tr><td>server</td><td>cluster-1: PostgreSQL 15.8; non-default: shared_buffers=128MB</td></tr>"); n != 1 {
+		t.Errorf("server row shown %d times, want once", n)
+	}
+	if strings.Contains(page, "<td>server</td><td><code>") {
+		t.Error("the server description is also in the inputs table")
+	}
+	path := filepath.Join(t.TempDir(), "nb.md")
+	if err := record.Markdown(r, path); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(path)
+	if !strings.Contains(string(md), "| server | cluster-1: PostgreSQL 15.8; non-default: shared\\_buffers=128MB |") {
+		t.Errorf("markdown provenance lacks the server:\n%s", md)
+	}
+}

@@ -14,6 +14,7 @@ type provView struct {
 	GitDirty                                bool
 	Params                                  [][2]string
 	Inputs                                  []cellInput
+	Servers                                 []string // servers measured: version and non-default settings
 }
 
 // cellInput is an input with the cell that read it.
@@ -29,8 +30,8 @@ func buildProv(r *Record) provView {
 		GoVersion: p.GoVersion, Version: p.Version, GitRev: p.GitRev, GitDirty: p.GitDirty,
 		CommandLine: p.CommandLine,
 		Params:      sortedParams(p.Params),
-		Inputs:      allInputs(r.Cells),
 	}
+	v.Inputs, v.Servers = splitServers(allInputs(r.Cells))
 	if h.Cores > 0 {
 		v.Cores = fmt.Sprint(h.Cores)
 	}
@@ -41,6 +42,25 @@ func buildProv(r *Record) provView {
 		v.Load = fmt.Sprintf("%.2f %.2f %.2f", h.Load[0], h.Load[1], h.Load[2])
 	}
 	return v
+}
+
+// splitServers takes the "server" inputs (what a backend said about the
+// server a cell measured) out of the inputs table into a list of their
+// own, once each.
+func splitServers(all []cellInput) (inputs []cellInput, servers []string) {
+	seen := map[string]bool{}
+	for _, in := range all {
+		if in.Kind != "server" {
+			inputs = append(inputs, in)
+			continue
+		}
+		if !seen[in.Name] {
+			seen[in.Name] = true
+			servers = append(servers, in.Name)
+		}
+	}
+	sort.Strings(servers)
+	return inputs, servers
 }
 
 func sortedParams(m map[string]string) [][2]string {

@@ -1,0 +1,59 @@
+package backend
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// TestServerProvenance: a cell that queried the cluster records the
+// server's version and its non-default settings (as the server itself
+// reports them through SHOW), without its port or socket directory.
+func TestServerProvenance(t *testing.T) {
+	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: sharedDir, CacheDir: sharedDir}
+	t.Cleanup(s.Close)
+	cell := &runtime.Cell{Name: "uses_pg"}
+	th := s.NewThread(cell)
+	if _, err := starlark.ExecFileOptions(testOpts, th, "prov.star", `n = pg.query("SELECT 1 AS one")`, starlark.StringDict{"pg": shared}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range cell.Inputs() {
+		if in.Kind == "server" {
+			got = append(got, in.Name)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("server inputs: %q, want one", got)
+	}
+	conn, err := pgx.Connect(context.Background(), shared.dsnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	show := func(name string) string {
+		var v string
+		if err := conn.QueryRow(context.Background(), "SHOW "+name).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	desc := got[0]
+	for _, want := range []string{"PostgreSQL " + show("server_version"), "shared_buffers=" + show("shared_buffers"),
+		"shared_preload_libraries=" + show("shared_preload_libraries")} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("server description lacks %q: %s", want, desc)
+		}
+	}
+	for _, bad := range []string{"port=", "unix_socket_directories", "password"} {
+		if strings.Contains(desc, bad) {
+			t.Errorf("server description holds %q: %s", bad, desc)
+		}
+	}
+}
