@@ -1,0 +1,236 @@
+package fleet
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func opts(l synthLoad) Options {
+	return Options{Duration: time.Duration(l.Ms) * time.Millisecond, Window: time.Second, Timeout: time.Second, Hang: 3 * time.Second}
+}
+
+// testLocal runs the test binary as local agents.
+func testLocal() *Local { return &Local{Binary: os.Args[0]} }
+
+func TestMergeEqualsOneHistogram(t *testing.T) {
+	for _, n := range []int{1, 2, 5, 64} {
+		l := synthLoad{Values: 3000, Seed: uint64(n), Windows: 4, DieAgent: -1}
+		var outs []Outcome
+		var agents []int
+		for i := range n {
+			res, err := fillSynth(&Result{Errors: map[string]int64{}, Duration: 1}, l, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outs = append(outs, Outcome{Name: "a", Result: res})
+			agents = append(agents, i)
+		}
+		m, err := Merge(outs, MergeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, ok := oracle(l, agents)
+		sameDistribution(t, m.Hist, all)
+		if m.Count != ok || m.OK.TotalCount() != ok || m.Intended != int64(n*l.Values) {
+			t.Fatalf("%d agents: count %d ok hist %d intended %d, want %d %d %d", n, m.Count, m.OK.TotalCount(), m.Intended, ok, ok, n*l.Values)
+		}
+		var win int64
+		for _, w := range m.Windows {
+			win += w.Hist.TotalCount()
+		}
+		if win != all.TotalCount() || len(m.Windows) != l.Windows {
+			t.Fatalf("%d agents: windows hold %d values in %d windows, want %d in %d", n, win, len(m.Windows), all.TotalCount(), l.Windows)
+		}
+	}
+}
+
+// An agent that began a window late has its windows moved by one; one that
+// began on time stays.
+func TestMergeAlignsWindows(t *testing.T) {
+	start := time.Unix(1000, 0)
+	l := synthLoad{Values: 100, Seed: 1, Windows: 2, DieAgent: -1}
+	mk := func(agent int, began time.Time, offset time.Duration) Outcome {
+		res, _ := fillSynth(&Result{Errors: map[string]int64{}, Duration: 2}, l, agent)
+		res.MeasureStart, res.ClockOffset = began.Add(offset).UnixNano(), int64(offset)
+		return Outcome{Name: "a", Result: res}
+	}
+	m, err := Merge([]Outcome{
+		mk(0, start.Add(20*time.Millisecond), 0),
+		mk(1, start.Add(time.Second), 300*time.Millisecond), // late by a window, clock 300 ms ahead
+	}, MergeOptions{Start: start, Window: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Windows) != 3 {
+		t.Fatalf("%d windows, want 3 (agent 1 one window late)", len(m.Windows))
+	}
+	if got, want := m.Windows[0].Hist.TotalCount(), int64(50); got != want {
+		t.Fatalf("window 0 holds %d, want agent 0's first half (%d)", got, want)
+	}
+}
+
+func TestLocalFleetMergesLosslessly(t *testing.T) {
+	l := synthLoad{Values: 20000, Seed: 42, Ms: 600, Windows: 3, DieAgent: -1}
+	m, err := Run(context.Background(), testLocal(), synthSpecs(t, l, 2), opts(l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, ok := oracle(l, []int{0, 1})
+	sameDistribution(t, m.Hist, all)
+	if m.Count != ok || m.Incomplete || len(m.Rows) != 2 {
+		t.Fatalf("count %d (want %d), incomplete %v, %d rows", m.Count, ok, m.Incomplete, len(m.Rows))
+	}
+	var sum int64
+	for _, r := range m.Rows {
+		sum += r.Count
+		if r.Status != "ok" || r.ClockOffset.Abs() > 50*time.Millisecond || r.Host == "" {
+			t.Fatalf("row %+v", r)
+		}
+	}
+	if sum != m.Count {
+		t.Fatalf("rows sum to %d, merged count %d", sum, m.Count)
+	}
+}
+
+func TestAgentThatDiesIsNamed(t *testing.T) {
+	l := synthLoad{Values: 1000, Seed: 3, Ms: 1500, Windows: 1, DieAgent: 1, DieMs: 300}
+	m, err := Run(context.Background(), testLocal(), synthSpecs(t, l, 2), opts(l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Incomplete || m.Rows[1].Status != "died: exit status 3" || m.Rows[0].Status != "ok" {
+		t.Fatalf("incomplete %v, rows %q %q", m.Incomplete, m.Rows[0].Status, m.Rows[1].Status)
+	}
+	all, _ := oracle(l, []int{0})
+	sameDistribution(t, m.Hist, all) // agent 0's data kept, nothing of agent 1's
+	if !strings.Contains(strings.Join(m.Warnings, "\n"), "incomplete: agent local/1 died") {
+		t.Fatalf("warnings %q", m.Warnings)
+	}
+}
+
+// A stopped agent (SIGSTOP: a frozen VM, a swapped-out box) is hung: named,
+// killed, and the run keeps the other's data.
+func TestAgentThatHangsIsNamedAndKilled(t *testing.T) {
+	l := synthLoad{Values: 1000, Seed: 4, Ms: 4000, Windows: 1, DieAgent: -1}
+	lc := testLocal()
+	hl := &hookLauncher{Launcher: lc, after: func(agents []*Agent) {
+		time.AfterFunc(500*time.Millisecond, func() { _ = syscall.Kill(pidOf(agents[1]), syscall.SIGSTOP) })
+	}}
+	o := opts(l)
+	o.Hang = 1500 * time.Millisecond
+	m, err := Run(context.Background(), hl, synthSpecs(t, l, 2), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Incomplete || !strings.HasPrefix(m.Rows[1].Status, "hung: nothing from it for 1.5s") || m.Rows[0].Status != "ok" {
+		t.Fatalf("rows %q %q", m.Rows[0].Status, m.Rows[1].Status)
+	}
+	assertGone(t, hl.agents)
+}
+
+func TestCtrlCStopsEveryAgent(t *testing.T) {
+	l := synthLoad{Values: 1000, Seed: 5, Ms: 20000, Windows: 1, DieAgent: -1}
+	ctx, cancel := context.WithCancel(context.Background())
+	hl := &hookLauncher{Launcher: testLocal(), after: func([]*Agent) { time.AfterFunc(time.Second, cancel) }}
+	t0 := time.Now()
+	m, err := Run(ctx, hl, synthSpecs(t, l, 3), opts(l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(t0); el > 6*time.Second {
+		t.Fatalf("Ctrl-C took %s to stop the fleet", el)
+	}
+	if !m.Interrupted || m.Incomplete {
+		t.Fatalf("interrupted %v incomplete %v rows %+v", m.Interrupted, m.Incomplete, m.Rows)
+	}
+	for _, r := range m.Rows {
+		if r.Status != "interrupted" {
+			t.Fatalf("row %s: %q, want interrupted (it reported what it measured)", r.Name, r.Status)
+		}
+	}
+	assertGone(t, hl.agents)
+}
+
+func TestClockOffsetRefused(t *testing.T) {
+	t.Setenv("FLEET_TEST_SKEW", "400ms")
+	l := synthLoad{Values: 10, Seed: 6, Ms: 100, Windows: 1, DieAgent: -1}
+	_, err := Run(context.Background(), testLocal(), synthSpecs(t, l, 1), opts(l))
+	if err == nil || !strings.Contains(err.Error(), "more than a tenth of the 1s window") || !strings.Contains(err.Error(), "allow_clock_offset") {
+		t.Fatalf("err = %v", err)
+	}
+	o := opts(l)
+	o.AllowClockOffset = true
+	m, err := Run(context.Background(), testLocal(), synthSpecs(t, l, 1), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off := m.Rows[0].ClockOffset; off < 350*time.Millisecond || off > 450*time.Millisecond {
+		t.Fatalf("estimated offset %s, the agent's clock is 400ms ahead", off)
+	}
+	if m.Rows[0].LateStart > 100*time.Millisecond {
+		t.Fatalf("agent started %s late: the start instant was not moved onto its clock", m.Rows[0].LateStart)
+	}
+}
+
+func TestSplit(t *testing.T) {
+	s, err := Split(10, 0, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for i, sh := range s {
+		total += sh.Clients
+		if sh.SeqBase != int64(i)*SeqRange {
+			t.Fatalf("agent %d seq base %d", i, sh.SeqBase)
+		}
+	}
+	if total != 10 || s[0].Clients != 3 || s[3].Clients != 2 {
+		t.Fatalf("split %+v", s)
+	}
+	if _, err := Split(3, 0, 4); err == nil || !strings.Contains(err.Error(), "clients = 3 cannot be divided across 4 agents") {
+		t.Fatalf("err = %v", err)
+	}
+	r, _ := Split(0, 1000, 3)
+	if sum := r[0].Rate + r[1].Rate + r[2].Rate; sum < 999.999 || sum > 1000.001 {
+		t.Fatalf("rates sum to %g", sum)
+	}
+}
+
+// hookLauncher calls after once its agents are up.
+type hookLauncher struct {
+	Launcher
+	after  func([]*Agent)
+	agents []*Agent
+}
+
+func (h *hookLauncher) Launch(ctx context.Context, specs []Spec) ([]*Agent, error) {
+	a, err := h.Launcher.Launch(ctx, specs)
+	h.agents = a
+	if err == nil {
+		h.after(a)
+	}
+	return a, err
+}
+
+func pidOf(a *Agent) int { return a.Pid }
+
+// assertGone fails if any agent process is still there.
+func assertGone(t *testing.T, agents []*Agent) {
+	t.Helper()
+	for _, a := range agents {
+		pid := a.Pid
+		if pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); err == nil {
+			if st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); !strings.Contains(string(st), ") Z ") {
+				t.Errorf("agent %s (pid %d) is still running", a.Name, pid)
+			}
+		}
+	}
+}
