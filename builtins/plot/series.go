@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
+	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
@@ -197,6 +198,10 @@ func drawSeries(lines []plotter.XYs, names []string, o seriesOptions) (*Figure, 
 	}
 	if o.fitY {
 		padY(c.p)
+		if n := len(lines[0]); n > 0 { // whole windows: no 0.5 ticks
+			c.p.X.Tick.Marker = windowTicks(int(lines[0][n-1].X) + 1)
+			c.p.X.Min, c.p.X.Max = -0.2, lines[0][n-1].X+0.2
+		}
 		return c.figure()
 	}
 	c.p.Y.Min = 0
@@ -252,4 +257,14 @@ func soakSeries(th *starlark.Thread, b *starlark.Builtin, ws []starlark.Value, m
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	return fig, nil
+}
+
+// windowTicks marks whole window numbers 0..n-1, about ten of them.
+func windowTicks(n int) gplot.ConstantTicks {
+	every := max(1, int(niceStep(float64(n)/10)))
+	var ticks []gplot.Tick
+	for i := 0; i < n; i += every {
+		ticks = append(ticks, gplot.Tick{Value: float64(i), Label: fmt.Sprint(i)})
+	}
+	return ticks
 }

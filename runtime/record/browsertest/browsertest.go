@@ -79,7 +79,7 @@ func Check(t *testing.T, page string) Result {
 	if err := os.WriteFile(testFile, []byte(test), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	dom, logs := chromium(t, testFile, "--virtual-time-budget=5000", "--dump-dom")
+	dom, logs := chromium(t, testFile, "--virtual-time-budget=5000", "--window-size=1280,5000", "--dump-dom")
 	m := probeOut.FindStringSubmatch(dom)
 	if m == nil {
 		t.Fatalf("probe did not report (page did not load?)\nstderr:\n%s", logs)
@@ -111,23 +111,29 @@ func Check(t *testing.T, page string) Result {
 }
 
 // Screenshot renders the unmodified page to a PNG for a human to look at.
-func Screenshot(t *testing.T, page string) {
+func Screenshot(t *testing.T, page string) { ScreenshotAs(t, page, "record") }
+
+// ScreenshotAs renders the page at 1280 px wide, as a reviewer's laptop
+// shows it, to NAME.png in $BENCHBOOK_SCREENSHOT_DIR (a temporary dir when
+// unset), and returns the PNG's path.
+func ScreenshotAs(t *testing.T, page, name string) string {
 	t.Helper()
 	dir := os.Getenv("BENCHBOOK_SCREENSHOT_DIR")
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	file := filepath.Join(dir, "record.html")
+	file := filepath.Join(dir, name+".html")
 	if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	png := filepath.Join(dir, "record.png")
-	chromium(t, file, "--virtual-time-budget=3000", "--hide-scrollbars", "--window-size=1200,2600", "--screenshot="+png)
+	png := filepath.Join(dir, name+".png")
+	chromium(t, file, "--virtual-time-budget=3000", "--hide-scrollbars", "--window-size=1280,5000", "--screenshot="+png)
 	info, err := os.Stat(png)
 	if err != nil || info.Size() < 10_000 {
 		t.Fatalf("screenshot %s missing or blank: %v", png, err)
 	}
 	t.Logf("screenshot: %s", png)
+	return png
 }
 
 func htmlUnescape(s string) string {

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/benchbook/benchbook/runtime/record/browsertest"
+)
+
+// soakNotebook is a short soak against the embedded demo, the third kind
+// of record a reviewer reads.
+const soakNotebook = `# %% [markdown]
+# # Does the demo's memory stay flat under load?
+# Hypothesis: the search handler keeps no per-request state.
+
+# %% target
+d = backend.demo(index = True, rows = 4000)
+
+# %% soak
+load("@std/soak.star", "soak", "high_water_halves", "at_least")
+def _window(w):
+    return workload.http(d.url + "/search?q=t0042&limit=20", clients = 2, duration = "1s", warmup = "200ms", observe = [d], label = "window %d" % w.index)
+s = soak(run = _window, duration = "4s", window = "1s", checks = [
+    high_water_halves("server_rss_peak_kb", within = 20000),
+    at_least("rps", 1),
+])
+s.report
+
+# %% charts
+show(
+    plot.series(s, metric = "server_rss_peak_kb"),
+    plot.series(s, metric = "rps"),
+    plot.series(s.windows, metric = "p99"),
+)
+`
+
+// TestRecordsReadableAt1280: the quickstart, the postgres template and a
+// soak, each run short, rendered and opened at 1280 px in headless
+// Chromium: no page error, and no bar of any chart under 2 px as drawn
+// (the bar charts move to a log axis rather than flatten small values).
+// Set BENCHBOOK_SCREENSHOT_DIR to keep the screenshots.
+func TestRecordsReadableAt1280(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three end-to-end notebook runs")
+	}
+	dir := t.TempDir()
+	pgNB := filepath.Join(dir, "pg_study.star")
+	if code, _, stderr := runCLI(t, "new", "-template", "postgres", pgNB); code != 0 {
+		t.Fatalf("new -template postgres: %d %s", code, stderr)
+	}
+	soakNB := filepath.Join(dir, "soak.star")
+	if err := os.WriteFile(soakNB, []byte(soakNotebook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, nb string
+		params   []string
+		charts   int
+		needsPG  bool
+	}{
+		{"quickstart", "../../notebooks/quickstart.star", []string{"duration=1s", "pairs=2", "rows=4000", "clients=4"}, 3, false},
+		{"postgres", pgNB, []string{"duration=1s", "pairs=2", "rows=20000", "clients=4"}, 2, true},
+		{"soak", soakNB, nil, 3, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.needsPG && !havePostgres() {
+				t.Skip("PostgreSQL binaries not found (apt-get install postgresql)")
+			}
+			out := filepath.Join(dir, c.name+".html")
+			args := []string{"run", "-cache-dir", filepath.Join(dir, c.name+"-cache"), "-o", out}
+			for _, p := range c.params {
+				args = append(args, "-p", p)
+			}
+			if code, _, stderr := runCLI(t, append(args, c.nb)...); code != 0 {
+				t.Fatalf("run: exit %d\n%s", code, stderr)
+			}
+			data, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := string(data)
+			res := browsertest.Check(t, page)
+			if len(res.SVGs) < c.charts {
+				t.Errorf("%d charts, want %d", len(res.SVGs), c.charts)
+			}
+			for _, thin := range browsertest.ThinBars(page, res.SVGs, 2) {
+				t.Error(thin)
+			}
+			browsertest.ScreenshotAs(t, page, c.name)
+		})
+	}
+}
+
+func havePostgres() bool {
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
+	if len(matches) > 0 {
+		return true
+	}
+	_, err := exec.LookPath("initdb")
+	return err == nil
+}
