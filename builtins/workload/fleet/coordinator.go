@@ -73,8 +73,12 @@ func Run(ctx context.Context, l Launcher, specs []Spec, o Options) (*Merged, err
 		return nil, err
 	}
 	conns := make([]*conn, len(agents))
+	var progress io.Writer
+	if o.Progress != nil {
+		progress = &lockedWriter{w: o.Progress}
+	}
 	for i, a := range agents {
-		conns[i] = newConn(a, o.Progress)
+		conns[i] = newConn(a, progress)
 	}
 	defer killAll(conns)
 	at, err := agree(ctx, conns, specs, o)
@@ -334,3 +338,15 @@ func describe(err error) string {
 type LostError struct{ Detail string }
 
 func (e *LostError) Error() string { return "lost its connection: " + e.Detail }
+
+// lockedWriter keeps the agents' progress lines whole when they interleave.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}

@@ -28,6 +28,9 @@ type SSH struct {
 	// ssh -o BatchMode=yes (never prompt: a fleet has no one to answer).
 	Command []string
 	Binary  string // the benchbook to copy (default: this one)
+	// Dir holds copied binaries on the remote side (default
+	// .cache/benchbook/agent under the remote home).
+	Dir string
 	noClose
 }
 
@@ -43,18 +46,25 @@ func (s *SSH) Launch(ctx context.Context, specs []Spec) ([]*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	path := remoteDir + "/benchbook-" + sum[:16]
+	dir := s.Dir
+	if dir == "" {
+		dir = remoteDir
+	}
+	path := dir + "/benchbook-" + sum[:16]
+	if !strings.HasPrefix(path, "/") {
+		path = "./" + path
+	}
 	checked := map[string]bool{}
 	var agents []*Agent
 	for i, host := range s.Hosts {
 		if !checked[host] {
-			if err := s.install(ctx, host, bin, sum, path); err != nil {
+			if err := s.install(ctx, host, bin, sum, dir, path); err != nil {
 				killAgents(agents)
 				return nil, fmt.Errorf("ssh agent %s: %w", host, err)
 			}
 			checked[host] = true
 		}
-		cmd := s.ssh(host, "exec ./"+path+" agent")
+		cmd := s.ssh(host, "exec "+path+" agent")
 		a, err := startProc(fmt.Sprintf("ssh/%d/%s", i, host), cmd, classifySSH)
 		if err != nil {
 			killAgents(agents)
@@ -95,7 +105,7 @@ func (s *SSH) binary() (path, sum string, err error) {
 
 // install checks the remote system and binary, and copies ours when the
 // remote one is missing or differs.
-func (s *SSH) install(ctx context.Context, host, bin, sum, path string) error {
+func (s *SSH) install(ctx context.Context, host, bin, sum, dir, path string) error {
 	out, err := s.output(ctx, host, "uname -sm; sha256sum "+path+" 2>/dev/null || true", nil)
 	if err != nil {
 		return err
@@ -113,7 +123,7 @@ func (s *SSH) install(ctx context.Context, host, bin, sum, path string) error {
 	}
 	defer f.Close()
 	tmp := path + ".tmp.$$"
-	_, err = s.output(ctx, host, "mkdir -p "+remoteDir+" && cat > "+tmp+" && chmod 755 "+tmp+" && mv -f "+tmp+" "+path, f)
+	_, err = s.output(ctx, host, "mkdir -p "+dir+" && cat > "+tmp+" && chmod 755 "+tmp+" && mv -f "+tmp+" "+path, f)
 	if err != nil {
 		return fmt.Errorf("copy benchbook: %w", err)
 	}

@@ -1,0 +1,242 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// testSSHD starts a private sshd on a loopback port with a temporary host
+// key and user key, and returns the client command that reaches it.
+func testSSHD(t *testing.T) (client []string, sshdPid int) {
+	return testSSHDAt(t, "127.0.0.1", nil, nil)
+}
+
+// testSSHDAt starts sshd listening on addr, under the command prefix
+// server (e.g. ip netns exec NS), and returns the client under prefix client.
+func testSSHDAt(t *testing.T, addr string, server, clientPrefix []string) (client []string, sshdPid int) {
+	t.Helper()
+	if _, err := os.Stat("/usr/sbin/sshd"); err != nil {
+		t.Skip("no /usr/sbin/sshd: apt-get install openssh-server openssh-client")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the private sshd logs in as root: run as root")
+	}
+	dir := t.TempDir()
+	for _, k := range []string{"host", "user"} {
+		out, err := exec.Command("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, k)).CombinedOutput()
+		if err != nil {
+			t.Fatalf("ssh-keygen: %v: %s", err, out)
+		}
+	}
+	pub, _ := os.ReadFile(filepath.Join(dir, "user.pub"))
+	_ = os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600)
+	port := freePort(t)
+	conf := fmt.Sprintf("Port %d\nListenAddress %s\nHostKey %s/host\nAuthorizedKeysFile %s/authorized_keys\n"+
+		"PasswordAuthentication no\nPermitRootLogin prohibit-password\nStrictModes no\nPidFile %s/sshd.pid\nUsePAM no\n",
+		port, addr, dir, dir, dir)
+	_ = os.WriteFile(filepath.Join(dir, "sshd_config"), []byte(conf), 0o600)
+	_ = os.MkdirAll("/run/sshd", 0o755)
+	argv := append(append([]string(nil), server...), "/usr/sbin/sshd", "-D", "-f", filepath.Join(dir, "sshd_config"), "-E", filepath.Join(dir, "sshd.log"))
+	sshd := exec.Command(argv[0], argv[1:]...)
+	if err := sshd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sshd.Process.Kill(); _ = sshd.Wait() })
+	waitPort(t, clientPrefix, addr, port)
+	return append(append([]string(nil), clientPrefix...), "ssh", "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+		"-o", "LogLevel=ERROR", "-i", filepath.Join(dir, "user"), "-p", strconv.Itoa(port)), sshd.Process.Pid
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func waitPort(t *testing.T, prefix []string, addr string, port int) {
+	for range 100 {
+		// bash's /dev/tcp, run where the client runs (maybe another namespace).
+		argv := append(append([]string(nil), prefix...), "bash", "-c", fmt.Sprintf("exec 3<>/dev/tcp/%s/%d", addr, port))
+		if exec.Command(argv[0], argv[1:]...).Run() == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal("sshd did not listen")
+}
+
+func fileSum(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+func TestSSHFleetCopiesBinaryAndMerges(t *testing.T) {
+	client, _ := testSSHD(t)
+	remote := t.TempDir() // the "remote" home for copied binaries
+	s := &SSH{Hosts: []string{"root@127.0.0.1", "root@127.0.0.1"}, Command: client, Binary: os.Args[0], Dir: remote}
+	l := synthLoad{Values: 5000, Seed: 11, Ms: 500, Windows: 1, DieAgent: -1}
+	m, err := Run(context.Background(), s, synthSpecs(t, l, 2), opts(l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, ok := oracle(l, []int{0, 1})
+	sameDistribution(t, m.Hist, all)
+	if m.Count != ok || m.Incomplete {
+		t.Fatalf("count %d want %d, rows %+v", m.Count, ok, m.Rows)
+	}
+	sum := fileSum(t, os.Args[0])
+	copied := filepath.Join(remote, "benchbook-"+sum[:16])
+	if fileSum(t, copied) != sum {
+		t.Fatal("the copied binary differs from this one")
+	}
+	// A different build at the remote path is replaced.
+	_ = os.WriteFile(copied, []byte("#!/bin/sh\necho stale build\n"), 0o755)
+	if _, err := Run(context.Background(), s, synthSpecs(t, l, 2), opts(l)); err != nil {
+		t.Fatal(err)
+	}
+	if fileSum(t, copied) != sum {
+		t.Fatal("a remote binary with another hash was not replaced")
+	}
+	assertNoRemoteAgents(t, remote)
+}
+
+// One agent dies, then in a second run one loses its connection (its sshd
+// session is killed); each is named, the other's data kept, and no remote
+// agent process outlives its session.
+func TestSSHFleetFaults(t *testing.T) {
+	client, sshd := testSSHD(t)
+	remote := t.TempDir()
+	s := &SSH{Hosts: []string{"root@127.0.0.1", "root@127.0.0.1"}, Command: client, Binary: os.Args[0], Dir: remote}
+	l := synthLoad{Values: 2000, Seed: 12, Ms: 2500, Windows: 1, DieAgent: 1, DieMs: 400}
+	m, err := Run(context.Background(), s, synthSpecs(t, l, 2), opts(l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Incomplete || m.Rows[0].Status != "ok" || m.Rows[1].Status != "died: exit status 3" {
+		t.Fatalf("rows %q %q", m.Rows[0].Status, m.Rows[1].Status)
+	}
+	all, _ := oracle(l, []int{0})
+	sameDistribution(t, m.Hist, all)
+
+	l.DieAgent = -1
+	o := opts(l)
+	var once sync.Once
+	o.Progress = writerFunc(func(line []byte) { // mid-run: once an agent is half a second in
+		if bytes.Contains(line, []byte("synthetic 0.5s")) {
+			once.Do(func() { killOneSession(t, sshd, remote) })
+		}
+	})
+	m, err = Run(context.Background(), s, synthSpecs(t, l, 2), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lost, good int
+	for _, r := range m.Rows {
+		switch {
+		case strings.HasPrefix(r.Status, "lost its connection"):
+			lost++
+		case r.Status == "ok":
+			good++
+		}
+	}
+	if lost != 1 || good != 1 || !m.Incomplete {
+		t.Fatalf("want one lost, one ok; rows %+v", m.Rows)
+	}
+	assertNoRemoteAgents(t, remote)
+}
+
+// killOneSession kills the sshd processes of one session whose agent runs
+// from dir, leaving the agent itself: its connection is gone, as if the
+// network between the machines had failed.
+func killOneSession(t *testing.T, sshd int, dir string) {
+	for _, mon := range children(sshd) {
+		tree := descendants(mon)
+		var agent bool
+		for _, p := range tree {
+			agent = agent || strings.Contains(cmdline(p), dir)
+		}
+		if !agent {
+			continue
+		}
+		for _, p := range append([]int{mon}, tree...) {
+			if !strings.Contains(cmdline(p), dir) {
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+		}
+		return
+	}
+	t.Error("no sshd session with an agent found")
+}
+
+func children(pid int) []int {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		n, _ := strconv.Atoi(f)
+		out = append(out, n)
+	}
+	return out
+}
+
+func descendants(pid int) []int {
+	var out []int
+	for _, c := range children(pid) {
+		out = append(append(out, c), descendants(c)...)
+	}
+	return out
+}
+
+func cmdline(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	return string(bytes.ReplaceAll(b, []byte{0}, []byte{' '}))
+}
+
+// assertNoRemoteAgents waits a little for remote agents to see their
+// session end, then fails if any process still runs from dir.
+func assertNoRemoteAgents(t *testing.T, dir string) {
+	t.Helper()
+	assertNoRemoteAgentsWithin(t, dir, 5*time.Second)
+}
+
+func assertNoRemoteAgentsWithin(t *testing.T, dir string, d time.Duration) {
+	t.Helper()
+	var left []string
+	for range int(d / (100 * time.Millisecond)) {
+		left = nil
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if pid, err := strconv.Atoi(e.Name()); err == nil && strings.Contains(cmdline(pid), dir) {
+				left = append(left, fmt.Sprintf("%d %s", pid, cmdline(pid)))
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("remote agents left behind: %q", left)
+}
+
+type writerFunc func([]byte)
+
+func (f writerFunc) Write(b []byte) (int, error) { f(b); return len(b), nil }
