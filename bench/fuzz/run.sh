@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs each fuzzer of the load generator for FUZZTIME (default 10m), one at
 # a time, and copies what the fuzzer found interesting into the seed corpus
-# (builtins/workload/testdata/fuzz), which every `go test` replays.
+# (builtins/workload/loadgen/testdata/fuzz), which every `go test` replays.
 #   FuzzRespParser: the HTTP response parser both HTTP loops use, against
 #                   net/http's ReadResponse.
 #   FuzzPGReader:   the SQL loop's PostgreSQL message framing, against
@@ -10,8 +10,8 @@
 set -eu
 cd "$(dirname "$0")/../.."
 t=${FUZZTIME:-10m}
-pkg=./builtins/workload
-cache=$(go env GOCACHE)/fuzz/github.com/benchbook/benchbook/builtins/workload
+pkg=./builtins/workload/loadgen
+cache=$(go env GOCACHE)/fuzz/github.com/benchbook/benchbook/builtins/workload/loadgen
 for f in ${FUZZERS:-FuzzRespParser FuzzPGReader}; do
 	echo "== $f for $t"
 	go test "$pkg" -run '^$' -fuzz "^$f\$" -fuzztime "$t" 2>&1 | tee "bench/fuzz/$f.log" | tail -3

@@ -96,8 +96,8 @@ func (a *execArgs) argv(name string) ([]string, error) {
 func (a *execArgs) measure(th *starlark.Thread, argv []string, timeout time.Duration) *Run {
 	ctx := runtime.Context(th)
 	stderr := runtime.Stderr(th)
-	res := &result{hist: newHist(), errors: map[string]int64{}}
-	r := &Run{d: runData{Kind: "exec", Label: redact.String(a.label), Errors: res.errors}}
+	hist := newHist()
+	r := &Run{d: runData{Kind: "exec", Label: redact.String(a.label), Errors: map[string]int64{}}}
 	start := time.Now()
 	for i := range a.warmup + a.runs {
 		fmt.Fprintf(stderr, "%s: run %d/%d%s\n", a.label, i+1, a.warmup+a.runs, map[bool]string{true: " (warmup)"}[i < a.warmup])
@@ -112,7 +112,7 @@ func (a *execArgs) measure(th *starlark.Thread, argv []string, timeout time.Dura
 		}
 		r.addSample(s)
 	}
-	r.hist = res.hist
+	r.hist = hist
 	for _, w := range r.d.WallMs {
 		_ = r.hist.RecordValue(max(int64(w*1000), histMin))
 	}

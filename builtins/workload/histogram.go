@@ -8,23 +8,9 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
-
-// Latencies are recorded in microseconds from 1 µs to one hour, with three
-// significant digits for the run and two for each window.
-const (
-	histMin     = 1
-	histMax     = 3_600_000_000
-	histDigits  = 3
-	windowDigit = 2
-)
-
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histDigits) }
-
-func newWindowHist() *hdrhistogram.Histogram {
-	return hdrhistogram.New(histMin, histMax, windowDigit)
-}
 
 // Histogram is a latency distribution (microseconds inside, milliseconds
 // to Starlark): h.p(q), h.mean, h.max, h.count.
@@ -95,12 +81,6 @@ func percentileMethod(name string, h *hdrhistogram.Histogram) *starlark.Builtin 
 	})
 }
 
-func quantileMs(h *hdrhistogram.Histogram, q float64) float64 {
-	return usToMs(h.ValueAtQuantile(q))
-}
-
-func usToMs(us int64) float64 { return float64(us) / 1000 }
-
 // HTML shows the histogram's main percentiles as a small table.
 func (h *Histogram) HTML() string {
 	var b strings.Builder
@@ -141,15 +121,11 @@ var summaryQuantiles = []float64{50, 90, 99, 99.9}
 
 func fmtQ(q float64) string { return strings.TrimSuffix(fmt.Sprintf("%g", q), ".0") }
 
-// fmtMs prints a latency in ms with about three significant digits.
-func fmtMs(ms float64) string {
-	switch {
-	case ms >= 100:
-		return fmt.Sprintf("%.0f ms", ms)
-	case ms >= 10:
-		return fmt.Sprintf("%.1f ms", ms)
-	case ms >= 1:
-		return fmt.Sprintf("%.2f ms", ms)
-	}
-	return fmt.Sprintf("%.3f ms", ms)
-}
+// Short names for loadgen's histogram helpers, which every display here uses.
+const histMin = loadgen.HistMin
+
+func newHist() *hdrhistogram.Histogram                        { return loadgen.NewHist() }
+func quantileMs(h *hdrhistogram.Histogram, q float64) float64 { return loadgen.QuantileMs(h, q) }
+func usToMs(us int64) float64                                 { return loadgen.UsToMs(us) }
+func fmtMs(ms float64) string                                 { return loadgen.FormatMs(ms) }
+func sumErrors(m map[string]int64) int64                      { return loadgen.SumErrors(m) }

@@ -1,17 +1,14 @@
 package workload
 
 import (
-	"crypto/tls"
 	"fmt"
-	"net"
-	"net/url"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -37,93 +34,58 @@ func httpBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err != nil {
 		return nil, err
 	}
-	tgt, check, err := h.target(b.Name(), th)
+	tgt, check, err := h.target(b.Name(), th, spec.Timeout)
 	if err != nil {
 		return nil, err
 	}
-	tgt.timeout = spec.timeout
-	if spec.label == "" {
-		spec.label = h.method + " " + h.url
+	if spec.Label == "" {
+		spec.Label = h.method + " " + h.url
 	}
-	res := runLoad(runtime.Context(th), spec, tgt)
+	res := loadgen.Run(runtime.Context(th), spec, tgt)
 	if w := check(); w != "" {
-		res.warnings = append(res.warnings, w)
+		res.Warnings = append(res.Warnings, w)
 	}
-	if e, ok := tgt.genErr.Load().(string); ok {
-		res.warnings = append(res.warnings, "request generator failed: "+e)
+	if e := tgt.GenErr(); e != "" {
+		res.Warnings = append(res.Warnings, "request generator failed: "+e)
 	}
 	return newRun("http", spec, res), nil
 }
 
-// target checks url, headers and body and prepares the request.
-func (h *httpArgs) target(name string, th *starlark.Thread) (*httpTarget, func() string, error) {
-	u, err := url.Parse(h.url)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, nil, fmt.Errorf("%s: url: malformed URL %q (want http://host[:port]/path)", name, h.url)
-	}
-	t := &httpTarget{addr: hostPort(u), host: u.Host, method: strings.ToUpper(h.method), base: u.RequestURI()}
-	if u.Scheme == "https" {
-		// insecure: a test server's self-signed certificate, as wrk and
-		// vegeta -insecure accept.
-		t.tls = &tls.Config{ServerName: u.Hostname(), InsecureSkipVerify: h.insecure}
-	}
-	t.noBody = t.method == "HEAD"
-	if t.headers, err = headerLines(name, h.headers); err != nil {
+// target converts url, headers, body and request into a loadgen target.
+func (h *httpArgs) target(name string, th *starlark.Thread, timeout time.Duration) (*loadgen.HTTPTarget, func() string, error) {
+	spec := loadgen.HTTPSpec{URL: h.url, Method: h.method, Insecure: h.insecure, Timeout: timeout}
+	var err error
+	if spec.Headers, err = headerPairs(name, h.headers); err != nil {
 		return nil, nil, err
 	}
-	if hasHostHeader(h.headers) {
-		t.host = "" // the user's Host header is in headers
-	}
-	if t.body, err = bodyBytes(name, h.body); err != nil {
+	if spec.Body, err = bodyBytes(name, h.body); err != nil {
 		return nil, nil, err
 	}
-	check, err := h.generator(name, th, t)
+	check, err := h.generator(name, th, &spec)
 	if err != nil {
 		return nil, nil, err
 	}
-	if t.gen == nil {
-		t.static = t.appendRequest(nil, t.base)
+	t, err := loadgen.NewHTTPTarget(spec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return t, check, nil
 }
 
-func hostPort(u *url.URL) string {
-	if u.Port() != "" {
-		return u.Host
-	}
-	if u.Scheme == "https" {
-		return net.JoinHostPort(u.Hostname(), "443")
-	}
-	return net.JoinHostPort(u.Hostname(), "80")
-}
-
-func headerLines(name string, d *starlark.Dict) ([]byte, error) {
+func headerPairs(name string, d *starlark.Dict) ([][2]string, error) {
 	if d == nil {
 		return nil, nil
 	}
-	var lines []string
+	var out [][2]string
 	for _, kv := range d.Items() {
 		k, ok1 := starlark.AsString(kv[0])
 		v, ok2 := starlark.AsString(kv[1])
 		if !ok1 || !ok2 || strings.ContainsAny(k+v, "\r\n") || k == "" {
 			return nil, fmt.Errorf("%s: headers: want string names and values without newlines, got %s: %s", name, kv[0], kv[1])
 		}
-		lines = append(lines, k+": "+v+"\r\n")
+		out = append(out, [2]string{k, v})
 	}
-	sort.Strings(lines)
-	return []byte(strings.Join(lines, "")), nil
-}
-
-func hasHostHeader(d *starlark.Dict) bool {
-	if d == nil {
-		return false
-	}
-	for _, k := range d.Keys() {
-		if s, ok := starlark.AsString(k); ok && strings.EqualFold(s, "host") {
-			return true
-		}
-	}
-	return false
+	return out, nil
 }
 
 func bodyBytes(name string, v starlark.Value) ([]byte, error) {
@@ -141,14 +103,14 @@ func bodyBytes(name string, v starlark.Value) ([]byte, error) {
 // generator installs request = fn: a gocode Go func called directly, or a
 // Starlark callable serialized behind a mutex (with a check for after the
 // run: see starlarkCaller).
-func (h *httpArgs) generator(name string, th *starlark.Thread, t *httpTarget) (func() string, error) {
+func (h *httpArgs) generator(name string, th *starlark.Thread, t *loadgen.HTTPSpec) (func() string, error) {
 	if h.request == starlark.None {
 		return noWarning, nil
 	}
 	if g, ok := h.request.(interface{ Func() any }); ok {
 		recordGenInput(th, g)
 		gen, err := goPathGen(name, g.Func())
-		t.gen = recovered(gen)
+		t.Gen = recovered(gen)
 		return noWarning, err
 	}
 	fn, ok := h.request.(starlark.Callable)
@@ -156,7 +118,7 @@ func (h *httpArgs) generator(name string, th *starlark.Thread, t *httpTarget) (f
 		return nil, fmt.Errorf("%s: request must be a function, got %s", name, h.request.Type())
 	}
 	call, check := starlarkCaller(th, fn)
-	t.gen = func(seq int64) (string, error) {
+	t.Gen = func(seq int64) (string, error) {
 		v, err := call(seq)
 		if err != nil {
 			return "", err
@@ -251,13 +213,3 @@ func starlarkCaller(th *starlark.Thread, fn starlark.Callable) (call func(seq in
 const busyGenShare = 0.2
 
 func noWarning() string { return "" }
-
-// sameHostURI returns the request URI of a full URL made by a generator,
-// if it points at the run's own host.
-func sameHostURI(raw string, t *httpTarget) (string, bool) {
-	u, err := url.Parse(raw)
-	if err != nil || hostPort(u) != t.addr {
-		return "", false
-	}
-	return u.RequestURI(), true
-}

@@ -69,3 +69,25 @@ for loop in [{"clients": 2}, {"rate": 100}]:
     assert.eq(list(v.errors.keys()), ["tls"])
 `, starlark.StringDict{"url": str(srv.URL)})
 }
+
+// TestInterimResponse: a server answering Expect: 100-continue sends
+// "100 Continue" before the response; both clients skip it, so every
+// response is matched to its own request.
+func TestInterimResponse(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body) // makes net/http send 100 Continue first
+		if r.URL.Query().Get("fail") != "" {
+			w.WriteHeader(http.StatusTeapot)
+		}
+	}))
+	defer srv.Close()
+	mustExec(t, `
+for loop in [{"clients": 2}, {"rate": 200}]:
+    ok = workload.http(url + "/", method = "POST", body = "x", headers = {"Expect": "100-continue"}, duration = "300ms", warmup = 0, **loop)
+    assert.eq(ok.errors, {})
+    assert.true(ok.count > 10)
+    bad = workload.http(url + "/?fail=1", method = "POST", body = "x", headers = {"Expect": "100-continue"}, duration = "300ms", warmup = 0, **loop)
+    assert.eq(bad.count, 0)
+    assert.eq(list(bad.errors.keys()), ["status 418"])
+`, starlark.StringDict{"url": str(srv.URL)})
+}

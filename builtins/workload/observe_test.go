@@ -74,19 +74,3 @@ func TestProgressPlainLines(t *testing.T) {
 		t.Errorf("progress line: %q", lines[len(lines)-1])
 	}
 }
-
-func TestGeneratorBottleneckWarnings(t *testing.T) {
-	busy := selfStats{cpu: 2 * time.Second * time.Duration(maxProcs()), measured: 2 * time.Second, gcPause: 100 * time.Millisecond}
-	res := &result{lag: newHist(), errors: map[string]int64{}, count: 1000, late: 200, dropped: 3}
-	_ = res.lag.RecordValue(50_000)
-	w := strings.Join(busy.warnings(loadSpec{rate: 1000, maxInflight: 16}, res), "\n")
-	for _, want := range []string{"bottleneck", "GC pauses", "pacer lag", "late", "dropped"} {
-		if !strings.Contains(w, want) {
-			t.Errorf("no %q warning in %q", want, w)
-		}
-	}
-	quiet := selfStats{cpu: 100 * time.Millisecond, measured: 2 * time.Second}
-	if w := quiet.warnings(loadSpec{clients: 4}, &result{lag: newHist()}); len(w) != 0 {
-		t.Errorf("quiet generator warned: %v", w)
-	}
-}

@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"sort"
 	"strings"
-	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
@@ -59,14 +60,7 @@ type runData struct {
 }
 
 // windowStat is one measurement window of a run.
-type windowStat struct {
-	Start  float64          `json:"start"` // s since measurement start
-	Count  int64            `json:"count"`
-	RPS    float64          `json:"rps"`
-	P50    float64          `json:"p50"` // ms
-	P99    float64          `json:"p99"` // ms
-	Errors map[string]int64 `json:"errors"`
-}
+type windowStat = loadgen.Window
 
 var (
 	_ starlark.HasAttrs = (*Run)(nil)
@@ -75,49 +69,20 @@ var (
 
 func init() { codec.Register("run", decodeRun) }
 
-// newRun turns an engine result into a Run. Its label (a URL by default)
-// shows in records, file names and the cache: a password in it is hidden.
-func newRun(kind string, spec loadSpec, res *result) *Run {
-	r := &Run{hist: res.hist, ok: res.ok, service: res.service, lag: res.lag, d: runData{
-		Kind: kind, Label: redact.String(spec.label), Clients: spec.clients, Rate: spec.rate,
-		Intended: res.intended, Count: res.count, Errors: res.errors, Duration: res.measured.Seconds(),
-		Late: res.late, Dropped: res.dropped, Undecided: res.undecided, Interrupted: res.interrupted,
-		Warnings: res.warnings, Observed: res.observed,
+// newRun turns what loadgen measured into a Run. Its label (a URL by
+// default) shows in records, file names and the cache: a password in it is
+// hidden.
+func newRun(kind string, spec loadgen.Spec, res *loadgen.Result) *Run {
+	r := &Run{hist: res.Hist, ok: res.OK, service: res.Service, lag: res.Lag, d: runData{
+		Kind: kind, Label: redact.String(spec.Label), Clients: spec.Clients, Rate: spec.Rate,
+		Intended: res.Intended, Count: res.Count, Errors: res.Errors, Duration: res.Measured.Seconds(),
+		Late: res.Late, Dropped: res.Dropped, Undecided: res.Undecided, Interrupted: res.Interrupted,
+		Warnings: res.Warnings, Observed: res.Observed, Windows: res.Windows,
 	}}
-	if failed := sumErrors(res.errors) + res.dropped; failed > 0 {
-		r.d.Warnings = append(r.d.Warnings, fmt.Sprintf("the percentiles count %d failed or dropped requests as lower bounds "+
-			"(from the intended start to the failure or give-up): run.ok_p(q) has the %d successes alone", failed, res.count))
-	}
-	if n := res.count + sumErrors(res.errors); n > 0 {
-		r.d.GenCPU = float64(res.self.cpu.Microseconds()) / float64(n)
-	}
-	r.d.Windows = windowStats(res.windows, spec)
-	if r.d.Interrupted {
-		r.d.Warnings = append(r.d.Warnings, fmt.Sprintf("interrupted: figures cover only what was measured before Ctrl-C (%d requests undecided)", res.undecided))
+	if n := res.Count + sumErrors(res.Errors); n > 0 {
+		r.d.GenCPU = float64(res.CPU.Microseconds()) / float64(n)
 	}
 	return r
-}
-
-func windowStats(w *windows, spec loadSpec) []windowStat {
-	n := int((spec.duration + spec.window - 1) / spec.window)
-	if w != nil {
-		n = max(n, len(w.hist))
-	}
-	out := make([]windowStat, 0, n)
-	for i := range n {
-		ws := windowStat{Start: (spec.window * time.Duration(i)).Seconds(), Errors: map[string]int64{}}
-		length := min(spec.window.Seconds(), spec.duration.Seconds()-ws.Start)
-		if w != nil && i < len(w.hist) {
-			h := w.hist[i]
-			ws.Count, ws.P50, ws.P99 = w.ok[i], quantileMs(h, 50), quantileMs(h, 99)
-			ws.Errors = w.errs[i]
-		}
-		if length > 0 {
-			ws.RPS = float64(ws.Count) / length
-		}
-		out = append(out, ws)
-	}
-	return out
 }
 
 // okHist is the successes' latency: before runs kept it apart, hist was.
@@ -445,4 +410,13 @@ func (r *Run) JSON() any {
 		"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs, "max_rss_kb": r.d.MaxRSSKb,
 		"user_ms": r.d.UserMs, "sys_ms": r.d.SysMs,
 	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

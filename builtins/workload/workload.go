@@ -1,4 +1,6 @@
 // Package workload is the Starlark module that drives load and measures it.
+// It only converts arguments and values: the load generator itself is
+// package loadgen.
 //
 //	workload.http(url, method = "GET", headers = {}, body = None, request = None,
 //	              insecure = False, clients = N | rate = R, arrival = "constant" | "poisson",
@@ -29,12 +31,15 @@ package workload
 
 import (
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"time"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -78,34 +83,34 @@ func (a *loadArgs) pairs() []any {
 		"label?", &a.label}
 }
 
-// spec checks the shared arguments and turns them into a loadSpec.
-func (a *loadArgs) spec(name string, th *starlark.Thread) (loadSpec, error) {
-	var s loadSpec
+// spec checks the shared arguments and turns them into a loadgen.Spec.
+func (a *loadArgs) spec(name string, th *starlark.Thread) (loadgen.Spec, error) {
+	var s loadgen.Spec
 	var err error
-	if s.duration, err = durationArg(name, "duration", a.duration, true); err != nil {
+	if s.Duration, err = durationArg(name, "duration", a.duration, true); err != nil {
 		return s, err
 	}
-	if s.warmup, err = durationArg(name, "warmup", a.warmup, false); err != nil {
+	if s.Warmup, err = durationArg(name, "warmup", a.warmup, false); err != nil {
 		return s, err
 	}
-	if s.timeout, err = durationArg(name, "timeout", a.timeout, true); err != nil {
+	if s.Timeout, err = durationArg(name, "timeout", a.timeout, true); err != nil {
 		return s, err
 	}
-	if s.window, err = durationArg(name, "window", a.window, true); err != nil {
+	if s.Window, err = durationArg(name, "window", a.window, true); err != nil {
 		return s, err
 	}
-	if s.duration/s.window > maxWindows {
-		return s, fmt.Errorf("%s: window: %s windows of %s is more than %d per run", name, s.duration, s.window, maxWindows)
+	if s.Duration/s.Window > maxWindows {
+		return s, fmt.Errorf("%s: window: %s windows of %s is more than %d per run", name, s.Duration, s.Window, maxWindows)
 	}
 	if err := a.loopShape(name, &s); err != nil {
 		return s, err
 	}
-	if s.observers, err = observers(name, a.observe); err != nil {
+	if s.Observers, err = observers(name, a.observe); err != nil {
 		return s, err
 	}
-	s.label = a.label
-	s.progress = runtime.Stderr(th)
-	s.terminal = isTerminal(s.progress)
+	s.Label = a.label
+	s.Progress = runtime.Stderr(th)
+	s.Terminal = isTerminal(s.Progress)
 	return s, nil
 }
 
@@ -116,7 +121,7 @@ const (
 )
 
 // loopShape sets closed loop (clients) or open loop (rate) and its bounds.
-func (a *loadArgs) loopShape(name string, s *loadSpec) error {
+func (a *loadArgs) loopShape(name string, s *loadgen.Spec) error {
 	hasClients, hasRate := a.clients != starlark.None, a.rate != starlark.None
 	switch {
 	case hasClients && hasRate:
@@ -128,7 +133,7 @@ func (a *loadArgs) loopShape(name string, s *loadSpec) error {
 		if err != nil || n <= 0 {
 			return fmt.Errorf("%s: clients must be an int > 0, got %s", name, a.clients)
 		}
-		s.clients = n
+		s.Clients = n
 		return nil
 	}
 	rate, ok := starlark.AsFloat(a.rate)
@@ -141,7 +146,7 @@ func (a *loadArgs) loopShape(name string, s *loadSpec) error {
 	if a.arrival != "constant" && a.arrival != "poisson" {
 		return fmt.Errorf("%s: arrival must be \"constant\" or \"poisson\", got %q", name, a.arrival)
 	}
-	s.rate, s.arrival = rate, a.arrival
+	s.Rate, s.Arrival = rate, a.arrival
 	return a.inflight(name, s)
 }
 
@@ -150,24 +155,31 @@ func (a *loadArgs) loopShape(name string, s *loadSpec) error {
 // pacer (counted late, latency still from the intended start) instead of
 // opening a connection per request, which would make the catch-up after
 // the stall cost more than the stall.
-func (a *loadArgs) inflight(name string, s *loadSpec) error {
+func (a *loadArgs) inflight(name string, s *loadgen.Spec) error {
 	if a.maxInflight == starlark.None {
-		s.maxInflight = int(min(max(math.Ceil(s.rate*0.1), 16), 1000))
+		s.MaxInflight = int(min(max(math.Ceil(s.Rate*0.1), 16), 1000))
 		return nil
 	}
 	n, err := starlark.AsInt32(a.maxInflight)
 	if err != nil || n <= 0 {
 		return fmt.Errorf("%s: max_inflight must be an int > 0, got %s", name, a.maxInflight)
 	}
-	s.maxInflight = n
+	s.MaxInflight = n
 	return nil
 }
 
-func observers(name string, l *starlark.List) ([]Observer, error) {
+// Observer is a server-side source sampled around the measurement window,
+// as a Starlark value: what observe = [...] takes (a cluster, a process).
+type Observer interface {
+	starlark.Value
+	loadgen.Observer
+}
+
+func observers(name string, l *starlark.List) ([]loadgen.Observer, error) {
 	if l == nil {
 		return nil, nil
 	}
-	var out []Observer
+	var out []loadgen.Observer
 	for i := range l.Len() {
 		o, ok := l.Index(i).(Observer)
 		if !ok {
@@ -202,4 +214,17 @@ func durationArg(name, arg string, v starlark.Value, positive bool) (time.Durati
 		return 0, fmt.Errorf("%s: %s must be > 0, got %s", name, arg, v)
 	}
 	return d, nil
+}
+
+// isTerminal says whether the progress line can be rewritten in place.
+func isTerminal(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // the redacting writer
+		w = u.Unwrap()
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -1,0 +1,88 @@
+package loadgen
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+// BenchmarkRecord is the cost of recording one latency in a worker.
+func BenchmarkRecord(b *testing.B) {
+	rec := newRecorder(&windows{})
+	b.ReportAllocs()
+	for i := range b.N {
+		rec.record(time.Duration(i%5000)*time.Microsecond, time.Millisecond, "", i>>20)
+	}
+}
+
+// BenchmarkProgressLine is the cost of one progress update.
+func BenchmarkProgressLine(b *testing.B) {
+	r := &engine{spec: Spec{Duration: 10 * time.Second, Label: "GET http://x/"}, shared: &windows{}, start: time.Now()}
+	r.measureAt = r.start
+	for range 16 {
+		r.recs = append(r.recs, newRecorder(r.shared))
+	}
+	r.recs[0].record(time.Millisecond, time.Millisecond, "", 0)
+	r.recs[0].flush()
+	b.ReportAllocs()
+	for range b.N {
+		_, errs := r.counts()
+		_ = progressLine(r, time.Now(), 1234, errs)
+	}
+}
+
+// BenchmarkHTTPRoundTrip is the cost of one keep-alive request against a
+// net/http server (server included in ns/op).
+func BenchmarkHTTPRoundTrip(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "hello\n") }))
+	defer srv.Close()
+	benchClient(b, srv.URL)
+}
+
+// BenchmarkHTTPRoundTripRaw uses a server that allocates nothing, so
+// allocs/op is the client's own.
+func BenchmarkHTTPRoundTripRaw(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		buf := make([]byte, 4096)
+		resp := []byte("HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")
+		for {
+			if _, err := conn.Read(buf); err != nil { // one small request per read
+				return
+			}
+			if _, err := conn.Write(resp); err != nil {
+				return
+			}
+		}
+	}()
+	benchClient(b, "http://"+ln.Addr().String())
+}
+
+func benchClient(b *testing.B, url string) {
+	t, err := NewHTTPTarget(HTTPSpec{URL: url + "/"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := t.newClient()
+	defer c.close()
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := range b.N {
+		if class := c.do(ctx, request{seq: int64(i), deadline: time.Now().Add(5 * time.Second)}); class != "" {
+			b.Fatal(class)
+		}
+	}
+}

@@ -1,0 +1,26 @@
+// Package loadgen is benchbook's load generator, with no Starlark in it:
+// the workload module converts a notebook's arguments into a Spec and a
+// Target, calls Run, and turns the Result into a Starlark value; agents and
+// bench/ programs can call it the same way (as vegeta's lib/ sits beside
+// its commands).
+//
+//  1. A Spec is the loop's shape and timing: Clients (closed loop, each
+//     client sends its next request when the last one returns) or Rate
+//     (open loop: a pacer fixes every request's intended start, and latency
+//     is measured from it, so a stalled target shows in the tail instead of
+//     being hidden: coordinated omission corrected).
+//  2. A Target makes clients: NewHTTPTarget (a lean HTTP/1.1 client over raw
+//     keep-alive connections; respParser reads responses as net/http does)
+//     or OpenSQL (a pgx pool with prepared statements; pgReader reads the
+//     backend's messages).
+//  3. Run drives it: the closed loop as epoll loops of many connections
+//     each where the target allows (plain HTTP, SQL on Linux; one per P
+//     but one, as wrk -t and pgbench -j do), else a goroutine per client;
+//     the open loop as workers that claim jobs from the schedule, sleep on
+//     a timerfd until each is due, and send it.
+//  4. Recorders take each outcome (a success, an error class from classify,
+//     a drop, or undecided after Ctrl-C) into HDR histograms, per worker and
+//     per window, merged at the end into a Result whose counts add up to
+//     Intended and whose warnings say what may make its figures less than
+//     they seem (the generator the bottleneck, requests late or dropped).
+package loadgen

@@ -1,0 +1,395 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// client sends requests of one kind over its own connection. One client
+// belongs to one worker goroutine; only abort may be called from another.
+type client interface {
+	// do sends one request and waits for its response until its
+	// deadline; it returns the error class, "" on success.
+	do(ctx context.Context, req request) string
+	stopper
+}
+
+// stopper is what the engine needs of every worker's client or loop.
+type stopper interface {
+	// abort unblocks a request in flight (Ctrl-C); safe from any goroutine.
+	abort()
+	close()
+}
+
+// multiplexed is a target whose closed loop drives many clients from one
+// goroutine (sql and plain http on Linux, as pgbench and wrk do); the engine
+// runs such loops, one per P but one, instead of a goroutine per client.
+// newLoop returns nil when this target cannot be multiplexed.
+type multiplexed interface {
+	newLoop(clients int) loop
+}
+
+// loop drives its share of a closed loop's clients until the run ends,
+// recording into rec exactly as closedWorker does.
+type loop interface {
+	run(r *engine, rec *recorder)
+	stopper
+}
+
+// request is one request as the engine hands it to a client.
+type request struct {
+	seq      int64     // sequence number, for generators
+	deadline time.Time // give up then (timeout, bounded by the run's hard end)
+	measured bool      // inside the measurement window (not warmup)
+}
+
+// Target makes clients; each worker gets its own. NewHTTPTarget and
+// OpenSQL make the two kinds.
+type Target interface {
+	newClient() client
+}
+
+var (
+	_ Target = (*HTTPTarget)(nil)
+	_ Target = (*SQLTarget)(nil)
+	_ client = (*httpClient)(nil)
+	_ client = (*sqlClient)(nil)
+)
+
+// Spec is what every load kind shares: the loop's shape and its timing.
+// Its plain fields travel as JSON (for agents that run one spec each).
+type Spec struct {
+	Clients     int           `json:"clients,omitempty"`      // closed loop: clients sending back to back
+	Rate        float64       `json:"rate,omitempty"`         // open loop (Clients == 0): requests per second
+	Arrival     string        `json:"arrival,omitempty"`      // open loop: "constant" or "poisson" (seeded)
+	MaxInflight int           `json:"max_inflight,omitempty"` // open loop: bound on requests in flight
+	Duration    time.Duration `json:"duration"`               // the measurement window
+	Warmup      time.Duration `json:"warmup"`                 // before it: sent, not measured
+	Window      time.Duration `json:"window"`                 // length of each per-window figure
+	Timeout     time.Duration `json:"timeout"`                // per request, from its send
+	Label       string        `json:"label"`                  // names the run on the progress line
+	Progress    io.Writer     `json:"-"`                      // the live progress line; nil for none
+	Terminal    bool          `json:"-"`                      // Progress is a terminal: rewrite one line
+	Observers   []Observer    `json:"-"`                      // server-side figures around the window
+}
+
+// lateAfter is the dispatch lag past which an open-loop request counts as
+// late: it was sent noticeably after its intended start.
+const lateAfter = 10 * time.Millisecond
+
+// Result is what one run measured. Its counts obey
+// Count + sum(Errors) + Dropped + Undecided == Intended (see recorder).
+type Result struct {
+	Hist        *hdrhistogram.Histogram // latency from the intended start, µs: every decided request, failures and drops as lower bounds
+	OK          *hdrhistogram.Histogram // the same, successful requests alone
+	Service     *hdrhistogram.Histogram // service time of the successes, from the actual send, µs
+	Lag         *hdrhistogram.Histogram // open loop: dispatch lag, send time minus intended start, µs
+	Errors      map[string]int64        // failed requests by class (see classify)
+	Windows     []Window                // per-window figures over the measurement window
+	Intended    int64                   // requests due (open loop) or started (closed loop) in the window
+	Count       int64                   // successful requests in the window
+	Late        int64                   // open loop: sent more than 10 ms after their intended start
+	Dropped     int64                   // open loop: given up unsent, a timeout or more behind
+	Undecided   int64                   // Ctrl-C came before their outcome
+	Measured    time.Duration           // how long the window lasted (shorter when interrupted)
+	Interrupted bool                    // Ctrl-C ended the run early
+	CPU         time.Duration           // the generator's own CPU (user + system) over the window
+	Observed    map[string]float64      // the observers' figures
+	Warnings    []string                // what may make the figures less than they seem
+}
+
+// Window is one measurement window of a run.
+type Window struct {
+	Start  float64          `json:"start"` // s since measurement start
+	Count  int64            `json:"count"` // successful requests
+	RPS    float64          `json:"rps"`   // successes per second
+	P50    float64          `json:"p50"`   // ms, every decided request
+	P99    float64          `json:"p99"`   // ms
+	Errors map[string]int64 `json:"errors"`
+}
+
+// engine is one execution of Run.
+type engine struct {
+	spec      Spec
+	tgt       Target
+	ctx       context.Context // cancelled by Ctrl-C
+	loadCtx   context.Context // also ends at the hard end (duration + timeout)
+	start     time.Time
+	measureAt time.Time
+	end       time.Time
+	hardEnd   time.Time
+	shared    *windows
+
+	mu      sync.Mutex
+	recs    []*recorder
+	clients []stopper
+	wg      sync.WaitGroup
+
+	sched   *schedule // open loop
+	workers int       // open loop; guarded by mu
+
+	stopOnce sync.Once
+	stopAt   time.Time // when Ctrl-C was first seen; set by stopTime
+
+	self selfStats // the generator's own cost over the window; set by measure
+}
+
+// stopTime is the moment the run was interrupted: fixed by whoever first
+// sees the cancelled context, so every worker (and the final count) splits
+// the schedule at the same instant: requests due before it were intended
+// and are undecided if nothing decided them; later ones were not intended.
+func (r *engine) stopTime() time.Time {
+	r.stopOnce.Do(func() { r.stopAt = time.Now() })
+	return r.stopAt
+}
+
+// Run drives tgt according to spec until the duration is over or ctx is
+// cancelled, and returns what was measured.
+func Run(ctx context.Context, spec Spec, tgt Target) *Result {
+	now := time.Now()
+	r := &engine{spec: spec, tgt: tgt, ctx: ctx, start: now, shared: &windows{},
+		measureAt: now.Add(spec.Warmup), end: now.Add(spec.Warmup + spec.Duration)}
+	r.hardEnd = r.end.Add(spec.Timeout)
+	var cancel context.CancelFunc
+	r.loadCtx, cancel = context.WithDeadline(ctx, r.hardEnd)
+	defer cancel()
+	stopAbort := context.AfterFunc(ctx, func() { r.stopTime(); r.abortAll() })
+	defer stopAbort()
+	prog := startProgress(r)
+	dispatchDone := make(chan struct{})
+	go func() {
+		defer close(dispatchDone)
+		if spec.Clients > 0 {
+			r.closedLoop()
+		} else {
+			r.openLoop()
+		}
+	}()
+	res := r.measure()
+	<-dispatchDone
+	r.wg.Wait()
+	prog.stop()
+	r.closeAll()
+	return r.collect(res)
+}
+
+// measure waits through warmup and the measurement window, taking the
+// generator's and the observers' figures at both ends.
+func (r *engine) measure() *Result {
+	res := &Result{}
+	if !sleepUntil(r.ctx, r.measureAt) {
+		res.Interrupted = true
+		return res
+	}
+	before := takeSelf()
+	stops := r.startObservers(res)
+	res.Interrupted = !sleepUntil(r.ctx, r.end)
+	res.Measured = time.Since(r.measureAt)
+	if res.Measured > r.spec.Duration {
+		res.Measured = r.spec.Duration
+	}
+	r.self = takeSelf().since(before, res.Measured)
+	res.CPU = r.self.cpu
+	res.Observed = r.stopObservers(stops, res)
+	return res
+}
+
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// window returns the index of the measurement window holding t, -1 in warmup.
+func (r *engine) windowOf(t time.Time) int {
+	d := t.Sub(r.measureAt)
+	if d < 0 {
+		return -1
+	}
+	return int(d / r.spec.Window)
+}
+
+func (r *engine) inMeasurement(t time.Time) bool { return !t.Before(r.measureAt) && t.Before(r.end) }
+
+// newWorker registers a client and a recorder for a new worker. Open-loop
+// workers share recorders once there are many, bounding memory.
+func (r *engine) newWorker() (client, *recorder) {
+	c := r.tgt.newClient()
+	return c, r.register(c)
+}
+
+// register adds a worker's client or loop, so Ctrl-C reaches it, and
+// returns the recorder it records into.
+func (r *engine) register(s stopper) *recorder {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.clients = append(r.clients, s)
+	if len(r.recs) < maxRecorders {
+		r.recs = append(r.recs, newRecorder(r.shared))
+	}
+	return r.recs[(len(r.clients)-1)%len(r.recs)]
+}
+
+const maxRecorders = 64
+
+func (r *engine) abortAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.clients {
+		c.abort()
+	}
+}
+
+func (r *engine) closeAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, c := range r.clients {
+		c.close()
+	}
+}
+
+func (r *engine) deadline(t time.Time) time.Time {
+	d := t.Add(r.spec.Timeout)
+	if d.After(r.hardEnd) {
+		return r.hardEnd
+	}
+	return d
+}
+
+// closedLoop runs spec.Clients workers back to back: a goroutine each, or
+// loops of many clients each where the target can multiplex them.
+func (r *engine) closedLoop() {
+	if m, ok := r.tgt.(multiplexed); ok {
+		// A loop holds its P while it waits in epoll_wait, so one P is left
+		// for the rest of the process (progress, timers, GC); on a 2-core box
+		// that also leaves the target a core, as wrk -t1 and pgbench -j 1 do.
+		n := min(max(runtime.GOMAXPROCS(0)-1, 1), r.spec.Clients)
+		for i := range n {
+			l := m.newLoop(r.spec.Clients/n + btoi(i < r.spec.Clients%n))
+			if l == nil {
+				break // this target cannot (https): a goroutine per client
+			}
+			rec := r.register(l)
+			r.wg.Go(func() { l.run(r, rec) })
+			if i == n-1 {
+				return
+			}
+		}
+	}
+	for range r.spec.Clients {
+		c, rec := r.newWorker()
+		r.wg.Go(func() { r.closedWorker(c, rec) })
+	}
+}
+
+// finished records a closed-loop request from t0 to end, as closedWorker
+// does: warmup counts only for progress, a request Ctrl-C cut short as
+// undecided.
+func (r *engine) finished(rec *recorder, t0, end time.Time, measured bool, class string) {
+	if r.ctx.Err() != nil {
+		if measured {
+			rec.undecide()
+		}
+		return
+	}
+	if !measured {
+		rec.warm.Add(1)
+		return
+	}
+	lat := end.Sub(t0)
+	rec.record(lat, lat, class, r.windowOf(t0))
+}
+
+func (r *engine) closedWorker(c client, rec *recorder) {
+	for seq := int64(0); ; seq++ {
+		t0 := time.Now()
+		if !t0.Before(r.end) || r.ctx.Err() != nil {
+			return
+		}
+		class := c.do(r.loadCtx, request{seq: seq, deadline: r.deadline(t0), measured: !t0.Before(r.measureAt)})
+		r.finished(rec, t0, time.Now(), !t0.Before(r.measureAt), class)
+	}
+}
+
+// collect merges the recorders into the result.
+func (r *engine) collect(res *Result) *Result {
+	res.Hist, res.OK, res.Service, res.Lag = NewHist(), NewHist(), NewHist(), NewHist()
+	res.Errors = map[string]int64{}
+	if r.sched != nil && r.ctx.Err() != nil {
+		r.sched.abandon(r, r.recs[0])
+	}
+	for _, rec := range r.recs {
+		rec.flush()
+		res.Hist.Merge(rec.hist)
+		res.OK.Merge(rec.ok)
+		res.Service.Merge(rec.service)
+		res.Lag.Merge(rec.lag)
+		res.Late += rec.late
+		res.Dropped += rec.dropped
+		res.Undecided += rec.undecided
+		for k, v := range rec.errors {
+			res.Errors[k] += v
+		}
+	}
+	res.Count = res.OK.TotalCount()
+	res.Intended = res.Count + SumErrors(res.Errors) + res.Dropped + res.Undecided
+	if r.sched != nil {
+		res.Intended = r.intended()
+	}
+	if r.ctx.Err() != nil {
+		res.Interrupted = true
+	}
+	res.Windows = windowStats(r.shared, r.spec)
+	res.Warnings = append(res.Warnings, r.self.warnings(r.spec, res)...)
+	if failed := SumErrors(res.Errors) + res.Dropped; failed > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("the percentiles count %d failed or dropped requests as lower bounds "+
+			"(from the intended start to the failure or give-up): run.ok_p(q) has the %d successes alone", failed, res.Count))
+	}
+	if res.Interrupted {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("interrupted: figures cover only what was measured before Ctrl-C (%d requests undecided)", res.Undecided))
+	}
+	return res
+}
+
+// windowStats are the per-window figures of the measurement window.
+func windowStats(w *windows, spec Spec) []Window {
+	n := int((spec.Duration + spec.Window - 1) / spec.Window)
+	n = max(n, len(w.hist))
+	out := make([]Window, 0, n)
+	for i := range n {
+		ws := Window{Start: (spec.Window * time.Duration(i)).Seconds(), Errors: map[string]int64{}}
+		length := min(spec.Window.Seconds(), spec.Duration.Seconds()-ws.Start)
+		if i < len(w.hist) {
+			h := w.hist[i]
+			ws.Count, ws.P50, ws.P99 = w.ok[i], QuantileMs(h, 50), QuantileMs(h, 99)
+			ws.Errors = w.errs[i]
+		}
+		if length > 0 {
+			ws.RPS = float64(ws.Count) / length
+		}
+		out = append(out, ws)
+	}
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

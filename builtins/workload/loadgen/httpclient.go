@@ -1,0 +1,230 @@
+package loadgen
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// HTTPTarget is a prepared HTTP/1.1 request. The client is deliberately
+// lean: a raw keep-alive connection per worker, the request bytes built
+// once (or into a reused buffer when a generator makes the path), and the
+// response parsed in place from a bufio.Reader. net/http costs about twice
+// wrk's CPU per request; this costs about what wrk does.
+type HTTPTarget struct {
+	addr    string // host:port to dial
+	tls     *tls.Config
+	method  string
+	host    string // Host header
+	base    string // path+query of url, prefix for generated paths
+	headers []byte // "Name: value\r\n" lines
+	body    []byte
+	static  []byte // whole request, when gen is nil
+	gen     func(seq int64) (string, error)
+	noBody  bool          // HEAD: responses carry no body
+	timeout time.Duration // connect timeout bound
+	genErr  atomic.Value  // first generator error (string), for a warning
+}
+
+type httpClient struct {
+	requestBuilder
+	br   *bufio.Reader
+	resp respParser
+
+	mu      sync.Mutex // guards conn against abort
+	conn    net.Conn
+	aborted atomic.Bool
+
+	closeAfter bool // the response said the connection ends
+}
+
+func (t *HTTPTarget) newClient() client {
+	return &httpClient{requestBuilder: requestBuilder{t: t}}
+}
+
+// requestBuilder makes the bytes of request seq: the target's static
+// request, or one built into its reused buffer from the generator's path.
+type requestBuilder struct {
+	t    *HTTPTarget
+	wbuf []byte
+}
+
+func (c *httpClient) abort() {
+	c.aborted.Store(true)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn != nil {
+		c.conn.Close()
+	}
+}
+
+func (c *httpClient) close() { c.drop() }
+
+func (c *httpClient) drop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn != nil {
+		c.conn.Close()
+		c.conn = nil
+	}
+}
+
+func (c *httpClient) do(ctx context.Context, r request) string {
+	if c.aborted.Load() {
+		return classInterrupted
+	}
+	deadline := r.deadline
+	req, class := c.request(r.seq)
+	if class != "" {
+		return class
+	}
+	if c.conn == nil {
+		if class := c.dial(ctx, deadline); class != "" {
+			return class
+		}
+	}
+	class, keep := c.roundTrip(req, deadline)
+	if !keep {
+		c.drop()
+	}
+	return class
+}
+
+// request returns the bytes to send for request seq.
+func (c *requestBuilder) request(seq int64) ([]byte, string) {
+	t := c.t
+	if t.gen == nil {
+		return t.static, ""
+	}
+	p, err := t.gen(seq)
+	if err != nil {
+		t.genErr.CompareAndSwap(nil, err.Error())
+		return nil, classGenerator
+	}
+	if len(p) >= 4 && p[:4] == "http" {
+		uri, ok := sameHostURI(p, t)
+		if !ok {
+			return nil, classOffHost
+		}
+		c.wbuf = t.appendRequest(c.wbuf[:0], uri)
+		return c.wbuf, ""
+	}
+	base := t.base
+	if len(p) > 0 && p[0] == '/' && base[len(base)-1] == '/' {
+		base = base[:len(base)-1] // url "http://h/" + "/search" is "/search"
+	}
+	c.wbuf = t.appendRequest(c.wbuf[:0], base, p)
+	return c.wbuf, ""
+}
+
+// appendRequest builds method, path (the concatenation of parts), headers
+// and body into b.
+func (t *HTTPTarget) appendRequest(b []byte, parts ...string) []byte {
+	b = append(b, t.method...)
+	b = append(b, ' ')
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	b = append(b, " HTTP/1.1\r\n"...)
+	if t.host != "" {
+		b = append(b, "Host: "...)
+		b = append(b, t.host...)
+		b = append(b, "\r\n"...)
+	}
+	b = append(b, t.headers...)
+	if len(t.body) > 0 || t.method == "POST" || t.method == "PUT" || t.method == "PATCH" {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(len(t.body)), 10)
+		b = append(b, "\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	return append(b, t.body...)
+}
+
+func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
+	d := net.Dialer{Deadline: deadline}
+	conn, err := d.DialContext(ctx, "tcp", c.t.addr)
+	if err != nil {
+		return classify(err)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	conn = newRawConn(conn)
+	if c.t.tls != nil {
+		tc := tls.Client(conn, c.t.tls)
+		_ = tc.SetDeadline(deadline)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			return classify(err)
+		}
+		conn = tc
+	}
+	c.mu.Lock()
+	c.conn = conn
+	c.mu.Unlock()
+	if c.aborted.Load() {
+		return classInterrupted
+	}
+	if c.br == nil {
+		c.br = bufio.NewReaderSize(conn, 16<<10)
+	} else {
+		c.br.Reset(conn)
+	}
+	return ""
+}
+
+// roundTrip writes req and reads one response; keep says whether the
+// connection can carry the next request.
+func (c *httpClient) roundTrip(req []byte, deadline time.Time) (class string, keep bool) {
+	if err := c.conn.SetDeadline(deadline); err != nil {
+		return classify(err), false
+	}
+	if _, err := c.conn.Write(req); err != nil {
+		return classify(err), false
+	}
+	status, err := c.readResponse()
+	if err != nil {
+		return classify(err), false
+	}
+	keep = !c.closeAfter
+	if status >= 400 {
+		return statusClass(status), keep
+	}
+	return "", keep
+}
+
+// readResponse reads one response through the parser the epoll loop uses,
+// so both clients frame (and refuse) responses alike, and drops its body.
+func (c *httpClient) readResponse() (int, error) {
+	c.resp.reset(c.t.noBody)
+	for {
+		if c.br.Buffered() == 0 {
+			if _, err := c.br.Peek(1); err == io.EOF {
+				if _, err := c.resp.eof(); err != nil {
+					return 0, err
+				}
+				c.closeAfter = true
+				return c.resp.status, nil
+			} else if err != nil {
+				return 0, err
+			}
+		}
+		b, _ := c.br.Peek(c.br.Buffered())
+		n, done, err := c.resp.feed(b)
+		_, _ = c.br.Discard(n)
+		if err != nil {
+			return 0, err
+		}
+		if done {
+			c.closeAfter = c.resp.closeAfter || c.br.Buffered() > 0 // bytes no request asked for
+			return c.resp.status, nil
+		}
+	}
+}

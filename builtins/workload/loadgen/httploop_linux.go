@@ -1,0 +1,215 @@
+package loadgen
+
+import (
+	"io"
+	"net"
+	"syscall"
+	"time"
+)
+
+// httpLoop runs a share of a closed loop's HTTP clients from one goroutine,
+// as wrk does: each client keeps one connection, a poller waits for all of
+// them, and respParser reads each response as its bytes arrive. Compared
+// with a goroutine per client (httpClient), a response costs one read and a
+// share of one epoll_wait instead of a goroutine park and two netpoll
+// calls. Plain HTTP only: https keeps the goroutine per client.
+type httpLoop struct {
+	t     *HTTPTarget
+	conns []*httpConn
+	p     *poller
+	err   error
+	r     *engine // set by run
+	rec   *recorder
+}
+
+// httpConn is one client of the loop.
+type httpConn struct {
+	id   int
+	req  requestBuilder
+	conn net.Conn // nil until dialled, and after it closed
+	fd   int
+	in   []byte
+	out  []byte // request bytes not yet written
+	resp respParser
+
+	writing bool
+	seq     int64
+	inflight
+}
+
+func (t *HTTPTarget) newLoop(clients int) loop {
+	if t.tls != nil {
+		return nil // crypto/tls needs a blocking net.Conn: httpClient
+	}
+	l := &httpLoop{t: t}
+	for i := range clients {
+		l.conns = append(l.conns, &httpConn{id: i, req: requestBuilder{t: t}, fd: -1, in: make([]byte, 16<<10)})
+	}
+	l.p, l.err = newPoller(clients, true)
+	return l
+}
+
+func (l *httpLoop) abort() { l.p.wakeup() }
+
+func (l *httpLoop) close() {
+	for _, c := range l.conns {
+		l.drop(c)
+	}
+	l.p.close()
+}
+
+func (l *httpLoop) run(r *engine, rec *recorder) {
+	if l.err != nil {
+		now := time.Now()
+		r.finished(rec, now, now, !now.Before(r.measureAt), classify(l.err))
+		return
+	}
+	l.r, l.rec = r, rec
+	r.drive(l.p, len(l.conns), l, rec)
+}
+
+func (l *httpLoop) client(i int) *inflight { return &l.conns[i].inflight }
+
+func (l *httpLoop) start(i int, now time.Time) bool { return l.send(l.r, l.rec, l.conns[i], now) }
+
+func (l *httpLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.conns[i], classTimeout, now) }
+
+func (l *httpLoop) ready(ev syscall.EpollEvent) {
+	c := l.conns[ev.Fd]
+	if c.conn != nil && ev.Events&syscall.EPOLLOUT != 0 && c.writing {
+		l.flush(l.r, l.rec, c, c.out)
+	}
+	if c.conn != nil && ev.Events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
+		l.receive(l.r, l.rec, c)
+	}
+}
+
+// send sends c's next request, dialling first if c has no connection; it
+// reports whether a request is in flight.
+func (l *httpLoop) send(r *engine, rec *recorder, c *httpConn, now time.Time) bool {
+	measured := !now.Before(r.measureAt)
+	if c.conn == nil {
+		if now.Before(c.retryAt) {
+			return false
+		}
+		if class := l.dial(r, c, now); class != "" {
+			c.retryAt = time.Now().Add(retryAfter)
+			r.finished(rec, now, time.Now(), measured, class)
+			return false
+		}
+	}
+	req, class := c.req.request(c.seq)
+	c.seq++
+	if class != "" {
+		r.finished(rec, now, time.Now(), measured, class)
+		return false
+	}
+	c.busy, c.t0, c.measured, c.deadline = true, now, measured, r.deadline(now)
+	c.resp.reset(l.t.noBody)
+	l.flush(r, rec, c, req)
+	return c.busy
+}
+
+// dial connects c (a blocking connect, bounded by the request's deadline:
+// once per client, and again after the server closed the connection).
+func (l *httpLoop) dial(r *engine, c *httpConn, now time.Time) string {
+	d := net.Dialer{Deadline: r.deadline(now)}
+	conn, err := d.DialContext(r.loadCtx, "tcp", l.t.addr)
+	if err != nil {
+		return classify(err)
+	}
+	fd, err := connFD(conn)
+	if err == nil {
+		err = l.p.add(fd, c.id)
+	}
+	if err != nil {
+		conn.Close()
+		return classify(err)
+	}
+	c.conn, c.fd, c.writing = conn, fd, false
+	return ""
+}
+
+// flush writes b (a request, or what is left of one) without blocking and
+// keeps what the socket buffer could not take, asking for EPOLLOUT.
+func (l *httpLoop) flush(r *engine, rec *recorder, c *httpConn, b []byte) {
+	w, err := rawWrite(c.fd, b)
+	if err != nil {
+		l.fail(r, rec, c, classify(err), time.Now())
+		return
+	}
+	c.out = append(c.out[:0], b[w:]...)
+	if want := len(c.out) > 0; want != c.writing {
+		c.writing = want
+		l.p.want(c.fd, c.id, want)
+	}
+}
+
+// receive reads what c's connection has and feeds it to the response.
+func (l *httpLoop) receive(r *engine, rec *recorder, c *httpConn) {
+	n, err := rawRead(c.fd, c.in)
+	now := time.Now()
+	switch {
+	case err == io.EOF && !c.busy:
+		l.drop(c) // the server closed an idle keep-alive connection
+		return
+	case err == io.EOF:
+		done, perr := c.resp.eof()
+		if !done {
+			l.fail(r, rec, c, classify(perr), now)
+			return
+		}
+		l.drop(c)
+		l.finish(r, rec, c, now)
+		return
+	case err != nil:
+		l.fail(r, rec, c, classify(err), now)
+		return
+	case n == 0 || !c.busy:
+		return
+	}
+	used, done, err := c.resp.feed(c.in[:n])
+	if err != nil {
+		l.fail(r, rec, c, classify(err), now)
+		return
+	}
+	if !done {
+		return
+	}
+	if c.resp.closeAfter || used < n {
+		l.drop(c) // closing, or bytes no request asked for
+	}
+	l.finish(r, rec, c, now)
+	if now.Before(r.end) && r.ctx.Err() == nil {
+		l.send(r, rec, c, now) // back to back, as closedWorker
+	}
+}
+
+// finish records the response c just completed.
+func (l *httpLoop) finish(r *engine, rec *recorder, c *httpConn, now time.Time) {
+	c.busy = false
+	class := ""
+	if c.resp.status >= 400 {
+		class = statusClass(c.resp.status)
+	}
+	r.finished(rec, c.t0, now, c.measured, class)
+}
+
+// fail ends the request in flight with a transport error and closes the
+// connection; the next request dials again.
+func (l *httpLoop) fail(r *engine, rec *recorder, c *httpConn, class string, now time.Time) {
+	l.drop(c)
+	if c.busy {
+		c.busy = false
+		r.finished(rec, c.t0, now, c.measured, class)
+	}
+}
+
+func (l *httpLoop) drop(c *httpConn) {
+	if c.conn == nil {
+		return
+	}
+	l.p.del(c.fd)
+	c.conn.Close()
+	c.conn, c.fd, c.out, c.writing = nil, -1, c.out[:0], false
+}

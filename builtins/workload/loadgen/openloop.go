@@ -1,0 +1,230 @@
+package loadgen
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// The open loop. A schedule (the pacer) fixes every request's intended
+// start. Workers claim the next job from it, sleep until it is due, send it
+// and come back for the next: a free worker never waits for a dispatcher,
+// so after a stall the backlog drains as fast as the workers can go. A
+// watcher adds workers (each with its own connection, up to maxInflight)
+// whenever an unclaimed job is overdue, i.e. every worker is busy. Latency
+// is measured from the intended start, so time spent waiting for a free
+// worker counts (coordinated omission corrected, as in wrk2).
+
+// job is one open-loop request: its number and intended start.
+type job struct {
+	seq int64
+	due time.Time
+}
+
+// schedule hands out jobs in order; safe for concurrent claims.
+type schedule struct {
+	mu    sync.Mutex
+	p     pacer
+	start time.Time
+	total time.Duration
+	next  job
+	done  bool
+}
+
+func newSchedule(p pacer, start time.Time, total time.Duration) *schedule {
+	s := &schedule{p: p, start: start, total: total}
+	s.advance(0)
+	return s
+}
+
+// advance computes job seq; it is the caller's to hold mu.
+func (s *schedule) advance(seq int64) {
+	off := s.p.next()
+	s.next = job{seq: seq, due: s.start.Add(off)}
+	s.done = off >= s.total
+}
+
+// claim takes the next job; false when the schedule is over.
+func (s *schedule) claim() (job, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return job{}, false
+	}
+	j := s.next
+	s.advance(j.seq + 1)
+	return j, true
+}
+
+// peek returns the next unclaimed job.
+func (s *schedule) peek() (job, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.next, !s.done
+}
+
+// abandon counts the jobs no worker claimed before Ctrl-C: those due in the
+// measurement window before the stop are undecided. Called once the workers
+// have returned.
+func (s *schedule) abandon(r *engine, rec *recorder) {
+	stop := r.stopTime()
+	for {
+		j, ok := s.claim()
+		if !ok || !j.due.Before(stop) || !j.due.Before(r.end) {
+			return
+		}
+		if r.inMeasurement(j.due) {
+			rec.undecide()
+		}
+	}
+}
+
+// intended counts the requests the run's schedule puts in the measurement
+// window (before the stop, if interrupted), replaying a fresh pacer: an
+// account kept apart from the workers', which must add up to it.
+func (r *engine) intended() int64 {
+	end := r.end
+	if r.ctx.Err() != nil && r.stopTime().Before(end) {
+		end = r.stopTime()
+	}
+	p := newPacer(r.spec.Arrival, r.spec.Rate)
+	var n int64
+	for {
+		due := r.start.Add(p.next())
+		if !due.Before(end) || !due.Before(r.start.Add(r.spec.Warmup+r.spec.Duration)) {
+			return n
+		}
+		if r.inMeasurement(due) {
+			n++
+		}
+	}
+}
+
+// watchEvery is how often the watcher checks for overdue jobs.
+const watchEvery = 2 * time.Millisecond
+
+// openLoop starts one worker and adds more while jobs go overdue.
+func (r *engine) openLoop() {
+	r.sched = newSchedule(newPacer(r.spec.Arrival, r.spec.Rate), r.start, r.spec.Warmup+r.spec.Duration)
+	r.spawn(1)
+	tick := time.NewTicker(watchEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case now := <-tick.C:
+			j, ok := r.sched.peek()
+			if !ok || now.After(r.hardEnd) {
+				return
+			}
+			switch behind := now.Sub(j.due); {
+			case behind > lateAfter: // a stall: enough workers for every overdue job
+				r.spawn(1 + int(behind.Seconds()*r.spec.Rate))
+			case behind > watchEvery: // a little behind (or timer slack): one more
+				r.spawn(1)
+			}
+		}
+	}
+}
+
+// spawn starts up to n more workers, within maxInflight.
+func (r *engine) spawn(n int) {
+	r.mu.Lock()
+	n = min(n, r.spec.MaxInflight-r.workers)
+	r.workers += max(n, 0)
+	r.mu.Unlock()
+	for range n {
+		c, rec := r.newWorker()
+		r.wg.Go(func() { r.openWorker(c, rec) })
+	}
+}
+
+// openWorker sends jobs until the schedule is over or Ctrl-C. Every job it
+// claims gets an outcome: sent (a success or an error class), dropped (a
+// timeout or more behind when a worker got to it: after a stall the rest of
+// the schedule drains this way, however late), or undecided (Ctrl-C first).
+func (r *engine) openWorker(c client, rec *recorder) {
+	sl := r.newSleeper()
+	defer sl.close()
+	for {
+		j, ok := r.sched.claim()
+		if !ok {
+			return
+		}
+		measured := r.inMeasurement(j.due)
+		if !sl.until(r.ctx, j.due) {
+			if measured && j.due.Before(r.stopTime()) {
+				rec.undecide()
+			}
+			return
+		}
+		sent := time.Now()
+		if waited := sent.Sub(j.due); waited > r.spec.Timeout {
+			if measured {
+				rec.drop(waited, r.windowOf(j.due))
+			}
+			continue
+		}
+		class := c.do(r.loadCtx, request{seq: j.seq, deadline: r.deadline(sent), measured: measured})
+		if r.ctx.Err() != nil {
+			if measured {
+				rec.undecide() // interrupted mid-request: not a measurement
+			}
+			return
+		}
+		if !measured {
+			rec.warm.Add(1)
+			continue
+		}
+		done := time.Now()
+		rec.dispatched(sent.Sub(j.due))
+		rec.record(done.Sub(j.due), done.Sub(sent), class, r.windowOf(j.due))
+	}
+}
+
+// sleeper is how an open-loop worker waits for its next request's
+// intended start: on a timerfd of its own where there is one (see waker),
+// else on a Go timer.
+type sleeper struct {
+	w    *waker
+	stop func() bool // the context watch that closes w
+	tm   *time.Timer
+}
+
+func (r *engine) newSleeper() *sleeper {
+	if w, err := newWaker(); err == nil {
+		return &sleeper{w: w, stop: context.AfterFunc(r.ctx, w.close)}
+	}
+	return &sleeper{tm: time.NewTimer(time.Hour)}
+}
+
+// until waits for t; false if ctx ended first.
+func (s *sleeper) until(ctx context.Context, t time.Time) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	if s.w != nil {
+		return s.w.wait(t)
+	}
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	s.tm.Reset(d)
+	select {
+	case <-s.tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s *sleeper) close() {
+	if s.w != nil {
+		s.stop()
+		s.w.close()
+		return
+	}
+	s.tm.Stop()
+}

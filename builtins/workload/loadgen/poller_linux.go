@@ -1,0 +1,297 @@
+package loadgen
+
+import (
+	"errors"
+	"io"
+	"os"
+	"runtime"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+var (
+	_ multiplexed = (*HTTPTarget)(nil)
+	_ multiplexed = (*SQLTarget)(nil)
+	_ loop        = (*httpLoop)(nil)
+	_ loop        = (*sqlLoop)(nil)
+	_ loopOps     = (*httpLoop)(nil)
+	_ loopOps     = (*sqlLoop)(nil)
+)
+
+// poller is the epoll set of a multiplexed closed loop (sqlLoop, httpLoop):
+// one goroutine waits for all of its clients' sockets at once, as pgbench
+// and wrk do.
+//
+// wait is a raw system call that holds the P while it blocks, so it is
+// bounded (maxWait) and the loop yields to the scheduler every yieldEvery:
+// the progress line, the run's timers and Ctrl-C keep running even with
+// GOMAXPROCS=1.
+type poller struct {
+	ep        int
+	wake      [2]int // a pipe: abort writes to it, wait returns
+	events    []syscall.EpollEvent
+	lastYield time.Time
+	spin      bool // poll a while before sleeping when events come fast
+	quick     bool // the last wait that found nothing at once had events within quickGap
+	spinOff   int  // waits left that sleep without polling first, after a spin found nothing
+}
+
+const (
+	maxWait    = 5 * time.Millisecond // longest blocking epoll_wait
+	yieldEvery = time.Millisecond     // let the P's other goroutines run
+	retryAfter = 10 * time.Millisecond
+
+	// With spin, when responses come faster than quickGap, wait polls for
+	// up to spinFor before it sleeps: a sleeping thread takes tens of µs to
+	// wake on a VM, which a closed loop pays on every request (wrk's loop
+	// rarely sleeps at load for the same reason: it finds writable sockets).
+	// At low rates the gaps are long and it sleeps at once; after a spin
+	// that found nothing, the next spinBackoff waits sleep at once. The HTTP
+	// loop spins (+18% req/s against a Go server, CPU per request still
+	// below wrk's); the SQL loop does not (PostgreSQL's ~40 µs gaps made
+	// spinning cost +20-100% CPU per transaction for +5-14% tps).
+	spinFor     = 20 * time.Microsecond
+	quickGap    = 50 * time.Microsecond
+	spinBackoff = 16
+)
+
+// newPoller makes an epoll set for n sockets and the wake-up pipe; with
+// spin, a wait polls briefly before it sleeps when events come fast.
+func newPoller(n int, spin bool) (*poller, error) {
+	p := &poller{ep: -1, wake: [2]int{-1, -1}, events: make([]syscall.EpollEvent, n+1), lastYield: time.Now(), spin: spin}
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return p, os.NewSyscallError("epoll_create1", err)
+	}
+	p.ep = ep
+	if err := syscall.Pipe2(p.wake[:], syscall.O_CLOEXEC|syscall.O_NONBLOCK); err != nil {
+		return p, os.NewSyscallError("pipe2", err)
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: -1}
+	return p, os.NewSyscallError("epoll_ctl", syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_ADD, p.wake[0], &ev))
+}
+
+// add watches fd for input (and output when out), reporting id.
+func (p *poller) add(fd int, id int) error {
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(id)}
+	return os.NewSyscallError("epoll_ctl", syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_ADD, fd, &ev))
+}
+
+// want switches fd's interest in EPOLLOUT (a write the socket buffer could
+// not take whole).
+func (p *poller) want(fd, id int, out bool) {
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(id)}
+	if out {
+		ev.Events |= syscall.EPOLLOUT
+	}
+	_ = syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_MOD, fd, &ev)
+}
+
+func (p *poller) del(fd int) { _ = syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_DEL, fd, nil) }
+
+// wakeup makes a wait in progress return: abort, from any goroutine.
+func (p *poller) wakeup() {
+	if p.wake[1] >= 0 {
+		_, _ = syscall.Write(p.wake[1], []byte{0})
+	}
+}
+
+// wait yields the P if it is time, then waits up to d for events on the
+// sockets; it returns them (the wake-up pipe's are drained and left out).
+func (p *poller) wait(d time.Duration) []syscall.EpollEvent {
+	if time.Since(p.lastYield) >= yieldEvery {
+		runtime.Gosched()
+		p.lastYield = time.Now()
+	}
+	d = min(max(d, 0), maxWait)
+	ms := int(d / time.Millisecond)
+	if d > 0 && ms == 0 {
+		ms = 1
+	}
+	if !p.spin {
+		return p.ready(p.poll(ms)) // one epoll_wait per wake: what makes the SQL loop cheap
+	}
+	n, e := p.poll(0)
+	if n == 0 && e == 0 && ms > 0 {
+		start := time.Now()
+		switch {
+		case p.spinOff > 0:
+			p.spinOff--
+		case p.quick: // events have been coming fast: poll a while before sleeping
+			for n == 0 && e == 0 && time.Since(start) < spinFor {
+				n, e = p.poll(0)
+			}
+			if n == 0 {
+				p.spinOff = spinBackoff // it did not pay: sleep at once for a while
+			}
+		}
+		if n == 0 && e == 0 {
+			n, e = p.poll(ms)
+		}
+		p.quick = time.Since(start) < quickGap
+	}
+	return p.ready(n, e)
+}
+
+// ready returns the sockets' events of the last poll, draining the wake-up
+// pipe's.
+func (p *poller) ready(n int, e syscall.Errno) []syscall.EpollEvent {
+	if e != 0 {
+		return nil // EINTR: a preemption or a signal; the loop comes round again
+	}
+	out := p.events[:0]
+	for _, ev := range p.events[:n] {
+		if ev.Fd < 0 {
+			var b [64]byte
+			_, _ = syscall.Read(p.wake[0], b[:])
+			continue
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+func (p *poller) poll(ms int) (int, syscall.Errno) {
+	n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(p.ep), uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), uintptr(ms), 0, 0)
+	return int(n), e
+}
+
+func (p *poller) close() {
+	for _, fd := range []int{p.ep, p.wake[0], p.wake[1]} {
+		if fd >= 0 {
+			syscall.Close(fd)
+		}
+	}
+}
+
+// rawWrite writes b to the non-blocking fd; it returns how much went and
+// an error other than EAGAIN.
+func rawWrite(fd int, b []byte) (int, error) {
+	w := 0
+	for w < len(b) {
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[w])), uintptr(len(b)-w))
+		switch e {
+		case 0:
+			w += int(n)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return w, nil
+		default:
+			return w, os.NewSyscallError("write", e)
+		}
+	}
+	return w, nil
+}
+
+// rawRead reads into b from the non-blocking fd: (0, nil) when nothing is
+// there, io.EOF when the peer closed.
+func rawRead(fd int, b []byte) (int, error) {
+	for {
+		n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		switch e {
+		case 0:
+			if n == 0 {
+				return 0, io.EOF
+			}
+			return int(n), nil
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return 0, nil
+		}
+		return 0, os.NewSyscallError("read", e)
+	}
+}
+
+// inflight is what drive knows of one client of a loop: its request in
+// flight and when it may dial again.
+type inflight struct {
+	busy     bool
+	t0       time.Time // the request's start
+	deadline time.Time
+	measured bool
+	retryAt  time.Time // after a refused connection
+}
+
+// loopOps is a multiplexed loop's part in drive.
+type loopOps interface {
+	client(i int) *inflight
+	start(i int, now time.Time) bool // begin client i's next request; false if none is in flight
+	expire(i int, now time.Time)     // client i's request is past its deadline
+	ready(ev syscall.EpollEvent)     // client ev.Fd's socket has something
+}
+
+// drive runs a loop of n clients until the run ends: wait for sockets and
+// hand them to the loop (which sends each client's next request as its
+// response completes), and every scanEvery scan the clients: start idle
+// ones, expire late requests, and end when the run is over and nothing is
+// in flight. A client that could not start retries at its retryAt (a
+// refused dial) or at the next pass (a generator error). Scanning on a
+// clock rather than per wake keeps a loop of a thousand connections from
+// spending its time looking at the idle ones.
+func (r *engine) drive(p *poller, n int, ops loopOps, rec *recorder) {
+	var nextScan, wakeAt time.Time
+	for {
+		now := time.Now()
+		if r.ctx.Err() != nil {
+			for i := range n { // interrupted: requests in flight are not measurements
+				if c := ops.client(i); c.busy && c.measured {
+					rec.undecide() // busy stays: close drops the connection
+				}
+			}
+			return
+		}
+		if !now.Before(nextScan) || !now.Before(wakeAt) {
+			busy, wait := 0, maxWait
+			for i := range n {
+				c := ops.client(i)
+				if !c.busy && now.Before(r.end) && !ops.start(i, now) {
+					wait = min(wait, c.retryAt.Sub(now))
+				}
+				if c.busy {
+					if !now.Before(c.deadline) {
+						ops.expire(i, now)
+						continue
+					}
+					busy++
+					wait = min(wait, c.deadline.Sub(now))
+				}
+			}
+			if busy == 0 && !now.Before(r.end) {
+				return
+			}
+			// Sleep until something is due (usually maxWait away: a
+			// shorter epoll_wait timeout cost the SQL loop ~3 µs of
+			// system time per transaction); look again no sooner than
+			// scanEvery when woken by sockets.
+			wakeAt, nextScan = now.Add(max(wait, 0)), now.Add(scanEvery)
+		}
+		for _, ev := range p.wait(wakeAt.Sub(now)) {
+			ops.ready(ev)
+		}
+	}
+}
+
+// scanEvery is how often drive looks at every client of a loop.
+const scanEvery = time.Millisecond
+
+var errNoFD = errors.New("connection has no file descriptor")
+
+// connFD is the descriptor under a connection: a rawConn, a net.TCPConn or a
+// net.UnixConn, all of which expose it.
+func connFD(c any) (int, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return -1, errNoFD
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	if err := rc.Control(func(f uintptr) { fd = int(f) }); err != nil {
+		return -1, err
+	}
+	return fd, nil
+}

@@ -1,0 +1,142 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	goruntime "runtime"
+	"syscall"
+	"time"
+)
+
+// Observer is a server-side source sampled around the measurement window
+// (a PostgreSQL cluster, a target process): the Starlark values that can be
+// passed in observe = [...].
+type Observer interface {
+	// Type names the observer in warnings.
+	Type() string
+	// StartObserving is called when the measurement window opens. The returned func is
+	// called when it closes with the number of successful requests; its figures (e.g.
+	// "db_cpu_us_per_req", "wal_bytes_per_req") become attributes of the Run.
+	StartObserving(ctx context.Context) (stop func(requests int64) (map[string]float64, error), err error)
+}
+
+// selfStats is what the generator cost itself during the measurement window.
+type selfStats struct {
+	cpu      time.Duration // user + sys of this process
+	gcPause  time.Duration // total stop-the-world pause
+	numGC    uint32
+	measured time.Duration
+}
+
+type selfSnapshot struct {
+	cpu     time.Duration
+	gcPause time.Duration
+	numGC   uint32
+}
+
+func takeSelf() selfSnapshot {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	return selfSnapshot{
+		cpu:     time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		gcPause: time.Duration(ms.PauseTotalNs),
+		numGC:   ms.NumGC,
+	}
+}
+
+func (s selfSnapshot) since(before selfSnapshot, measured time.Duration) selfStats {
+	return selfStats{cpu: s.cpu - before.cpu, gcPause: s.gcPause - before.gcPause,
+		numGC: s.numGC - before.numGC, measured: measured}
+}
+
+// cpuShare is the generator's CPU use as a fraction of the cores it may use.
+func (s selfStats) cpuShare() float64 {
+	if s.measured <= 0 {
+		return 0
+	}
+	return s.cpu.Seconds() / (s.measured.Seconds() * float64(maxProcs()))
+}
+
+// warnings say when the generator, not the target, may have set the pace.
+func (s selfStats) warnings(spec Spec, res *Result) []string {
+	var w []string
+	if share := s.cpuShare(); share > 0.85 {
+		w = append(w, fmt.Sprintf("the generator used %.0f%% of its %d CPUs: it may have been the bottleneck", share*100, goruntime.GOMAXPROCS(0)))
+	}
+	if s.measured > 0 && s.gcPause > s.measured/100 {
+		w = append(w, fmt.Sprintf("the generator spent %s in GC pauses (%d GCs)", s.gcPause.Round(time.Microsecond), s.numGC))
+	}
+	if spec.Clients == 0 {
+		w = append(w, openLoopWarnings(spec, res)...)
+	}
+	return w
+}
+
+func openLoopWarnings(spec Spec, res *Result) []string {
+	var w []string
+	sent := res.Count + SumErrors(res.Errors)
+	if lag := res.Lag.ValueAtQuantile(99); lag > int64(lateAfter/time.Microsecond) {
+		w = append(w, fmt.Sprintf("pacer lag p99 %.1f ms: requests left later than scheduled", UsToMs(lag)))
+	}
+	if res.Late > 0 && sent > 0 && float64(res.Late) > 0.01*float64(sent) {
+		w = append(w, fmt.Sprintf("%d requests were late (all %d in-flight slots busy or the generator behind)", res.Late, spec.MaxInflight))
+	}
+	if res.Dropped > 0 {
+		w = append(w, fmt.Sprintf("%d requests were dropped: they could not be sent within the timeout of their intended start", res.Dropped))
+	}
+	return w
+}
+
+// SumErrors is how many requests failed, over all classes.
+func SumErrors(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func (r *engine) startObservers(res *Result) []func(int64) (map[string]float64, error) {
+	var stops []func(int64) (map[string]float64, error)
+	for _, o := range r.spec.Observers {
+		stop, err := o.StartObserving(r.ctx)
+		if err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("observer %s: %v", o.Type(), err))
+			continue
+		}
+		stops = append(stops, stop)
+	}
+	return stops
+}
+
+// stopObservers merges the observers' figures; a later observer wins.
+func (r *engine) stopObservers(stops []func(int64) (map[string]float64, error), res *Result) map[string]float64 {
+	n := r.successes()
+	out := map[string]float64{}
+	for _, stop := range stops {
+		figs, err := stop(n)
+		if err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("observer: %v", err))
+			continue
+		}
+		for k, v := range figs {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// successes counts the measured successful requests so far.
+func (r *engine) successes() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var n int64
+	for _, rec := range r.recs {
+		n += rec.done.Load()
+	}
+	return n
+}
+
+func maxProcs() int { return goruntime.GOMAXPROCS(0) }

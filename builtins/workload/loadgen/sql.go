@@ -1,0 +1,317 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Statement is one SQL statement of the script a request runs.
+type Statement struct {
+	Tag     string `json:"tag,omitempty"` // names its histogram; "" for its first word (SELECT, UPDATE #2)
+	SQL     string `json:"sql"`
+	name    string // of its prepared statement, on every connection
+	nparams int    // highest $n in the text: how many args it takes
+}
+
+// SQLSpec is a PostgreSQL target: where, and what each request runs.
+type SQLSpec struct {
+	DSN        string                         // a pgx connection string
+	Statements []Statement                    // run in order, one script per request
+	Args       func(seq int64) ([]any, error) // request seq's arguments; nil for none
+	Conns      int                            // connections: the clients, or the open loop's max in flight
+	Timeout    time.Duration                  // statement_timeout, and the bound on connecting
+}
+
+// SQLTarget runs the script (one or more statements, in order) per request
+// on a pgx pool in cache_statement mode.
+type SQLTarget struct {
+	pool  *pgxpool.Pool
+	stmts []Statement
+	args  func(seq int64) ([]any, error)
+
+	mu    sync.Mutex
+	hists []*sqlHists
+}
+
+// OpenSQL connects every connection up front (the run does not measure
+// connection setup) and prepares every statement once, so a statement the
+// server refuses (a typo, a missing table) is an error naming it rather
+// than a run in which every request failed. Close releases the pool.
+func OpenSQL(ctx context.Context, spec SQLSpec) (*SQLTarget, error) {
+	t := &SQLTarget{stmts: tagStatements(append([]Statement(nil), spec.Statements...)), args: spec.Args}
+	var err error
+	if t.pool, err = openPool(ctx, spec.DSN, spec.Conns, spec.Timeout); err != nil {
+		return nil, fmt.Errorf("db: %w", err)
+	}
+	if err := t.prepare(ctx, spec.Timeout); err != nil {
+		t.pool.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// Close closes the pool's connections.
+func (t *SQLTarget) Close() { t.pool.Close() }
+
+// Statements are the script's statements, tagged.
+func (t *SQLTarget) Statements() []Statement { return t.stmts }
+
+// sqlHists are one worker's pool-acquire and per-statement histograms.
+type sqlHists struct {
+	acquire *hdrhistogram.Histogram
+	byTag   []*hdrhistogram.Histogram // by statement index
+}
+
+// newHists registers a worker's histograms for merged.
+func (t *SQLTarget) newHists() *sqlHists {
+	h := &sqlHists{acquire: NewHist(), byTag: make([]*hdrhistogram.Histogram, len(t.stmts))}
+	for i := range h.byTag {
+		h.byTag[i] = NewHist()
+	}
+	t.mu.Lock()
+	t.hists = append(t.hists, h)
+	t.mu.Unlock()
+	return h
+}
+
+// sqlClient runs one request at a time on a connection it acquires from the
+// pool per request: the open loop's worker.
+type sqlClient struct {
+	t   *SQLTarget
+	h   *sqlHists
+	eqb pgx.ExtendedQueryBuilder // parameter buffers, reused request to request
+
+	// Cancellation without a per-query context watch: pgconn registers a
+	// context.AfterFunc for every query given a cancellable context (a
+	// fifth of the client's user CPU per point select). Instead the client
+	// watches its worker's context once, and abort breaks the connection in
+	// use by putting its deadline in the past.
+	watched context.Context
+	stop    func() bool
+	aborted atomic.Bool
+	cur     atomic.Pointer[pgconn.PgConn]
+}
+
+// prepare prepares every statement once before the run, so a statement the
+// server refuses (a typo, a missing table) is an error naming it rather
+// than a run in which every request failed.
+func (t *SQLTarget) prepare(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
+	defer cancel()
+	c, err := t.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("db: connect: %w", err)
+	}
+	defer c.Release()
+	for _, st := range t.stmts {
+		if _, err := c.Conn().Prepare(ctx, st.name, st.SQL); err != nil {
+			return fmt.Errorf("%s statement %q: %w", st.Tag, st.SQL, err)
+		}
+	}
+	return nil
+}
+
+// openPool connects every connection up front so the run does not measure
+// connection setup.
+func openPool(ctx context.Context, dsn string, conns int, timeout time.Duration) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("malformed DSN: %w", err)
+	}
+	cfg.MaxConns, cfg.MinConns = int32(conns), 0
+	cfg.ConnConfig.DefaultQueryExecMode = pgx.QueryExecModeCacheStatement
+	cfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(timeout.Milliseconds(), 10)
+	dial := cfg.ConnConfig.DialFunc
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return newRawConn(c), nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
+	defer cancel()
+	pool, err := pgxpool.NewWithConfig(cctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	if err := warmPool(cctx, pool, conns); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	return pool, nil
+}
+
+func warmPool(ctx context.Context, pool *pgxpool.Pool, n int) error {
+	held := make([]*pgxpool.Conn, 0, n)
+	defer func() {
+		for _, c := range held {
+			c.Release()
+		}
+	}()
+	for range n {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		held = append(held, c)
+	}
+	return nil
+}
+
+var paramRe = regexp.MustCompile(`\$(\d+)`)
+
+// tagStatements names untagged statements by their first word (SELECT,
+// UPDATE), numbering repeats, and counts their parameters.
+func tagStatements(stmts []Statement) []Statement {
+	seen := map[string]int{}
+	for i := range stmts {
+		st := &stmts[i]
+		st.name = "benchbook_" + strconv.Itoa(i)
+		for _, m := range paramRe.FindAllStringSubmatch(st.SQL, -1) {
+			n, _ := strconv.Atoi(m[1])
+			st.nparams = max(st.nparams, n)
+		}
+		if st.Tag != "" {
+			continue
+		}
+		st.Tag = "SQL"
+		if f := strings.Fields(st.SQL); len(f) > 0 {
+			st.Tag = strings.ToUpper(f[0])
+		}
+		seen[st.Tag]++
+		if n := seen[st.Tag]; n > 1 {
+			st.Tag += " #" + strconv.Itoa(n)
+		}
+	}
+	return stmts
+}
+
+func (t *SQLTarget) newClient() client {
+	return &sqlClient{t: t, h: t.newHists()}
+}
+
+// abort breaks the statement in flight, if any, and refuses the next ones:
+// Ctrl-C, or the load context's hard end.
+func (c *sqlClient) abort() {
+	c.aborted.Store(true)
+	if pc := c.cur.Load(); pc != nil {
+		_ = pc.Conn().SetDeadline(time.Unix(1, 0))
+	}
+}
+
+func (c *sqlClient) close() {
+	if c.stop != nil {
+		c.stop()
+	}
+}
+
+// watch aborts the client when ctx ends; registered once per context.
+func (c *sqlClient) watch(ctx context.Context) {
+	if ctx == c.watched {
+		return
+	}
+	if c.stop != nil {
+		c.stop()
+	}
+	c.watched, c.stop = ctx, context.AfterFunc(ctx, c.abort)
+}
+
+func (c *sqlClient) do(ctx context.Context, r request) string {
+	c.watch(ctx)
+	var args []any
+	if c.t.args != nil {
+		var err error
+		if args, err = c.t.args(r.seq); err != nil {
+			return classGenerator
+		}
+	}
+	t0 := time.Now()
+	conn, err := c.t.pool.Acquire(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	defer conn.Release()
+	c.cur.Store(conn.Conn().PgConn())
+	defer c.cur.Store(nil)
+	if c.aborted.Load() {
+		return classInterrupted
+	}
+	t1 := time.Now()
+	if r.measured {
+		recordUs(c.h.acquire, t1.Sub(t0))
+	}
+	for i, st := range c.t.stmts {
+		if class := c.runStatement(conn.Conn(), st, args); class != "" {
+			return class
+		}
+		t2 := time.Now()
+		if r.measured {
+			recordUs(c.h.byTag[i], t2.Sub(t1))
+		}
+		t1 = t2
+	}
+	return ""
+}
+
+// runStatement runs st on conn through pgconn's extended protocol:
+// the statement is prepared once per connection (pgx remembers it by name),
+// the parameters are encoded into the client's reused buffers, and the rows
+// are read without being decoded. This is what pgbench -M prepared does;
+// pgx's Query and Rows cost a third more client CPU per point select.
+func (c *sqlClient) runStatement(conn *pgx.Conn, st Statement, args []any) string {
+	ctx := context.Background() // cancelled by abort, see sqlClient
+	if len(args) < st.nparams {
+		return classFewArgs
+	}
+	sd, err := conn.Prepare(ctx, st.name, st.SQL)
+	if err != nil {
+		return classify(err)
+	}
+	if err := c.eqb.Build(conn.TypeMap(), sd, args[:st.nparams]); err != nil {
+		return classify(err)
+	}
+	rr := conn.PgConn().ExecStatement(ctx, sd, c.eqb.ParamValues, c.eqb.ParamFormats, c.eqb.ResultFormats)
+	for rr.NextRow() {
+	}
+	if _, err := rr.Close(); err != nil {
+		return classify(err)
+	}
+	return ""
+}
+
+func recordUs(h *hdrhistogram.Histogram, d time.Duration) {
+	_ = h.RecordValue(min(max(int64(d/time.Microsecond), HistMin), HistMax))
+}
+
+// Histograms are the pool acquires (the open loop's wait per request; the
+// closed loop's per client and broken connection) and the latency of each
+// statement by tag, over the measurement window.
+func (t *SQLTarget) Histograms() (*hdrhistogram.Histogram, map[string]*hdrhistogram.Histogram) {
+	acq := NewHist()
+	byTag := map[string]*hdrhistogram.Histogram{}
+	for _, st := range t.stmts {
+		byTag[st.Tag] = NewHist()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, h := range t.hists {
+		acq.Merge(h.acquire)
+		for i, th := range h.byTag {
+			byTag[t.stmts[i].Tag].Merge(th)
+		}
+	}
+	return acq, byTag
+}

@@ -1,0 +1,307 @@
+package loadgen
+
+import (
+	"context"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// sqlLoop runs a share of a closed loop's clients from one goroutine, the
+// way pgbench does: each client holds one pooled connection for the whole
+// run, the goroutine waits for all of them in one epoll_wait (a poller),
+// and it speaks the extended protocol (Bind, Execute, Sync of a statement
+// prepared by pgx) to each connection itself, with pgproto3's encoders.
+//
+// Why not a goroutine per client through pgconn: then every response costs
+// a goroutine park, and Go's scheduler polls its netpoller twice before it
+// sleeps (once without blocking, once blocking), plus a read that finds
+// nothing. Here a response costs one epoll_wait shared with whatever else is
+// ready and one read(2): less client CPU per transaction than pgbench.
+type sqlLoop struct {
+	t     *SQLTarget
+	h     *sqlHists
+	slots []*slot
+	p     *poller
+	err   error   // making the poller failed: every request records it
+	r     *engine // set by run
+	rec   *recorder
+}
+
+// slot is one client of the loop: its connection and its request in flight.
+type slot struct {
+	id  int           // index in slots, and the epoll data of its socket
+	pc  *pgxpool.Conn // nil until acquired, and after the connection broke
+	fd  int
+	sds []*pgconn.StatementDescription // the script's statements, prepared on pc
+	eqb pgx.ExtendedQueryBuilder
+
+	out     []byte // encoded messages not yet written
+	in      []byte // read buffer
+	rd      pgReader
+	writing bool // waiting for EPOLLOUT
+
+	seq    int64
+	args   []any
+	stmt   int       // index of the statement in flight
+	ts     time.Time // the statement's start
+	failed string    // the request's error class, once the server said so
+	inflight
+}
+
+func (t *SQLTarget) newLoop(clients int) loop {
+	l := &sqlLoop{t: t, h: t.newHists()}
+	for i := range clients {
+		l.slots = append(l.slots, &slot{id: i, fd: -1, in: make([]byte, 8192)})
+	}
+	l.p, l.err = newPoller(clients, false) // before the engine registers l: abort uses it
+	return l
+}
+
+// abort wakes the loop, which sees the run's context cancelled and returns.
+func (l *sqlLoop) abort() { l.p.wakeup() }
+
+// close releases idle connections to the pool, closes broken or busy ones
+// and the poller. It runs after run has returned.
+func (l *sqlLoop) close() {
+	for _, s := range l.slots {
+		if s.pc == nil {
+			continue
+		}
+		if s.busy || len(s.out) > 0 {
+			l.drop(s)
+			continue
+		}
+		l.p.del(s.fd)
+		s.pc.Release()
+		s.pc = nil
+	}
+	l.p.close()
+}
+
+func (l *sqlLoop) run(r *engine, rec *recorder) {
+	if l.err != nil {
+		now := time.Now()
+		r.finished(rec, now, now, !now.Before(r.measureAt), classify(l.err))
+		return
+	}
+	l.r, l.rec = r, rec
+	r.drive(l.p, len(l.slots), l, rec)
+}
+
+func (l *sqlLoop) client(i int) *inflight { return &l.slots[i].inflight }
+
+func (l *sqlLoop) start(i int, now time.Time) bool { return l.begin(l.r, l.rec, l.slots[i], now) }
+
+func (l *sqlLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.slots[i], classTimeout, now) }
+
+func (l *sqlLoop) ready(ev syscall.EpollEvent) {
+	s := l.slots[ev.Fd]
+	if s.pc != nil && ev.Events&syscall.EPOLLOUT != 0 && s.writing {
+		l.flush(l.r, l.rec, s)
+	}
+	if s.pc != nil && ev.Events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
+		l.receive(l.r, l.rec, s)
+	}
+}
+
+// begin starts slot s's next request, acquiring a connection first if it
+// has none; it reports whether a request is now in flight.
+func (l *sqlLoop) begin(r *engine, rec *recorder, s *slot, now time.Time) bool {
+	measured := !now.Before(r.measureAt)
+	if s.pc == nil {
+		if now.Before(s.retryAt) {
+			return false
+		}
+		if class := l.connect(r, s, now, measured); class != "" {
+			end := time.Now()
+			s.retryAt = end.Add(retryAfter)
+			r.finished(rec, now, end, measured, class)
+			return false
+		}
+		now = time.Now()
+		measured = !now.Before(r.measureAt)
+	}
+	s.seq++
+	s.args = nil
+	if l.t.args != nil {
+		var err error
+		if s.args, err = l.t.args(s.seq - 1); err != nil {
+			r.finished(rec, now, time.Now(), measured, classGenerator)
+			return false
+		}
+	}
+	s.busy, s.stmt, s.failed = true, 0, ""
+	s.t0, s.measured, s.deadline = now, measured, r.deadline(now)
+	l.send(r, rec, s, now)
+	return s.busy
+}
+
+// connect acquires slot s's connection from the pool, prepares the script
+// on it and adds it to the epoll set. The acquire wait is recorded: in a
+// closed loop each client acquires once, and again after its connection broke.
+func (l *sqlLoop) connect(r *engine, s *slot, now time.Time, measured bool) string {
+	ctx, cancel := context.WithDeadline(r.loadCtx, r.deadline(now))
+	defer cancel()
+	pc, err := l.t.pool.Acquire(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	if measured {
+		recordUs(l.h.acquire, time.Since(now))
+	}
+	s.pc, s.sds = pc, s.sds[:0]
+	for _, st := range l.t.stmts {
+		sd, err := pc.Conn().Prepare(ctx, st.name, st.SQL)
+		if err != nil {
+			l.drop(s)
+			return classify(err)
+		}
+		s.sds = append(s.sds, sd)
+	}
+	fd, err := connFD(pc.Conn().PgConn().Conn())
+	if err == nil {
+		err = l.p.add(fd, s.id)
+	}
+	if err != nil {
+		l.drop(s)
+		return classify(err)
+	}
+	s.fd, s.out, s.writing = fd, s.out[:0], false
+	s.rd.reset()
+	return ""
+}
+
+// send encodes the statement in flight as Bind, Execute, Sync and writes it.
+func (l *sqlLoop) send(r *engine, rec *recorder, s *slot, now time.Time) {
+	st, sd := l.t.stmts[s.stmt], s.sds[s.stmt]
+	if len(s.args) < st.nparams {
+		l.finish(r, rec, s, now, classFewArgs)
+		return
+	}
+	if err := s.eqb.Build(s.pc.Conn().TypeMap(), sd, s.args[:st.nparams]); err != nil {
+		l.finish(r, rec, s, now, classify(err))
+		return
+	}
+	var err error
+	bind := pgproto3.Bind{PreparedStatement: sd.Name, ParameterFormatCodes: s.eqb.ParamFormats, Parameters: s.eqb.ParamValues, ResultFormatCodes: s.eqb.ResultFormats}
+	if s.out, err = bind.Encode(s.out); err == nil {
+		s.out, _ = (&pgproto3.Execute{}).Encode(s.out)
+		s.out, _ = (&pgproto3.Sync{}).Encode(s.out)
+	}
+	if err != nil {
+		s.out = s.out[:0]
+		l.finish(r, rec, s, now, classify(err))
+		return
+	}
+	s.ts = now
+	l.flush(r, rec, s)
+}
+
+// flush writes what is pending without blocking, and asks for EPOLLOUT
+// while the socket buffer is full.
+func (l *sqlLoop) flush(r *engine, rec *recorder, s *slot) {
+	w, err := rawWrite(s.fd, s.out)
+	if err != nil {
+		s.out = s.out[:0]
+		l.fail(r, rec, s, classify(err), time.Now())
+		return
+	}
+	s.out = s.out[:copy(s.out, s.out[w:])]
+	if want := len(s.out) > 0; want != s.writing {
+		s.writing = want
+		l.p.want(s.fd, s.id, want)
+	}
+}
+
+// receive reads what slot s's connection has and handles every whole
+// message in it that the loop acts on.
+func (l *sqlLoop) receive(r *engine, rec *recorder, s *slot) {
+	n, err := rawRead(s.fd, s.in)
+	if err != nil {
+		l.fail(r, rec, s, classify(err), time.Now())
+		return
+	}
+	now := time.Now()
+	for off := 0; s.pc != nil && off < n; {
+		typ, body, used, ok, err := s.rd.next(s.in[off:n])
+		off += used
+		if err != nil {
+			l.fail(r, rec, s, classify(err), now)
+			return
+		}
+		if ok {
+			l.message(r, rec, s, typ, body, now)
+		}
+	}
+}
+
+// message handles one backend message of the statement in flight.
+func (l *sqlLoop) message(r *engine, rec *recorder, s *slot, typ byte, body []byte, now time.Time) {
+	if !s.busy {
+		return // a notice or parameter status between requests
+	}
+	switch typ {
+	case 'E':
+		var msg pgproto3.ErrorResponse
+		if err := msg.Decode(body); err != nil {
+			s.failed = classMalformed
+		} else if s.failed == "" {
+			s.failed = classify(pgconn.ErrorResponseToPgError(&msg))
+		}
+	case 'Z': // ReadyForQuery: the statement is over
+		if s.failed != "" {
+			l.finish(r, rec, s, now, s.failed)
+			return
+		}
+		if s.measured {
+			recordUs(l.h.byTag[s.stmt], now.Sub(s.ts))
+		}
+		if s.stmt++; s.stmt < len(l.t.stmts) {
+			l.send(r, rec, s, now)
+			return
+		}
+		l.finish(r, rec, s, now, "")
+		if now.Before(r.end) && r.ctx.Err() == nil {
+			l.begin(r, rec, s, now) // back to back, as closedWorker
+		}
+	}
+	// BindComplete, DataRow, CommandComplete, notices: nothing to do.
+}
+
+// fail ends the request in flight with a transport error and drops the
+// connection; the slot acquires a new one for its next request.
+func (l *sqlLoop) fail(r *engine, rec *recorder, s *slot, class string, now time.Time) {
+	l.drop(s)
+	if s.failed != "" {
+		class = s.failed // the server said why before it hung up (57P01: terminated)
+	}
+	if s.busy {
+		l.finish(r, rec, s, now, class)
+	}
+}
+
+// finish records the request in flight, ended at now.
+func (l *sqlLoop) finish(r *engine, rec *recorder, s *slot, now time.Time, class string) {
+	s.busy = false
+	r.finished(rec, s.t0, now, s.measured, class)
+}
+
+// drop takes slot s's connection out of the pool and closes it: its
+// protocol state is unknown (a request was in flight) or it is broken.
+func (l *sqlLoop) drop(s *slot) {
+	if s.pc == nil {
+		return
+	}
+	if s.fd >= 0 {
+		l.p.del(s.fd)
+	}
+	c := s.pc.Hijack()
+	_ = c.PgConn().Conn().Close()
+	s.pc, s.fd, s.out, s.writing = nil, -1, s.out[:0], false
+	s.rd.reset()
+}
