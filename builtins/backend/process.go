@@ -18,6 +18,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/child"
 )
@@ -48,7 +49,7 @@ func processBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	var cmd starlark.Value
 	var env *starlark.Dict
 	var cwd, ready string
-	var timeout starlark.Value = starlark.String("30s")
+	timeout := starval.Duration(30 * time.Second)
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "cmd", &cmd, "env?", &env, "cwd?", &cwd,
 		"ready?", &ready, "ready_timeout?", &timeout); err != nil {
 		return nil, err
@@ -65,14 +66,11 @@ func processBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	return p, nil
 }
 
-func makeSpec(th *starlark.Thread, cmd starlark.Value, env *starlark.Dict, cwd, ready string, timeout starlark.Value) (procSpec, error) {
-	var s procSpec
+func makeSpec(th *starlark.Thread, cmd starlark.Value, env *starlark.Dict, cwd, ready string, timeout starval.Duration) (procSpec, error) {
+	s := procSpec{readyTimeout: time.Duration(timeout)}
 	var err error
 	if s.argv, err = argv(cmd); err != nil {
 		return s, err
-	}
-	if s.readyTimeout, err = duration(timeout); err != nil {
-		return s, fmt.Errorf("ready_timeout: %w", err)
 	}
 	if ready != "" && !strings.HasPrefix(ready, "http://") && !strings.HasPrefix(ready, "https://") &&
 		!strings.HasPrefix(ready, "tcp:") && !strings.HasPrefix(ready, "log:") {
@@ -130,20 +128,6 @@ func argv(cmd starlark.Value) ([]string, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("cmd must be a string, a binary or a list, got %s", cmd.Type())
-}
-
-// duration reads "30s" or a number of seconds.
-func duration(v starlark.Value) (time.Duration, error) {
-	switch v := v.(type) {
-	case starlark.String:
-		return time.ParseDuration(string(v))
-	case starlark.Int:
-		n, _ := v.Int64()
-		return time.Duration(n) * time.Second, nil
-	case starlark.Float:
-		return time.Duration(float64(v) * float64(time.Second)), nil
-	}
-	return 0, fmt.Errorf("want a duration like \"30s\", got %s", v.Type())
 }
 
 // start runs the process and waits until it is ready.
@@ -351,15 +335,11 @@ func (p *procHandle) restart(th *starlark.Thread, name string, args starlark.Tup
 }
 
 func (p *procHandle) stopMethod(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var grace starlark.Value = starlark.String("5s")
+	grace := starval.Duration(5 * time.Second)
 	if err := starlark.UnpackArgs(name, args, kwargs, "grace?", &grace); err != nil {
 		return nil, err
 	}
-	d, err := duration(grace)
-	if err != nil {
-		return nil, fmt.Errorf("%s: grace: %w", name, err)
-	}
-	p.stop(d)
+	p.stop(time.Duration(grace))
 	return starlark.None, nil
 }
 

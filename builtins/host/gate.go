@@ -10,24 +10,10 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/hostinfo"
 )
-
-// duration reads "60s", "1m30s" or a number of seconds.
-func duration(fn, name string, v starlark.Value) (time.Duration, error) {
-	if s, ok := starlark.AsString(v); ok {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return 0, fmt.Errorf("%s: %s: %w", fn, name, err)
-		}
-		return d, nil
-	}
-	if f, ok := starlark.AsFloat(v); ok {
-		return time.Duration(f * float64(time.Second)), nil
-	}
-	return 0, fmt.Errorf("%s: %s must be a duration such as \"60s\", got %s", fn, name, v.Type())
-}
 
 // optFloat reads None (no limit) or a number.
 func optFloat(fn, name string, v starlark.Value) (float64, error) {
@@ -60,18 +46,11 @@ func measureForeign(ctx context.Context, d time.Duration, observed []int) (CPUUs
 }
 
 func foreignCPU(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var interval starlark.Value = starlark.String("1s")
+	interval := starval.PositiveDuration(time.Second)
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "interval?", &interval); err != nil {
 		return nil, err
 	}
-	d, err := duration(fn.Name(), "interval", interval)
-	if err != nil {
-		return nil, err
-	}
-	if d <= 0 {
-		return nil, fmt.Errorf("%s: interval must be > 0, got %s", fn.Name(), d)
-	}
-	u, err := measureForeign(runtime.Context(thread), d, Observed(thread))
+	u, err := measureForeign(runtime.Context(thread), time.Duration(interval), Observed(thread))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", fn.Name(), err)
 	}
@@ -126,7 +105,7 @@ func Gate(ctx context.Context, o GateOptions) (GateResult, error) {
 
 func gate(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var maxLoad, maxForeign starlark.Value = starlark.None, starlark.None
-	var wait, poll starlark.Value = starlark.String("60s"), starlark.String("1s")
+	wait, poll := starval.Duration(60*time.Second), starval.PositiveDuration(time.Second)
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "max_load1?", &maxLoad, "wait?", &wait,
 		"foreign_cpu_max?", &maxForeign, "poll?", &poll); err != nil {
 		return nil, err
@@ -147,23 +126,14 @@ func gate(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kw
 	}), nil
 }
 
-func gateOptions(thread *starlark.Thread, fn string, maxLoad, maxForeign, wait, poll starlark.Value) (GateOptions, error) {
-	o := GateOptions{Observed: Observed(thread), Progress: runtime.Stderr(thread)}
+func gateOptions(thread *starlark.Thread, fn string, maxLoad, maxForeign starlark.Value, wait starval.Duration, poll starval.PositiveDuration) (GateOptions, error) {
+	o := GateOptions{Wait: time.Duration(wait), Poll: time.Duration(poll), Observed: Observed(thread), Progress: runtime.Stderr(thread)}
 	var err error
 	if o.MaxLoad1, err = optFloat(fn, "max_load1", maxLoad); err != nil {
 		return o, err
 	}
 	if o.ForeignCPUMax, err = optFloat(fn, "foreign_cpu_max", maxForeign); err != nil {
 		return o, err
-	}
-	if o.Wait, err = duration(fn, "wait", wait); err != nil {
-		return o, err
-	}
-	if o.Poll, err = duration(fn, "poll", poll); err != nil {
-		return o, err
-	}
-	if o.Poll <= 0 {
-		return o, fmt.Errorf("%s: poll must be > 0, got %s", fn, o.Poll)
 	}
 	return o, nil
 }

@@ -15,6 +15,9 @@
 //	    or gives up after wait and marks the run busy.
 //	host.probe() -> probe; probe.stop() -> struct(load1_before, load1_after, foreign_cpu, seconds)
 //	    brackets a run: load before and after, foreign CPU over it.
+//
+// Durations are read by starval.Duration, as in every builtin: "60s" or a
+// number of seconds.
 package host
 
 import (

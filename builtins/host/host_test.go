@@ -186,9 +186,9 @@ assert.true(host.foreign_cpu(interval = "0.2s") >= 0)
 
 host.observe(1)
 assert.fails(lambda: host.observe(0), "host.observe: pid must be > 0")
-assert.fails(lambda: host.gate(wait = "soon"), "host.gate: wait: ")
+assert.fails(lambda: host.gate(wait = "soon"), "host.gate: for parameter \"wait\": malformed duration")
 assert.fails(lambda: host.gate(max_load1 = "x"), "max_load1 must be a number or None")
-assert.fails(lambda: host.foreign_cpu(interval = "0s"), "interval must be > 0")
+assert.fails(lambda: host.foreign_cpu(interval = "0s"), "interval\": must be > 0")
 `)
 	if err != nil {
 		t.Fatal(err)

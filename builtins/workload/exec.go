@@ -12,6 +12,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/child"
 	"github.com/benchbook/benchbook/runtime/redact"
@@ -22,7 +23,7 @@ type execArgs struct {
 	cmd     starlark.Value
 	runs    int
 	warmup  int
-	timeout starlark.Value
+	timeout starval.PositiveDuration // 0: none
 	label   string
 }
 
@@ -37,20 +38,14 @@ type execSample struct {
 }
 
 func execBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	a := execArgs{runs: 10, warmup: 1, timeout: starlark.None}
+	a := execArgs{runs: 10, warmup: 1}
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "cmd", &a.cmd, "runs?", &a.runs,
-		"warmup?", &a.warmup, "timeout?", &a.timeout, "label?", &a.label); err != nil {
+		"warmup?", &a.warmup, "timeout??", &a.timeout, "label?", &a.label); err != nil {
 		return nil, err
 	}
 	argv, err := a.argv(b.Name())
 	if err != nil {
 		return nil, err
-	}
-	timeout := time.Duration(0)
-	if a.timeout != starlark.None {
-		if timeout, err = durationArg(b.Name(), "timeout", a.timeout, true); err != nil {
-			return nil, err
-		}
 	}
 	if _, err := exec.LookPath(argv[0]); err != nil {
 		return nil, fmt.Errorf("%s: cmd: %w", b.Name(), err)
@@ -61,7 +56,7 @@ func execBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	for _, in := range execInputs(argv) {
 		runtime.AddInput(th, in)
 	}
-	return a.measure(th, argv, timeout), nil
+	return a.measure(th, argv, time.Duration(a.timeout)), nil
 }
 
 func (a *execArgs) argv(name string) ([]string, error) {

@@ -14,7 +14,8 @@
 //
 // max_inflight bounds open-loop concurrency (default: 100 ms of arrivals,
 // 16..1000; for sql at most 64, as each slot is a server connection).
-// Durations are strings ("30s", "500ms") or numbers of seconds. With
+// Durations are strings ("30s", "500ms") or numbers of seconds, read by
+// starval.Duration as in every builtin. With
 // clients the loop is closed (each client sends its next request when the
 // last one returns); with rate it is open: a pacer fixes every request's
 // intended start and latency is measured from it, so a stalled target
@@ -39,6 +40,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
 )
@@ -60,10 +62,10 @@ type loadArgs struct {
 	clients     starlark.Value
 	rate        starlark.Value
 	arrival     string
-	duration    starlark.Value
-	warmup      starlark.Value
-	timeout     starlark.Value
-	window      starlark.Value
+	duration    starval.PositiveDuration // 0: not given
+	warmup      starval.Duration
+	timeout     starval.PositiveDuration
+	window      starval.PositiveDuration
 	maxInflight starlark.Value
 	observe     *starlark.List
 	label       string
@@ -71,14 +73,14 @@ type loadArgs struct {
 
 func newLoadArgs() *loadArgs {
 	return &loadArgs{arrival: "constant", clients: starlark.None, rate: starlark.None,
-		duration: starlark.None, warmup: starlark.String("1s"), timeout: starlark.String("5s"),
-		window: starlark.String("1s"), maxInflight: starlark.None}
+		warmup: starval.Duration(time.Second), timeout: starval.PositiveDuration(5 * time.Second),
+		window: starval.PositiveDuration(time.Second), maxInflight: starlark.None}
 }
 
 // pairs lists the shared keyword arguments for starlark.UnpackArgs.
 func (a *loadArgs) pairs() []any {
 	return []any{"clients?", &a.clients, "rate?", &a.rate, "arrival?", &a.arrival,
-		"duration?", &a.duration, "warmup?", &a.warmup, "timeout?", &a.timeout,
+		"duration??", &a.duration, "warmup?", &a.warmup, "timeout?", &a.timeout,
 		"window?", &a.window, "max_inflight?", &a.maxInflight, "observe?", &a.observe,
 		"label?", &a.label}
 }
@@ -87,18 +89,11 @@ func (a *loadArgs) pairs() []any {
 func (a *loadArgs) spec(name string, th *starlark.Thread) (loadgen.Spec, error) {
 	var s loadgen.Spec
 	var err error
-	if s.Duration, err = durationArg(name, "duration", a.duration, true); err != nil {
-		return s, err
+	if a.duration == 0 {
+		return s, fmt.Errorf("%s: duration is required", name)
 	}
-	if s.Warmup, err = durationArg(name, "warmup", a.warmup, false); err != nil {
-		return s, err
-	}
-	if s.Timeout, err = durationArg(name, "timeout", a.timeout, true); err != nil {
-		return s, err
-	}
-	if s.Window, err = durationArg(name, "window", a.window, true); err != nil {
-		return s, err
-	}
+	s.Duration, s.Warmup = time.Duration(a.duration), time.Duration(a.warmup)
+	s.Timeout, s.Window = time.Duration(a.timeout), time.Duration(a.window)
 	if s.Duration/s.Window > maxWindows {
 		return s, fmt.Errorf("%s: window: %s windows of %s is more than %d per run", name, s.Duration, s.Window, maxWindows)
 	}
@@ -188,32 +183,6 @@ func observers(name string, l *starlark.List) ([]loadgen.Observer, error) {
 		out = append(out, o)
 	}
 	return out, nil
-}
-
-// durationArg reads "30s" or a number of seconds.
-func durationArg(name, arg string, v starlark.Value, positive bool) (time.Duration, error) {
-	var d time.Duration
-	switch v := v.(type) {
-	case starlark.NoneType:
-		return 0, fmt.Errorf("%s: %s is required", name, arg)
-	case starlark.String:
-		var err error
-		if d, err = time.ParseDuration(string(v)); err != nil {
-			return 0, fmt.Errorf("%s: %s: malformed duration %q (want e.g. \"30s\", \"500ms\")", name, arg, string(v))
-		}
-	case starlark.Int, starlark.Float:
-		f, _ := starlark.AsFloat(v)
-		if math.IsNaN(f) || math.Abs(f) > 1e9 {
-			return 0, fmt.Errorf("%s: %s: %s seconds is out of range", name, arg, v)
-		}
-		d = time.Duration(f * float64(time.Second))
-	default:
-		return 0, fmt.Errorf("%s: %s must be a duration string or seconds, got %s", name, arg, v.Type())
-	}
-	if d < 0 || (positive && d == 0) {
-		return 0, fmt.Errorf("%s: %s must be > 0, got %s", name, arg, v)
-	}
-	return d, nil
 }
 
 // isTerminal says whether the progress line can be rewritten in place.

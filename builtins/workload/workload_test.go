@@ -147,7 +147,7 @@ func TestBadInput(t *testing.T) {
 		`workload.http("http://x/", rate = 5, clients = 2, duration = "1s")`:       "not both",
 		`workload.http("http://x/", duration = "1s")`:                              "one of clients",
 		`workload.http("ftp//x", clients = 1, duration = "1s")`:                    "workload.http: url: malformed URL",
-		`workload.http("http://x/", clients = 1, duration = "1x")`:                 "workload.http: duration: malformed duration",
+		`workload.http("http://x/", clients = 1, duration = "1x")`:                 `workload.http: for parameter "duration": malformed duration`,
 		`workload.http("http://x/", clients = 1)`:                                  "workload.http: duration is required",
 		`workload.http("http://x/", clients = 0, duration = "1s")`:                 "clients must be an int > 0",
 		`workload.http("http://x/", rate = 5, duration = "1s", arrival = "x")`:     "arrival must be",
