@@ -195,7 +195,7 @@ func (p *respParser) headers(block []byte) error {
 	if err != nil {
 		return err
 	}
-	length, err := h.length()
+	length, err := h.contentLength()
 	if err != nil {
 		return err
 	}
@@ -246,13 +246,17 @@ func statusLine(line []byte) (major, minor, status int, err error) {
 	return int(proto[5] - '0'), int(proto[7] - '0'), status, nil
 }
 
-// framing is what a header block says about where its body ends.
+// framing is what a header block says about where its body ends. It holds
+// no slices of its own, so reading a response allocates nothing.
 type framing struct {
-	lengths   [][]byte // Content-Length values
-	encodings [][]byte // Transfer-Encoding values
-	trailer   [][]byte // Trailer values
-	close     bool     // Connection: close
-	keepAlive bool     // Connection: keep-alive
+	length        []byte // the first Content-Length value
+	lengths       int    // how many Content-Length headers
+	lengthsDiffer bool   // two of them disagree
+	encoding      []byte // the first Transfer-Encoding value
+	encodings     int
+	badTrailer    bool // Trailer announces a framing header
+	close         bool // Connection: close
+	keepAlive     bool // Connection: keep-alive
 }
 
 // read checks every header line as net/textproto does (a token, a colon,
@@ -274,11 +278,17 @@ func (h *framing) read(block []byte) error {
 		value = trimSpaceTab(value)
 		switch {
 		case bytes.EqualFold(key, hdrLength):
-			h.lengths = append(h.lengths, value)
+			if h.lengths++; h.lengths == 1 {
+				h.length = value
+			} else if !bytes.Equal(value, h.length) {
+				h.lengthsDiffer = true
+			}
 		case bytes.EqualFold(key, hdrEncoding):
-			h.encodings = append(h.encodings, value)
+			if h.encodings++; h.encodings == 1 {
+				h.encoding = value
+			}
 		case bytes.EqualFold(key, hdrTrailer):
-			h.trailer = append(h.trailer, value)
+			h.badTrailer = h.badTrailer || hasToken(value, hdrEncoding) || hasToken(value, hdrLength) || hasToken(value, hdrTrailer)
 		case bytes.EqualFold(key, hdrConn):
 			h.close = h.close || hasToken(value, closeTok)
 			h.keepAlive = h.keepAlive || hasToken(value, keepAliveTok)
@@ -291,40 +301,26 @@ func (h *framing) read(block []byte) error {
 // value is "chunked" (net/http refuses any other coding). A chunked body's
 // Trailer header may not announce framing headers.
 func (h *framing) chunked(http11 bool) (bool, error) {
-	if len(h.encodings) == 0 || !http11 {
+	if h.encodings == 0 || !http11 {
 		return false, nil
 	}
-	if len(h.encodings) != 1 || !bytes.EqualFold(h.encodings[0], chunked) {
+	if h.encodings != 1 || !bytes.EqualFold(h.encoding, chunked) || h.badTrailer {
 		return false, errMalformed
-	}
-	for _, v := range h.trailer {
-		for _, k := range bytes.Split(v, []byte(",")) {
-			k = trimSpaceTab(k)
-			if bytes.EqualFold(k, hdrEncoding) || bytes.EqualFold(k, hdrLength) || bytes.EqualFold(k, hdrTrailer) {
-				return false, errMalformed
-			}
-		}
 	}
 	return true, nil
 }
 
-// length is the Content-Length, -1 without one: every copy must agree and
-// be a decimal that fits in 63 bits.
-func (h *framing) length() (int64, error) {
-	if len(h.lengths) == 0 {
+// contentLength is the Content-Length, -1 without one: every copy must
+// agree and be a decimal that fits in 63 bits.
+func (h *framing) contentLength() (int64, error) {
+	if h.lengths == 0 {
 		return -1, nil
 	}
-	for _, v := range h.lengths[1:] {
-		if !bytes.Equal(v, h.lengths[0]) {
-			return 0, errMalformed
-		}
-	}
-	v := h.lengths[0]
-	if len(v) == 0 {
+	if h.lengthsDiffer || len(h.length) == 0 {
 		return 0, errMalformed
 	}
 	var n int64
-	for _, c := range v {
+	for _, c := range h.length {
 		if !isDigit(c) || n > (math.MaxInt64-int64(c-'0'))/10 {
 			return 0, errMalformed
 		}
