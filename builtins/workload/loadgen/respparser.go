@@ -234,8 +234,8 @@ func statusLine(line []byte) (major, minor, status int, err error) {
 	if !isDigit(code[1]) || !isDigit(code[2]) {
 		return 0, 0, 0, errMalformed
 	}
-	if code[0] == '+' {
-		return 0, 0, 0, errUnsupported // net/http's Atoi reads "+20" as status 20
+	if code[0] == '+' || code[0] == '-' {
+		return 0, 0, 0, errUnsupported // net/http's Atoi reads "+20" as status 20, "-00" as 0
 	}
 	if !isDigit(code[0]) {
 		return 0, 0, 0, errMalformed
