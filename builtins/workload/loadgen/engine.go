@@ -354,6 +354,10 @@ func (r *engine) collect(res *Result) *Result {
 	if r.ctx.Err() != nil {
 		res.Interrupted = true
 	}
+	if got := res.Count + SumErrors(res.Errors) + res.Dropped + res.Undecided; got != res.Intended {
+		// Cannot happen: said out loud rather than trusted if it does.
+		res.Warnings = append(res.Warnings, fmt.Sprintf("accounting: %d requests intended, %d accounted for (a generator bug)", res.Intended, got))
+	}
 	res.Windows = windowStats(r.shared, r.spec)
 	res.Warnings = append(res.Warnings, r.self.warnings(r.spec, res)...)
 	if failed := SumErrors(res.Errors) + res.Dropped; failed > 0 {
