@@ -170,3 +170,24 @@ func plainGreeter(t *testing.T) string {
 	}()
 	return "http://" + ln.Addr().String() + "/"
 }
+
+// TestSQLErrorTaxonomy: the same SQL fault gets the same class in the
+// closed loop (epoll, its own protocol reader) and the open loop (pgx).
+func TestSQLErrorTaxonomy(t *testing.T) {
+	dsn := startPostgres(t)
+	faults := []struct{ name, query, class string }{
+		{"server error", "SELECT 1/0", "sqlstate 22012"},
+		{"statement timeout", "SELECT pg_sleep(5)", "timeout"},
+		{"backend terminated", "SELECT pg_terminate_backend(pg_backend_pid())", "sqlstate 57P01"},
+	}
+	for _, f := range faults {
+		for _, loop := range []string{`clients = 2`, `rate = 20, max_inflight = 2`} {
+			g := mustExec(t, `r = workload.sql(dsn, query = q, duration = "400ms", warmup = 0, timeout = "300ms", `+loop+`)`,
+				starlark.StringDict{"dsn": str(dsn), "q": str(f.query)})
+			r := g["r"].(*Run)
+			if r.d.Count != 0 || len(r.d.Errors) != 1 || r.d.Errors[f.class] == 0 {
+				t.Errorf("%s, %s: count %d errors %v dropped %d, want only %q", f.name, loop, r.d.Count, r.d.Errors, r.d.Dropped, f.class)
+			}
+		}
+	}
+}
