@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +36,14 @@ func checkConservation(t *testing.T, name string, r *Run, wantIntended int64) {
 	}
 	if r.okHist().TotalCount() != r.d.Count {
 		t.Errorf("%s: ok_hist holds %d, count is %d", name, r.okHist().TotalCount(), r.d.Count)
+	}
+	// The record says so: intended in the run's table, the convention in a warning.
+	md := r.Markdown()
+	if !strings.Contains(md, "| intended |") || r.d.Undecided > 0 && !strings.Contains(md, "| undecided |") {
+		t.Errorf("%s: the run's table lacks intended or undecided:\n%s", name, md)
+	}
+	if sumErrors(r.d.Errors)+r.d.Dropped > 0 && !strings.Contains(md, "as lower bounds") {
+		t.Errorf("%s: failures entered the percentiles without a warning:\n%s", name, md)
 	}
 }
 
