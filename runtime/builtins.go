@@ -143,7 +143,5 @@ func memo(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs [
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "key", &key, "fn", &fn); err != nil {
 		return nil, err
 	}
-	return Memo(t, key, func() (starlark.Value, error) {
-		return starlark.Call(t, fn, nil, nil)
-	})
+	return MemoCall(t, key, fn)
 }

@@ -25,6 +25,7 @@ func (e *Engine) Clean() (CleanResult, error) {
 		if st.Key != "" {
 			keys[st.Key] = true
 			owners[c.Name+"-"+st.Key[:16]] = true
+			keys[memoNamespace(c.Name)] = true
 		}
 	}
 	var err error

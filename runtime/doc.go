@@ -53,4 +53,44 @@
 //
 // The REPL and watch use the same engine through interactive.go: Plan,
 // RunCell, Eval and Reload.
+//
+// # Live resources (state.go, resources.go, fingerprint.go)
+//
+// A live resource (a PostgreSQL cluster of the notebook's own) holds data
+// that cells change, so its state is a value of the notebook like any other,
+// named by an identity:
+//
+//   - Created: the creating cell registers the resource (RegisterResource)
+//     in state Initial, a hash of its spec (binaries, settings), recorded as
+//     its "state-new" input; a fresh resource is snapshotted in that state.
+//   - Used: every cell that reads a handle, or whose builtins touch one
+//     (Touch), runs on the state the notebook order gives it at that point:
+//     the engine walks the cells in order keeping each resource's expected
+//     state (tracker.expect), and before a cell first uses a resource that
+//     holds anything else (leftovers of a later cell, of an earlier run, of
+//     another -p) restores the expected state from its snapshot. That state
+//     is the cell's "state" input: on lookup an entry is a hit only if the
+//     walk gives the cell the state it ran on.
+//   - Changed: a cell that leaves the resource in another state than it
+//     entered (a builtin said it writes, or the resource's detector saw a
+//     write: PostgreSQL's WAL moving by more than housekeeping records) gets
+//     the identity hash(entered, cell key) for what it left, snapshotted
+//     before its entry is written, and recorded as its "state-out" input. A
+//     cached changing cell is a hit only while that snapshot exists (they
+//     are evicted least recently used past BENCHBOOK_STATE_LIMIT bytes per
+//     resource, 8 GiB by default; never one the current walk needs), so
+//     -p rows=A -> B -> A finds A's data again without refilling it. A
+//     cache=false cell leaves a new identity every time it runs.
+//   - Experiments: resources.mark() and resources.reset(mark) bring every
+//     resource a cell touched back to a marked state; abab and sweep reset
+//     before every run and at the end, soak before its first window. memo
+//     checkpoints are keyed by a fingerprint of what fn computes (its text,
+//     free variables, the globals it names, resources with the state the
+//     run starts from), not by the cell's key, so pairs = 3 -> 4 or a grown
+//     sweep grid reuse the runs already measured.
+//   - Outside changes are out of scope except the cheap cases: a data dir
+//     whose last checkpoint moved while benchbook was not running is put in
+//     an "outside" state that no entry knows (cells restore theirs). A
+//     change typed at the REPL prompt leaves the resource in a state no cell
+//     recorded: the next cell that uses it restores its own state first.
 package runtime

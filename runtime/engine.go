@@ -61,6 +61,7 @@ type State struct {
 	outputs  []starlark.Value
 	inputs   []Input
 	warnings []string
+	expectIn map[string]string // resource states the notebook order gives the cell
 	started  time.Time
 	duration time.Duration
 	host     hostinfo.Host
@@ -75,10 +76,11 @@ type Engine struct {
 	sess     *Session
 	builtins starlark.StringDict
 	states   map[*CellDef]*State
-	computed map[string]*State     // by key: cells whose values this process holds
-	scratch  starlark.StringDict   // the REPL's own globals
-	force    *CellDef              // RunCell(name, force = true): this cell runs even if cached
-	prev     map[string]cellMemory // what the last run knew, to say why a cell is stale
+	computed map[string]*State        // by key: cells whose values this process holds
+	scratch  starlark.StringDict      // the REPL's own globals
+	force    *CellDef                 // RunCell(name, force = true): this cell runs even if cached
+	prev     map[string]cellMemory    // what the last run knew, to say why a cell is stale
+	sources  map[string]*parsedSource // files resolved for memo fingerprints
 	unlock   func()
 
 	temps     int   // temp files of killed runs removed when the cache opened
@@ -132,6 +134,8 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	e.sess = &Session{Ctx: ctx, Stderr: opts.Stderr, NotebookDir: dir, CacheDir: opts.CacheDir, Params: opts.Params}
 	e.sess.memo = memoStore{s: e.store, warn: e.warn, stale: e.staleInput}
 	learnSecrets(nb, opts.Params)
+	e.sess.fingerprint = e.fingerprint
+	e.sess.states = newTracker(func(msg string) { fmt.Fprintln(opts.Stderr, msg) })
 	e.prev = e.loadMemory()
 	return e, nil
 }
@@ -156,18 +160,23 @@ func (e *Engine) warn(msg string) {
 // hits, live, or never computed (the render command).
 func (e *Engine) Run(execute bool) {
 	e.states = map[*CellDef]*State{}
+	e.sess.states.startWalk()
 	for _, c := range e.g.order {
 		st := e.plan(c)
 		if st.Status == StatusStale {
 			switch {
 			case e.Interrupted:
 				st.Status, st.Why = StatusSkipped, "interrupted before it ran"
+			case !execute && st.entry != nil && c.Options["cache"] == "false":
+				// Shown from its last execution, which is what it would do.
+				st.Status, st.Why = StatusRan, "cache=false; shown from its last run"
 			case !execute:
 				st.Status = StatusNever
 			default:
 				e.execute(st)
 			}
 		}
+		e.advance(st)
 		e.progress(st)
 	}
 	e.checkParams()
@@ -217,7 +226,7 @@ func (e *Engine) State(name string) *State {
 
 // plan decides a cell's status without executing it.
 func (e *Engine) plan(c *CellDef) *State {
-	st := &State{Def: c}
+	st := &State{Def: c, expectIn: e.sess.states.expectNow()}
 	e.states[c] = st
 	for _, up := range e.g.up[c] {
 		switch u := e.states[up]; u.Status {
@@ -234,10 +243,10 @@ func (e *Engine) plan(c *CellDef) *State {
 	}
 	st.Key = e.key(c)
 	forced := e.forced(c)
-	if prev := e.computed[st.Key]; prev != nil && !forced {
+	if prev := e.computed[st.Key]; prev != nil && !forced && e.staleInput(prev.inputs) == "" {
 		// Computed earlier in this process (the REPL): reuse, live values included.
 		cp := *prev
-		cp.Def, cp.Executed = c, false
+		cp.Def, cp.Executed, cp.expectIn = c, false, st.expectIn
 		if cp.Status == StatusRan {
 			cp.Status, cp.Why = StatusHit, "computed earlier in this session"
 		}
@@ -248,6 +257,8 @@ func (e *Engine) plan(c *CellDef) *State {
 	case forced:
 		st.Status, st.Why = StatusStale, "forced (--rerun)"
 	case c.Options["cache"] == "false":
+		// Its last execution is kept for render, cells and index.
+		e.lookup(st)
 		st.Status, st.Why = StatusStale, "cache=false"
 	default:
 		e.lookup(st)
@@ -289,6 +300,9 @@ func (e *Engine) lookup(st *State) {
 
 // staleInput re-checks recorded inputs; it returns why the entry is stale.
 func (e *Engine) staleInput(inputs []Input) string {
+	if why := e.staleStates(inputs); why != "" {
+		return why
+	}
 	for _, in := range inputs {
 		var now string
 		if in.Kind == "param" {

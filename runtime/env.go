@@ -86,7 +86,10 @@ type Session struct {
 	CacheDir    string            // the notebook's cache directory (.benchbook/NAME)
 	Params      map[string]string // -p name=value, as typed on the command line
 
-	memo MemoStore // nil: memo runs fn every time
+	memo   MemoStore // nil: memo runs fn every time
+	states *tracker  // live resources' states; nil outside the engine
+	// fingerprint identifies a memoized function's computation (fingerprint.go).
+	fingerprint func(*starlark.Thread, starlark.Value) (string, bool)
 
 	loadOnce sync.Once
 	load     func(*starlark.Thread, string) (starlark.StringDict, error)
@@ -135,7 +138,8 @@ type Cell struct {
 	text     strings.Builder // printed text after the last of outputs, not yet one of them
 	warnings []string
 
-	forceMemo bool // --rerun: ignore memo entries of this cell
+	forceMemo bool        // --rerun: ignore memo entries of this cell
+	st        *cellStates // what it did to live resources (state.go)
 }
 
 const (
@@ -325,8 +329,33 @@ func AtExit(t *starlark.Thread, fn func()) {
 // are the cell's own up to that point, replayed checkpoints included, so an
 // interrupted cell that resumes finds the same scopes again.
 func Memo(t *starlark.Thread, key string, fn func() (starlark.Value, error)) (starlark.Value, error) {
+	return memoIn(t, cell(t).memoScope(), key, fn)
+}
+
+// MemoCall is memo(key, fn) for a Starlark fn: its checkpoint is keyed by
+// what fn computes (fingerprint.go), so it outlives a change of the cell's
+// key that fn does not see; else by the cell's key.
+func MemoCall(t *starlark.Thread, key string, fn starlark.Callable) (starlark.Value, error) {
 	s, c := session(t), cell(t)
 	scope := c.memoScope()
+	if s.fingerprint != nil && c.Key != "" {
+		if fp, ok := s.fingerprint(t, fn); ok {
+			scope = c.fingerprintScope(fp)
+		}
+	}
+	return memoIn(t, scope, key, func() (starlark.Value, error) { return starlark.Call(t, fn, nil, nil) })
+}
+
+// fingerprintScope is the scope of a fingerprinted checkpoint: the cell's
+// name (so clean keeps it while the cell exists) and fn's fingerprint, which
+// already holds every value fn can see; inputs fn meets itself are recorded
+// with the checkpoint and re-checked, as for any checkpoint.
+func (c *Cell) fingerprintScope(fp string) string {
+	return memoNamespace(c.Name) + "/" + fp
+}
+
+func memoIn(t *starlark.Thread, scope, key string, fn func() (starlark.Value, error)) (starlark.Value, error) {
+	s, c := session(t), cell(t)
 	if s.memo != nil && c.Key != "" && !c.forceMemo {
 		if cp, ok := s.memo.Get(scope, key); ok {
 			c.replay(cp)

@@ -43,13 +43,20 @@ func (e *Engine) execute(st *State) {
 	}
 	fmt.Fprintf(e.opts.Stderr, "%s %s\n", e.paint("2", "  ▶ run"), c.Name)
 	cell := &Cell{Name: c.Name, Key: st.Key, forceMemo: e.forced(c)}
+	e.enterStates(cell, st)
 	thread := e.sess.NewThread(cell)
 	st.host = hostinfo.Read()
 	st.started = time.Now()
 	stop := make(chan struct{})
 	go cancelWithGrace(e.sess.Ctx, thread, stop)
-	err = e.runCell(thread, c, globals)
+	err = e.touchReads(thread, c, globals)
+	if err == nil {
+		err = e.runCell(thread, c, globals)
+	}
 	close(stop)
+	if err == nil {
+		err = e.leaveStates(cell)
+	}
 	st.duration = time.Since(st.started)
 	st.inputs, st.outputs, st.warnings = cell.snapshot()
 	st.warnings = append(append([]string(nil), c.lint...), st.warnings...)
@@ -81,6 +88,9 @@ func (e *Engine) execute(st *State) {
 	}
 	e.store1(st)
 	e.computed[st.Key] = st
+	if r := cell.Restored(); len(r) > 0 {
+		st.Why += "; " + strings.Join(r, "; ")
+	}
 }
 
 // cancelGrace is how long a builtin has, after Ctrl-C, to return what it
@@ -226,9 +236,8 @@ func (e *Engine) store1(st *State) {
 		ent.Outputs = append(ent.Outputs, data)
 	}
 	st.entry, st.hashes = ent, ent.Hashes
-	if st.Def.Options["cache"] == "false" && !ent.Live {
-		return
-	}
+	// cache=false cells are stored too: never a hit, but render, cells and
+	// index show their last outputs.
 	if err := e.store.put(ent); err != nil {
 		e.warn(fmt.Sprintf("cell %s: not cached: %v", st.Def.Name, err))
 	}

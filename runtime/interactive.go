@@ -34,8 +34,9 @@ func (e *Engine) SetParams(p map[string]string) {
 // Plan recomputes every cell's state without executing anything.
 func (e *Engine) Plan() {
 	e.states = map[*CellDef]*State{}
+	e.sess.states.startWalk()
 	for _, c := range e.g.order {
-		e.plan(c)
+		e.advance(e.plan(c))
 	}
 }
 
@@ -92,11 +93,14 @@ func (e *Engine) RunCell(name string, force bool) error {
 	}
 	need := e.g.upstream(target)
 	e.states = map[*CellDef]*State{}
+	e.sess.states.startWalk()
 	for _, c := range e.g.order {
-		if st := e.plan(c); (c == target || need[c]) && st.Status == StatusStale {
+		st := e.plan(c)
+		if (c == target || need[c]) && st.Status == StatusStale {
 			e.execute(st)
 			e.progress(st)
 		}
+		e.advance(st)
 	}
 	e.saveMemory()
 	if st := e.states[target]; st.Err != nil {
@@ -210,6 +214,11 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 	defer close(stop)
 	go cancelWithGrace(e.sess.Ctx, thread, stop)
 	err = e.runFile(thread, f, globals)
+	if err == nil {
+		// A change typed at the prompt leaves its resource in a state no
+		// cell recorded: the next cell that uses it restores its own.
+		err = e.leaveStates(cell)
+	}
 	// Keep what the input assigned; notebook values it only read are looked
 	// up afresh next time (a reload or :run may have changed them).
 	for k, v := range globals {
@@ -273,7 +282,7 @@ func (e *Engine) Reload(nb *Notebook) ([]string, error) {
 	for _, c := range e.NB.Cells {
 		oldSrc[c.Name] = c.srcHash + c.Body
 	}
-	e.NB, e.g = nb, g
+	e.NB, e.g, e.sources = nb, g, nil
 	e.Plan()
 	var changed []string
 	for _, c := range nb.Cells {

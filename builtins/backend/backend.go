@@ -32,9 +32,13 @@
 //	  .path .sha256 .rev .dirty .pkg
 //
 // Resources keep their state: a cluster's data lives in the creating cell's
-// resource dir, and a later run starts the server on it again. Cells that
-// use a cluster record a "resource" input (the id written at initdb), so
-// they go stale when the data dir is created afresh.
+// resource dir, and a later run starts the server on it again. The cluster
+// is a tracked resource (runtime/state.go, pgstate.go): cells that use it
+// record the state they ran on, cells that change it the state they left,
+// snapshotted under the resource dir, and the engine restores the state a
+// cell needs before it runs. The creating cell records a "resource" input
+// (the id written at initdb), so it goes stale when the data dir is created
+// afresh. .snapshot(name) / .restore(name) remain for a notebook's own use.
 //
 // As root, PostgreSQL runs as the "postgres" user; the resource dir's
 // ancestors get o+x (traverse only) where they lack it. Clusters trust

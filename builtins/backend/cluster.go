@@ -218,6 +218,9 @@ func (c *cluster) start(ctx context.Context) error {
 	if err := os.WriteFile(conf, []byte(c.confLines()), 0o644); err != nil {
 		return err
 	}
+	if err := c.saveSettings(); err != nil {
+		return err
+	}
 	if err := chownTree(conf, c.as); err != nil {
 		return err
 	}
@@ -291,6 +294,7 @@ func (c *cluster) stop() {
 	stopChild(c.cmd.Process.Pid, syscall.SIGINT, 20*time.Second, c.done)
 	c.cmd = nil
 	c.dropSocketDir()
+	c.recordCheckpoint()
 }
 
 // dropSocketDir removes the short socket directory under /tmp, if the

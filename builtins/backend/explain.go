@@ -30,7 +30,7 @@ func (h *pgHandle) explain(th *starlark.Thread, name string, args starlark.Tuple
 	if err := starlark.UnpackArgs(name, args, kwargs, "sql", &sql, "analyze?", &analyze, "buffers?", &buffers); err != nil {
 		return nil, err
 	}
-	db, err := h.db(th)
+	db, err := h.db(th, analyze && !readOnly(sql)) // EXPLAIN ANALYZE executes it
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

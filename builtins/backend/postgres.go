@@ -26,10 +26,12 @@ type pgHandle struct {
 	connDSN string   // what we connect with; may hold a password, never shown
 	pool    *pgxpool.Pool
 	version string
+	lsn     string // WAL insert position at the last state mark
 }
 
 var (
-	_ starlark.HasAttrs = (*pgHandle)(nil)
+	_ starlark.HasAttrs   = (*pgHandle)(nil)
+	_ runtime.StateHolder = (*pgHandle)(nil)
 
 	// running holds the clusters this process started, by resource dir, so
 	// that re-running the creating cell (a REPL) reuses or replaces them
@@ -156,7 +158,7 @@ func ownCluster(th *starlark.Thread, set map[string]string) (*pgHandle, error) {
 	}
 	if h := reuse(root, set); h != nil {
 		h.addInput(th)
-		return h, nil
+		return h, h.register(th, set, false, false)
 	}
 	as, err := unprivileged()
 	if err != nil {
@@ -174,6 +176,8 @@ func ownCluster(th *starlark.Thread, set map[string]string) (*pgHandle, error) {
 	if created {
 		fmt.Fprintf(runtime.Stderr(th), "backend.postgres: new cluster in %s\n", root)
 	}
+	c.loadSettings()
+	outside := !created && c.changedOutside()
 	if err := c.start(ctx); err != nil {
 		return nil, err
 	}
@@ -187,7 +191,7 @@ func ownCluster(th *starlark.Thread, set map[string]string) (*pgHandle, error) {
 	runningMu.Unlock()
 	runtime.AtExit(th, h.shutdown)
 	h.addInput(th)
-	return h, nil
+	return h, h.register(th, set, created, outside)
 }
 
 // reuse returns the running handle of root when its settings are the same;
@@ -270,8 +274,9 @@ func (h *pgHandle) connect(ctx context.Context) error {
 	return nil
 }
 
-// addInput records that the calling cell used this cluster's data, so its
-// cache entry goes stale when the data dir is recreated.
+// addInput records that the creating cell made this incarnation of the data
+// dir, so it goes stale when the data dir is created afresh; the cells that
+// use the cluster record its state instead (pgstate.go).
 func (h *pgHandle) addInput(th *starlark.Thread) {
 	if h.c == nil {
 		return
@@ -280,14 +285,17 @@ func (h *pgHandle) addInput(th *starlark.Thread) {
 	runtime.AddInput(th, runtime.Input{Kind: "resource", Name: h.c.root, Hash: gen})
 }
 
-// db returns the pool, or an error when the cluster is stopped.
-func (h *pgHandle) db(th *starlark.Thread) (*pgxpool.Pool, error) {
+// db returns the pool, or an error when the cluster is stopped. change says
+// whether the caller writes: the cluster's state is tracked (state.go).
+func (h *pgHandle) db(th *starlark.Thread, change bool) (*pgxpool.Pool, error) {
+	if err := h.touch(th, change); err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.pool == nil {
 		return nil, errors.New("the server is stopped")
 	}
-	h.addInputLocked(th)
 	addServerInput(th, h.pool, h.root())
 	return h.pool, nil
 }
@@ -298,13 +306,6 @@ func (h *pgHandle) root() string {
 		return ""
 	}
 	return h.c.root
-}
-
-func (h *pgHandle) addInputLocked(th *starlark.Thread) {
-	if h.c != nil {
-		gen, _ := readGeneration(h.c.root)
-		runtime.AddInput(th, runtime.Input{Kind: "resource", Name: h.c.root, Hash: gen})
-	}
 }
 
 // own returns the cluster, or an error for an attached server.
@@ -320,7 +321,7 @@ func (h *pgHandle) exec(th *starlark.Thread, name string, args starlark.Tuple, k
 	if err := starlark.UnpackPositionalArgs(name, args, kwargs, 1, &sql); err != nil {
 		return nil, err
 	}
-	db, err := h.db(th)
+	db, err := h.db(th, true)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -350,7 +351,7 @@ func (h *pgHandle) query(th *starlark.Thread, name string, args starlark.Tuple, 
 		}
 		params[i] = v
 	}
-	db, err := h.db(th)
+	db, err := h.db(th, !readOnly(sql))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -391,7 +392,7 @@ func (h *pgHandle) settingsMethod(th *starlark.Thread, name string, args starlar
 	if err := starlark.UnpackPositionalArgs(name, args, kwargs, 0); err != nil {
 		return nil, err
 	}
-	db, err := h.db(th)
+	db, err := h.db(th, false)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -450,7 +451,6 @@ func (h *pgHandle) withStopped(th *starlark.Thread, fn func(c *cluster) error) e
 	if err := h.connect(ctx); err != nil {
 		return errors.Join(ferr, err)
 	}
-	h.addInputLocked(th)
 	return ferr
 }
 
@@ -465,6 +465,9 @@ func (h *pgHandle) restart(th *starlark.Thread, name string, args starlark.Tuple
 	}
 	c, err := h.own(name)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.touch(th, true); err != nil {
 		return nil, err
 	}
 	h.mu.Lock()
@@ -499,7 +502,11 @@ func (h *pgHandle) snapshot(th *starlark.Thread, name string, args starlark.Tupl
 
 func (h *pgHandle) restore(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	return h.copyAction(th, name, args, kwargs, func(c *cluster, snap string) error {
-		return copyDir(runtime.Context(th), c.snapshotDir(snap), c.dataDir())
+		if err := copyDir(runtime.Context(th), c.snapshotDir(snap), c.dataDir()); err != nil {
+			return err
+		}
+		c.loadSettings()
+		return nil
 	})
 }
 
@@ -521,6 +528,9 @@ func (h *pgHandle) copyAction(th *starlark.Thread, name string, args starlark.Tu
 		if _, err := os.Stat(c.snapshotDir(snap)); err != nil {
 			return nil, fmt.Errorf("%s: no snapshot %q", name, snap)
 		}
+	}
+	if err := h.touch(th, strings.HasSuffix(name, "restore")); err != nil {
+		return nil, err
 	}
 	if err := h.withStopped(th, func(c *cluster) error { return copyFn(c, snap) }); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -215,7 +215,7 @@ func (h *pgHandle) stats(th *starlark.Thread, name string, args starlark.Tuple, 
 	if err := starlark.UnpackPositionalArgs(name, args, kwargs, 0); err != nil {
 		return nil, err
 	}
-	if _, err := h.db(th); err != nil {
+	if _, err := h.db(th, false); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	ctx := runtime.Context(th)

@@ -69,6 +69,11 @@ func (s *sqlArgs) target(name string, th *starlark.Thread, spec loadgen.Spec) (*
 	if err != nil {
 		return nil, nil, err
 	}
+	// The run may write: the cluster's state is checked before it and
+	// compared after the cell (runtime/state.go).
+	if err := runtime.TouchValue(th, s.db); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
 	t, err := loadgen.OpenSQL(runtime.Context(th), sq)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)

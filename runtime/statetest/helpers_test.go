@@ -1,0 +1,72 @@
+// Package statetest tests the state of live resources (issue 12) against a
+// real PostgreSQL: a record is never built from a state that no longer holds.
+package statetest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/benchbook/benchbook/builtins/backend"
+	_ "github.com/benchbook/benchbook/builtins/display"
+	_ "github.com/benchbook/benchbook/builtins/host"
+	_ "github.com/benchbook/benchbook/builtins/metric"
+	_ "github.com/benchbook/benchbook/builtins/workload"
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// needPostgres skips when PostgreSQL's binaries are missing.
+func needPostgres(t *testing.T) {
+	t.Helper()
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
+	if len(matches) == 0 {
+		if _, err := exec.LookPath("postgres"); err != nil {
+			t.Skip("PostgreSQL binaries not found: apt-get install postgresql")
+		}
+	}
+}
+
+// result is one run of a notebook.
+type result struct {
+	status  map[string]string // cell -> status
+	why     map[string]string
+	outputs map[string]string // cell -> outputs joined
+	stderr  string
+}
+
+// runNB writes src to dir/nb.star and runs it with params against cacheDir.
+func runNB(t *testing.T, dir, cacheDir, src string, params map[string]string, execute bool) result {
+	t.Helper()
+	path := filepath.Join(dir, "nb.star")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	nb, err := runtime.ParseFile(path)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	var stderr strings.Builder
+	e, err := runtime.Open(context.Background(), nb, runtime.Options{CacheDir: cacheDir, Params: params, Stderr: &stderr})
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	e.Run(execute)
+	e.Close()
+	r := result{status: map[string]string{}, why: map[string]string{}, outputs: map[string]string{}, stderr: stderr.String()}
+	for _, st := range e.States() {
+		name := st.Def.Name
+		r.status[name], r.why[name] = string(st.Status), st.Why
+		var parts []string
+		for _, o := range st.Outputs() {
+			parts = append(parts, o.String())
+		}
+		r.outputs[name] = strings.Join(parts, "|")
+		if st.Err != nil {
+			r.outputs[name] = "error: " + st.Err.Error()
+		}
+	}
+	return r
+}
