@@ -214,3 +214,29 @@ func excerpt(out, n string) string {
 	lo, hi := max(0, i-80), min(len(out), i+len(n)+40)
 	return fmt.Sprintf("%s: ...%q...", what, out[lo:hi])
 }
+
+// TestSecretParamWithheld: last-params.json keeps a secret parameter's hash
+// only. That is enough for render to find the run (its cells are hits, not
+// "never"), and a REPL that has to run the cell that reads it says to pass
+// -p again instead of running it with the default under the run's key.
+func TestSecretParamWithheld(t *testing.T) {
+	nb := writeNB(t, "# %% conn\ndsn = param(\"dsn\", \"none\")\nn = len(dsn)\n\n# %% use\nm = n + 1\nm\n")
+	if code, _, stderr := runCLI(t, "run", "-p", "dsn=postgres://u:Wh1thheld@h/db", nb); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr := runCLI(t, "render", nb)
+	if code != 0 || !strings.Contains(stderr, "-p dsn=xxxxx") || !regexp.MustCompile(`hit\s+use`).MatchString(stderr) {
+		t.Errorf("render with the withheld parameter: exit %d\n%s", code, stderr)
+	}
+	cmd := exec.Command(cliBinary(t), "repl", nb)
+	cmd.Stdin = strings.NewReader(":run conn\n")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Run()
+	if !strings.Contains(errb.String()+out.String(), "set it again with -p dsn=") {
+		t.Errorf("the REPL ran the cell without its secret:\nstdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	}
+	if strings.Contains(errb.String()+out.String(), "Wh1thheld") {
+		t.Errorf("the secret leaked:\n%s%s", out.String(), errb.String())
+	}
+}

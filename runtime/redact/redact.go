@@ -8,7 +8,8 @@
 //     a password may hold '@' and ':'. An http(s) userinfo with no password
 //     (https://TOKEN@host) is hidden whole;
 //   - the value after a secret-looking name in key/value text
-//     (password=PW, password = 'P W', "token": "PW", PGPASSWORD=PW);
+//     (password=PW, password = 'P W', "token": "PW", PGPASSWORD=PW), and
+//     SQL's PASSWORD 'PW';
 //   - in structured values (dict entries, struct fields, table columns,
 //     parameters) the value of any field whose name says secret;
 //   - any text the process learned is a secret (Learn): the value of a
@@ -42,16 +43,21 @@ var (
 	// "password": ...), '=' or ':', then a quoted or bare value. A bare
 	// value runs to whitespace, as in libpq's keyword form, or '&' (a
 	// URL's query).
+	// sqlPassword: CREATE/ALTER ROLE ... PASSWORD 'pw' (a workload.sql
+	// label, a server's error echoing the statement).
+	sqlPassword = regexp.MustCompile(`(?i)(\bpassword\s+)'(?:[^']|'')*'`)
+
 	secretKV = regexp.MustCompile(`(?i)(["']?[\w.-]*(?:password|passwd|pwd|secret|token|api_?key|access_?key|private_?key)[\w.-]*["']?\s*[=:]\s*)("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[^\s'"&]+)`)
 )
 
 // String hides every secret found in free text.
 func String(s string) string {
 	s = hideLearned(s)
-	if !strings.ContainsAny(s, "@=:") {
+	if !strings.ContainsAny(s, "@=:'") {
 		return s // the common case, cheap: nothing that could hold a secret
 	}
 	s = urlUserinfo.ReplaceAllStringFunc(s, maskUserinfo)
+	s = sqlPassword.ReplaceAllString(s, "${1}'"+Mask+"'")
 	return secretKV.ReplaceAllStringFunc(s, maskValue)
 }
 

@@ -39,6 +39,7 @@ func TestStringHostileForms(t *testing.T) {
 		{"client_secret: pw16", "client_secret: xxxxx"},
 		{"nothing to hide: 42 req/s, key=t0042", "nothing to hide: 42 req/s, key=t0042"},
 		{"password=xxxxx", "password=xxxxx"},
+		{"ALTER ROLE bench WITH LOGIN PASSWORD 'it''s pw17'", "ALTER ROLE bench WITH LOGIN PASSWORD 'xxxxx'"},
 		{`token = param("api_token", "none")`, `token = param("api_token", "none")`},
 		{`[{"user": "v", "password": None}])`, `[{"user": "v", "password": None}])`},
 		{"password=Nonesuch1", "password=xxxxx"},
