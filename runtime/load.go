@@ -23,6 +23,14 @@ var fileOptions = &syntax.FileOptions{
 	Recursion:       true,
 }
 
+// FileOptions returns the Starlark dialect of notebooks, for code outside the
+// engine that runs notebook code (the REPL, the .star test harness), so no
+// second copy of it can drift. Each call returns a fresh copy.
+func FileOptions() *syntax.FileOptions {
+	o := *fileOptions
+	return &o
+}
+
 // moduleSource returns the source of a loadable module: "@std/x.star" from
 // the embedded stdlib, anything else relative to the notebook.
 func (s *Session) moduleSource(name string) ([]byte, error) {

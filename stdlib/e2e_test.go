@@ -1,7 +1,6 @@
 package stdlib_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,7 +10,7 @@ import (
 	"go.starlark.net/starlark"
 
 	_ "github.com/benchbook/benchbook/builtins/workload"
-	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
@@ -28,13 +27,9 @@ func TestABABWithRealRuns(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: t.TempDir(), CacheDir: t.TempDir()}
-	defer s.Close()
-	th := s.NewThread(&runtime.Cell{Name: "t"})
-	e := env(t)
-	th.Load = loader(e)
-	e["url"] = starlark.String(srv.URL)
-	g, err := starlark.ExecFileOptions(fileOptions, th, "e2e.star", `
+	o := options(t)
+	o.Globals["url"] = starlark.String(srv.URL)
+	g := startest.MustExec(t, o, `
 load("@std/abab.star", "abab")
 
 def one(arm):
@@ -43,13 +38,7 @@ def one(arm):
 exp = abab(arms = {"A": None, "B": None}, pairs = 4, run = one)  # 4: the fewest pairs that can reach p <= 0.05
 cmp = compare(exp, metric = lambda r: r.p(50), name = "p50", better = "lower")
 v = verdict(status = "reverted", headline = cmp, summary = "the sleep makes it slower")
-`, e)
-	if err != nil {
-		if ee, ok := err.(*starlark.EvalError); ok {
-			t.Fatal(ee.Backtrace())
-		}
-		t.Fatal(err)
-	}
+`)
 	cmp := g["cmp"].(starlark.HasAttrs)
 	verdict, _ := cmp.Attr("verdict")
 	if verdict != starlark.String("WORSENS") {

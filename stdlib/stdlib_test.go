@@ -1,23 +1,18 @@
 package stdlib_test
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
-	"go.starlark.net/starlarktest"
-	"go.starlark.net/syntax"
 
 	_ "github.com/benchbook/benchbook/builtins/display"
 	_ "github.com/benchbook/benchbook/builtins/host"
 	_ "github.com/benchbook/benchbook/builtins/metric"
+	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/stdlib"
 )
@@ -27,8 +22,6 @@ import (
 // file can interrupt an experiment and run it again to see it resume. (The
 // engine's own memo store is wired by runtime.Engine; TestResumeInEngine
 // checks the real thing.)
-
-var fileOptions = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
 
 // mapMemo is memo(key, fn) over a map: fn() once per key, frozen.
 func mapMemo() *starlark.Builtin {
@@ -58,16 +51,12 @@ func mapMemo() *starlark.Builtin {
 	})
 }
 
-func env(t *testing.T) starlark.StringDict {
-	assertMod, err := starlarktest.LoadAssertModule()
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := runtime.Predeclared()
-	e["assert"] = assertMod["assert"]
-	e["struct"] = starlark.NewBuiltin("struct", starlarkstruct.Make)
-	e["memo"] = mapMemo()
-	return e
+// options give a test file a fresh memo over a map, in its own code and in
+// the stdlib modules it loads, so a file can interrupt an experiment and
+// see it resume.
+func options(t *testing.T) startest.Options {
+	g := starlark.StringDict{"memo": mapMemo()}
+	return startest.Options{Globals: g, Load: loader(startest.Env(t, g))}
 }
 
 // loader resolves @std/NAME from the embedded stdlib with the test's env.
@@ -85,7 +74,7 @@ func loader(predeclared starlark.StringDict) func(*starlark.Thread, string) (sta
 		if err != nil {
 			return nil, err
 		}
-		g, err := starlark.ExecFileOptions(fileOptions, th, name, src, predeclared)
+		g, err := starlark.ExecFileOptions(runtime.FileOptions(), th, name, src, predeclared)
 		if err != nil {
 			return nil, err
 		}
@@ -96,30 +85,7 @@ func loader(predeclared starlark.StringDict) func(*starlark.Thread, string) (sta
 }
 
 func TestStarlark(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.star")
-	if len(files) == 0 {
-		t.Fatal("no testdata")
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: t.TempDir(), CacheDir: t.TempDir()}
-			defer s.Close()
-			th := s.NewThread(&runtime.Cell{Name: "t"})
-			e := env(t)
-			th.Load = loader(e)
-			starlarktest.SetReporter(th, t)
-			if _, err := starlark.ExecFileOptions(fileOptions, th, f, src, e); err != nil {
-				if ee, ok := err.(*starlark.EvalError); ok {
-					t.Fatal(ee.Backtrace())
-				}
-				t.Fatal(err)
-			}
-		})
-	}
+	startest.RunFiles(t, "testdata/*.star", options)
 }
 
 // Every stdlib module parses and loads with nothing but the registered
@@ -136,7 +102,7 @@ func TestModulesLoad(t *testing.T) {
 	for _, ent := range entries {
 		src, _ := stdlib.FS.ReadFile(ent.Name())
 		th := &starlark.Thread{Name: ent.Name()}
-		if _, err := starlark.ExecFileOptions(fileOptions, th, ent.Name(), src, e); err != nil {
+		if _, err := starlark.ExecFileOptions(runtime.FileOptions(), th, ent.Name(), src, e); err != nil {
 			t.Errorf("%s: %v", ent.Name(), err)
 		}
 	}

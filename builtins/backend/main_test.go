@@ -9,9 +9,8 @@ import (
 	"testing"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarktest"
-	"go.starlark.net/syntax"
 
+	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -47,7 +46,7 @@ func runMain(m *testing.M) int {
 	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
 	defer s.Close()
 	th := s.NewThread(&runtime.Cell{Name: "setup", Key: "0123456789abcdef0123"})
-	g, err := starlark.ExecFileOptions(testOpts, th, "setup.star", `
+	g, err := starlark.ExecFileOptions(runtime.FileOptions(), th, "setup.star", `
 pg = backend.postgres(settings = {"shared_buffers": "32MB"})
 n = pg.query("SELECT count(*) AS n FROM reuse_t")[0]["n"]
 `, runtime.Predeclared())
@@ -66,41 +65,26 @@ func firstRun(dir string) error {
 	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
 	defer s.Close()
 	th := s.NewThread(&runtime.Cell{Name: "setup", Key: "0123456789abcdef0123"})
-	_, err := starlark.ExecFileOptions(testOpts, th, "setup.star", `
+	_, err := starlark.ExecFileOptions(runtime.FileOptions(), th, "setup.star", `
 pg = backend.postgres(settings = {"shared_buffers": "32MB"})
 pg.exec("CREATE TABLE reuse_t (id int); INSERT INTO reuse_t SELECT generate_series(1, 42)")
 `, runtime.Predeclared())
 	return err
 }
 
-var testOpts = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true}
-
 // run executes Starlark src with pg and assert predeclared, in a new cell of
 // the shared session's cache dir.
 func run(t *testing.T, src string) (starlark.StringDict, error) {
 	t.Helper()
-	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: sharedDir, CacheDir: sharedDir}
-	t.Cleanup(s.Close)
-	th := s.NewThread(&runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")})
-	starlarktest.SetReporter(th, t)
-	pre := runtime.Predeclared()
-	assert, err := starlarktest.LoadAssertModule()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pre["assert"] = assert["assert"]
-	pre["pg"] = shared
-	return starlark.ExecFileOptions(testOpts, th, t.Name()+".star", src, pre)
+	return startest.Exec(t, startest.Options{NotebookDir: sharedDir, CacheDir: sharedDir,
+		Cell: &runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")}, Globals: starlark.StringDict{"pg": shared}}, src)
 }
 
 func mustRun(t *testing.T, src string) starlark.StringDict {
 	t.Helper()
 	g, err := run(t, src)
 	if err != nil {
-		if ee, ok := err.(*starlark.EvalError); ok {
-			t.Fatal(ee.Backtrace())
-		}
-		t.Fatal(err)
+		t.Fatal(startest.Describe(err))
 	}
 	return g
 }

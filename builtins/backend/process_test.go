@@ -25,7 +25,7 @@ import (
 func orphanHelper(dir string) {
 	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
 	th := s.NewThread(&runtime.Cell{Name: "orphan", Key: "feedfacefeedface"})
-	g, err := starlark.ExecFileOptions(testOpts, th, "orphan.star", `
+	g, err := starlark.ExecFileOptions(runtime.FileOptions(), th, "orphan.star", `
 pg = backend.postgres()
 pg.exec("SELECT 1")
 target = backend.process(["sleep", "1000"])

@@ -2,13 +2,13 @@ package backend
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -16,11 +16,9 @@ import (
 // server's version and its non-default settings (as the server itself
 // reports them through SHOW), without its port or socket directory.
 func TestServerProvenance(t *testing.T) {
-	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: sharedDir, CacheDir: sharedDir}
-	t.Cleanup(s.Close)
 	cell := &runtime.Cell{Name: "uses_pg"}
-	th := s.NewThread(cell)
-	if _, err := starlark.ExecFileOptions(testOpts, th, "prov.star", `n = pg.query("SELECT 1 AS one")`, starlark.StringDict{"pg": shared}); err != nil {
+	th := startest.Thread(t, startest.Options{NotebookDir: sharedDir, CacheDir: sharedDir, Cell: cell})
+	if _, err := starlark.ExecFileOptions(runtime.FileOptions(), th, "prov.star", `n = pg.query("SELECT 1 AS one")`, starlark.StringDict{"pg": shared}); err != nil {
 		t.Fatal(err)
 	}
 	var got []string

@@ -13,10 +13,9 @@ import (
 	"time"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarktest"
 
 	_ "github.com/benchbook/benchbook/builtins/workload"
-	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/internal/startest"
 )
 
 // TestMain plays the benchbook binary's part: "__demo" runs the server.
@@ -35,29 +34,10 @@ func TestMain(m *testing.M) {
 
 func run(t *testing.T, src string) starlark.StringDict {
 	t.Helper()
-	dir := t.TempDir()
-	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
-	t.Cleanup(s.Close)
-	th := s.NewThread(&runtime.Cell{Name: "t"})
-	th.Print = func(_ *starlark.Thread, msg string) { t.Log(msg) }
-	starlarktest.SetReporter(th, t)
-	pre := runtime.Predeclared()
-	pre["demo"] = Builtin
-	assertMod, err := starlarktest.LoadAssertModule()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range assertMod {
-		pre[k] = v
-	}
-	g, err := starlark.ExecFile(th, "demo_test.star", src, pre)
-	if err != nil {
-		if ee, ok := err.(*starlark.EvalError); ok {
-			t.Fatal(ee.Backtrace())
-		}
-		t.Fatal(err)
-	}
-	return g
+	return startest.MustExec(t, startest.Options{
+		Print:   func(_ *starlark.Thread, msg string) { t.Log(msg) },
+		Globals: starlark.StringDict{"demo": Builtin},
+	}, src)
 }
 
 func TestDemoServesSearchAndStops(t *testing.T) {

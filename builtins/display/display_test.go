@@ -1,54 +1,18 @@
 package display
 
 import (
-	"context"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarktest"
-	"go.starlark.net/syntax"
 
-	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
-// TestStarlark runs every testdata/*.star file with assert in scope.
+// TestStarlark runs every testdata/*.star file.
 func TestStarlark(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.star")
-	if len(files) == 0 {
-		t.Fatal("no testdata/*.star")
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: t.TempDir(), CacheDir: t.TempDir()}
-			defer s.Close()
-			th := s.NewThread(&runtime.Cell{Name: "t"})
-			starlarktest.SetReporter(th, t)
-			env := runtime.Predeclared()
-			asserts, err := starlarktest.LoadAssertModule()
-			if err != nil {
-				t.Fatal(err)
-			}
-			for k, v := range asserts {
-				env[k] = v
-			}
-			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			opts := &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true}
-			if _, err := starlark.ExecFileOptions(opts, th, f, src, env); err != nil {
-				if ee, ok := err.(*starlark.EvalError); ok {
-					t.Fatal(ee.Backtrace())
-				}
-				t.Fatal(err)
-			}
-		})
-	}
+	startest.RunFiles(t, "testdata/*.star", nil)
 }
 
 func TestTableCodecRoundTrip(t *testing.T) {

@@ -3,14 +3,11 @@ package export
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,10 +15,8 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
-	"go.starlark.net/starlarktest"
-	"go.starlark.net/syntax"
 
-	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
@@ -78,12 +73,7 @@ func (r *fakeRun) Attr(name string) (starlark.Value, error) {
 }
 
 func testThread(t *testing.T) *starlark.Thread {
-	dir := t.TempDir()
-	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
-	t.Cleanup(s.Close)
-	th := s.NewThread(&runtime.Cell{Name: "t"})
-	starlarktest.SetReporter(th, t)
-	return th
+	return startest.Thread(t, startest.Options{})
 }
 
 func call(t *testing.T, name string, args starlark.Tuple, kwargs ...starlark.Tuple) *File {
@@ -319,30 +309,12 @@ func TestFileCodecAndDownload(t *testing.T) {
 }
 
 func TestStarlark(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.star")
-	if len(files) == 0 {
-		t.Fatal("no testdata/*.star")
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			assert, err := starlarktest.LoadAssertModule()
-			if err != nil {
-				t.Fatal(err)
-			}
-			env := runtime.Predeclared()
-			for k, v := range assert {
-				env[k] = v
-			}
-			env["run_a"] = newFakeRun(1, "A", 2000, 4)
-			env["run_b"] = newFakeRun(2, "B", 2000, 4)
-			if _, err := starlark.ExecFileOptions(&syntax.FileOptions{}, testThread(t), file, nil, env); err != nil {
-				if ee, ok := err.(*starlark.EvalError); ok {
-					t.Fatal(ee.Backtrace())
-				}
-				t.Fatal(err)
-			}
-		})
-	}
+	startest.RunFiles(t, "testdata/*.star", func(t *testing.T) startest.Options {
+		return startest.Options{Globals: starlark.StringDict{
+			"run_a": newFakeRun(1, "A", 2000, 4),
+			"run_b": newFakeRun(2, "B", 2000, 4),
+		}}
+	})
 }
 
 // TestCSVPreviewIsATable: a CSV export previews as a table whose numbers

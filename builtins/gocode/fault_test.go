@@ -20,7 +20,7 @@ import (
 // loadFile runs gocode.file(name) in a session rooted at dir.
 func loadFile(t *testing.T, ctx context.Context, dir, name string, kwargs ...starlark.Tuple) (*Package, error) {
 	t.Helper()
-	_, th, _ := session(t, ctx, dir)
+	th, _ := thread(t, ctx, dir)
 	v, err := starlark.Call(th, Module.Members["file"], starlark.Tuple{starlark.String(name)}, kwargs)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func TestRuntimePanicNamesLine(t *testing.T) {
 
 func loadAndCall(t *testing.T, file, fn string, args ...starlark.Value) (starlark.Value, error) {
 	t.Helper()
-	_, th, _ := session(t, context.Background(), "testdata")
+	th, _ := thread(t, context.Background(), "testdata")
 	p, err := starlark.Call(th, Module.Members["file"], starlark.Tuple{starlark.String(file)}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func Wait(ctx context.Context) error {
 }
 `)
 	ctx, cancel := context.WithCancel(context.Background())
-	_, th, _ := session(t, ctx, dir)
+	th, _ := thread(t, ctx, dir)
 	p, err := starlark.Call(th, Module.Members["file"], starlark.Tuple{starlark.String("gen.go")}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +299,7 @@ func Spin() int {
 func Add(a, b int) int { return a + b }
 `)
 	ctx, cancel := context.WithCancel(context.Background())
-	_, th, _ := session(t, ctx, dir)
+	th, _ := thread(t, ctx, dir)
 	p, err := starlark.Call(th, Module.Members["file"], starlark.Tuple{starlark.String("gen.go")}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -315,7 +315,7 @@ func Add(a, b int) int { return a + b }
 		t.Fatalf("got %v", err)
 	}
 	// A later call (from a thread whose context is live) works.
-	_, th2, _ := session(t, context.Background(), dir)
+	th2, _ := thread(t, context.Background(), dir)
 	add, _ := p.(*Package).Attr("add")
 	for i := 0; i < 3; i++ {
 		v, err := starlark.Call(th2, add, starlark.Tuple{starlark.MakeInt(2), starlark.MakeInt(i)}, nil)

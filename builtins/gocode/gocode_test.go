@@ -2,63 +2,29 @@ package gocode
 
 import (
 	"context"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkstruct"
-	"go.starlark.net/starlarktest"
-	"go.starlark.net/syntax"
 
+	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime"
 )
 
-// session returns a session whose notebook directory is dir and a thread of
-// one cell in it.
-func session(t *testing.T, ctx context.Context, dir string) (*runtime.Session, *starlark.Thread, *runtime.Cell) {
+// thread returns a thread of one cell in a session whose notebook
+// directory is dir, and the cell.
+func thread(t *testing.T, ctx context.Context, dir string) (*starlark.Thread, *runtime.Cell) {
 	t.Helper()
-	s := &runtime.Session{Ctx: ctx, Stderr: io.Discard, NotebookDir: dir, CacheDir: t.TempDir()}
-	t.Cleanup(s.Close)
 	c := &runtime.Cell{Name: "t"}
-	return s, s.NewThread(c), c
+	return startest.Thread(t, startest.Options{Ctx: ctx, NotebookDir: dir, Cell: c}), c
 }
 
-// TestStarlark runs every testdata/*.star file; each asserts with the
-// starlarktest assert module.
+// TestStarlark runs every testdata/*.star file, with notebook dir testdata
+// (they load the Go files beside them).
 func TestStarlark(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.star")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no testdata: %v", err)
-	}
-	assert, err := starlarktest.LoadAssertModule()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			src, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, th, _ := session(t, context.Background(), "testdata")
-			starlarktest.SetReporter(th, t)
-			env := runtime.Predeclared()
-			for k, v := range assert {
-				env[k] = v
-			}
-			env["struct"] = starlark.NewBuiltin("struct", starlarkstruct.Make)
-			opts := &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
-			if _, err := starlark.ExecFileOptions(opts, th, file, src, env); err != nil {
-				if ee, ok := err.(*starlark.EvalError); ok {
-					t.Fatal(ee.Backtrace())
-				}
-				t.Fatal(err)
-			}
-		})
-	}
+	startest.RunFiles(t, "testdata/*.star", func(*testing.T) startest.Options {
+		return startest.Options{NotebookDir: "testdata"}
+	})
 }
 
 func TestDisplay(t *testing.T) {

@@ -28,7 +28,7 @@ func TestWorkloadCallsFunc(t *testing.T) {
 
 	dir := t.TempDir()
 	writeGo(t, dir, "gen.go", counterSrc)
-	_, th, _ := session(t, context.Background(), dir)
+	th, _ := thread(t, context.Background(), dir)
 	env := runtime.Predeclared()
 	env["URL"] = starlark.String(srv.URL)
 	g, err := starlark.ExecFile(th, "t.star", `
@@ -71,7 +71,7 @@ func Next() string {
 	return "/ok"
 }
 `)
-	_, th, cell := session(t, context.Background(), dir)
+	th, cell := thread(t, context.Background(), dir)
 	env := runtime.Predeclared()
 	env["URL"] = starlark.String(srv.URL)
 	g, err := starlark.ExecFile(th, "t.star", `

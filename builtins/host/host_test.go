@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -12,10 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"go.starlark.net/starlark"
-	"go.starlark.net/starlarktest"
-
-	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/internal/startest"
 )
 
 // spin starts a CPU-bound shell loop that ends by itself after 5 s.
@@ -148,17 +144,7 @@ func TestChildIsOurs(t *testing.T) {
 
 func run(t *testing.T, ctx context.Context, src string) error {
 	t.Helper()
-	s := &runtime.Session{Ctx: ctx, Stderr: io.Discard, NotebookDir: t.TempDir(), CacheDir: t.TempDir()}
-	defer s.Close()
-	th := s.NewThread(&runtime.Cell{Name: "t"})
-	starlarktest.SetReporter(th, t)
-	assertMod, err := starlarktest.LoadAssertModule()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := runtime.Predeclared()
-	env["assert"] = assertMod["assert"]
-	_, err = starlark.ExecFile(th, "host_test.star", src, env)
+	_, err := startest.Exec(t, startest.Options{Ctx: ctx}, src)
 	return err
 }
 

@@ -1,59 +1,17 @@
 package metric
 
 import (
-	"context"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkstruct"
-	"go.starlark.net/starlarktest"
-	"go.starlark.net/syntax"
 
-	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
-// runStar executes a Starlark test file with every builtin, assert from
-// starlarktest and struct; it returns the cell's outputs count via emit.
-func runStar(t *testing.T, path string) *runtime.Session {
-	t.Helper()
-	src, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: t.TempDir(), CacheDir: t.TempDir()}
-	t.Cleanup(s.Close)
-	th := s.NewThread(&runtime.Cell{Name: "t"})
-	starlarktest.SetReporter(th, t)
-	assertMod, err := starlarktest.LoadAssertModule()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := runtime.Predeclared()
-	env["assert"] = assertMod["assert"]
-	env["struct"] = starlark.NewBuiltin("struct", starlarkstruct.Make)
-	opts := &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
-	if _, err := starlark.ExecFileOptions(opts, th, path, src, env); err != nil {
-		if ee, ok := err.(*starlark.EvalError); ok {
-			t.Fatal(ee.Backtrace())
-		}
-		t.Fatal(err)
-	}
-	return s
-}
-
 func TestStarlark(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.star")
-	if len(files) == 0 {
-		t.Fatal("no testdata")
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) { runStar(t, f) })
-	}
+	startest.RunFiles(t, "testdata/*.star", nil)
 }
 
 func TestCodecRoundTrip(t *testing.T) {

@@ -2,21 +2,17 @@ package plot
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarktest"
-	"go.starlark.net/syntax"
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
@@ -26,13 +22,7 @@ var update = flag.Bool("update", false, "rewrite the golden SVG files")
 const maxFigureBytes = 30 << 10
 
 func testThread(t *testing.T) *starlark.Thread {
-	t.Helper()
-	dir := t.TempDir()
-	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
-	t.Cleanup(s.Close)
-	th := s.NewThread(&runtime.Cell{Name: "t"})
-	starlarktest.SetReporter(th, t)
-	return th
+	return startest.Thread(t, startest.Options{})
 }
 
 // call invokes a member of the module as Starlark would.
@@ -282,33 +272,14 @@ func TestFigureCodecRoundTrip(t *testing.T) {
 
 // TestStarlark runs testdata/*.star with the module, fakes and assert.
 func TestStarlark(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*.star")
-	if len(files) == 0 {
-		t.Fatal("no testdata/*.star")
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			th := testThread(t)
-			assert, err := starlarktest.LoadAssertModule()
-			if err != nil {
-				t.Fatal(err)
-			}
-			env := runtime.Predeclared()
-			for k, v := range assert {
-				env[k] = v
-			}
-			env["fake_run"] = starlark.NewBuiltin("fake_run", fakeRunBuiltin)
-			env["fake_cmp"] = starlark.NewBuiltin("fake_cmp", fakeCmpBuiltin)
-			env["fake_exp"] = fakeExperiment(3)
-			env["sweep_rows"] = sweepRows()
-			if _, err := starlark.ExecFileOptions(&syntax.FileOptions{}, th, file, nil, env); err != nil {
-				if ee, ok := err.(*starlark.EvalError); ok {
-					t.Fatal(ee.Backtrace())
-				}
-				t.Fatal(err)
-			}
-		})
-	}
+	startest.RunFiles(t, "testdata/*.star", func(t *testing.T) startest.Options {
+		return startest.Options{Globals: starlark.StringDict{
+			"fake_run":   starlark.NewBuiltin("fake_run", fakeRunBuiltin),
+			"fake_cmp":   starlark.NewBuiltin("fake_cmp", fakeCmpBuiltin),
+			"fake_exp":   fakeExperiment(3),
+			"sweep_rows": sweepRows(),
+		}}
+	})
 }
 
 func fakeRunBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

@@ -11,7 +11,7 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
@@ -56,9 +56,7 @@ func TestProgressPlainLines(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	defer srv.Close()
 	var buf bytes.Buffer
-	s := &runtime.Session{Ctx: context.Background(), Stderr: &buf, NotebookDir: t.TempDir()}
-	defer s.Close()
-	th := s.NewThread(&runtime.Cell{Name: "p"})
+	th := startest.Thread(t, startest.Options{Stderr: &buf})
 	start := time.Now()
 	_, err := starlark.ExecFile(th, "p.star", `r = workload.http(url, clients = 1, duration = "2s", warmup = "300ms", label = "demo run")`,
 		starlark.StringDict{"workload": Module, "url": str(srv.URL)})

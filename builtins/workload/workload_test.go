@@ -14,47 +14,20 @@ import (
 	"time"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarktest"
-	"go.starlark.net/syntax"
 
-	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
-// exec runs src with the predeclared builtins plus globals and returns
-// the resulting globals.
+// execStar runs src with the builtins, assert and globals.
 func execStar(t *testing.T, ctx context.Context, src string, globals starlark.StringDict) (starlark.StringDict, error) {
 	t.Helper()
-	dir := t.TempDir()
-	s := &runtime.Session{Ctx: ctx, Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
-	defer s.Close()
-	th := s.NewThread(&runtime.Cell{Name: "t"})
-	starlarktest.SetReporter(th, t)
-	pre := runtime.Predeclared()
-	for k, v := range globals {
-		pre[k] = v
-	}
-	assertMod, err := starlarktest.LoadAssertModule()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range assertMod {
-		pre[k] = v
-	}
-	opts := &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true}
-	return starlark.ExecFileOptions(opts, th, "test.star", src, pre)
+	return startest.Exec(t, startest.Options{Ctx: ctx, Globals: globals}, src)
 }
 
 func mustExec(t *testing.T, src string, globals starlark.StringDict) starlark.StringDict {
 	t.Helper()
-	g, err := execStar(t, context.Background(), src, globals)
-	if err != nil {
-		if ee, ok := err.(*starlark.EvalError); ok {
-			t.Fatal(ee.Backtrace())
-		}
-		t.Fatal(err)
-	}
-	return g
+	return startest.MustExec(t, startest.Options{Globals: globals}, src)
 }
 
 func str(s string) starlark.String { return starlark.String(s) }
