@@ -267,3 +267,43 @@ func conditionsExperiment() starlark.Value {
 		gate(1.2, 1.5, 0.80, true), gate(1.5, 1.1, 0.05, false))
 	return starlarkstruct.FromStringDict(starlarkstruct.Default, d)
 }
+
+// TestSeriesRunsOfDifferentSize: two runs at ~30 and ~3,000 req/s; the
+// small run's window-to-window swings (±10%) must show, not lie flat on
+// the floor of an axis that starts at 0.
+func TestSeriesRunsOfDifferentSize(t *testing.T) {
+	run := func(label string, base float64) starlark.Value {
+		var ws []starlark.Value
+		for i := range 8 {
+			ws = append(ws, starlarkstruct.FromStringDict(starlark.String("window"), starlark.StringDict{
+				"start": starlark.Float(float64(i)), "rps": starlark.Float(base * (1 + 0.1*float64(i%3-1))),
+			}))
+		}
+		return starlarkstruct.FromStringDict(starlark.String("run"), starlark.StringDict{
+			"label": starlark.String(label), "windows": list(ws...)})
+	}
+	fig, err := call(t, "series", starlark.Tuple{list(run("big", 3000), run("small", 30))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSVG(t, fig.SVG())
+	// The small run's line: its y range as drawn.
+	m := regexp.MustCompile(`<path d="(M[^"]+)" style="fill:none;stroke:#E69F00;stroke-width:1.2`).FindAllStringSubmatch(string(fig.SVG()), -1)
+	if len(m) == 0 {
+		t.Fatalf("no line of the second run in the SVG")
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, path := range m {
+		nums := svgNumber.FindAllString(strings.NewReplacer("M", " ", "L", " ").Replace(path[1]), -1)
+		if len(nums) <= 4 {
+			continue // the legend's swatch, a two-point line
+		}
+		for i := 1; i < len(nums); i += 2 {
+			y, _ := strconv.ParseFloat(nums[i], 64)
+			lo, hi = math.Min(lo, y), math.Max(hi, y)
+		}
+	}
+	if span := (hi - lo) * pxPerPt; span < 8 {
+		t.Errorf("the 30 req/s run's ±10%% swings span %.1f px", span)
+	}
+}

@@ -3,6 +3,7 @@ package plot
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -204,9 +205,40 @@ func drawSeries(lines []plotter.XYs, names []string, o seriesOptions) (*Figure, 
 		}
 		return c.figure()
 	}
+	if linesApart(lines) {
+		// Runs of very different size (30 req/s beside 3,000): from 0 on
+		// a linear axis the small one is a flat line on the floor.
+		c.p.Y.Scale, c.p.Y.Tick.Marker = gplot.LogScale{}, logTicks{}
+		c.p.Y.Label.Text += ", log scale"
+		c.p.Y.Min, c.p.Y.Max = c.p.Y.Min/1.25, c.p.Y.Max*1.25
+		return c.figure()
+	}
 	c.p.Y.Min = 0
 	headroom(c.p)
 	return c.figure()
+}
+
+// linesApart says whether the lines' medians differ by more than
+// logIndexSpread and every value is positive (a log axis can show them).
+// Spikes within one line do not count: they read well from 0.
+func linesApart(lines []plotter.XYs) bool {
+	lo, hi := math.Inf(1), 0.0
+	for _, xys := range lines {
+		if len(xys) == 0 {
+			continue
+		}
+		ys := make([]float64, len(xys))
+		for i, p := range xys {
+			if p.Y <= 0 {
+				return false
+			}
+			ys[i] = p.Y
+		}
+		sort.Float64s(ys)
+		m := ys[len(ys)/2]
+		lo, hi = math.Min(lo, m), math.Max(hi, m)
+	}
+	return hi > 0 && hi/lo > logIndexSpread
 }
 
 // soakWindows recognises a soak's result (struct(windows, checks, ...))
