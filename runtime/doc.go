@@ -31,8 +31,11 @@
 //
 //  5. Execute (exec.go). A stale cell runs on its own Thread whose locals
 //     carry the Session (context, cache, cleanups) and the Cell (inputs,
-//     outputs, warnings): see env.go for what builtins may ask of it. The
-//     values it reads come from the cache, or from running a live cell.
+//     outputs, warnings): see env.go for what builtins may ask of it.
+//     State a builtin keeps for the whole run (the PIDs host.observe named,
+//     the clusters a REPL started) lives on the Session (SessionValue), not
+//     in package globals. The values a cell reads come from the cache, or
+//     from running a live cell.
 //     print and the final expression become outputs. Values are frozen.
 //
 //  6. Store (exec.go, codec/). The moment a cell finishes, its values and

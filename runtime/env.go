@@ -96,6 +96,7 @@ type Session struct {
 
 	mu      sync.Mutex
 	cleanup []func()
+	values  map[any]any // SessionValue's, by key
 }
 
 // MemoStore keeps memo results; the engine backs it with its cache. scope
@@ -156,6 +157,33 @@ func (s *Session) NewThread(c *Cell) *starlark.Thread {
 	t.SetLocal(cellKey, c)
 	t.Print = func(_ *starlark.Thread, msg string) { c.emit(Printed(msg + "\n")) }
 	return t
+}
+
+// SessionValue returns what a builtin keeps for the thread's session under
+// key, made by make on first use: per-run state such as the PIDs
+// host.observe named or the clusters a REPL started, without a package
+// global that would outlive the session or mix two sessions of one process
+// (tests, an agent). Use a key of an unexported type, as with
+// context.Context, and make the value safe for concurrent use: cells'
+// goroutines share it. A thread of no session (a bare starlark.Thread)
+// keeps nothing: make is called every time. make runs under the session's
+// lock, so it must not call back into the runtime.
+func SessionValue[T any](t *starlark.Thread, key any, make func() T) T {
+	s, ok := t.Local(sessionKey).(*Session)
+	if !ok {
+		return make()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.values[key]; ok {
+		return v.(T)
+	}
+	v := make()
+	if s.values == nil {
+		s.values = map[any]any{}
+	}
+	s.values[key] = v
+	return v
 }
 
 func session(t *starlark.Thread) *Session {

@@ -26,19 +26,31 @@ type pgHandle struct {
 	connDSN string   // what we connect with; may hold a password, never shown
 	pool    *pgxpool.Pool
 	version string
-	lsn     string // WAL insert position at the last state mark
+	lsn     string           // WAL insert position at the last state mark
+	running *runningClusters // the session's clusters, nil when attached
 }
 
 var (
 	_ starlark.HasAttrs   = (*pgHandle)(nil)
 	_ runtime.StateHolder = (*pgHandle)(nil)
-
-	// running holds the clusters this process started, by resource dir, so
-	// that re-running the creating cell (a REPL) reuses or replaces them
-	// instead of colliding with its own postmaster.
-	runningMu sync.Mutex
-	running   = map[string]*pgHandle{}
 )
+
+// runningClusters are the clusters a session started, by resource dir, so
+// that re-running the creating cell (a REPL) reuses or replaces them
+// instead of colliding with its own postmaster. Kept with
+// runtime.SessionValue: they stop with the session.
+type runningClusters struct {
+	mu     sync.Mutex
+	byRoot map[string]*pgHandle
+}
+
+type runningKey struct{}
+
+func runningIn(th *starlark.Thread) *runningClusters {
+	return runtime.SessionValue(th, runningKey{}, func() *runningClusters {
+		return &runningClusters{byRoot: map[string]*pgHandle{}}
+	})
+}
 
 func (h *pgHandle) String() string {
 	return fmt.Sprintf("<postgres %s %s>", h.version, h.dsnString())
@@ -156,7 +168,8 @@ func ownCluster(th *starlark.Thread, set map[string]string) (*pgHandle, error) {
 	if root, err = filepath.Abs(root); err != nil { // children run in other dirs
 		return nil, err
 	}
-	if h := reuse(root, set); h != nil {
+	running := runningIn(th)
+	if h := running.reuse(root, set); h != nil {
 		h.addInput(th)
 		return h, h.register(th, set, false, false)
 	}
@@ -181,14 +194,14 @@ func ownCluster(th *starlark.Thread, set map[string]string) (*pgHandle, error) {
 	if err := c.start(ctx); err != nil {
 		return nil, err
 	}
-	h := &pgHandle{c: c}
+	h := &pgHandle{c: c, running: running}
 	if err := h.connect(ctx); err != nil {
 		c.stop()
 		return nil, err
 	}
-	runningMu.Lock()
-	running[root] = h
-	runningMu.Unlock()
+	running.mu.Lock()
+	running.byRoot[root] = h
+	running.mu.Unlock()
 	runtime.AtExit(th, h.shutdown)
 	h.addInput(th)
 	return h, h.register(th, set, created, outside)
@@ -196,11 +209,11 @@ func ownCluster(th *starlark.Thread, set map[string]string) (*pgHandle, error) {
 
 // reuse returns the running handle of root when its settings are the same;
 // a running cluster with other settings is stopped.
-func reuse(root string, set map[string]string) *pgHandle {
-	runningMu.Lock()
-	old := running[root]
-	delete(running, root)
-	runningMu.Unlock()
+func (r *runningClusters) reuse(root string, set map[string]string) *pgHandle {
+	r.mu.Lock()
+	old := r.byRoot[root]
+	delete(r.byRoot, root)
+	r.mu.Unlock()
 	if old == nil {
 		return nil
 	}
@@ -208,9 +221,9 @@ func reuse(root string, set map[string]string) *pgHandle {
 	same := old.c != nil && old.c.running() && equalSettings(old.c.settings, set)
 	old.mu.Unlock()
 	if same {
-		runningMu.Lock()
-		running[root] = old
-		runningMu.Unlock()
+		r.mu.Lock()
+		r.byRoot[root] = old
+		r.mu.Unlock()
 		return old
 	}
 	old.shutdown()
@@ -239,11 +252,16 @@ func (h *pgHandle) shutdown() {
 	}
 	if h.c != nil {
 		h.c.stop()
-		runningMu.Lock()
-		if running[h.c.root] == h {
-			delete(running, h.c.root)
-		}
-		runningMu.Unlock()
+		h.running.forget(h)
+	}
+}
+
+// forget drops h if it is still the running handle of its root.
+func (r *runningClusters) forget(h *pgHandle) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byRoot[h.c.root] == h {
+		delete(r.byRoot, h.c.root)
 	}
 }
 

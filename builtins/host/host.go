@@ -77,37 +77,35 @@ func loadavg(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwar
 	return loadTuple(l), nil
 }
 
-// Observed PIDs belong to a session (one benchbook run); the session is
-// the value the runtime stores on every thread it makes.
-var (
-	observedMu sync.Mutex
-	observed   = map[any][]int{}
-)
+// observedPIDs are the PIDs host.observe named in one session (one
+// benchbook run), kept with runtime.SessionValue.
+type observedPIDs struct {
+	mu   sync.Mutex
+	pids []int
+}
 
-const sessionLocal = "benchbook.session"
+type observedKey struct{}
+
+func observedIn(thread *starlark.Thread) *observedPIDs {
+	return runtime.SessionValue(thread, observedKey{}, func() *observedPIDs { return &observedPIDs{} })
+}
 
 // Observe counts pid (and its descendants) as part of the measured system
 // rather than foreign load, for the rest of the session. Backends that
 // attach to a server benchbook did not start call it with the server's PID.
 func Observe(thread *starlark.Thread, pid int) {
-	key := thread.Local(sessionLocal)
-	observedMu.Lock()
-	defer observedMu.Unlock()
-	if _, ok := observed[key]; !ok && key != nil {
-		runtime.AtExit(thread, func() {
-			observedMu.Lock()
-			defer observedMu.Unlock()
-			delete(observed, key)
-		})
-	}
-	observed[key] = append(observed[key], pid)
+	o := observedIn(thread)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.pids = append(o.pids, pid)
 }
 
 // Observed returns the PIDs observed in the thread's session.
 func Observed(thread *starlark.Thread) []int {
-	observedMu.Lock()
-	defer observedMu.Unlock()
-	return append([]int(nil), observed[thread.Local(sessionLocal)]...)
+	o := observedIn(thread)
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]int(nil), o.pids...)
 }
 
 func observe(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

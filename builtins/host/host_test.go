@@ -194,3 +194,17 @@ func TestGateCancelled(t *testing.T) {
 		t.Errorf("gate took %s to notice the cancel", d)
 	}
 }
+
+// host.observe names a PID for its own session only: a second session of
+// the same process (a test, an agent) still counts it as foreign.
+func TestObservedIsPerSession(t *testing.T) {
+	a := startest.Thread(t, startest.Options{})
+	b := startest.Thread(t, startest.Options{})
+	Observe(a, 4242)
+	if got := Observed(a); len(got) != 1 || got[0] != 4242 {
+		t.Errorf("session a observed %v, want [4242]", got)
+	}
+	if got := Observed(b); len(got) != 0 {
+		t.Errorf("session b observed %v, want none", got)
+	}
+}
