@@ -84,3 +84,18 @@ func TestIndexRecursesAndKeepsHypothesis(t *testing.T) {
 		t.Errorf("top-level row lost:\n%s", table)
 	}
 }
+
+// TestRenderSaysLastParams: render (like cells) shows the last run, whose
+// parameters may differ from the defaults run uses; it says which.
+func TestRenderSaysLastParams(t *testing.T) {
+	nb := writeNB(t, "# %% p\nrows = param(\"rows\", 10)\n")
+	if code, _, stderr := runCLI(t, "run", "-p", "rows=100000", nb); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	for _, cmd := range []string{"render", "cells"} {
+		code, _, stderr := runCLI(t, cmd, nb)
+		if code != 0 || !strings.Contains(stderr, "with the last run's parameters: -p rows=100000") {
+			t.Errorf("%s: exit %d, does not name the last run's parameters:\n%s", cmd, code, stderr)
+		}
+	}
+}
