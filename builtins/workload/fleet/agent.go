@@ -28,8 +28,12 @@ type AgentOptions struct {
 	At   time.Time
 }
 
-// now is the agent's clock; a test skews it to play a machine whose clock is off.
+// now is the agent's clock, for its answers to clock probes.
 var now = time.Now
+
+// SetClock replaces the agent's clock: a test plays a machine whose clock
+// is off with it.
+func SetClock(f func() time.Time) { now = f }
 
 // ErrSilent is why an agent stops when its coordinator went quiet.
 var ErrSilent = errors.New("the coordinator went silent")
@@ -67,12 +71,13 @@ func Serve(ctx context.Context, o AgentOptions) error {
 }
 
 type agent struct {
-	out    *lineWriter
-	host   string
-	spec   *Spec
-	at     time.Time
-	offset int64
-	heard  chan struct{} // a message came from the coordinator
+	out      *lineWriter
+	host     string
+	spec     *Spec
+	at       time.Time
+	offset   int64
+	measured bool          // offset came from the coordinator's probes
+	heard    chan struct{} // a message came from the coordinator
 }
 
 // handshake reads the spec, answers clock probes until the start message,
@@ -111,7 +116,7 @@ func (a *agent) handshake(ctx context.Context, in *lineReader, cancel context.Ca
 				}
 				// The instant is on our clock as now() reads it; the timer
 				// below runs on the real one.
-				a.at, a.offset = time.Now().Add(time.Unix(0, m.At).Sub(now())), m.Offset
+				a.at, a.offset, a.measured = time.Now().Add(time.Unix(0, m.At).Sub(now())), m.Offset, true
 				go a.listen(msgs, cancel)
 				return nil
 			}
@@ -160,6 +165,7 @@ func (a *agent) run(ctx context.Context, run RunFunc) (*Result, error) {
 		return nil, err
 	}
 	res.Host, res.ClockOffset, res.LateStart = a.host, a.offset, int64(max(late, 0))
+	res.ClockMeasured = a.measured
 	if errors.Is(context.Cause(ctx), ErrSilent) {
 		res.Warnings = append(res.Warnings, "stopped early: "+ErrSilent.Error())
 	}

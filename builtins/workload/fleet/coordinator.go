@@ -156,7 +156,7 @@ func watchAll(ctx context.Context, conns []*conn, at time.Time, o Options) []Out
 	outs := make([]Outcome, len(conns))
 	var wg sync.WaitGroup
 	for i, c := range conns {
-		wg.Go(func() { outs[i] = c.watch(ctx, deadline, o.Hang) })
+		wg.Go(func() { outs[i] = c.watch(ctx, at, deadline, o.Hang) })
 	}
 	wg.Wait()
 	return outs
@@ -258,9 +258,10 @@ func (c *conn) show(m Message) {
 }
 
 // watch follows one agent from the start to its result or its failure.
-func (c *conn) watch(ctx context.Context, deadline time.Time, hang time.Duration) Outcome {
+func (c *conn) watch(ctx context.Context, at, deadline time.Time, hang time.Duration) Outcome {
 	out := Outcome{Name: c.a.Name}
-	silent := time.NewTimer(hang)
+	// A pod may say nothing until it is scheduled and pulled, up to the start.
+	silent := time.NewTimer(max(time.Until(at), 0) + hang)
 	defer silent.Stop()
 	over := time.NewTimer(time.Until(deadline))
 	defer over.Stop()

@@ -1,4 +1,4 @@
-package fleet
+package fleet_test
 
 import (
 	"context"
@@ -8,34 +8,37 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/workload/fleet"
+	"github.com/benchbook/benchbook/builtins/workload/fleet/fleettest"
 )
 
-func opts(l synthLoad) Options {
-	return Options{Duration: time.Duration(l.Ms) * time.Millisecond, Window: time.Second, Timeout: time.Second, Hang: 3 * time.Second}
+func opts(l fleettest.Load) fleet.Options {
+	return fleet.Options{Duration: time.Duration(l.Ms) * time.Millisecond, Window: time.Second, Timeout: time.Second, Hang: 3 * time.Second}
 }
 
 // testLocal runs the test binary as local agents.
-func testLocal() *Local { return &Local{Binary: os.Args[0]} }
+func testLocal() *fleet.Local { return &fleet.Local{Binary: os.Args[0]} }
 
 func TestMergeEqualsOneHistogram(t *testing.T) {
 	for _, n := range []int{1, 2, 5, 64} {
-		l := synthLoad{Values: 3000, Seed: uint64(n), Windows: 4, DieAgent: -1}
-		var outs []Outcome
+		l := fleettest.Load{Values: 3000, Seed: uint64(n), Windows: 4, DieAgent: -1}
+		var outs []fleet.Outcome
 		var agents []int
 		for i := range n {
-			res, err := fillSynth(&Result{Errors: map[string]int64{}, Duration: 1}, l, i)
+			res, err := fleettest.Fill(&fleet.Result{Errors: map[string]int64{}, Duration: 1}, l, i)
 			if err != nil {
 				t.Fatal(err)
 			}
-			outs = append(outs, Outcome{Name: "a", Result: res})
+			outs = append(outs, fleet.Outcome{Name: "a", Result: res})
 			agents = append(agents, i)
 		}
-		m, err := Merge(outs, MergeOptions{})
+		m, err := fleet.Merge(outs, fleet.MergeOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		all, ok := oracle(l, agents)
-		sameDistribution(t, m.Hist, all)
+		all, ok := fleettest.Oracle(l, agents)
+		fleettest.SameDistribution(t, m.Hist, all)
 		if m.Count != ok || m.OK.TotalCount() != ok || m.Intended != int64(n*l.Values) {
 			t.Fatalf("%d agents: count %d ok hist %d intended %d, want %d %d %d", n, m.Count, m.OK.TotalCount(), m.Intended, ok, ok, n*l.Values)
 		}
@@ -53,16 +56,16 @@ func TestMergeEqualsOneHistogram(t *testing.T) {
 // began on time stays.
 func TestMergeAlignsWindows(t *testing.T) {
 	start := time.Unix(1000, 0)
-	l := synthLoad{Values: 100, Seed: 1, Windows: 2, DieAgent: -1}
-	mk := func(agent int, began time.Time, offset time.Duration) Outcome {
-		res, _ := fillSynth(&Result{Errors: map[string]int64{}, Duration: 2}, l, agent)
+	l := fleettest.Load{Values: 100, Seed: 1, Windows: 2, DieAgent: -1}
+	mk := func(agent int, began time.Time, offset time.Duration) fleet.Outcome {
+		res, _ := fleettest.Fill(&fleet.Result{Errors: map[string]int64{}, Duration: 2}, l, agent)
 		res.MeasureStart, res.ClockOffset = began.Add(offset).UnixNano(), int64(offset)
-		return Outcome{Name: "a", Result: res}
+		return fleet.Outcome{Name: "a", Result: res}
 	}
-	m, err := Merge([]Outcome{
+	m, err := fleet.Merge([]fleet.Outcome{
 		mk(0, start.Add(20*time.Millisecond), 0),
 		mk(1, start.Add(time.Second), 300*time.Millisecond), // late by a window, clock 300 ms ahead
-	}, MergeOptions{Start: start, Window: time.Second})
+	}, fleet.MergeOptions{Start: start, Window: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +78,13 @@ func TestMergeAlignsWindows(t *testing.T) {
 }
 
 func TestLocalFleetMergesLosslessly(t *testing.T) {
-	l := synthLoad{Values: 20000, Seed: 42, Ms: 600, Windows: 3, DieAgent: -1}
-	m, err := Run(context.Background(), testLocal(), synthSpecs(t, l, 2), opts(l))
+	l := fleettest.Load{Values: 20000, Seed: 42, Ms: 600, Windows: 3, DieAgent: -1}
+	m, err := fleet.Run(context.Background(), testLocal(), fleettest.Specs(t, l, 2), opts(l))
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, ok := oracle(l, []int{0, 1})
-	sameDistribution(t, m.Hist, all)
+	all, ok := fleettest.Oracle(l, []int{0, 1})
+	fleettest.SameDistribution(t, m.Hist, all)
 	if m.Count != ok || m.Incomplete || len(m.Rows) != 2 {
 		t.Fatalf("count %d (want %d), incomplete %v, %d rows", m.Count, ok, m.Incomplete, len(m.Rows))
 	}
@@ -98,16 +101,16 @@ func TestLocalFleetMergesLosslessly(t *testing.T) {
 }
 
 func TestAgentThatDiesIsNamed(t *testing.T) {
-	l := synthLoad{Values: 1000, Seed: 3, Ms: 1500, Windows: 1, DieAgent: 1, DieMs: 300}
-	m, err := Run(context.Background(), testLocal(), synthSpecs(t, l, 2), opts(l))
+	l := fleettest.Load{Values: 1000, Seed: 3, Ms: 1500, Windows: 1, DieAgent: 1, DieMs: 300}
+	m, err := fleet.Run(context.Background(), testLocal(), fleettest.Specs(t, l, 2), opts(l))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !m.Incomplete || m.Rows[1].Status != "died: exit status 3" || m.Rows[0].Status != "ok" {
 		t.Fatalf("incomplete %v, rows %q %q", m.Incomplete, m.Rows[0].Status, m.Rows[1].Status)
 	}
-	all, _ := oracle(l, []int{0})
-	sameDistribution(t, m.Hist, all) // agent 0's data kept, nothing of agent 1's
+	all, _ := fleettest.Oracle(l, []int{0})
+	fleettest.SameDistribution(t, m.Hist, all) // agent 0's data kept, nothing of agent 1's
 	if !strings.Contains(strings.Join(m.Warnings, "\n"), "incomplete: agent local/1 died") {
 		t.Fatalf("warnings %q", m.Warnings)
 	}
@@ -116,14 +119,14 @@ func TestAgentThatDiesIsNamed(t *testing.T) {
 // A stopped agent (SIGSTOP: a frozen VM, a swapped-out box) is hung: named,
 // killed, and the run keeps the other's data.
 func TestAgentThatHangsIsNamedAndKilled(t *testing.T) {
-	l := synthLoad{Values: 1000, Seed: 4, Ms: 4000, Windows: 1, DieAgent: -1}
+	l := fleettest.Load{Values: 1000, Seed: 4, Ms: 4000, Windows: 1, DieAgent: -1}
 	lc := testLocal()
-	hl := &hookLauncher{Launcher: lc, after: func(agents []*Agent) {
+	hl := &hookLauncher{Launcher: lc, after: func(agents []*fleet.Agent) {
 		time.AfterFunc(500*time.Millisecond, func() { _ = syscall.Kill(pidOf(agents[1]), syscall.SIGSTOP) })
 	}}
 	o := opts(l)
 	o.Hang = 1500 * time.Millisecond
-	m, err := Run(context.Background(), hl, synthSpecs(t, l, 2), o)
+	m, err := fleet.Run(context.Background(), hl, fleettest.Specs(t, l, 2), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,11 +137,11 @@ func TestAgentThatHangsIsNamedAndKilled(t *testing.T) {
 }
 
 func TestCtrlCStopsEveryAgent(t *testing.T) {
-	l := synthLoad{Values: 1000, Seed: 5, Ms: 20000, Windows: 1, DieAgent: -1}
+	l := fleettest.Load{Values: 1000, Seed: 5, Ms: 20000, Windows: 1, DieAgent: -1}
 	ctx, cancel := context.WithCancel(context.Background())
-	hl := &hookLauncher{Launcher: testLocal(), after: func([]*Agent) { time.AfterFunc(time.Second, cancel) }}
+	hl := &hookLauncher{Launcher: testLocal(), after: func([]*fleet.Agent) { time.AfterFunc(time.Second, cancel) }}
 	t0 := time.Now()
-	m, err := Run(ctx, hl, synthSpecs(t, l, 3), opts(l))
+	m, err := fleet.Run(ctx, hl, fleettest.Specs(t, l, 3), opts(l))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,14 +161,14 @@ func TestCtrlCStopsEveryAgent(t *testing.T) {
 
 func TestClockOffsetRefused(t *testing.T) {
 	t.Setenv("FLEET_TEST_SKEW", "400ms")
-	l := synthLoad{Values: 10, Seed: 6, Ms: 100, Windows: 1, DieAgent: -1}
-	_, err := Run(context.Background(), testLocal(), synthSpecs(t, l, 1), opts(l))
+	l := fleettest.Load{Values: 10, Seed: 6, Ms: 100, Windows: 1, DieAgent: -1}
+	_, err := fleet.Run(context.Background(), testLocal(), fleettest.Specs(t, l, 1), opts(l))
 	if err == nil || !strings.Contains(err.Error(), "more than a tenth of the 1s window") || !strings.Contains(err.Error(), "allow_clock_offset") {
 		t.Fatalf("err = %v", err)
 	}
 	o := opts(l)
 	o.AllowClockOffset = true
-	m, err := Run(context.Background(), testLocal(), synthSpecs(t, l, 1), o)
+	m, err := fleet.Run(context.Background(), testLocal(), fleettest.Specs(t, l, 1), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,24 +181,24 @@ func TestClockOffsetRefused(t *testing.T) {
 }
 
 func TestSplit(t *testing.T) {
-	s, err := Split(10, 0, 4)
+	s, err := fleet.Split(10, 0, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
 	total := 0
 	for i, sh := range s {
 		total += sh.Clients
-		if sh.SeqBase != int64(i)*SeqRange {
+		if sh.SeqBase != int64(i)*fleet.SeqRange {
 			t.Fatalf("agent %d seq base %d", i, sh.SeqBase)
 		}
 	}
 	if total != 10 || s[0].Clients != 3 || s[3].Clients != 2 {
 		t.Fatalf("split %+v", s)
 	}
-	if _, err := Split(3, 0, 4); err == nil || !strings.Contains(err.Error(), "clients = 3 cannot be divided across 4 agents") {
+	if _, err := fleet.Split(3, 0, 4); err == nil || !strings.Contains(err.Error(), "clients = 3 cannot be divided across 4 agents") {
 		t.Fatalf("err = %v", err)
 	}
-	r, _ := Split(0, 1000, 3)
+	r, _ := fleet.Split(0, 1000, 3)
 	if sum := r[0].Rate + r[1].Rate + r[2].Rate; sum < 999.999 || sum > 1000.001 {
 		t.Fatalf("rates sum to %g", sum)
 	}
@@ -203,12 +206,12 @@ func TestSplit(t *testing.T) {
 
 // hookLauncher calls after once its agents are up.
 type hookLauncher struct {
-	Launcher
-	after  func([]*Agent)
-	agents []*Agent
+	fleet.Launcher
+	after  func([]*fleet.Agent)
+	agents []*fleet.Agent
 }
 
-func (h *hookLauncher) Launch(ctx context.Context, specs []Spec) ([]*Agent, error) {
+func (h *hookLauncher) Launch(ctx context.Context, specs []fleet.Spec) ([]*fleet.Agent, error) {
 	a, err := h.Launcher.Launch(ctx, specs)
 	h.agents = a
 	if err == nil {
@@ -217,10 +220,10 @@ func (h *hookLauncher) Launch(ctx context.Context, specs []Spec) ([]*Agent, erro
 	return a, err
 }
 
-func pidOf(a *Agent) int { return a.Pid }
+func pidOf(a *fleet.Agent) int { return a.Pid }
 
 // assertGone fails if any agent process is still there.
-func assertGone(t *testing.T, agents []*Agent) {
+func assertGone(t *testing.T, agents []*fleet.Agent) {
 	t.Helper()
 	for _, a := range agents {
 		pid := a.Pid
@@ -233,4 +236,9 @@ func assertGone(t *testing.T, agents []*Agent) {
 			}
 		}
 	}
+}
+
+func TestMain(m *testing.M) {
+	fleettest.AgentMain()
+	os.Exit(m.Run())
 }

@@ -59,8 +59,11 @@ type Row struct {
 	Late        int64         // open loop
 	Dropped     int64         // open loop
 	Saturated   bool          // its CPU was nearly all used: it may have set the pace
-	ClockOffset time.Duration // agent minus coordinator; 0 when not measured
-	LateStart   time.Duration
+	ClockOffset time.Duration // agent minus coordinator
+	// ClockMeasured: ClockOffset was estimated (not for Kubernetes pods,
+	// which trust the cluster's clock synchronisation).
+	ClockMeasured bool
+	LateStart     time.Duration // how long after the common instant its load began
 }
 
 // SaturatedShare is the CPU share past which an agent counts as saturated,
@@ -93,7 +96,7 @@ func Merge(outs []Outcome, o MergeOptions) (*Merged, error) {
 		m.Rows = append(m.Rows, row)
 	}
 	if m.Hist == nil {
-		m.Hist, m.OK = newHist(), newHist()
+		m.Hist, m.OK = NewHist(), NewHist()
 	}
 	return m, nil
 }
@@ -112,7 +115,7 @@ func (m *Merged) add(r *Result, o MergeOptions, row *Row) error {
 		return err
 	}
 	if h == nil {
-		h = newHist()
+		h = NewHist()
 	}
 	if ok == nil {
 		ok = h
@@ -133,7 +136,7 @@ func (m *Merged) add(r *Result, o MergeOptions, row *Row) error {
 		return err
 	}
 	fillRow(row, r, h)
-	m.rowWarnings(row, r)
+	m.rowWarnings(row, r, o.Window)
 	return nil
 }
 
@@ -180,6 +183,7 @@ func (m *Merged) addWindows(r *Result, o MergeOptions) error {
 func fillRow(row *Row, r *Result, h *hdrhistogram.Histogram) {
 	row.Host, row.Count, row.Late, row.Dropped = r.Host, r.Count, r.Late, r.Dropped
 	row.ClockOffset, row.LateStart = time.Duration(r.ClockOffset), time.Duration(r.LateStart)
+	row.ClockMeasured = r.ClockMeasured
 	if r.Interrupted {
 		row.Status = "interrupted"
 	}
@@ -194,7 +198,11 @@ func fillRow(row *Row, r *Result, h *hdrhistogram.Histogram) {
 	row.Saturated = row.CPUShare > SaturatedShare
 }
 
-func (m *Merged) rowWarnings(row *Row, r *Result) {
+func (m *Merged) rowWarnings(row *Row, r *Result, window time.Duration) {
+	if window > 0 && row.LateStart > window/10 {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("agent %s began %s after the common start: its first windows lack its load",
+			row.Name, row.LateStart.Round(time.Millisecond)))
+	}
 	if row.Saturated {
 		m.Warnings = append(m.Warnings, fmt.Sprintf("agent %s used %.0f%% of its %d CPU(s): it may have set the pace, not the target",
 			row.Name, row.CPUShare*100, max(r.Procs, 1)))
@@ -224,6 +232,6 @@ func (m *Merged) Failed() []string {
 	return out
 }
 
-// Latency histograms of the agents: 1 µs to one hour, three digits, as the
-// local generator records them (windows with two).
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, 3_600_000_000, 3) }
+// NewHist is a latency histogram as agents record them: 1 µs to one hour,
+// three significant digits, as the local generator (windows have two).
+func NewHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, 3_600_000_000, 3) }

@@ -1,4 +1,4 @@
-package fleet
+package fleet_test
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/workload/fleet"
+	"github.com/benchbook/benchbook/builtins/workload/fleet/fleettest"
 )
 
 // Two network namespaces joined by a veth pair play two machines: the
@@ -55,14 +58,14 @@ func TestSSHFleetAcrossNamespaces(t *testing.T) {
 	local, remote, addr, cut := netnsPair(t)
 	client, _ := testSSHDAt(t, addr, remote, local)
 	dir := t.TempDir()
-	s := &SSH{Hosts: []string{"root@" + addr, "root@" + addr}, Command: client, Binary: os.Args[0], Dir: dir}
-	l := synthLoad{Values: 4000, Seed: 13, Ms: 500, Windows: 1, DieAgent: -1}
-	m, err := Run(context.Background(), s, synthSpecs(t, l, 2), opts(l))
+	s := &fleet.SSH{Hosts: []string{"root@" + addr, "root@" + addr}, Command: client, Binary: os.Args[0], Dir: dir}
+	l := fleettest.Load{Values: 4000, Seed: 13, Ms: 500, Windows: 1, DieAgent: -1}
+	m, err := fleet.Run(context.Background(), s, fleettest.Specs(t, l, 2), opts(l))
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, ok := oracle(l, []int{0, 1})
-	sameDistribution(t, m.Hist, all)
+	all, ok := fleettest.Oracle(l, []int{0, 1})
+	fleettest.SameDistribution(t, m.Hist, all)
 	if m.Count != ok || m.Incomplete {
 		t.Fatalf("count %d want %d, rows %+v", m.Count, ok, m.Rows)
 	}
@@ -77,7 +80,7 @@ func TestSSHFleetAcrossNamespaces(t *testing.T) {
 			cut()
 		}
 	})
-	m, err = Run(context.Background(), s, synthSpecs(t, l, 2), o)
+	m, err = fleet.Run(context.Background(), s, fleettest.Specs(t, l, 2), o)
 	if err != nil {
 		t.Fatal(err)
 	}

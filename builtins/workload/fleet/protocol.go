@@ -58,6 +58,9 @@ type Result struct {
 	// ClockOffset is the agent's clock minus the coordinator's, ns, as the
 	// coordinator estimated it (echoed back so the result is whole alone).
 	ClockOffset int64 `json:"clock_offset_ns"`
+	// ClockMeasured: the offset was estimated. A pod that took its start
+	// instant from its arguments trusts the cluster's clocks, unmeasured.
+	ClockMeasured bool `json:"clock_measured"`
 	// LateStart is how long after the agreed instant the load began, ns.
 	LateStart int64 `json:"late_start_ns"`
 }

@@ -1,4 +1,4 @@
-package fleet
+package fleet_test
 
 import (
 	"bytes"
@@ -16,6 +16,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/workload/fleet"
+	"github.com/benchbook/benchbook/builtins/workload/fleet/fleettest"
 )
 
 // testSSHD starts a private sshd on a loopback port with a temporary host
@@ -93,14 +96,14 @@ func fileSum(t *testing.T, path string) string {
 func TestSSHFleetCopiesBinaryAndMerges(t *testing.T) {
 	client, _ := testSSHD(t)
 	remote := t.TempDir() // the "remote" home for copied binaries
-	s := &SSH{Hosts: []string{"root@127.0.0.1", "root@127.0.0.1"}, Command: client, Binary: os.Args[0], Dir: remote}
-	l := synthLoad{Values: 5000, Seed: 11, Ms: 500, Windows: 1, DieAgent: -1}
-	m, err := Run(context.Background(), s, synthSpecs(t, l, 2), opts(l))
+	s := &fleet.SSH{Hosts: []string{"root@127.0.0.1", "root@127.0.0.1"}, Command: client, Binary: os.Args[0], Dir: remote}
+	l := fleettest.Load{Values: 5000, Seed: 11, Ms: 500, Windows: 1, DieAgent: -1}
+	m, err := fleet.Run(context.Background(), s, fleettest.Specs(t, l, 2), opts(l))
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, ok := oracle(l, []int{0, 1})
-	sameDistribution(t, m.Hist, all)
+	all, ok := fleettest.Oracle(l, []int{0, 1})
+	fleettest.SameDistribution(t, m.Hist, all)
 	if m.Count != ok || m.Incomplete {
 		t.Fatalf("count %d want %d, rows %+v", m.Count, ok, m.Rows)
 	}
@@ -111,7 +114,7 @@ func TestSSHFleetCopiesBinaryAndMerges(t *testing.T) {
 	}
 	// A different build at the remote path is replaced.
 	_ = os.WriteFile(copied, []byte("#!/bin/sh\necho stale build\n"), 0o755)
-	if _, err := Run(context.Background(), s, synthSpecs(t, l, 2), opts(l)); err != nil {
+	if _, err := fleet.Run(context.Background(), s, fleettest.Specs(t, l, 2), opts(l)); err != nil {
 		t.Fatal(err)
 	}
 	if fileSum(t, copied) != sum {
@@ -126,17 +129,17 @@ func TestSSHFleetCopiesBinaryAndMerges(t *testing.T) {
 func TestSSHFleetFaults(t *testing.T) {
 	client, sshd := testSSHD(t)
 	remote := t.TempDir()
-	s := &SSH{Hosts: []string{"root@127.0.0.1", "root@127.0.0.1"}, Command: client, Binary: os.Args[0], Dir: remote}
-	l := synthLoad{Values: 2000, Seed: 12, Ms: 2500, Windows: 1, DieAgent: 1, DieMs: 400}
-	m, err := Run(context.Background(), s, synthSpecs(t, l, 2), opts(l))
+	s := &fleet.SSH{Hosts: []string{"root@127.0.0.1", "root@127.0.0.1"}, Command: client, Binary: os.Args[0], Dir: remote}
+	l := fleettest.Load{Values: 2000, Seed: 12, Ms: 2500, Windows: 1, DieAgent: 1, DieMs: 400}
+	m, err := fleet.Run(context.Background(), s, fleettest.Specs(t, l, 2), opts(l))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !m.Incomplete || m.Rows[0].Status != "ok" || m.Rows[1].Status != "died: exit status 3" {
 		t.Fatalf("rows %q %q", m.Rows[0].Status, m.Rows[1].Status)
 	}
-	all, _ := oracle(l, []int{0})
-	sameDistribution(t, m.Hist, all)
+	all, _ := fleettest.Oracle(l, []int{0})
+	fleettest.SameDistribution(t, m.Hist, all)
 
 	l.DieAgent = -1
 	o := opts(l)
@@ -146,7 +149,7 @@ func TestSSHFleetFaults(t *testing.T) {
 			once.Do(func() { killOneSession(t, sshd, remote) })
 		}
 	})
-	m, err = Run(context.Background(), s, synthSpecs(t, l, 2), o)
+	m, err = fleet.Run(context.Background(), s, fleettest.Specs(t, l, 2), o)
 	if err != nil {
 		t.Fatal(err)
 	}

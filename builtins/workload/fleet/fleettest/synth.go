@@ -1,4 +1,8 @@
-package fleet
+// Package fleettest is a simulated load with known truth for testing
+// fleets: each agent's latencies come from a seeded generator that a test
+// replays, so a merged run can be checked against one histogram holding
+// every value. The real generator's fleet is tested in cmd/benchbook.
+package fleettest
 
 import (
 	"context"
@@ -14,35 +18,31 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchbook/benchbook/builtins/workload/fleet"
 )
 
-// The test binary doubles as an agent ("fleet.test agent"), whose load is
-// a simulation with known truth: each agent's latencies come from a seeded
-// generator the test replays, so the merged run can be checked against one
-// histogram holding every value. The real generator's fleet is tested in
-// cmd/benchbook, through `benchbook agent`.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "agent" {
-		os.Exit(testAgent())
+// AgentMain makes a test binary double as an agent: call it first in
+// TestMain; it exits when os.Args say "agent". FLEET_TEST_SKEW skews the
+// agent's clock.
+func AgentMain() {
+	if len(os.Args) < 2 || os.Args[1] != "agent" {
+		return
 	}
-	os.Exit(m.Run())
-}
-
-func testAgent() int {
 	if skew, err := time.ParseDuration(os.Getenv("FLEET_TEST_SKEW")); err == nil {
-		now = func() time.Time { return time.Now().Add(skew) }
+		fleet.SetClock(func() time.Time { return time.Now().Add(skew) })
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	if err := Serve(ctx, AgentOptions{In: os.Stdin, Out: os.Stdout, Run: synthRun}); err != nil {
+	if err := fleet.Main(ctx, os.Args[2:], os.Stdin, os.Stdout, os.Stderr, Run); err != nil {
 		fmt.Fprintln(os.Stderr, "agent:", err)
-		return 1
+		os.Exit(1)
 	}
-	return 0
+	os.Exit(0)
 }
 
-// synthLoad is the simulated agents' spec.
-type synthLoad struct {
+// Load is the simulated agents' spec.
+type Load struct {
 	Values   int    `json:"values"` // per agent
 	Seed     uint64 `json:"seed"`
 	Ms       int    `json:"ms"`      // how long the "load" lasts
@@ -51,8 +51,8 @@ type synthLoad struct {
 	DieMs    int    `json:"die_ms"` // that agent exits with status 3 after this long
 }
 
-// synthValues are agent i's latencies (µs) and error flags.
-func synthValues(l synthLoad, agent int) (us []int64, failed []bool) {
+// Values are agent i's latencies (µs) and error flags.
+func Values(l Load, agent int) (us []int64, failed []bool) {
 	rng := rand.New(rand.NewPCG(l.Seed, uint64(agent)))
 	for range l.Values {
 		us = append(us, int64(50+math.Exp(rng.NormFloat64()+6+0.03*float64(agent))))
@@ -61,13 +61,13 @@ func synthValues(l synthLoad, agent int) (us []int64, failed []bool) {
 	return us, failed
 }
 
-func synthRun(ctx context.Context, spec Spec, progress io.Writer) (*Result, error) {
-	var l synthLoad
+func Run(ctx context.Context, spec fleet.Spec, progress io.Writer) (*fleet.Result, error) {
+	var l Load
 	if err := json.Unmarshal(spec.Load, &l); err != nil {
 		return nil, fmt.Errorf("synthetic load: %w", err)
 	}
 	start := time.Now()
-	res := &Result{Errors: map[string]int64{}, MeasureStart: now().UnixNano(), Procs: 1}
+	res := &fleet.Result{Errors: map[string]int64{}, MeasureStart: time.Now().UnixNano(), Procs: 1}
 	die := time.Duration(math.MaxInt64)
 	if spec.Agent == l.DieAgent {
 		die = time.Duration(l.DieMs) * time.Millisecond
@@ -80,19 +80,19 @@ func synthRun(ctx context.Context, spec Spec, progress io.Writer) (*Result, erro
 		select {
 		case <-ctx.Done():
 			res.Interrupted = true
-			return fillSynth(res, l, spec.Agent)
+			return Fill(res, l, spec.Agent)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 	res.Duration = time.Since(start).Seconds()
-	return fillSynth(res, l, spec.Agent)
+	return Fill(res, l, spec.Agent)
 }
 
-func fillSynth(res *Result, l synthLoad, agent int) (*Result, error) {
-	us, failed := synthValues(l, agent)
-	h, ok := newHist(), newHist()
+func Fill(res *fleet.Result, l Load, agent int) (*fleet.Result, error) {
+	us, failed := Values(l, agent)
+	h, ok := fleet.NewHist(), fleet.NewHist()
 	wins := make([]*hdrhistogram.Histogram, l.Windows)
-	res.Windows = make([]Window, l.Windows)
+	res.Windows = make([]fleet.Window, l.Windows)
 	for i := range wins {
 		wins[i] = hdrhistogram.New(1, 3_600_000_000, 2)
 	}
@@ -109,39 +109,39 @@ func fillSynth(res *Result, l synthLoad, agent int) (*Result, error) {
 	}
 	res.Count, res.Intended = ok.TotalCount(), int64(len(us))
 	var err error
-	if res.Hist, err = EncodeHist(h); err != nil {
+	if res.Hist, err = fleet.EncodeHist(h); err != nil {
 		return nil, err
 	}
-	if res.OK, err = EncodeHist(ok); err != nil {
+	if res.OK, err = fleet.EncodeHist(ok); err != nil {
 		return nil, err
 	}
 	for i, w := range wins {
-		if res.Windows[i].Hist, err = EncodeHist(w); err != nil {
+		if res.Windows[i].Hist, err = fleet.EncodeHist(w); err != nil {
 			return nil, err
 		}
 	}
 	return res, nil
 }
 
-// synthSpecs are n agents' specs for load l.
-func synthSpecs(t *testing.T, l synthLoad, n int) []Spec {
+// Specs are n agents' specs for load l.
+func Specs(t *testing.T, l Load, n int) []fleet.Spec {
 	t.Helper()
 	b, err := json.Marshal(l)
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs := make([]Spec, n)
+	specs := make([]fleet.Spec, n)
 	for i := range specs {
-		specs[i] = Spec{Version: Version, Kind: "synthetic", Load: b, Agent: i, Agents: n, SeqBase: int64(i) * SeqRange, Silence: int64(5 * time.Second)}
+		specs[i] = fleet.Spec{Version: fleet.Version, Kind: "synthetic", Load: b, Agent: i, Agents: n, SeqBase: int64(i) * fleet.SeqRange, Silence: int64(5 * time.Second)}
 	}
 	return specs
 }
 
-// oracle is one histogram holding every agent's values, and their successes.
-func oracle(l synthLoad, agents []int) (all *hdrhistogram.Histogram, ok int64) {
-	all = newHist()
+// Oracle is one histogram holding every agent's values, and their successes.
+func Oracle(l Load, agents []int) (all *hdrhistogram.Histogram, ok int64) {
+	all = fleet.NewHist()
 	for _, a := range agents {
-		us, failed := synthValues(l, a)
+		us, failed := Values(l, a)
 		for i, v := range us {
 			_ = all.RecordValue(v)
 			if !failed[i] {
@@ -152,9 +152,9 @@ func oracle(l synthLoad, agents []int) (all *hdrhistogram.Histogram, ok int64) {
 	return all, ok
 }
 
-// sameDistribution fails unless a and b agree at every percentile and in
+// SameDistribution fails unless a and b agree at every percentile and in
 // count, min, max and mean.
-func sameDistribution(t *testing.T, got, want *hdrhistogram.Histogram) {
+func SameDistribution(t *testing.T, got, want *hdrhistogram.Histogram) {
 	t.Helper()
 	if got.TotalCount() != want.TotalCount() || got.Min() != want.Min() || got.Max() != want.Max() || got.Mean() != want.Mean() {
 		t.Fatalf("merged count/min/max/mean %d/%d/%d/%.3f, one histogram %d/%d/%d/%.3f", got.TotalCount(), got.Min(), got.Max(), got.Mean(),
