@@ -110,6 +110,7 @@ type logRing struct {
 	lines   []string
 	partial []byte
 	max     int
+	seq     int64 // complete lines ever written, for followers (since)
 	changed chan struct{}
 }
 
@@ -128,6 +129,7 @@ func (r *logRing) Write(p []byte) (int, error) {
 		}
 		r.lines = append(r.lines, string(r.partial[:i]))
 		r.partial = r.partial[i+1:]
+		r.seq++
 	}
 	if over := len(r.lines) - r.max; over > 0 {
 		r.lines = append([]string(nil), r.lines[over:]...)
@@ -149,6 +151,18 @@ func (r *logRing) tail(n int) []string {
 		all = all[len(all)-n:]
 	}
 	return append([]string(nil), all...)
+}
+
+// since returns the complete lines written after the seq'th, as many as
+// the ring still holds, and the seq to ask from next.
+func (r *logRing) since(seq int64) ([]string, int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := min(r.seq-seq, int64(len(r.lines)))
+	if n <= 0 {
+		return nil, r.seq
+	}
+	return append([]string(nil), r.lines[int64(len(r.lines))-n:]...), r.seq
 }
 
 // wait returns a channel closed at the next write.

@@ -81,6 +81,10 @@ var pgMethods = map[string]func(*pgHandle, *starlark.Thread, string, starlark.Tu
 	"stats":    (*pgHandle).stats,
 	"logs":     (*pgHandle).logs,
 	"stop":     (*pgHandle).stopMethod,
+	"watch": func(h *pgHandle, _ *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		return watchMethod(h, name, args, kwargs)
+	},
+	"fingerprint": (*pgHandle).fingerprint,
 }
 
 func (h *pgHandle) Attr(name string) (starlark.Value, error) {

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,10 +37,11 @@ type procSpec struct {
 type procHandle struct {
 	spec procSpec
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  *logRing
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	done     chan struct{}
+	log      *logRing
+	stopping *atomic.Bool // set when benchbook stops this cmd: its end is no guard trip
 }
 
 var _ starlark.HasAttrs = (*procHandle)(nil)
@@ -143,7 +145,7 @@ func (p *procHandle) start(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	p.mu.Lock()
-	p.cmd, p.done, p.log = cmd, done, log
+	p.cmd, p.done, p.log, p.stopping = cmd, done, log, new(atomic.Bool)
 	p.mu.Unlock()
 	if err := p.waitReady(ctx, cmd, done, log); err != nil {
 		stopChild(cmd.Process.Pid, syscall.SIGTERM, time.Second, done)
@@ -216,10 +218,11 @@ func readyCheck(ready string, log *logRing) func() bool {
 // stop ends the process group: SIGTERM, then SIGKILL after grace.
 func (p *procHandle) stop(grace time.Duration) {
 	p.mu.Lock()
-	cmd, done := p.cmd, p.done
+	cmd, done, stopping := p.cmd, p.done, p.stopping
 	p.cmd = nil
 	p.mu.Unlock()
 	if cmd != nil {
+		stopping.Store(true)
 		stopChild(cmd.Process.Pid, syscall.SIGTERM, grace, done)
 	}
 }
@@ -252,6 +255,9 @@ var procMethods = map[string]func(*procHandle, *starlark.Thread, string, starlar
 	"logs":    (*procHandle).logs,
 	"restart": (*procHandle).restart,
 	"stop":    (*procHandle).stopMethod,
+	"watch": func(p *procHandle, _ *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		return watchMethod(p, name, args, kwargs)
+	},
 }
 
 func (p *procHandle) AttrNames() []string {

@@ -15,6 +15,10 @@
 //	    or gives up after wait and marks the run busy.
 //	host.probe() -> probe; probe.stop() -> struct(load1_before, load1_after, foreign_cpu, seconds)
 //	    brackets a run: load before and after, foreign CPU over it.
+//	host.guard(disk_free_min = "1GiB", path = ".", memory_pressure_max = 10.0, swap_pages_max = 100.0)
+//	    -> the box's run guards, for a workload's observe = [...]: free disk
+//	    on path's disk under disk_free_min makes a run invalid; memory stalls
+//	    (PSI, % of the run) and swapped pages/s above the maximums warn.
 //
 // Durations are read by starval.Duration, as in every builtin: "60s" or a
 // number of seconds.
@@ -41,6 +45,7 @@ var Module = &starlarkstruct.Module{
 		"foreign_cpu": starlark.NewBuiltin("host.foreign_cpu", foreignCPU),
 		"gate":        starlark.NewBuiltin("host.gate", gate),
 		"probe":       starlark.NewBuiltin("host.probe", probe),
+		"guard":       starlark.NewBuiltin("host.guard", guardBuiltin),
 	},
 }
 

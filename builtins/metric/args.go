@@ -18,15 +18,18 @@ type compareArgs struct {
 	name           string
 	aLabel, bLabel string
 	alpha          float64
+	allowInvalid   bool // take runs a guard marked invalid (a warning, not an error)
 }
 
 // compareBuiltin implements
-// compare(exp_or_a, b = None, metric = "rps", better = "higher", name = "", a_label = "", b_label = "", alpha = 0.05).
+// compare(exp_or_a, b = None, metric = "rps", better = "higher", name = "", a_label = "", b_label = "", alpha = 0.05,
+// allow_invalid = False).
 func compareBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	ca := compareArgs{b: starlark.None, metric: starlark.String("rps"), better: "higher", alpha: defaultAlpha}
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs,
 		"exp_or_a", &ca.expOrA, "b?", &ca.b, "metric?", &ca.metric, "better?", &ca.better,
-		"name?", &ca.name, "a_label?", &ca.aLabel, "b_label?", &ca.bLabel, "alpha?", &ca.alpha); err != nil {
+		"name?", &ca.name, "a_label?", &ca.aLabel, "b_label?", &ca.bLabel, "alpha?", &ca.alpha,
+		"allow_invalid?", &ca.allowInvalid); err != nil {
 		return nil, err
 	}
 	if ca.better != "higher" && ca.better != "lower" {
@@ -51,7 +54,7 @@ func gather(thread *starlark.Thread, ca compareArgs) (compareInput, error) {
 	if err != nil {
 		return in, err
 	}
-	ex := extractor{thread: thread, metric: ca.metric, warnings: map[string]bool{}}
+	ex := extractor{thread: thread, metric: ca.metric, warnings: map[string]bool{}, allowInvalid: ca.allowInvalid}
 	if in.a, err = ex.values(runsA, in.aLabel); err != nil {
 		return in, err
 	}
@@ -152,11 +155,16 @@ type extractor struct {
 	metric   starlark.Value
 	warnings map[string]bool
 	list     []string
+
+	allowInvalid bool
 }
 
 func (ex *extractor) values(runs []starlark.Value, arm string) ([]float64, error) {
 	out := make([]float64, 0, len(runs))
 	for i, r := range runs {
+		if err := ex.checkValid(r); err != nil {
+			return nil, fmt.Errorf("compare: %s run %d: %w", arm, i+1, err)
+		}
 		f, err := ex.value(r)
 		if err != nil {
 			return nil, fmt.Errorf("compare: %s run %d: %w", arm, i+1, err)
@@ -171,6 +179,23 @@ func (ex *extractor) values(runs []starlark.Value, arm string) ([]float64, error
 // "p99" (and a method, or a dict of errors by class) means one thing.
 func (ex *extractor) value(r starlark.Value) (float64, error) {
 	return starval.Metric(ex.thread, r, ex.metric)
+}
+
+// checkValid refuses a run whose guards tripped (its target died, restarted,
+// ran out of disk: valid = False) unless allow_invalid = True; the run's own
+// warnings then say why it is invalid.
+func (ex *extractor) checkValid(r starlark.Value) error {
+	hv, ok := r.(starlark.HasAttrs)
+	if !ok {
+		return nil
+	}
+	v, err := hv.Attr("valid")
+	if err != nil || v == nil || bool(v.Truth()) || ex.allowInvalid {
+		return nil
+	}
+	why, _ := hv.Attr("invalid_reason")
+	reason, _ := starlark.AsString(why)
+	return fmt.Errorf("invalid run (%s); compare(..., allow_invalid = True) takes it anyway", reason)
 }
 
 // runWarnings copies a run's warnings ("generator-bound") into the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/guard"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
 
@@ -51,6 +52,7 @@ type runData struct {
 	UserMs      []float64          `json:"user_ms,omitempty"` // exec: user CPU per run
 	SysMs       []float64          `json:"sys_ms,omitempty"`  // exec: system CPU per run
 	MaxRSSKb    []int64            `json:"max_rss_kb,omitempty"`
+	Trips       []guard.Trip       `json:"trips,omitempty"` // run guards that tripped (guards.go)
 
 	Hist    []byte            `json:"hist"`
 	OK      []byte            `json:"ok_hist,omitempty"` // absent in runs stored before it: Hist was successes only
@@ -77,7 +79,7 @@ func newRun(kind string, spec loadgen.Spec, res *loadgen.Result) *Run {
 		Kind: kind, Label: redact.String(spec.Label), Clients: spec.Clients, Rate: spec.Rate,
 		Intended: res.Intended, Count: res.Count, Errors: res.Errors, Duration: res.Measured.Seconds(),
 		Late: res.Late, Dropped: res.Dropped, Undecided: res.Undecided, Interrupted: res.Interrupted,
-		Warnings: res.Warnings, Observed: res.Observed, Windows: res.Windows,
+		Warnings: res.Warnings, Observed: res.Observed, Windows: res.Windows, Trips: res.Trips,
 	}}
 	if n := res.Count + sumErrors(res.Errors); n > 0 {
 		r.d.GenCPU = float64(res.CPU.Microseconds()) / float64(n)
@@ -130,7 +132,8 @@ func (r *Run) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: run") }
 
 var runAttrs = []string{"acquire", "by_tag", "count", "cpu_ms", "dropped", "duration", "errors",
 	"gen_cpu_us_per_req", "hist", "intended", "interrupted", "kind", "label", "late", "max", "max_rss_kb",
-	"mean", "min", "ok_hist", "ok_p", "p", "rps", "service", "stddev", "sys_ms", "undecided", "user_ms", "wall_ms", "warnings", "windows"}
+	"mean", "min", "ok_hist", "ok_p", "p", "rps", "service", "stddev", "sys_ms", "undecided", "user_ms", "wall_ms", "warnings", "windows",
+	"valid", "invalid_reason", "trips"}
 
 func (r *Run) AttrNames() []string {
 	return append(append([]string(nil), runAttrs...), sortedKeys(r.d.Observed)...)
@@ -138,6 +141,9 @@ func (r *Run) AttrNames() []string {
 
 func (r *Run) Attr(name string) (starlark.Value, error) {
 	if v := r.scalarAttr(name); v != nil {
+		return v, nil
+	}
+	if v := r.guardAttr(name); v != nil {
 		return v, nil
 	}
 	switch name {
@@ -376,6 +382,7 @@ func (r *Run) Markdown() string {
 	for _, w := range r.d.Warnings {
 		b.WriteString("\n> warning: " + w + "\n")
 	}
+	b.WriteString(r.tripsMarkdown())
 	return b.String()
 }
 
@@ -395,6 +402,7 @@ func (r *Run) HTML() string {
 	for _, w := range r.d.Warnings {
 		b.WriteString(`<p class="warning">` + html.EscapeString(w) + "</p>")
 	}
+	b.WriteString(r.tripsHTML())
 	return b.String()
 }
 
@@ -409,6 +417,7 @@ func (r *Run) JSON() any {
 		"warnings": r.d.Warnings, "observed": r.d.Observed,
 		"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs, "max_rss_kb": r.d.MaxRSSKb,
 		"user_ms": r.d.UserMs, "sys_ms": r.d.SysMs,
+		"valid": r.valid(), "invalid_reason": guard.Invalid(r.d.Trips), "trips": r.d.Trips,
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchbook/benchbook/runtime/guard"
 )
 
 // client sends requests of one kind over its own connection. One client
@@ -102,6 +104,7 @@ type Result struct {
 	CPU         time.Duration           // the generator's own CPU (user + system) over the window
 	Observed    map[string]float64      // the observers' figures
 	Warnings    []string                // what may make the figures less than they seem
+	Trips       []guard.Trip            // run guards that tripped (guards.go): fatal ones make the run invalid
 }
 
 // Window is one measurement window of a run.
@@ -189,6 +192,7 @@ func (r *engine) measure() *Result {
 	}
 	before := takeSelf()
 	stops := r.startObservers(res)
+	watches := r.startWatchers(r.measureAt)
 	res.Interrupted = !sleepUntil(r.ctx, r.end)
 	res.Measured = time.Since(r.measureAt)
 	if res.Measured > r.spec.Duration {
@@ -197,6 +201,7 @@ func (r *engine) measure() *Result {
 	r.self = takeSelf().since(before, res.Measured)
 	res.CPU = r.self.cpu
 	res.Observed = r.stopObservers(stops, res)
+	stopWatchers(watches, res)
 	return res
 }
 

@@ -1,0 +1,134 @@
+package backend
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	_ "github.com/benchbook/benchbook/builtins/host"
+	_ "github.com/benchbook/benchbook/builtins/metric"
+	_ "github.com/benchbook/benchbook/builtins/workload"
+)
+
+// The run guards against real processes, a real cluster and a real HTTP
+// target: each fault gives its trip and the run's validity.
+
+func guardServer(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func TestGuardProcessExitsMidRun(t *testing.T) {
+	mustRun(t, fmt.Sprintf(`
+p = backend.process(["sh", "-c", "sleep 0.8; echo bye; exit 3"])
+r = workload.http(%q, clients = 2, duration = "2s", warmup = "0s", observe = [p])
+assert.eq(r.valid, False)
+assert.true("exit status 3" in r.invalid_reason, r.invalid_reason)
+assert.eq([t.kind for t in r.trips if t.fatal], ["exited"])
+t = [t for t in r.trips if t.fatal][0]
+assert.true(t.at > 0.5 and t.at < 1.9, t.at)
+assert.fails(lambda: compare([r, r], [r, r]), "invalid run")
+`, guardServer(t)))
+}
+
+func TestGuardProcessKilled(t *testing.T) {
+	mustRun(t, fmt.Sprintf(`
+p = backend.process(["sh", "-c", "sleep 0.5; kill -9 $$"])
+r = workload.http(%q, clients = 2, duration = "1.5s", warmup = "0s", observe = [p])
+assert.eq(r.valid, False)
+assert.eq([t.kind for t in r.trips if t.fatal], ["killed"])
+assert.true("killed by signal 9" in r.invalid_reason and "not by benchbook" in r.invalid_reason, r.invalid_reason)
+`, guardServer(t)))
+}
+
+// A target that lives through the run and logs nothing alarming leaves a
+// valid run; ERROR lines warn, and an allow-list silences the expected ones.
+func TestGuardProcessHealthyAndLogLines(t *testing.T) {
+	mustRun(t, fmt.Sprintf(`
+quiet = backend.process(["sleep", "30"])
+r = workload.http(%[1]q, clients = 1, duration = "1s", warmup = "0s", observe = [quiet])
+assert.eq(r.valid, True)
+assert.eq(r.invalid_reason, "")
+assert.eq([t for t in r.trips if t.source != "host"], [])
+
+noisy = backend.process(["sh", "-c", "sleep 0.3; echo 'ERROR: lock timeout'; echo 'ERROR: expected cancel'; echo retry 1; echo backoff; sleep 30"])
+r2 = workload.http(%[1]q, clients = 1, duration = "1s", warmup = "0s", observe = [noisy])
+assert.eq(r2.valid, True)
+assert.eq([t.kind for t in r2.trips if t.source != "host"], ["log_errors"])
+assert.true("2 ERROR" in r2.trips[0].evidence, r2.trips[0].evidence)
+assert.true(len([w for w in r2.warnings if "log errors" in w]) == 1, r2.warnings)
+
+noisy.restart()
+r3 = workload.http(%[1]q, clients = 1, duration = "1s", warmup = "0s",
+                   observe = [noisy.watch(allow = ["expected cancel"], count = {"retries": "retry|backoff"})])
+assert.true("1 ERROR" in r3.trips[0].evidence and "1 more allowed" in r3.trips[0].evidence, r3.trips[0].evidence)
+assert.eq(r3.retries, 2.0)
+assert.true(r3.retries_per_req > 0 and r3.retries_per_req == 2.0 / r3.count)
+`, guardServer(t)))
+}
+
+func TestGuardDiskWatermark(t *testing.T) {
+	mustRun(t, fmt.Sprintf(`
+r = workload.http(%q, clients = 1, duration = "0.5s", warmup = "0s", observe = [host.guard(disk_free_min = "1000TB")])
+assert.eq(r.valid, False)
+assert.eq([t.kind for t in r.trips], ["disk"])
+assert.true("under the watermark of" in r.invalid_reason, r.invalid_reason)
+ok = workload.http(%q, clients = 1, duration = "0.5s", warmup = "0s", observe = [host.guard(disk_free_min = "1kB")])
+assert.eq(ok.valid, True)
+`, guardServer(t), guardServer(t)))
+}
+
+// TestGuardPostgres runs on a cluster of its own: a backend killed with
+// SIGKILL crashes the cluster (the postmaster restarts every backend); one
+// ended by pg_terminate_backend does not; an ERROR is a warning.
+func TestGuardPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster")
+	}
+	mustRun(t, `
+db = backend.postgres()
+victim = db.query("SELECT pg_backend_pid() AS pid")[0]["pid"]
+
+# An ERROR in the log: a warning, the run stays valid.
+r1 = workload.sql(db, query = "SELECT 1 / (random() * 0)::int", clients = 1, duration = "1s", warmup = "0s", observe = [db])
+assert.eq(r1.valid, True)
+assert.eq([t.kind for t in r1.trips if t.source == "postgres"], ["log_errors"])
+assert.true("ERROR" in r1.trips[0].evidence and "division by zero" in r1.trips[0].evidence, r1.trips[0].evidence)
+r1b = workload.sql(db, query = "SELECT 1 / (random() * 0)::int", clients = 1, duration = "0.5s", warmup = "0s",
+                   observe = [db.watch(allow = ["division by zero", "SELECT 1 /"])])
+assert.eq([t for t in r1b.trips if t.source == "postgres"], [])
+
+# pg_terminate_backend is no crash: FATAL lines warn, the run is valid.
+r2 = workload.sql(db, query = "SELECT CASE WHEN random() < 0.01 THEN pg_terminate_backend(pg_backend_pid()) END",
+                  clients = 2, duration = "1s", warmup = "0s", observe = [db])
+assert.true(r2.valid, r2.invalid_reason)
+
+# kill -9 of a backend mid-run crashes the cluster: the run is invalid.
+killer = backend.process(["sh", "-c", "sleep 0.5; kill -9 %d; sleep 30" % victim])
+r3 = workload.sql(db, query = "SELECT 1", clients = 2, duration = "2s", warmup = "0s", observe = [db])
+killer.stop()
+assert.eq(r3.valid, False)
+kinds = [t.kind for t in r3.trips if t.fatal]
+assert.true("crashed_backend" in kinds, kinds)
+assert.true("terminated by signal 9" in r3.invalid_reason, r3.invalid_reason)
+`)
+}
+
+func TestFingerprint(t *testing.T) {
+	mustRun(t, `
+pg.exec("DROP TABLE IF EXISTS fp_a, fp_b, fp_c, fp_d")
+pg.exec("CREATE TABLE fp_a (id int, v text); INSERT INTO fp_a SELECT i, 'v' || i FROM generate_series(1, 500) i")
+pg.exec("CREATE TABLE fp_b (id int, v text); INSERT INTO fp_b SELECT i, 'v' || i FROM generate_series(500, 1, -1) i")
+pg.exec("CREATE TABLE fp_c (id int, v text); INSERT INTO fp_c SELECT i, 'v' || i FROM generate_series(1, 500) i; UPDATE fp_c SET v = 'x' WHERE id = 250")
+pg.exec("CREATE TABLE fp_d (id bigint, v text); INSERT INTO fp_d SELECT i, 'v' || i FROM generate_series(1, 500) i")
+fp = pg.fingerprint(tables = ["fp_a", "fp_b", "fp_c", "fp_d"])
+assert.eq(fp["fp_a"].rows, 500)
+assert.eq(fp["fp_a"], fp["fp_b"])
+assert.ne(fp["fp_a"].hash, fp["fp_c"].hash)
+assert.eq(fp["fp_a"].rows, fp["fp_c"].rows)
+assert.ne(fp["fp_a"].hash, fp["fp_d"].hash)
+assert.fails(lambda: pg.fingerprint(tables = ["no_such_table"]), "no_such_table")
+`)
+}

@@ -1,0 +1,58 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/guard"
+)
+
+// hostGuard is the value of host.guard(...): the box's run guards with the
+// notebook's own thresholds. Passed in a workload's observe list, it
+// replaces the default ones (guard.DefaultHost).
+type hostGuard struct{ guard.Host }
+
+var _ guard.Watcher = (*hostGuard)(nil)
+
+func (g *hostGuard) String() string {
+	return fmt.Sprintf("host.guard(path = %q, disk_free_min = %d, memory_pressure_max = %g, swap_pages_max = %g)",
+		g.Path, g.DiskFreeMin, g.MemPressureMax, g.SwapPagesMax)
+}
+func (g *hostGuard) Type() string          { return "host_guard" }
+func (g *hostGuard) Freeze()               {}
+func (g *hostGuard) Truth() starlark.Bool  { return true }
+func (g *hostGuard) Hash() (uint32, error) { return 0, errors.New("unhashable type: host_guard") }
+
+// guardBuiltin is host.guard(disk_free_min = "1GiB", path = ".",
+// memory_pressure_max = 10.0, swap_pages_max = 100.0).
+func guardBuiltin(th *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	g := &hostGuard{guard.DefaultHost()}
+	diskMin, path := "", "."
+	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "disk_free_min?", &diskMin, "path?", &path,
+		"memory_pressure_max?", &g.MemPressureMax, "swap_pages_max?", &g.SwapPagesMax); err != nil {
+		return nil, err
+	}
+	if diskMin != "" {
+		n, err := guard.ParseBytes(diskMin)
+		if err != nil {
+			return nil, fmt.Errorf("%s: disk_free_min: %w", fn.Name(), err)
+		}
+		g.DiskFreeMin = n
+	}
+	g.Path = runtime.Path(th, path)
+	return g, nil
+}
+
+// StartObserving makes a host.guard welcome in observe = [...]: its work is
+// Watch (the guards); it adds no figures to the run.
+func (g *hostGuard) StartObserving(ctx context.Context) (func(requests int64) (map[string]float64, error), error) {
+	return func(int64) (map[string]float64, error) { return nil, nil }, nil
+}
+
+// WatchesHost tells the load generator that this observer replaces its
+// default host guard.
+func (g *hostGuard) WatchesHost() {}

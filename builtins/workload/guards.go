@@ -1,0 +1,76 @@
+package workload
+
+import (
+	"html"
+	"strings"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+
+	"github.com/benchbook/benchbook/runtime/guard"
+)
+
+// A run's guard trips (loadgen/guards.go watches them) as the notebook sees
+// them: valid, invalid_reason, trips, and in the record under the run.
+
+// valid says whether no guard tripped fatally.
+func (r *Run) valid() bool { return guard.Invalid(r.d.Trips) == "" }
+
+func (r *Run) guardAttr(name string) starlark.Value {
+	switch name {
+	case "valid":
+		return starlark.Bool(r.valid())
+	case "invalid_reason":
+		return starlark.String(guard.Invalid(r.d.Trips))
+	case "trips":
+		l := make([]starlark.Value, len(r.d.Trips))
+		for i, t := range r.d.Trips {
+			l[i] = starlarkstruct.FromStringDict(starlark.String("trip"), starlark.StringDict{
+				"at": starlark.Float(t.At), "source": starlark.String(t.Source), "kind": starlark.String(t.Kind),
+				"fatal": starlark.Bool(t.Fatal), "evidence": starlark.String(t.Evidence),
+			})
+		}
+		return starlark.NewList(l)
+	}
+	return nil
+}
+
+// tripsHTML lists the trips under the run's table, fatal ones first marked.
+func (r *Run) tripsHTML() string {
+	if len(r.d.Trips) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	if !r.valid() {
+		b.WriteString(`<p class="warning"><strong>INVALID run</strong>: not a measurement.</p>`)
+	}
+	b.WriteString(`<ul class="trips">`)
+	for _, t := range r.d.Trips {
+		mark := "warning"
+		if t.Fatal {
+			mark = "fatal"
+		}
+		b.WriteString(`<li class="` + mark + `">` + mark + ": " + html.EscapeString(t.String()) + "</li>")
+	}
+	b.WriteString("</ul>")
+	return b.String()
+}
+
+func (r *Run) tripsMarkdown() string {
+	if len(r.d.Trips) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	if !r.valid() {
+		b.WriteString("\n**INVALID run**: not a measurement.\n")
+	}
+	b.WriteString("\n")
+	for _, t := range r.d.Trips {
+		mark := "warning"
+		if t.Fatal {
+			mark = "fatal"
+		}
+		b.WriteString("- " + mark + ": " + t.String() + "\n")
+	}
+	return b.String()
+}

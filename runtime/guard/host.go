@@ -1,0 +1,176 @@
+package guard
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Host watches the box through a run: free disk under Path against a
+// watermark (fatal: a database that cannot write measures its errors, and
+// search engines refuse writes under their own watermark), memory pressure
+// (PSI) and swapping (warnings: the figures may carry the box's trouble).
+type Host struct {
+	Path           string  // a path on the disk to watch; "" is the working directory
+	DiskFreeMin    int64   // bytes; a sample below trips (0: no disk check)
+	MemPressureMax float64 // % of the window some task stalled on memory (PSI "some"); <= 0: no check
+	SwapPagesMax   float64 // pages swapped in + out per second; <= 0: no check
+}
+
+// DefaultHost is what every run watches unless a host.guard() is among its
+// observers: 1 GiB of free disk where benchbook runs, 10% memory stall, 100
+// swapped pages a second.
+func DefaultHost() Host {
+	return Host{DiskFreeMin: 1 << 30, MemPressureMax: 10, SwapPagesMax: 100}
+}
+
+// hostSampleEvery is how often the disk is checked during a run.
+const hostSampleEvery = 250 * time.Millisecond
+
+// Watch samples the disk through the window and PSI and swap at both ends.
+func (h Host) Watch(ctx context.Context, t0 time.Time) func() []Trip {
+	path := h.Path
+	if path == "" {
+		path = "."
+	}
+	var mu sync.Mutex
+	var trips []Trip
+	diskTripped := false
+	checkDisk := func() {
+		if h.DiskFreeMin <= 0 || diskTripped {
+			return
+		}
+		free, err := diskFree(path)
+		if err != nil || free >= h.DiskFreeMin {
+			return
+		}
+		diskTripped = true
+		mu.Lock()
+		trips = append(trips, Trip{At: Since(t0), Source: "host", Kind: "disk", Fatal: true,
+			Evidence: fmt.Sprintf("%s free on the disk of %s, under the watermark of %s", bytesText(free), path, bytesText(h.DiskFreeMin))})
+		mu.Unlock()
+	}
+	psi0, psiOK := memStallMicros()
+	swap0, swapOK := swapPages()
+	checkDisk()
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(hostSampleEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				checkDisk()
+			}
+		}
+	}()
+	return func() []Trip {
+		close(quit)
+		<-done
+		checkDisk()
+		secs := time.Since(t0).Seconds()
+		mu.Lock()
+		defer mu.Unlock()
+		if psi1, ok := memStallMicros(); ok && psiOK && h.MemPressureMax > 0 && secs > 0 {
+			if pct := float64(psi1-psi0) / 1e6 / secs * 100; pct > h.MemPressureMax {
+				trips = append(trips, Trip{At: secs, Source: "host", Kind: "memory_pressure",
+					Evidence: fmt.Sprintf("some task stalled on memory %.1f%% of the run (PSI), over %.1f%%", pct, h.MemPressureMax)})
+			}
+		}
+		if swap1, ok := swapPages(); ok && swapOK && h.SwapPagesMax > 0 && secs > 0 {
+			if rate := float64(swap1-swap0) / secs; rate > h.SwapPagesMax {
+				trips = append(trips, Trip{At: secs, Source: "host", Kind: "swap",
+					Evidence: fmt.Sprintf("%.0f pages/s swapped in and out, over %.0f", rate, h.SwapPagesMax)})
+			}
+		}
+		return trips
+	}
+}
+
+// diskFree is the space an unprivileged writer has left on path's disk.
+func diskFree(path string) (int64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return 0, err
+	}
+	return int64(st.Bavail) * st.Bsize, nil
+}
+
+// memStallMicros is the total µs some task stalled on memory
+// (/proc/pressure/memory, "some ... total=").
+func memStallMicros() (int64, bool) {
+	data, err := os.ReadFile("/proc/pressure/memory")
+	if err != nil {
+		return 0, false
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	_, total, ok := strings.Cut(line, "total=")
+	if !ok || !strings.HasPrefix(line, "some") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(total), 10, 64)
+	return n, err == nil
+}
+
+// swapPages is pages swapped in plus out since boot (/proc/vmstat).
+func swapPages() (int64, bool) {
+	data, err := os.ReadFile("/proc/vmstat")
+	if err != nil {
+		return 0, false
+	}
+	var n int64
+	found := 0
+	for _, l := range strings.Split(string(data), "\n") {
+		k, v, _ := strings.Cut(l, " ")
+		if k == "pswpin" || k == "pswpout" {
+			x, _ := strconv.ParseInt(v, 10, 64)
+			n += x
+			found++
+		}
+	}
+	return n, found == 2
+}
+
+// ParseBytes reads "500MB", "1GiB", "2TB" or a plain number of bytes.
+func ParseBytes(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   float64
+	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
+		{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}, {"KB", 1e3}, {"B", 1}}
+	t := strings.TrimSpace(s)
+	for _, u := range units {
+		if num, ok := strings.CutSuffix(t, u.suffix); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+			if err != nil || f < 0 {
+				break
+			}
+			return int64(f * u.mult), nil
+		}
+	}
+	if n, err := strconv.ParseInt(t, 10, 64); err == nil && n >= 0 {
+		return n, nil
+	}
+	return 0, fmt.Errorf("want a size like \"500MB\" or \"2GiB\", got %q", s)
+}
+
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d B", n)
+}
