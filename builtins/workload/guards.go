@@ -13,6 +13,15 @@ import (
 // A run's guard trips (loadgen/guards.go watches them) as the notebook sees
 // them: valid, invalid_reason, trips, and in the record under the run.
 
+// invalidSuffix marks an invalid run wherever it is printed (inside an
+// experiment's struct, a list of runs).
+func (r *Run) invalidSuffix() string {
+	if why := guard.Invalid(r.d.Trips); why != "" {
+		return "; INVALID: " + why
+	}
+	return ""
+}
+
 // valid says whether no guard tripped fatally.
 func (r *Run) valid() bool { return guard.Invalid(r.d.Trips) == "" }
 

@@ -122,8 +122,8 @@ func (r *Run) RPS() float64 {
 }
 
 func (r *Run) String() string {
-	return fmt.Sprintf("run(%s %s: %d ok, %.1f req/s, p50 %s, p99 %s, %d errors)", r.d.Kind, r.d.Label,
-		r.d.Count, r.RPS(), fmtMs(quantileMs(r.hist, 50)), fmtMs(quantileMs(r.hist, 99)), sumErrors(r.d.Errors))
+	return fmt.Sprintf("run(%s %s: %d ok, %.1f req/s, p50 %s, p99 %s, %d errors%s)", r.d.Kind, r.d.Label,
+		r.d.Count, r.RPS(), fmtMs(quantileMs(r.hist, 50)), fmtMs(quantileMs(r.hist, 99)), sumErrors(r.d.Errors), r.invalidSuffix())
 }
 func (r *Run) Type() string          { return "run" }
 func (r *Run) Freeze()               {}
