@@ -16,9 +16,9 @@ import (
 )
 
 // version is the module version when installed with go install, else the
-// VCS revision the binary was built from, else the revision of the source
-// tree it was compiled from (go run and GOFLAGS=-buildvcs=false stamp no
-// revision), else "dev".
+// VCS revision the binary was built from, else, for go run (which stamps
+// no revision), the revision of the source tree it was just compiled from,
+// else "dev".
 var version = sync.OnceValue(func() string {
 	info, ok := debug.ReadBuildInfo()
 	if ok {
@@ -59,9 +59,15 @@ func stampedRevision(info *debug.BuildInfo) (rev string, dirty bool) {
 }
 
 // sourceRevision asks git about the directory this file was compiled from,
-// when it still exists on this machine (a binary built with -trimpath or
-// copied elsewhere has none, and stays "dev").
+// for a binary that go run or go test just built (it lives in Go's
+// temporary go-build dir), so the tree is the one it was built from. An
+// installed binary built without a VCS stamp stays "dev": its source may
+// have moved on since, and a record must not name a revision it was not
+// built from.
 func sourceRevision() (rev string, dirty bool) {
+	if exe, err := os.Executable(); err != nil || !strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return "", false
+	}
 	_, file, _, ok := goruntime.Caller(0)
 	if !ok || !filepath.IsAbs(file) {
 		return "", false
