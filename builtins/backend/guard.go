@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -41,11 +40,11 @@ func (p *procHandle) watch(ctx context.Context, t0 time.Time, rules guard.LogRul
 	p.mu.Unlock()
 	src := "process " + filepath.Base(p.spec.argv[0])
 	if cmd == nil || isClosed(done) {
-		return notRunning(src)
+		return guard.NotRunning(src)
 	}
 	pid := cmd.Process.Pid
 	src += fmt.Sprintf(" (pid %d)", pid)
-	ended := watchExit(ctx, done, func() guard.Trip {
+	ended := guard.WatchExit(ctx, done, func() guard.Trip {
 		return guard.ExitTrip(src, guard.Since(t0), pid, cmd.ProcessState, stopping.Load())
 	})
 	logs := guard.FollowLog(ctx, t0, src, rules, p.lines())
@@ -94,7 +93,7 @@ func (h *pgHandle) watch(ctx context.Context, t0 time.Time, rules guard.LogRules
 	h.mu.Lock()
 	if c := h.c; c != nil && c.cmd != nil {
 		cmd, pid := c.cmd, c.cmd.Process.Pid
-		ended = watchExit(ctx, c.done, func() guard.Trip {
+		ended = guard.WatchExit(ctx, c.done, func() guard.Trip {
 			return guard.ExitTrip(fmt.Sprintf("postgres (postmaster pid %d)", pid), guard.Since(t0), pid, cmd.ProcessState, false)
 		})
 		logs = guard.FollowLog(ctx, t0, src, rules, followFile(c.logPath()))
@@ -168,38 +167,6 @@ func followFile(path string) guard.Lines {
 		}
 		offset += int64(end + 1)
 		return strings.Split(string(data[:end]), "\n")
-	}
-}
-
-// watchExit calls trip when done closes before the returned stop is called;
-// stop returns that trip, if any.
-func watchExit(ctx context.Context, done <-chan struct{}, trip func() guard.Trip) func() []guard.Trip {
-	var mu sync.Mutex
-	var trips []guard.Trip
-	quit, fin := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(fin)
-		select {
-		case <-done:
-			mu.Lock()
-			trips = append(trips, trip())
-			mu.Unlock()
-		case <-quit:
-		case <-ctx.Done():
-		}
-	}()
-	return func() []guard.Trip {
-		close(quit)
-		<-fin
-		mu.Lock()
-		defer mu.Unlock()
-		return trips
-	}
-}
-
-func notRunning(src string) func() []guard.Trip {
-	return func() []guard.Trip {
-		return []guard.Trip{{Source: src, Kind: "exited", Fatal: true, Evidence: "not running when the run started"}}
 	}
 }
 

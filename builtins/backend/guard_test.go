@@ -133,3 +133,33 @@ assert.ne(fp["fp_a"].hash, fp["fp_d"].hash)
 assert.fails(lambda: pg.fingerprint(tables = ["no_such_table"]), "no_such_table")
 `)
 }
+
+// abab reruns a run whose target died (here: B's first run) and compare
+// takes the experiment once every kept run is valid; a run left invalid
+// (reruns = 0) makes compare refuse until told.
+func TestGuardAbabReruns(t *testing.T) {
+	mustRun(t, fmt.Sprintf(`
+load("@std/abab.star", "abab")
+tries = []
+def one(arm):
+    tries.append(arm)
+    dies = arm == "B" and len([a for a in tries if a == "B"]) == 1
+    p = backend.process(["sh", "-c", "sleep 0.3; exit 1" if dies else "sleep 30"])
+    r = workload.http(%[1]q, clients = 1, duration = "1.5s", warmup = "0s", observe = [p])
+    p.stop()
+    return r
+exp = abab(arms = {"A": None, "B": None}, pairs = 1, run = one, name = "rerun")
+assert.eq(tries, ["A", "B", "B"])
+assert.eq([g.reruns for g in exp.gates], [0, 1])
+assert.true(exp.runs["B"][0].valid)
+compare(exp, metric = "rps")
+
+tries.clear()
+kept = abab(arms = {"A": None, "B": None}, pairs = 1, run = one, name = "kept", reruns = 0)
+assert.eq(kept.runs["B"][0].valid, False)
+assert.true("INVALID" in str(kept.runs["B"][0]))
+assert.fails(lambda: compare(kept, metric = "rps"), "B run 1: invalid run")
+c = compare(kept, metric = "rps", allow_invalid = True)
+assert.true(len([w for w in c.warnings if "INVALID" in w and "exit status 1" in w]) == 1, c.warnings)
+`, guardServer(t)))
+}

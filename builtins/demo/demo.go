@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -147,11 +148,13 @@ type Handle struct {
 	url  string
 	done chan struct{}
 	once sync.Once
+	ours atomic.Bool // set by kill: the demo's end is then no guard trip of a run
 }
 
 // kill stops the child's whole process group and waits for it.
 func (h *Handle) kill() {
 	h.once.Do(func() {
+		h.ours.Store(true)
 		child.KillGroup(h.cmd.Process.Pid, syscall.SIGKILL)
 		select {
 		case <-h.done:

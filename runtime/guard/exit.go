@@ -1,11 +1,13 @@
 package guard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -66,4 +68,37 @@ func oomLine(pid int) string {
 		}
 	}
 	return found
+}
+
+// WatchExit calls trip when done closes before the returned stop is called;
+// stop returns that trip, if any.
+func WatchExit(ctx context.Context, done <-chan struct{}, trip func() Trip) func() []Trip {
+	var mu sync.Mutex
+	var trips []Trip
+	quit, fin := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(fin)
+		select {
+		case <-done:
+			mu.Lock()
+			trips = append(trips, trip())
+			mu.Unlock()
+		case <-quit:
+		case <-ctx.Done():
+		}
+	}()
+	return func() []Trip {
+		close(quit)
+		<-fin
+		mu.Lock()
+		defer mu.Unlock()
+		return trips
+	}
+}
+
+// NotRunning is the trip of a target found dead when the run starts.
+func NotRunning(src string) func() []Trip {
+	return func() []Trip {
+		return []Trip{{Source: src, Kind: "exited", Fatal: true, Evidence: "not running when the run started"}}
+	}
 }

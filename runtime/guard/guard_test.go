@@ -1,0 +1,84 @@
+package guard
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// lines is a log that got these batches of lines: a read returns all that
+// the previous reads did not.
+func lines(batches ...[]string) Lines {
+	var mu sync.Mutex
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []string
+		for _, b := range batches {
+			out = append(out, b...)
+		}
+		batches = nil
+		return out
+	}
+}
+
+func TestFollowLog(t *testing.T) {
+	rules := LogRules{Allow: []*regexp.Regexp{regexp.MustCompile(`canceling autovacuum task`)}}
+	stop := FollowLog(context.Background(), time.Now(), "postgres", rules, lines(
+		[]string{"LOG:  checkpoint starting", "ERROR:  canceling autovacuum task", "ERROR:  deadlock detected"},
+		[]string{"LOG:  server process (PID 7) was terminated by signal 9: Killed", "FATAL:  the database system is in recovery mode", "an ERRORS word is no level"},
+	))
+	trips := stop()
+	if len(trips) != 2 {
+		t.Fatalf("trips: %+v", trips)
+	}
+	if trips[0].Kind != "crashed_backend" || !trips[0].Fatal || !strings.Contains(trips[0].Evidence, "PID 7") {
+		t.Errorf("crash: %+v", trips[0])
+	}
+	if e := trips[1].Evidence; trips[1].Kind != "log_errors" || trips[1].Fatal ||
+		!strings.HasPrefix(e, "1 FATAL, 1 ERROR lines") || !strings.Contains(e, "(1 more allowed)") || !strings.Contains(e, "deadlock detected") {
+		t.Errorf("errors: %+v", trips[1])
+	}
+	if why := Invalid(trips); !strings.Contains(why, "crashed backend") {
+		t.Errorf("invalid: %q", why)
+	}
+	if Invalid(trips[1:]) != "" {
+		t.Error("log errors alone made a run invalid")
+	}
+}
+
+func TestCountLog(t *testing.T) {
+	rules := LogRules{Count: map[string]*regexp.Regexp{"retries": regexp.MustCompile(`retry|backoff`)}}
+	stop := CountLog(context.Background(), rules, lines([]string{"retry 1", "ok", "backoff 2s"}, []string{"retry 2"}))
+	figs := stop(6)
+	if figs["retries"] != 3 || figs["retries_per_req"] != 0.5 {
+		t.Fatalf("figures: %v", figs)
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]int64{"500MB": 500e6, "1GiB": 1 << 30, "1000TB": 1000e12, "42": 42, "1.5 KiB": 1536} {
+		if got, err := ParseBytes(in); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "-1MB", "lots", "5 parsecs"} {
+		if _, err := ParseBytes(bad); err == nil {
+			t.Errorf("ParseBytes(%q) took it", bad)
+		}
+	}
+}
+
+func TestHostDiskWatermark(t *testing.T) {
+	stop := Host{Path: t.TempDir(), DiskFreeMin: 1 << 62}.Watch(context.Background(), time.Now())
+	trips := stop()
+	if len(trips) != 1 || trips[0].Kind != "disk" || !trips[0].Fatal {
+		t.Fatalf("trips: %+v", trips)
+	}
+	if trips := (Host{Path: t.TempDir(), DiskFreeMin: 1}).Watch(context.Background(), time.Now())(); len(trips) != 0 {
+		t.Fatalf("1 byte watermark tripped: %+v", trips)
+	}
+}
