@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/hostinfo"
+	"github.com/benchbook/benchbook/runtime/record"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
 
@@ -30,19 +31,20 @@ type Options struct {
 	Args     []string  // the command line, for the record's provenance
 }
 
-// Status is what a cell is in a run, as `cells`, the REPL, watch and the
-// record show it.
-type Status string
+// Status is what happened to a cell: hit, ran, live, error, skipped, never
+// (render only) or stale (planning only). It is record.Status, so the
+// engine, the records and the CLI share one list.
+type Status = record.Status
 
 // The statuses of a cell.
 const (
-	StatusHit     Status = "hit"     // values and outputs from the cache
-	StatusRan            = "ran"     // executed in this run
-	StatusLive           = "live"    // values cannot be stored; re-executed when needed
-	StatusError          = "error"   // failed (or was interrupted)
-	StatusSkipped        = "skipped" // an upstream cell failed
-	StatusNever          = "never"   // not computed for its current source (render only)
-	StatusStale          = "stale"   // would run (planning only)
+	StatusHit     = record.StatusHit
+	StatusRan     = record.StatusRan
+	StatusLive    = record.StatusLive
+	StatusError   = record.StatusError
+	StatusSkipped = record.StatusSkipped
+	StatusNever   = record.StatusNever
+	StatusStale   = record.StatusStale
 )
 
 // State is what the engine knows of one cell.

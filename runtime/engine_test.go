@@ -153,7 +153,7 @@ func TestParamChangesKey(t *testing.T) {
 func TestBadParamType(t *testing.T) {
 	r := runNotebook(t, t.TempDir(), basicNB, Options{Params: map[string]string{"n": "many"}})
 	st := r.e.State("setup")
-	if st.Status != "error" || !strings.Contains(st.Err.Error(), "want an int") {
+	if st.Status != StatusError || !strings.Contains(st.Err.Error(), "want an int") {
 		t.Fatalf("status %s err %v", st.Status, st.Err)
 	}
 	if r.status("total") != "skipped" || r.status("fn") != "live" {
@@ -165,7 +165,7 @@ func TestRuntimeErrorPositionAndSkips(t *testing.T) {
 	src := "# %% a\nx = 1\n\n# %% b\ny = x + {}[\"missing\"]\n\n# %% c\nz = y\n\n# %% d\nw = x + 1\nw\n"
 	r := runNotebook(t, t.TempDir(), src, Options{})
 	st := r.e.State("b")
-	if st.Status != "error" || !strings.Contains(st.Trace, "nb.star:5:") || !strings.Contains(st.Err.Error(), "in cell b") {
+	if st.Status != StatusError || !strings.Contains(st.Trace, "nb.star:5:") || !strings.Contains(st.Err.Error(), "in cell b") {
 		t.Errorf("b: %s %v\n%s", st.Status, st.Err, st.Trace)
 	}
 	if r.status("c") != "skipped" || r.status("d") != "ran" || r.outputs["d"] != "2" {

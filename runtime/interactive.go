@@ -3,7 +3,9 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -267,36 +269,50 @@ func freeNames(f *syntax.File) []string {
 	return sortedKeys(free)
 }
 
+// Edit is what a Reload changed, by cell name.
+type Edit struct {
+	Edited  []string // cells whose text the user changed, in file order
+	Added   []string // cells new in the file, in file order
+	Removed []string // cells gone from the file, sorted
+	// Changed is every new or changed cell in file order: the edited and
+	// added ones, and those whose key changed only through an upstream cell.
+	Changed []string
+}
+
 // Reload swaps in an edited notebook, keeping live resources and values
-// computed in this process. It returns the cells that are new or changed.
-func (e *Engine) Reload(nb *Notebook) ([]string, error) {
+// computed in this process, and says what changed.
+func (e *Engine) Reload(nb *Notebook) (Edit, error) {
 	g, err := buildGraph(nb, e.builtins)
 	if err != nil {
-		return nil, err
+		return Edit{}, err
 	}
-	old := map[string]string{}
+	oldKey := map[string]string{}
 	for c, st := range e.states {
-		old[c.Name] = st.Key
+		oldKey[c.Name] = st.Key
 	}
-	oldSrc := map[string]string{}
+	oldCells := map[string]*CellDef{}
 	for _, c := range e.NB.Cells {
-		oldSrc[c.Name] = c.srcHash + c.Body
+		oldCells[c.Name] = c
 	}
 	e.NB, e.g, e.sources = nb, g, nil
 	e.Plan()
-	var changed []string
+	var ed Edit
 	for _, c := range nb.Cells {
+		old, ok := oldCells[c.Name]
+		delete(oldCells, c.Name)
 		st := e.states[c]
 		switch {
-		case c.Markdown:
-			if oldSrc[c.Name] != c.Body {
-				changed = append(changed, c.Name)
-			}
-		case st == nil || old[c.Name] != st.Key || oldSrc[c.Name] != c.srcHash+c.Body:
-			changed = append(changed, c.Name)
+		case !ok:
+			ed.Added = append(ed.Added, c.Name)
+		case old.Body != c.Body:
+			ed.Edited = append(ed.Edited, c.Name)
+		}
+		if !ok || old.srcHash+old.Body != c.srcHash+c.Body || !c.Markdown && (st == nil || oldKey[c.Name] != st.Key) {
+			ed.Changed = append(ed.Changed, c.Name)
 		}
 	}
-	return changed, nil
+	ed.Removed = slices.Sorted(maps.Keys(oldCells))
+	return ed, nil
 }
 
 // same reports whether a and b are the same value object (a pointer or a

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,13 +73,35 @@ func TestReloadListsChangedCells(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	changed, err := e.Reload(nb)
-	if err != nil || strings.Join(changed, ",") != "b" {
-		t.Fatalf("changed = %v, %v", changed, err)
+	ed, err := e.Reload(nb)
+	if err != nil || strings.Join(ed.Changed, ",") != "b" || strings.Join(ed.Edited, ",") != "b" {
+		t.Fatalf("edit = %+v, %v", ed, err)
 	}
 	e.Run(true)
 	if e.State("a").Executed || !e.State("b").Executed || e.State("c").Executed {
 		t.Errorf("executed: a=%v b=%v c=%v, want only b", e.State("a").Executed, e.State("b").Executed, e.State("c").Executed)
+	}
+}
+
+// Reload tells what the user did (edited a, removed c, added d) apart from
+// what follows from it (b's key changes because a's value does).
+func TestReloadTellsEditsFromConsequences(t *testing.T) {
+	dir := t.TempDir()
+	e := openTest(t, dir, "# %% a\nx = 1\n\n# %% b\ny = x + 1\n\n# %% c\nz = 3\n")
+	e.Run(true)
+	path := filepath.Join(dir, "nb.star")
+	os.WriteFile(path, []byte("# %% a\nx = 5\n\n# %% b\ny = x + 1\n\n# %% d\nw = 4\n"), 0o644)
+	nb, err := ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed, err := e.Reload(nb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprintf("edited %v added %v removed %v changed %v", ed.Edited, ed.Added, ed.Removed, ed.Changed)
+	if want := "edited [a] added [d] removed [c] changed [a b d]"; got != want {
+		t.Errorf("%s\nwant %s", got, want)
 	}
 }
 
@@ -122,5 +145,15 @@ func TestDefinerAndDependents(t *testing.T) {
 	}
 	if got := r.e.Dependents("other"); len(got) != 0 {
 		t.Errorf("Dependents(other) = %v", got)
+	}
+}
+
+// Every status constant is a Status (a const block that types only its
+// first name leaves the others plain strings, so x := StatusRan is a string).
+func TestStatusesAreTyped(t *testing.T) {
+	for _, s := range []any{StatusHit, StatusRan, StatusLive, StatusError, StatusSkipped, StatusNever, StatusStale} {
+		if _, ok := s.(Status); !ok {
+			t.Errorf("%v is a %T, not a Status", s, s)
+		}
 	}
 }

@@ -86,10 +86,10 @@ func (e *Engine) checkParams() {
 }
 
 // Summary counts cells by status.
-func (e *Engine) Summary() map[string]int {
-	n := map[string]int{}
+func (e *Engine) Summary() map[Status]int {
+	n := map[Status]int{}
 	for _, st := range e.states {
-		n[string(st.Status)]++
+		n[st.Status]++
 	}
 	return n
 }
@@ -97,5 +97,5 @@ func (e *Engine) Summary() map[string]int {
 // Failed reports whether any cell failed or was skipped because of a failure.
 func (e *Engine) Failed() bool {
 	n := e.Summary()
-	return n[string(StatusError)] > 0 || n[string(StatusSkipped)] > 0
+	return n[StatusError] > 0 || n[StatusSkipped] > 0
 }

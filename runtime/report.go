@@ -29,7 +29,7 @@ func (e *Engine) Record() *record.Record {
 		if st := e.states[c]; st != nil {
 			e.fillCell(&rc, st)
 		} else if !c.Markdown {
-			rc.Status = string(StatusNever)
+			rc.Status = StatusNever
 		}
 		if whole != nil {
 			rc.Outputs = append([]starlark.Value{whole}, rc.Outputs...)
@@ -43,7 +43,7 @@ func (e *Engine) Record() *record.Record {
 }
 
 func (e *Engine) fillCell(rc *record.Cell, st *State) {
-	rc.Status, rc.Why = string(st.Status), st.Why
+	rc.Status, rc.Why = st.Status, st.Why
 	rc.Reads, rc.Defines = st.Def.Reads, st.Def.Defines
 	rc.Duration, rc.ComputedAt = st.duration, st.started
 	rc.Host, rc.Load1 = st.host.Name, st.host.Load[0]

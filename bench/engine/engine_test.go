@@ -33,7 +33,7 @@ func BenchmarkCachedRun(b *testing.B) {
 		if err := record.HTML(&buf, e.Record()); err != nil {
 			b.Fatal(err)
 		}
-		if n := e.Summary()[string(runtime.StatusHit)]; n != 30 && b.N > 1 {
+		if n := e.Summary()[runtime.StatusHit]; n != 30 && b.N > 1 {
 			b.Fatalf("%d hits, want 30", n)
 		}
 		return buf.Len()

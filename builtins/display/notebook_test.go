@@ -55,7 +55,7 @@ func TestNotebookOutputs(t *testing.T) {
 	if err := os.WriteFile(path, []byte(notebook), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for run, want := range []string{"ran", "hit"} {
+	for run, want := range []record.Status{record.StatusRan, record.StatusHit} {
 		r := runRecord(t, path)
 		var cell *record.Cell
 		for i := range r.Cells {

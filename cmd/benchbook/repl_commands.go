@@ -325,17 +325,15 @@ func (r *repl) cmdReload(args []string) error {
 	if err != nil {
 		return err
 	}
-	prev := r.e.NB
-	changed, err := r.e.Reload(nb)
+	ed, err := r.e.Reload(nb)
 	if err != nil {
 		return err
 	}
-	r.e.Plan()
-	if len(changed) == 0 {
+	if len(ed.Changed) == 0 && len(ed.Removed) == 0 {
 		fmt.Fprintln(r.out, "no cell changed")
 		return nil
 	}
-	fmt.Fprintln(r.out, describeEdit(prev, nb))
+	fmt.Fprintln(r.out, describeEdit(ed))
 	if stale := r.staleNames(); len(stale) > 0 {
 		fmt.Fprintf(r.out, "stale now: %s (:run runs them)\n", strings.Join(stale, ", "))
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/record"
 )
 
 func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
@@ -86,14 +87,14 @@ func finish(e *runtime.Engine, path, out, format string, start time.Time, stderr
 	return gateErr
 }
 
-func summaryLine(n map[string]int) string {
+func summaryLine(n map[runtime.Status]int) string {
 	total := 0
-	for _, k := range []string{"ran", "hit", "live", "error", "skipped", "never"} {
+	for _, k := range record.Statuses {
 		total += n[k]
 	}
 	s := fmt.Sprintf("%d cells:", total)
 	sep := " "
-	for _, k := range []string{"ran", "hit", "live", "error", "skipped", "never"} {
+	for _, k := range record.Statuses {
 		if n[k] > 0 {
 			s += fmt.Sprintf("%s%d %s", sep, n[k], k)
 			sep = ", "

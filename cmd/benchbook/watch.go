@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -125,10 +124,10 @@ func (w *watcher) changed() (bool, error) {
 // reload parses the edited file and swaps it in; a file that does not parse
 // (a save in the middle of an edit) is reported and the last good one kept.
 func (w *watcher) reload() bool {
-	prev := w.e.NB
+	var ed runtime.Edit
 	nb, err := runtime.ParseFile(w.path)
 	if err == nil {
-		_, err = w.e.Reload(nb)
+		ed, err = w.e.Reload(nb)
 	}
 	if err != nil {
 		fmt.Fprintf(w.errw, "%v\n(keeping the last version that parsed)\n", err)
@@ -137,40 +136,20 @@ func (w *watcher) reload() bool {
 		}
 		return false
 	}
-	fmt.Fprintf(w.out, "%s %s\n", time.Now().Format("15:04:05"), describeEdit(prev, nb))
+	fmt.Fprintf(w.out, "%s %s\n", time.Now().Format("15:04:05"), describeEdit(ed))
 	return true
 }
 
-// describeEdit says which cells the user edited, added or removed. The
-// engine's Reload also counts cells whose key changed only because an
-// upstream cell did; those show in the "ran:" line instead.
-func describeEdit(prev, next *runtime.Notebook) string {
-	old := map[string]string{}
-	for _, c := range prev.Cells {
-		old[c.Name] = c.Body
+// describeEdit says which cells the user edited, added or removed. Cells
+// whose key changed only because an upstream cell did show in the "ran:"
+// line instead.
+func describeEdit(ed runtime.Edit) string {
+	desc := "edited: " + orNone(ed.Edited)
+	if len(ed.Added) > 0 {
+		desc += "; added: " + strings.Join(ed.Added, ", ")
 	}
-	var edited, added []string
-	for _, c := range next.Cells {
-		body, ok := old[c.Name]
-		switch {
-		case !ok:
-			added = append(added, c.Name)
-		case body != c.Body:
-			edited = append(edited, c.Name)
-		}
-		delete(old, c.Name)
-	}
-	removed := make([]string, 0, len(old))
-	for name := range old {
-		removed = append(removed, name)
-	}
-	sort.Strings(removed)
-	desc := "edited: " + orNone(edited)
-	if len(added) > 0 {
-		desc += "; added: " + strings.Join(added, ", ")
-	}
-	if len(removed) > 0 {
-		desc += "; removed: " + strings.Join(removed, ", ")
+	if len(ed.Removed) > 0 {
+		desc += "; removed: " + strings.Join(ed.Removed, ", ")
 	}
 	return desc
 }

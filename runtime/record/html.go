@@ -8,7 +8,7 @@ import (
 	"html/template"
 	"io"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -56,21 +56,22 @@ type tocEntry struct {
 	Level  int
 	Text   string
 	ID     string
-	Status string // set for code cells
+	Status Status // set for code cells
 }
 
 type cellView struct {
-	ID, Name, Status, Why string
-	Markdown              bool
-	HTML                  template.HTML // rendered Markdown cell
-	Code                  template.HTML // highlighted source
-	Line                  int
-	Duration, When, Host  string
-	Load                  string // load average when the cell started
-	Foreign               bool   // computed on a host other than the record's
-	Outputs               []template.HTML
-	Warnings              []string
-	Error, Trace          string
+	ID, Name, Why        string
+	Status               Status
+	Markdown             bool
+	HTML                 template.HTML // rendered Markdown cell
+	Code                 template.HTML // highlighted source
+	Line                 int
+	Duration, When, Host string
+	Load                 string // load average when the cell started
+	Foreign              bool   // computed on a host other than the record's
+	Outputs              []template.HTML
+	Warnings             []string
+	Error, Trace         string
 }
 
 // titleHTML escapes the title and shows its `code spans` as code, as the
@@ -150,7 +151,7 @@ func buildCell(c Cell, host, id string, ids *headingIDs) (cellView, []tocEntry) 
 		Foreign: c.Host != "" && host != "" && c.Host != host,
 	}
 	if cv.Status == "" {
-		cv.Status = "never"
+		cv.Status = StatusNever
 	}
 	if !c.ComputedAt.IsZero() {
 		cv.Duration = fmtDuration(c.Duration)
@@ -165,12 +166,9 @@ func buildCell(c Cell, host, id string, ids *headingIDs) (cellView, []tocEntry) 
 	return cv, []tocEntry{{Text: c.Name, ID: id, Status: cv.Status}}
 }
 
-// statusOrder is the order of the summary line.
-var statusOrder = []string{"ran", "hit", "live", "error", "skipped", "never"}
-
 // summary is the one-line account of the cells: "5 cells: 2 ran, 3 hit".
 func summary(cells []Cell) string {
-	counts := map[string]int{}
+	counts := map[Status]int{}
 	n := 0
 	for _, c := range cells {
 		if c.Markdown {
@@ -179,22 +177,22 @@ func summary(cells []Cell) string {
 		n++
 		s := c.Status
 		if s == "" {
-			s = "never"
+			s = StatusNever
 		}
 		counts[s]++
 	}
 	var parts []string
-	for _, s := range statusOrder {
+	for _, s := range Statuses {
 		if counts[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 			delete(counts, s)
 		}
 	}
-	others := make([]string, 0, len(counts))
+	others := make([]Status, 0, len(counts))
 	for s := range counts {
 		others = append(others, s)
 	}
-	sort.Strings(others)
+	slices.Sort(others)
 	for _, s := range others {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[s], s))
 	}

@@ -47,7 +47,7 @@ type jsonCell struct {
 	Markdown   bool        `json:"markdown,omitempty"`
 	Source     string      `json:"source"`
 	Line       int         `json:"line,omitempty"`
-	Status     string      `json:"status,omitempty"`
+	Status     Status      `json:"status,omitempty"`
 	Why        string      `json:"why,omitempty"`
 	Reads      []string    `json:"reads,omitempty"`
 	Defines    []string    `json:"defines,omitempty"`

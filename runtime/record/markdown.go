@@ -66,7 +66,7 @@ func (m *mdWriter) record(r *Record) {
 func (m *mdWriter) cell(c Cell, host string) {
 	status := c.Status
 	if status == "" {
-		status = "never"
+		status = StatusNever
 	}
 	m.printf("#### %s · %s", codeSpan(c.Name), status)
 	if !c.ComputedAt.IsZero() {

@@ -32,13 +32,33 @@ type Named struct {
 	Value      starlark.Value
 }
 
+// Status is what happened to a cell, the one list of statuses: the engine's
+// runtime.Status is this type, and records, summaries and the CLI name them
+// from here.
+type Status string
+
+// The statuses of a cell.
+const (
+	StatusHit     Status = "hit"     // values and outputs from the cache
+	StatusRan     Status = "ran"     // executed in this run
+	StatusLive    Status = "live"    // values cannot be stored; re-executed when needed
+	StatusError   Status = "error"   // failed (or was interrupted)
+	StatusSkipped Status = "skipped" // an upstream cell failed
+	StatusNever   Status = "never"   // not computed for its current source (render only)
+	StatusStale   Status = "stale"   // would run (planning only)
+)
+
+// Statuses are the statuses a finished run or render gives, in the order
+// summaries count them ("5 cells: 2 ran, 3 hit").
+var Statuses = []Status{StatusRan, StatusHit, StatusLive, StatusError, StatusSkipped, StatusNever}
+
 // Cell is one cell of the notebook, in file order.
 type Cell struct {
 	Name     string // "setup", or a stable id such as "cell3"
 	Markdown bool   // a [markdown] cell: Source is its Markdown text
 	Source   string // code as written (comments kept), or Markdown text
 	Line     int    // first line of the cell body in the notebook
-	Status   string // "hit", "ran", "live", "error", "skipped", "never" (not computed yet)
+	Status   Status
 	Why      string // short reason for the status: "source changed", "upstream runs failed", ...
 	Reads    []string
 	Defines  []string
