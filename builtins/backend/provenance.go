@@ -12,6 +12,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // A cell that used a PostgreSQL server records which one it measured: its
@@ -78,7 +79,9 @@ func describeServer(pool *pgxpool.Pool) (string, error) {
 		if environmentSettings[strings.ToLower(name)] || secretSetting(name) {
 			continue
 		}
-		set = append(set, name+"="+withUnit(value, unit))
+		// A value may hold a secret its name does not announce
+		// (primary_conninfo = '... password=...'): redact it.
+		set = append(set, name+"="+redact.String(withUnit(value, unit)))
 	}
 	if err := rows.Err(); err != nil {
 		return "", err
@@ -90,10 +93,11 @@ func describeServer(pool *pgxpool.Pool) (string, error) {
 	return desc, nil
 }
 
-// secretSetting keeps passphrase commands and key files out of records.
+// secretSetting keeps passphrase commands, key files and connection
+// strings out of records.
 func secretSetting(name string) bool {
 	n := strings.ToLower(name)
-	return strings.Contains(n, "pass") || strings.Contains(n, "key") || strings.Contains(n, "secret")
+	return redact.SecretName(name) || strings.Contains(n, "pass") || strings.Contains(n, "key") || strings.Contains(n, "conninfo")
 }
 
 // withUnit writes 16384 with unit 8kB as 128MB, as SHOW does.

@@ -55,3 +55,17 @@ func TestServerProvenance(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretSettingsLeftOut(t *testing.T) {
+	for name, secret := range map[string]bool{
+		"ssl_passphrase_command": true, "ssl_key_file": true, "primary_conninfo": true,
+		"shared_buffers": false, "work_mem": false, "krb_server_keyfile": true,
+	} {
+		if secretSetting(name) != secret {
+			t.Errorf("secretSetting(%q) = %v, want %v", name, !secret, secret)
+		}
+	}
+	if got := withUnit("16384", "8kB"); got != "128MB" {
+		t.Errorf("16384 × 8kB = %q, want 128MB", got)
+	}
+}
