@@ -16,20 +16,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
-)
 
-// pgBinDir is the newest PostgreSQL's binaries directory, whatever its
-// version: a machine with another version than the one we wrote this on
-// must run these tests, not skip them. "" when there is none.
-func pgBinDir() string {
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	for i := len(dirs) - 1; i >= 0; i-- {
-		if _, err := os.Stat(filepath.Join(dirs[i], "initdb")); err == nil {
-			return dirs[i]
-		}
-	}
-	return ""
-}
+	"github.com/benchbook/benchbook/internal/needs"
+)
 
 // startPostgres starts a throwaway cluster owned by the postgres user,
 // listening only on a unix socket in its own directory, and returns its DSN.
@@ -43,13 +32,10 @@ func startPostgres(t *testing.T) string {
 // tests that stop it.
 func startPostgresProc(t *testing.T) (string, *exec.Cmd) {
 	t.Helper()
-	pgBin := pgBinDir()
-	if pgBin == "" {
-		t.Skip("PostgreSQL binaries not found in /usr/lib/postgresql/*/bin: apt-get install postgresql to run the sql tests")
-	}
+	pgBin := needs.Postgres(t)
 	pgUser, err := user.Lookup("postgres")
 	if err != nil {
-		t.Skip("no postgres user to run the throwaway cluster as")
+		needs.Missing(t, "a postgres user to run the throwaway cluster as", "apt-get install postgresql")
 	}
 	uid, _ := strconv.Atoi(pgUser.Uid)
 	gid, _ := strconv.Atoi(pgUser.Gid)

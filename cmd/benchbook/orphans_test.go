@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchbook/benchbook/internal/needs"
 	"github.com/benchbook/benchbook/runtime/child"
 )
 
@@ -43,11 +44,7 @@ func TestNoOrphansAfterSIGKILL(t *testing.T) {
 }
 
 func testNoOrphans(t *testing.T, cgroup string) {
-	if _, err := os.Stat("/usr/lib/postgresql"); err != nil {
-		if _, err := exec.LookPath("postgres"); err != nil {
-			t.Skip("needs PostgreSQL (apt-get install postgresql)")
-		}
-	}
+	needs.Postgres(t)
 	src, want := orphanNB, []string{"sleep 1018", "sleep 1019", "sleep 1020", "postgres"}
 	if cgroup == "on" {
 		// A grandchild with neither the marker nor a process group of

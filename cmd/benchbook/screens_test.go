@@ -2,10 +2,10 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
+	"github.com/benchbook/benchbook/internal/needs"
 	"github.com/benchbook/benchbook/runtime/record/browsertest"
 )
 
@@ -66,8 +66,8 @@ func TestRecordsReadableAt1280(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if c.needsPG && !havePostgres() {
-				t.Skip("PostgreSQL binaries not found (apt-get install postgresql)")
+			if c.needsPG {
+				needs.Postgres(t)
 			}
 			out := filepath.Join(dir, c.name+".html")
 			args := []string{"run", "-cache-dir", filepath.Join(dir, c.name+"-cache"), "-o", out}
@@ -92,13 +92,4 @@ func TestRecordsReadableAt1280(t *testing.T) {
 			browsertest.ScreenshotAs(t, page, c.name)
 		})
 	}
-}
-
-func havePostgres() bool {
-	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb")
-	if len(matches) > 0 {
-		return true
-	}
-	_, err := exec.LookPath("initdb")
-	return err == nil
 }

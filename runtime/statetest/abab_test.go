@@ -3,6 +3,8 @@ package statetest
 import (
 	"strings"
 	"testing"
+
+	"github.com/benchbook/benchbook/internal/needs"
 )
 
 // An arm that creates an index must not leave it to the next run, nor to
@@ -36,7 +38,7 @@ pg.query("SELECT count(*) AS n FROM pg_indexes WHERE tablename = 't'")[0]["n"]
 `
 
 func TestABABRestoresAndGrows(t *testing.T) {
-	needPostgres(t)
+	needs.Postgres(t)
 	dir := t.TempDir()
 	cache := dir + "/cache"
 	r1 := runNB(t, dir, cache, ababNB, nil, true)

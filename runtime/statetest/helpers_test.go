@@ -5,7 +5,6 @@ package statetest
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,17 +16,6 @@ import (
 	_ "github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/runtime"
 )
-
-// needPostgres skips when PostgreSQL's binaries are missing.
-func needPostgres(t *testing.T) {
-	t.Helper()
-	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
-	if len(matches) == 0 {
-		if _, err := exec.LookPath("postgres"); err != nil {
-			t.Skip("PostgreSQL binaries not found: apt-get install postgresql")
-		}
-	}
-}
 
 // result is one run of a notebook.
 type result struct {

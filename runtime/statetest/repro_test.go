@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/benchbook/benchbook/internal/needs"
 )
 
 // The issue's reproduction: a data cell fills a table from a parameter, a
@@ -25,7 +27,7 @@ n
 `
 
 func TestReproRowsABA(t *testing.T) {
-	needPostgres(t)
+	needs.Postgres(t)
 	dir := t.TempDir()
 	cache := dir + "/cache"
 	steps := []struct {

@@ -15,9 +15,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-const chromiumPath = "/usr/bin/chromium"
+	"github.com/benchbook/benchbook/internal/needs"
+)
 
 // probe is put at the top of the test's copy of the page: it records
 // errors, CSP violations and console.error calls from the first moment,
@@ -47,9 +47,7 @@ type Result struct {
 // when Chromium is not installed.
 func chromium(t *testing.T, file string, args ...string) (stdout, stderr string) {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		t.Skipf("browser test skipped: %s not found (apt-get install chromium)", chromiumPath)
-	}
+	chromiumPath := needs.Chromium(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
