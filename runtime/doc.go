@@ -55,7 +55,16 @@
 //     is never stored.
 //
 // The REPL and watch use the same engine through interactive.go: Plan,
-// RunCell, Eval and Reload.
+// RunCell, Eval, Definer and Dependents (the cell graph), and Reload, which
+// returns an Edit (cells edited, added, removed, changed) so no caller
+// diffs notebooks itself. A cell's Status is record.Status: one list of
+// statuses for the engine, the records and the CLI.
+//
+// Around the pipeline: builtins (builtins/...) reach the run only through
+// env.go, keeping per-run state with SessionValue; builtins/internal/starval
+// reads the values they share; internal/startest runs every package's
+// testdata/*.star tests in a Session, and internal/needs stops a test for a
+// missing tool (a skip locally, a failure under CI).
 //
 // # Live resources (state.go, resources.go, fingerprint.go)
 //

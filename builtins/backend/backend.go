@@ -31,6 +31,9 @@
 //	build(pkg, rev=None, repo=".") -> binary
 //	  .path .sha256 .rev .dirty .pkg
 //
+// Durations (ready_timeout, grace) are read by starval.Duration, as in
+// every builtin: "30s" or a number of seconds.
+//
 // Resources keep their state: a cluster's data lives in the creating cell's
 // resource dir, and a later run starts the server on it again. The cluster
 // is a tracked resource (runtime/state.go, pgstate.go): cells that use it
