@@ -34,12 +34,15 @@ func httpBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err != nil {
 		return nil, err
 	}
+	if spec.Label == "" {
+		spec.Label = h.method + " " + h.url
+	}
+	if la.agents != nil {
+		return h.onFleet(th, b.Name(), spec, la.agents)
+	}
 	tgt, check, err := h.target(b.Name(), th, spec.Timeout)
 	if err != nil {
 		return nil, err
-	}
-	if spec.Label == "" {
-		spec.Label = h.method + " " + h.url
 	}
 	res := loadgen.Run(runtime.Context(th), spec, tgt)
 	if w := check(); w != "" {

@@ -52,7 +52,9 @@ type runData struct {
 	UserMs      []float64          `json:"user_ms,omitempty"` // exec: user CPU per run
 	SysMs       []float64          `json:"sys_ms,omitempty"`  // exec: system CPU per run
 	MaxRSSKb    []int64            `json:"max_rss_kb,omitempty"`
-	Trips       []guard.Trip       `json:"trips,omitempty"` // run guards that tripped (guards.go)
+	Trips       []guard.Trip       `json:"trips,omitempty"`      // run guards that tripped (guards.go)
+	Agents      []agentRow         `json:"agents,omitempty"`     // a fleet run: one row per agent
+	Incomplete  bool               `json:"incomplete,omitempty"` // a fleet run that lost an agent
 
 	Hist    []byte            `json:"hist"`
 	OK      []byte            `json:"ok_hist,omitempty"` // absent in runs stored before it: Hist was successes only
@@ -133,7 +135,7 @@ func (r *Run) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: run") }
 var runAttrs = []string{"acquire", "by_tag", "count", "cpu_ms", "dropped", "duration", "errors",
 	"gen_cpu_us_per_req", "hist", "intended", "interrupted", "kind", "label", "late", "max", "max_rss_kb",
 	"mean", "min", "ok_hist", "ok_p", "p", "rps", "service", "stddev", "sys_ms", "undecided", "user_ms", "wall_ms", "warnings", "windows",
-	"valid", "invalid_reason", "trips"}
+	"valid", "invalid_reason", "trips", "agents", "incomplete"}
 
 func (r *Run) AttrNames() []string {
 	return append(append([]string(nil), runAttrs...), sortedKeys(r.d.Observed)...)
@@ -173,6 +175,10 @@ func (r *Run) Attr(name string) (starlark.Value, error) {
 		return starlark.Float(r.spread(name)), nil
 	case "max_rss_kb":
 		return intList(r.d.MaxRSSKb), nil
+	case "agents":
+		return agentList(r.d.Agents), nil
+	case "incomplete":
+		return starlark.Bool(r.d.Incomplete), nil
 	}
 	if v, ok := r.d.Observed[name]; ok {
 		return starlark.Float(v), nil
@@ -379,6 +385,7 @@ func (r *Run) Markdown() string {
 		row[i] = strings.ReplaceAll(row[i], "|", `\|`)
 	}
 	b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	b.WriteString(agentsMarkdown(r.d.Agents))
 	for _, w := range r.d.Warnings {
 		b.WriteString("\n> warning: " + w + "\n")
 	}
@@ -399,6 +406,7 @@ func (r *Run) HTML() string {
 		b.WriteString("<td>" + html.EscapeString(c) + "</td>")
 	}
 	b.WriteString("</tr></table>")
+	b.WriteString(agentsHTML(r.d.Agents))
 	for _, w := range r.d.Warnings {
 		b.WriteString(`<p class="warning">` + html.EscapeString(w) + "</p>")
 	}
@@ -418,6 +426,7 @@ func (r *Run) JSON() any {
 		"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs, "max_rss_kb": r.d.MaxRSSKb,
 		"user_ms": r.d.UserMs, "sys_ms": r.d.SysMs,
 		"valid": r.valid(), "invalid_reason": guard.Invalid(r.d.Trips), "trips": r.d.Trips,
+		"agents": r.d.Agents, "incomplete": r.d.Incomplete,
 	}
 }
 

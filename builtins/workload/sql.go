@@ -35,6 +35,9 @@ func sqlBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if spec.Clients == 0 && la.maxInflight == starlark.None {
 		spec.MaxInflight = min(spec.MaxInflight, maxSQLInflight)
 	}
+	if la.agents != nil {
+		return s.onFleet(th, b.Name(), spec, la.agents)
+	}
 	tgt, check, err := s.target(b.Name(), th, spec)
 	if err != nil {
 		return nil, err

@@ -10,7 +10,11 @@
 //	             clients = N | rate = R, arrival, duration, warmup = "1s",
 //	             timeout = "5s", max_inflight = auto, window = "1s",
 //	             observe = [], label = "") -> run
+//	workload.agents(local = N | ssh = [hosts] | kubernetes = {...}) -> fleet
 //	workload.exec(cmd, runs = 10, warmup = 1, timeout = None, label = "") -> run
+//
+// http and sql take agents = fleet: the load then comes from the fleet's
+// agents (see Fleet and package fleet), merged into one run.
 //
 // max_inflight bounds open-loop concurrency (default: 100 ms of arrivals,
 // 16..1000; for sql at most 64, as each slot is a server connection).
@@ -69,6 +73,7 @@ type loadArgs struct {
 	maxInflight starlark.Value
 	observe     *starlark.List
 	label       string
+	agents      *Fleet // nil: this process generates the load
 }
 
 func newLoadArgs() *loadArgs {
@@ -82,7 +87,7 @@ func (a *loadArgs) pairs() []any {
 	return []any{"clients?", &a.clients, "rate?", &a.rate, "arrival?", &a.arrival,
 		"duration??", &a.duration, "warmup?", &a.warmup, "timeout?", &a.timeout,
 		"window?", &a.window, "max_inflight?", &a.maxInflight, "observe?", &a.observe,
-		"label?", &a.label}
+		"label?", &a.label, "agents?", &a.agents}
 }
 
 // spec checks the shared arguments and turns them into a loadgen.Spec.

@@ -13,6 +13,7 @@
 //	benchbook new [-template T] notebook.star  a new notebook from a template
 //	benchbook clean [flags] notebook.star    drop cache entries no cell uses
 //	benchbook version
+//	benchbook agent [-cpus LIST]                one agent of a fleet (workload.agents)
 //
 // Exit status: 0 when every cell succeeded, 1 when a cell failed, 2 on a
 // usage error, 130 when interrupted.
@@ -49,6 +50,7 @@ var commands = map[string]command{
 	"index":   {"build the decision table across a directory of notebooks", cmdIndex},
 	"new":     {"write a new notebook from a template (http or postgres)", cmdNew},
 	"version": {"print the benchbook version", cmdVersion},
+	"agent":   {"run one agent of a fleet (started by workload.agents, not by hand)", cmdAgent},
 }
 
 // Errors that map to exit codes.

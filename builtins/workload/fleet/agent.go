@@ -11,11 +11,13 @@ import (
 	"time"
 )
 
-// RunFunc runs one agent's share of the load: it decodes spec.Load, drives
-// the load from now until its end or until ctx ends, writes its progress
-// lines to progress, and returns what it measured. The caller supplies the
-// generator a local workload runs, so an agent has no second one.
-type RunFunc func(ctx context.Context, spec Spec, progress io.Writer) (*Result, error)
+// RunFunc runs one agent's share of the load: it decodes spec.Load and
+// prepares (connects, prepares statements), calls start, which returns at
+// the agreed instant (or an error if the run was stopped before), drives
+// the load until its end or until ctx ends, writes its progress lines to
+// progress, and returns what it measured. The caller supplies the generator
+// a local workload runs, so an agent has no second one.
+type RunFunc func(ctx context.Context, spec Spec, start func() error, progress io.Writer) (*Result, error)
 
 // AgentOptions say where an agent reads and writes and what it runs.
 type AgentOptions struct {
@@ -152,15 +154,19 @@ func (a *agent) listen(msgs <-chan Message, cancel context.CancelCauseFunc) {
 func (a *agent) run(ctx context.Context, run RunFunc) (*Result, error) {
 	stop := a.heartbeat()
 	defer stop()
-	if d := time.Until(a.at); d > 0 {
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return nil, fmt.Errorf("stopped before the start: %w", context.Cause(ctx))
+	var late time.Duration
+	start := func() error {
+		if d := time.Until(a.at); d > 0 {
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return fmt.Errorf("stopped before the start: %w", context.Cause(ctx))
+			}
 		}
+		late = time.Since(a.at)
+		return nil
 	}
-	late := time.Since(a.at)
-	res, err := run(ctx, *a.spec, &progressWriter{out: a.out})
+	res, err := run(ctx, *a.spec, start, &progressWriter{out: a.out})
 	if err != nil {
 		return nil, err
 	}

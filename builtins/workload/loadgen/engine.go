@@ -76,9 +76,13 @@ type Spec struct {
 	Window      time.Duration `json:"window"`                 // length of each per-window figure
 	Timeout     time.Duration `json:"timeout"`                // per request, from its send
 	Label       string        `json:"label"`                  // names the run on the progress line
-	Progress    io.Writer     `json:"-"`                      // the live progress line; nil for none
-	Terminal    bool          `json:"-"`                      // Progress is a terminal: rewrite one line
-	Observers   []Observer    `json:"-"`                      // server-side figures around the window
+	// SeqBase is the first open-loop request number, and seeds the Poisson
+	// pacer: a fleet gives each agent its own range (closed-loop clients
+	// number their requests from 0 each).
+	SeqBase   int64      `json:"seq_base,omitempty"`
+	Progress  io.Writer  `json:"-"` // the live progress line; nil for none
+	Terminal  bool       `json:"-"` // Progress is a terminal: rewrite one line
+	Observers []Observer `json:"-"` // server-side figures around the window
 }
 
 // lateAfter is the dispatch lag past which an open-loop request counts as
@@ -88,23 +92,24 @@ const lateAfter = 10 * time.Millisecond
 // Result is what one run measured. Its counts obey
 // Count + sum(Errors) + Dropped + Undecided == Intended (see recorder).
 type Result struct {
-	Hist        *hdrhistogram.Histogram // latency from the intended start, µs: every decided request, failures and drops as lower bounds
-	OK          *hdrhistogram.Histogram // the same, successful requests alone
-	Service     *hdrhistogram.Histogram // service time of the successes, from the actual send, µs
-	Lag         *hdrhistogram.Histogram // open loop: dispatch lag, send time minus intended start, µs
-	Errors      map[string]int64        // failed requests by class (see classify)
-	Windows     []Window                // per-window figures over the measurement window
-	Intended    int64                   // requests due (open loop) or started (closed loop) in the window
-	Count       int64                   // successful requests in the window
-	Late        int64                   // open loop: sent more than 10 ms after their intended start
-	Dropped     int64                   // open loop: given up unsent, a timeout or more behind
-	Undecided   int64                   // Ctrl-C came before their outcome
-	Measured    time.Duration           // how long the window lasted (shorter when interrupted)
-	Interrupted bool                    // Ctrl-C ended the run early
-	CPU         time.Duration           // the generator's own CPU (user + system) over the window
-	Observed    map[string]float64      // the observers' figures
-	Warnings    []string                // what may make the figures less than they seem
-	Trips       []guard.Trip            // run guards that tripped (guards.go): fatal ones make the run invalid
+	Hist        *hdrhistogram.Histogram   // latency from the intended start, µs: every decided request, failures and drops as lower bounds
+	OK          *hdrhistogram.Histogram   // the same, successful requests alone
+	Service     *hdrhistogram.Histogram   // service time of the successes, from the actual send, µs
+	Lag         *hdrhistogram.Histogram   // open loop: dispatch lag, send time minus intended start, µs
+	Errors      map[string]int64          // failed requests by class (see classify)
+	Windows     []Window                  // per-window figures over the measurement window
+	WindowHists []*hdrhistogram.Histogram // each window's latencies (2 digits), for merging runs
+	Intended    int64                     // requests due (open loop) or started (closed loop) in the window
+	Count       int64                     // successful requests in the window
+	Late        int64                     // open loop: sent more than 10 ms after their intended start
+	Dropped     int64                     // open loop: given up unsent, a timeout or more behind
+	Undecided   int64                     // Ctrl-C came before their outcome
+	Measured    time.Duration             // how long the window lasted (shorter when interrupted)
+	Interrupted bool                      // Ctrl-C ended the run early
+	CPU         time.Duration             // the generator's own CPU (user + system) over the window
+	Observed    map[string]float64        // the observers' figures
+	Warnings    []string                  // what may make the figures less than they seem
+	Trips       []guard.Trip              // run guards that tripped (guards.go): fatal ones make the run invalid
 }
 
 // Window is one measurement window of a run.
@@ -364,6 +369,9 @@ func (r *engine) collect(res *Result) *Result {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("accounting: %d requests intended, %d accounted for (a generator bug)", res.Intended, got))
 	}
 	res.Windows = windowStats(r.shared, r.spec)
+	r.shared.mu.Lock()
+	res.WindowHists = append([]*hdrhistogram.Histogram(nil), r.shared.hist...)
+	r.shared.mu.Unlock()
 	res.Warnings = append(res.Warnings, r.self.warnings(r.spec, res)...)
 	if failed := SumErrors(res.Errors) + res.Dropped; failed > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the percentiles count %d failed or dropped requests as lower bounds "+

@@ -31,9 +31,9 @@ type schedule struct {
 	done  bool
 }
 
-func newSchedule(p pacer, start time.Time, total time.Duration) *schedule {
+func newSchedule(p pacer, start time.Time, total time.Duration, firstSeq int64) *schedule {
 	s := &schedule{p: p, start: start, total: total}
-	s.advance(0)
+	s.advance(firstSeq)
 	return s
 }
 
@@ -87,7 +87,7 @@ func (r *engine) intended() int64 {
 	if r.ctx.Err() != nil && r.stopTime().Before(end) {
 		end = r.stopTime()
 	}
-	p := newPacer(r.spec.Arrival, r.spec.Rate)
+	p := newPacer(r.spec.Arrival, r.spec.Rate, r.spec.SeqBase)
 	var n int64
 	for {
 		due := r.start.Add(p.next())
@@ -105,7 +105,7 @@ const watchEvery = 2 * time.Millisecond
 
 // openLoop starts one worker and adds more while jobs go overdue.
 func (r *engine) openLoop() {
-	r.sched = newSchedule(newPacer(r.spec.Arrival, r.spec.Rate), r.start, r.spec.Warmup+r.spec.Duration)
+	r.sched = newSchedule(newPacer(r.spec.Arrival, r.spec.Rate, r.spec.SeqBase), r.start, r.spec.Warmup+r.spec.Duration, r.spec.SeqBase)
 	r.spawn(1)
 	tick := time.NewTicker(watchEvery)
 	defer tick.Stop()

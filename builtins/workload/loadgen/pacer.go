@@ -44,9 +44,13 @@ func (p *poissonPacer) next() time.Duration {
 	return d
 }
 
-func newPacer(arrival string, rate float64) pacer {
+// newPacer makes the schedule of a run whose request numbers start at
+// seqBase: agents of one fleet (each with its own range) draw different
+// Poisson gaps, so their merged arrivals stay Poisson instead of N
+// arrivals at every instant; a local run (seqBase 0) draws as before.
+func newPacer(arrival string, rate float64, seqBase int64) pacer {
 	if arrival == "poisson" {
-		return &poissonPacer{rate: rate, rng: rand.New(rand.NewPCG(1, 2))}
+		return &poissonPacer{rate: rate, rng: rand.New(rand.NewPCG(1, 2+uint64(seqBase)))}
 	}
 	return &constantPacer{rate: rate}
 }

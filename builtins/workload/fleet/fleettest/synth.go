@@ -61,10 +61,15 @@ func Values(l Load, agent int) (us []int64, failed []bool) {
 	return us, failed
 }
 
-func Run(ctx context.Context, spec fleet.Spec, progress io.Writer) (*fleet.Result, error) {
+// Run is the simulated agents' RunFunc: it lasts Load.Ms, prints progress, and
+// reports the values Values gives for its agent index.
+func Run(ctx context.Context, spec fleet.Spec, begin func() error, progress io.Writer) (*fleet.Result, error) {
 	var l Load
 	if err := json.Unmarshal(spec.Load, &l); err != nil {
 		return nil, fmt.Errorf("synthetic load: %w", err)
+	}
+	if err := begin(); err != nil {
+		return nil, err
 	}
 	start := time.Now()
 	res := &fleet.Result{Errors: map[string]int64{}, MeasureStart: time.Now().UnixNano(), Procs: 1}

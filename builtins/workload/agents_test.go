@@ -1,0 +1,179 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/workload/fleet"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+)
+
+// The test binary doubles as `benchbook agent`, so local fleets run the
+// real generator in real processes.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "agent" {
+		if err := fleet.Main(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr, AgentRun); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// teeLauncher keeps a copy of what each agent sent.
+type teeLauncher struct {
+	fleet.Launcher
+	mu   sync.Mutex
+	outs []*bytes.Buffer
+}
+
+func (l *teeLauncher) Launch(ctx context.Context, specs []fleet.Spec) ([]*fleet.Agent, error) {
+	agents, err := l.Launcher.Launch(ctx, specs)
+	for _, a := range agents {
+		var b bytes.Buffer
+		l.outs = append(l.outs, &b)
+		a.Out = io.TeeReader(a.Out, &lockedBuf{mu: &l.mu, b: &b})
+	}
+	return agents, err
+}
+
+type lockedBuf struct {
+	mu *sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// results are the agents' own result messages.
+func (l *teeLauncher) results(t *testing.T) []*fleet.Result {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []*fleet.Result
+	for _, b := range l.outs {
+		s := bufio.NewScanner(bytes.NewReader(b.Bytes()))
+		s.Buffer(nil, 64<<20)
+		for s.Scan() {
+			var m fleet.Message
+			if json.Unmarshal(s.Bytes(), &m) == nil && m.Type == "result" {
+				out = append(out, m.Result)
+			}
+		}
+	}
+	return out
+}
+
+// A local fleet of 2 against a loopback target: the merged counts are the
+// sums of the agents' and its percentiles those of one histogram into
+// which every agent's recorded values were put one by one (no Merge).
+func TestLocalFleetOfTwoIsLossless(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1)%50 == 0 {
+			w.WriteHeader(503)
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	spec := loadgen.Spec{Clients: 4, Duration: time.Second, Warmup: 200 * time.Millisecond, Window: 500 * time.Millisecond, Timeout: 2 * time.Second}
+	c := fleetConfig{Kind: "local", N: 2, Hang: 10 * time.Second}
+	specs, err := agentSpecs("http", spec, agentLoad{HTTP: &loadgen.HTTPSpec{URL: srv.URL + "/x"}}, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := &teeLauncher{Launcher: &fleet.Local{}}
+	m, err := fleet.Run(context.Background(), tl, specs, fleet.Options{Warmup: spec.Warmup, Duration: spec.Duration, Window: spec.Window, Timeout: spec.Timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newRun("http", spec, mergedResult(m, spec))
+	results := tl.results(t)
+	if len(results) != 2 || m.Incomplete {
+		t.Fatalf("%d results, incomplete %v, rows %+v", len(results), m.Incomplete, m.Rows)
+	}
+	one := loadgen.NewHist()
+	var count, intended, errs int64
+	for _, res := range results {
+		h, err := fleet.DecodeHist(res.Hist)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bar := range h.Distribution() {
+			if bar.Count > 0 {
+				_ = one.RecordValues(bar.From, bar.Count)
+			}
+		}
+		count, intended, errs = count+res.Count, intended+res.Intended, errs+sumErrors(res.Errors)
+		if res.Count == 0 {
+			t.Fatalf("an agent sent nothing: %+v", res)
+		}
+	}
+	if r.d.Count != count || r.d.Intended != intended || sumErrors(r.d.Errors) != errs || errs == 0 {
+		t.Fatalf("merged count/intended/errors %d/%d/%d, agents' sums %d/%d/%d", r.d.Count, r.d.Intended, sumErrors(r.d.Errors), count, intended, errs)
+	}
+	sameHist(t, r.hist, one)
+	if served.Load() < count+errs {
+		t.Fatalf("the target served %d requests, fewer than the %d the run counts", served.Load(), count+errs)
+	}
+	var inWindows int64
+	for _, w := range r.d.Windows {
+		inWindows += w.Count
+	}
+	if inWindows != count || len(r.d.Windows) != 2 {
+		t.Fatalf("windows hold %d successes in %d windows, run %d", inWindows, len(r.d.Windows), count)
+	}
+}
+
+func sameHist(t *testing.T, got, want *hdrhistogram.Histogram) {
+	t.Helper()
+	if got.TotalCount() != want.TotalCount() {
+		t.Fatalf("merged %d values, one histogram %d", got.TotalCount(), want.TotalCount())
+	}
+	for q := 0.0; q <= 100; q += 0.1 {
+		if g, w := got.ValueAtQuantile(q), want.ValueAtQuantile(q); g != w {
+			t.Fatalf("p%g: merged %d µs, one histogram %d µs", q, g, w)
+		}
+	}
+}
+
+// The Starlark surface: a fleet value, agents = fleet, and the per-agent
+// table in the run; what agents cannot do is refused by name.
+func TestAgentsInStarlark(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	g := mustExec(t, `
+f = workload.agents(local = 2)
+assert.eq(str(f), "fleet(local, 2 agents)")
+r = workload.http(url, rate = 200, duration = "1s", warmup = "200ms", agents = f)
+assert.eq(len(r.agents), 2)
+assert.eq(r.incomplete, False)
+assert.eq(r.agents[0].count + r.agents[1].count, r.count)
+assert.true(all([a.status == "ok" for a in r.agents]))
+assert.true(r.intended >= 190 and r.intended <= 210)
+assert.fails(lambda: workload.http(url, clients = 1, duration = "1s", agents = f), "clients = 1 cannot be divided across 2 agents")
+assert.fails(lambda: workload.http(url, clients = 2, duration = "1s", request = lambda: "/", agents = f), "cannot run on agents")
+assert.fails(lambda: workload.agents(local = 2, ssh = ["h"]), "give one of")
+assert.fails(lambda: workload.agents(kubernetes = {"replicas": 2}), "image is required")
+assert.fails(lambda: workload.agents(local = 2, cpus = ["x"]), "malformed CPU list")
+`, starlark.StringDict{"url": str(srv.URL + "/")})
+	r := g["r"].(*Run)
+	if h := r.HTML(); !bytes.Contains([]byte(h), []byte(`<table class="agents">`)) || !bytes.Contains([]byte(h), []byte("local/1")) {
+		t.Fatalf("no per-agent table in the HTML: %s", h)
+	}
+}
