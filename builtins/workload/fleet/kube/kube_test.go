@@ -105,8 +105,17 @@ func (k *kubelet) runPod(ctx context.Context, job *batchv1.Job, i int, dir strin
 		args = append(args, strings.ReplaceAll(a, "/etc/benchbook", dir))
 	}
 	cmd := exec.Command(os.Args[0], args...)
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
+	// An os.Pipe, not StdoutPipe: Wait (when the pod ends) must not close
+	// the log while the coordinator still reads it.
+	out, w, err := os.Pipe()
+	if err != nil {
+		k.t.Error(err)
+		return
+	}
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
 		k.t.Error(err)
 		return
 	}
@@ -154,10 +163,10 @@ func TestIndexedJobFleet(t *testing.T) {
 		t.Fatal(err)
 	}
 	all, ok := fleettest.Oracle(l, []int{0, 1, 2})
-	fleettest.SameDistribution(t, m.Hist, all)
 	if m.Count != ok || m.Incomplete || len(m.Rows) != 3 {
 		t.Fatalf("count %d want %d; rows %+v", m.Count, ok, m.Rows)
 	}
+	fleettest.SameDistribution(t, m.Hist, all)
 	for _, r := range m.Rows {
 		if r.LateStart > time.Second || r.ClockMeasured {
 			t.Fatalf("row %+v: late, or a clock offset claimed without a probe", r)
