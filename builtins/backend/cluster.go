@@ -277,7 +277,7 @@ func (c *cluster) waitReady(ctx context.Context) error {
 			return fmt.Errorf("postgres exited while starting")
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(25 * time.Millisecond): // a restore waits on this
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("postgres not ready after %s: %v", readyTimeout, err)

@@ -124,8 +124,13 @@ func (h *pgHandle) flushedTo(lsn string) bool {
 	}
 }
 
-// housekeeping are WAL records that change nothing a query can see.
+// housekeeping are WAL records that change nothing a query can see: the
+// bgwriter's snapshots, checkpoints, and a read's opportunistic pruning of
+// tuples every transaction already sees as dead (a plain SELECT prunes
+// catalog pages after DDL) or its hint bits.
 var housekeeping = map[string]bool{
+	"Heap2 PRUNE":              true,
+	"XLOG FPI_FOR_HINT":        true,
 	"Standby RUNNING_XACTS":    true,
 	"XLOG CHECKPOINT_ONLINE":   true,
 	"XLOG CHECKPOINT_SHUTDOWN": true,

@@ -41,23 +41,23 @@ func TestABABRestoresAndGrows(t *testing.T) {
 	needs.Postgres(t)
 	dir := t.TempDir()
 	cache := dir + "/cache"
-	r1 := runNB(t, dir, cache, ababNB, nil, true)
-	runs1 := r1.outputs["runs"]
-	if strings.Contains(runs1, "error") || r1.outputs["after"] != "0" {
-		t.Fatalf("first run: runs %q after %q\n%s", runs1, r1.outputs["after"], r1.stderr)
+	r1 := RunNB(t, dir, cache, ababNB, nil, true)
+	runs1 := r1.Outputs["runs"]
+	if strings.Contains(runs1, "error") || r1.Outputs["after"] != "0" {
+		t.Fatalf("first run: runs %q after %q\n%s", runs1, r1.Outputs["after"], r1.Stderr)
 	}
 	for _, want := range []string{"A:0:", "B:1:"} {
 		if strings.Count(runs1, want) != 2 {
 			t.Errorf("runs %s: want two %q (each run from the experiment's start state)", runs1, want)
 		}
 	}
-	r2 := runNB(t, dir, cache, ababNB, map[string]string{"pairs": "3"}, true)
-	runs2 := r2.outputs["runs"]
+	r2 := RunNB(t, dir, cache, ababNB, map[string]string{"pairs": "3"}, true)
+	runs2 := r2.Outputs["runs"]
 	prefix := strings.TrimSuffix(runs1, "]")
 	if !strings.HasPrefix(runs2, prefix) || strings.Count(runs2, "A:0:") != 3 || strings.Count(runs2, "B:1:") != 3 {
-		t.Fatalf("pairs=3 did not reuse the first two pairs:\n 2: %s\n 3: %s\n%s", runs1, runs2, r2.stderr)
+		t.Fatalf("pairs=3 did not reuse the first two pairs:\n 2: %s\n 3: %s\n%s", runs1, runs2, r2.Stderr)
 	}
-	if r2.outputs["after"] != "0" {
-		t.Errorf("after pairs=3: %q indexes, want 0", r2.outputs["after"])
+	if r2.Outputs["after"] != "0" {
+		t.Errorf("after pairs=3: %q indexes, want 0", r2.Outputs["after"])
 	}
 }

@@ -45,18 +45,18 @@ func TestReproRowsABA(t *testing.T) {
 		if s.rows != "" {
 			params["rows"], want = s.rows, s.rows
 		}
-		r := runNB(t, dir, cache, reproNB, params, true)
-		if r.outputs["measure"] != want {
-			t.Fatalf("step %d (rows=%s): measure shows %q, want %s\n%s", i, want, r.outputs["measure"], want, r.stderr)
+		r := RunNB(t, dir, cache, reproNB, params, true)
+		if r.Outputs["measure"] != want {
+			t.Fatalf("step %d (rows=%s): measure shows %q, want %s\n%s", i, want, r.Outputs["measure"], want, r.Stderr)
 		}
-		if r.status["data"] != s.dataStatus {
-			t.Errorf("step %d: data is %s (%s), want %s", i, r.status["data"], r.why["data"], s.dataStatus)
+		if r.Status["data"] != s.dataStatus {
+			t.Errorf("step %d: data is %s (%s), want %s", i, r.Status["data"], r.Why["data"], s.dataStatus)
 		}
 		// The record from the cache alone says the same.
-		rr := runNB(t, dir, cache, reproNB, params, false)
-		if rr.outputs["measure"] != want || rr.status["measure"] != "hit" {
-			t.Fatalf("step %d: render shows measure %q (%s), want %s hit\n%v\n%s", i, rr.outputs["measure"], rr.status["measure"], want, rr.why, rr.stderr)
+		rr := RunNB(t, dir, cache, reproNB, params, false)
+		if rr.Outputs["measure"] != want || rr.Status["measure"] != "hit" {
+			t.Fatalf("step %d: render shows measure %q (%s), want %s hit\n%v\n%s", i, rr.Outputs["measure"], rr.Status["measure"], want, rr.Why, rr.Stderr)
 		}
-		fmt.Println(strings.TrimSpace(r.stderr))
+		fmt.Println(strings.TrimSpace(r.Stderr))
 	}
 }

@@ -17,16 +17,16 @@ import (
 	"github.com/benchbook/benchbook/runtime"
 )
 
-// result is one run of a notebook.
-type result struct {
-	status  map[string]string // cell -> status
-	why     map[string]string
-	outputs map[string]string // cell -> outputs joined
-	stderr  string
+// Result is one run of a notebook.
+type Result struct {
+	Status  map[string]string // cell -> status
+	Why     map[string]string
+	Outputs map[string]string // cell -> outputs joined, or "error: ..."
+	Stderr  string            // the progress lines
 }
 
-// runNB writes src to dir/nb.star and runs it with params against cacheDir.
-func runNB(t *testing.T, dir, cacheDir, src string, params map[string]string, execute bool) result {
+// RunNB writes src to dir/nb.star and runs it with params against cacheDir.
+func RunNB(t *testing.T, dir, cacheDir, src string, params map[string]string, execute bool) Result {
 	t.Helper()
 	path := filepath.Join(dir, "nb.star")
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
@@ -43,17 +43,17 @@ func runNB(t *testing.T, dir, cacheDir, src string, params map[string]string, ex
 	}
 	e.Run(execute)
 	e.Close()
-	r := result{status: map[string]string{}, why: map[string]string{}, outputs: map[string]string{}, stderr: stderr.String()}
+	r := Result{Status: map[string]string{}, Why: map[string]string{}, Outputs: map[string]string{}, Stderr: stderr.String()}
 	for _, st := range e.States() {
 		name := st.Def.Name
-		r.status[name], r.why[name] = string(st.Status), st.Why
+		r.Status[name], r.Why[name] = string(st.Status), st.Why
 		var parts []string
 		for _, o := range st.Outputs() {
 			parts = append(parts, o.String())
 		}
-		r.outputs[name] = strings.Join(parts, "|")
+		r.Outputs[name] = strings.Join(parts, "|")
 		if st.Err != nil {
-			r.outputs[name] = "error: " + st.Err.Error()
+			r.Outputs[name] = "error: " + st.Err.Error()
 		}
 	}
 	return r
