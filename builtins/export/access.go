@@ -5,24 +5,13 @@ import (
 	"slices"
 
 	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
 // Values exported come from other packages (runs, tables, experiments);
 // they are read through Starlark so this package depends on their shape
 // only.
-
-// attrOf returns v.name, or nil when v has no such attribute.
-func attrOf(v starlark.Value, name string) starlark.Value {
-	ha, ok := v.(starlark.HasAttrs)
-	if !ok {
-		return nil
-	}
-	x, err := ha.Attr(name)
-	if err != nil {
-		return nil
-	}
-	return x
-}
 
 // itemsOf returns the elements of an iterable (not a string), or v alone.
 func itemsOf(v starlark.Value) []starlark.Value {
@@ -38,7 +27,7 @@ func itemsOf(v starlark.Value) []starlark.Value {
 
 // rowsOf returns the rows of a table (its .rows) or the items of a list.
 func rowsOf(v starlark.Value) ([]starlark.Value, error) {
-	if r := attrOf(v, "rows"); r != nil {
+	if r := starval.Attr(v, "rows"); r != nil {
 		v = r
 	}
 	switch v.(type) {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
 func csvBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -42,7 +44,7 @@ func (g grid) csv() string {
 
 // tableOf turns what export.csv accepts into a grid and a file name.
 func tableOf(th *starlark.Thread, data starlark.Value, windows bool) (grid, string, error) {
-	if runs, ok := attrOf(data, "runs").(starlark.IterableMapping); ok {
+	if runs, ok := starval.Attr(data, "runs").(starlark.IterableMapping); ok {
 		rs, err := experimentRuns(data, runs)
 		if err != nil {
 			return grid{}, "", err
@@ -84,7 +86,7 @@ func isRun(v starlark.Value) bool {
 		return false
 	}
 	_, hdr := v.(hdrer)
-	return hdr || attrOf(v, "windows") != nil && attrOf(v, "rps") != nil
+	return hdr || starval.Attr(v, "windows") != nil && starval.Attr(v, "rps") != nil
 }
 
 // taggedRun is a run with its place in an experiment ("" outside one).
@@ -98,7 +100,7 @@ type taggedRun struct {
 // pair by pair.
 func experimentRuns(exp starlark.Value, runs starlark.IterableMapping) ([]taggedRun, error) {
 	var arms []starlark.Value
-	if a := attrOf(exp, "arms"); a != nil {
+	if a := starval.Attr(exp, "arms"); a != nil {
 		arms = itemsOf(a)
 	} else {
 		for _, kv := range runs.Items() {
@@ -147,12 +149,12 @@ func runsGrid(th *starlark.Thread, rs []taggedRun, windows bool, base string) (g
 // runRow reads a run's summary: latencies from its histogram when it has
 // one (exact, in ms), else from its attributes.
 func runRow(th *starlark.Thread, run starlark.Value) []string {
-	row := []string{labelOf(run, ""), cell(attrOf(run, "count")), cell(attrOf(run, "rps")),
-		cell(attrOf(run, "mean"))}
+	row := []string{labelOf(run, ""), cell(starval.Attr(run, "count")), cell(starval.Attr(run, "rps")),
+		cell(starval.Attr(run, "mean"))}
 	if h, ok := run.(hdrer); ok {
-		return append(hdrRow(row, h.Hdr()), errorsCell(attrOf(run, "errors")))
+		return append(hdrRow(row, h.Hdr()), errorsCell(starval.Attr(run, "errors")))
 	}
-	p, _ := attrOf(run, "p").(starlark.Callable)
+	p, _ := starval.Attr(run, "p").(starlark.Callable)
 	for _, q := range runQuantiles {
 		var v starlark.Value
 		if p != nil {
@@ -160,7 +162,7 @@ func runRow(th *starlark.Thread, run starlark.Value) []string {
 		}
 		row = append(row, cell(v))
 	}
-	return append(row, cell(attrOf(run, "max")), errorsCell(attrOf(run, "errors")))
+	return append(row, cell(starval.Attr(run, "max")), errorsCell(starval.Attr(run, "errors")))
 }
 
 func hdrRow(row []string, h *hdrhistogram.Histogram) []string {
@@ -204,7 +206,7 @@ func windowsGrid(rs []taggedRun, tagged bool) (grid, error) {
 	}
 	g.header = append(append(g.header, "label", "window"), fields...)
 	for i, r := range rs {
-		ws := attrOf(r.run, "windows")
+		ws := starval.Attr(r.run, "windows")
 		if ws == nil {
 			return g, fmt.Errorf("item %d is a %s without windows", i, r.run.Type())
 		}
@@ -216,10 +218,10 @@ func windowsGrid(rs []taggedRun, tagged bool) (grid, error) {
 			row = append(row, labelOf(r.run, ""), strconv.Itoa(j))
 			for _, f := range fields {
 				if f == "errors" {
-					row = append(row, errorsCell(attrOf(w, f)))
+					row = append(row, errorsCell(starval.Attr(w, f)))
 					continue
 				}
-				row = append(row, cell(attrOf(w, f)))
+				row = append(row, cell(starval.Attr(w, f)))
 			}
 			g.rows = append(g.rows, row)
 		}
@@ -233,7 +235,7 @@ func windowFields(rs []taggedRun) []string {
 	seen := map[string]bool{}
 	var names []string
 	for _, r := range rs {
-		for _, w := range itemsOf(attrOf(r.run, "windows")) {
+		for _, w := range itemsOf(starval.Attr(r.run, "windows")) {
 			ha, ok := w.(starlark.HasAttrs)
 			if !ok {
 				continue
@@ -275,7 +277,7 @@ func dictGrid(data starlark.Value, rows []starlark.Value) (grid, error) {
 		}
 		dicts = append(dicts, d)
 	}
-	if cols := attrOf(data, "columns"); cols != nil {
+	if cols := starval.Attr(data, "columns"); cols != nil {
 		g.header = nil
 		for _, c := range itemsOf(cols) {
 			g.header = append(g.header, textOf(c))

@@ -2,9 +2,7 @@ package plot
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,11 +10,10 @@ import (
 	"go.starlark.net/starlark"
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/benchbook/benchbook/internal/golden"
 	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden SVG files")
 
 // maxFigureBytes is the size budget of one figure.
 const maxFigureBytes = 30 << 10
@@ -108,7 +105,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal("two renderings of the same data differ")
 			}
 			checkSVG(t, fig.SVG())
-			compareGolden(t, filepath.Join("testdata", "golden", name+".svg"), fig.SVG())
+			golden.Check(t, filepath.Join("testdata", "golden", name+".svg"), fig.SVG())
 		})
 	}
 }
@@ -128,26 +125,6 @@ func checkSVG(t *testing.T, svg []byte) {
 	}
 	if !bytes.HasSuffix(bytes.TrimSpace(svg), []byte("</svg>")) {
 		t.Error("SVG is not closed")
-	}
-}
-
-func compareGolden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the rendering (%d vs %d bytes); run with -update if the change is intended", path, len(got), len(want))
 	}
 }
 

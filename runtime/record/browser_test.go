@@ -1,6 +1,7 @@
 package record_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +16,9 @@ import (
 func browserRecord() *record.Record {
 	r := synthetic()
 	for i := 0; i < 20; i++ {
-		r.Cells = append(r.Cells, record.Cell{Name: "chart" + itoa(i), Source: "plot.bars(cmp)\n", Status: "hit",
+		r.Cells = append(r.Cells, record.Cell{Name: "chart" + strconv.Itoa(i), Source: "plot.bars(cmp)\n", Status: "hit",
 			Why: "cached", ComputedAt: computed, Host: "bench-01", Duration: time.Duration(i+1) * time.Millisecond,
-			Outputs: []starlark.Value{figure{svg: barsSVG(12+i, "chart "+itoa(i)), data: "pair,arm,rps\n1,A,1\n"}}})
+			Outputs: []starlark.Value{figure{svg: barsSVG(12+i, "chart "+strconv.Itoa(i)), data: "pair,arm,rps\n1,A,1\n"}}})
 	}
 	return r
 }

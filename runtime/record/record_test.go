@@ -3,7 +3,6 @@ package record_test
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,52 +13,9 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/internal/golden"
 	"github.com/benchbook/benchbook/runtime/record"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./runtime/record -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; run go test ./runtime/record -update and review the diff\n%s",
-			name, firstDiff(string(got), string(want)))
-	}
-}
-
-func firstDiff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var a, b string
-		if i < len(g) {
-			a = g[i]
-		}
-		if i < len(w) {
-			b = w[i]
-		}
-		if a != b {
-			return "line " + itoa(i+1) + ":\n got: " + a + "\nwant: " + b
-		}
-	}
-	return ""
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 func renderHTML(t *testing.T, r *record.Record) string {
 	t.Helper()
@@ -71,7 +27,7 @@ func renderHTML(t *testing.T, r *record.Record) string {
 }
 
 func TestGoldenHTML(t *testing.T) {
-	golden(t, "record.html", []byte(renderHTML(t, synthetic())))
+	golden.Check(t, filepath.Join("testdata", "record.html"), []byte(renderHTML(t, synthetic())))
 }
 
 func TestGoldenMarkdown(t *testing.T) {
@@ -89,7 +45,7 @@ func TestGoldenMarkdown(t *testing.T) {
 			t.Fatal(err)
 		}
 		rel, _ := filepath.Rel(dir, f)
-		golden(t, rel, data)
+		golden.Check(t, filepath.Join("testdata", rel), data)
 	}
 }
 
@@ -98,7 +54,7 @@ func TestGoldenJSON(t *testing.T) {
 	if err := record.JSON(&buf, synthetic()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "record.json", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "record.json"), buf.Bytes())
 }
 
 // TestHTMLEscapesNotebookText: every <script> the notebook tried to slip in
@@ -177,7 +133,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 func TestHTMLTwentyCharts(t *testing.T) {
 	r := synthetic()
 	for i := 0; i < 20; i++ {
-		r.Cells = append(r.Cells, record.Cell{Name: "chart" + itoa(i), Source: "plot.bars(cmp)\n", Status: "hit",
+		r.Cells = append(r.Cells, record.Cell{Name: "chart" + strconv.Itoa(i), Source: "plot.bars(cmp)\n", Status: "hit",
 			ComputedAt: computed, Host: "bench-01", Outputs: []starlark.Value{figure{svg: barsSVG(60, "chart"), data: strings.Repeat("1,A,10000\n", 200)}}})
 	}
 	start := time.Now()

@@ -2,7 +2,6 @@ package kube_test
 
 import (
 	"context"
-	"flag"
 	"io"
 	"os"
 	"os/exec"
@@ -24,9 +23,8 @@ import (
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/fleet/fleettest"
 	"github.com/benchbook/benchbook/builtins/workload/fleet/kube"
+	"github.com/benchbook/benchbook/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden manifests")
 
 func TestMain(m *testing.M) {
 	fleettest.AgentMain()
@@ -172,7 +170,7 @@ func TestIndexedJobFleet(t *testing.T) {
 			t.Fatalf("row %+v: late, or a clock offset claimed without a probe", r)
 		}
 	}
-	golden(t, c)
+	checkManifests(t, c)
 	assertCleanedUp(t, c)
 	wantVerbs(t, c, []string{"create configmaps", "create jobs", "list pods", "watch pods", "delete jobs", "delete configmaps"})
 }
@@ -228,10 +226,10 @@ func wantVerbs(t *testing.T, c *fake.Clientset, want []string) {
 	}
 }
 
-// golden compares the ConfigMap and Job benchbook created with
+// checkManifests compares the ConfigMap and Job benchbook created with
 // testdata/*.yaml (go test -update rewrites them). The start instant,
 // which moves with the clock, reads START.
-func golden(t *testing.T, c *fake.Clientset) {
+func checkManifests(t *testing.T, c *fake.Clientset) {
 	t.Helper()
 	for _, a := range c.Actions() {
 		ca, ok := a.(k8stesting.CreateAction)
@@ -253,17 +251,6 @@ func golden(t *testing.T, c *fake.Clientset) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join("testdata", res+".golden.yaml")
-		if *update {
-			_ = os.WriteFile(path, b, 0o644)
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (go test -update writes it)", err)
-		}
-		if string(want) != string(b) {
-			t.Errorf("%s differs from what was created:\n%s", path, b)
-		}
+		golden.Check(t, filepath.Join("testdata", res+".golden.yaml"), b)
 	}
 }
