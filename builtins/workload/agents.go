@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -449,4 +450,17 @@ func (s *sqlArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, f
 		spec.Label = sq.Statements[0].SQL
 	}
 	return runOnFleet(th, name, "sql", spec, agentLoad{SQL: sq}, f)
+}
+
+// RunLocalFleet runs an HTTP load on n local agents (this executable's
+// `agent` mode) without Starlark: the path agents = workload.agents(local
+// = n) takes, for bench/fleet's overhead measurement.
+func RunLocalFleet(ctx context.Context, n int, spec loadgen.Spec, hs loadgen.HTTPSpec) (*fleet.Merged, error) {
+	c := fleetConfig{Kind: "local", N: n, Hang: 10 * time.Second}
+	specs, err := agentSpecs("http", spec, agentLoad{HTTP: &hs}, c)
+	if err != nil {
+		return nil, err
+	}
+	return fleet.Run(ctx, &fleet.Local{}, specs, fleet.Options{Warmup: spec.Warmup, Duration: spec.Duration,
+		Window: spec.Window, Timeout: spec.Timeout, Hang: c.Hang})
 }

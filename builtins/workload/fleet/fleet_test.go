@@ -242,3 +242,40 @@ func TestMain(m *testing.M) {
 	fleettest.AgentMain()
 	os.Exit(m.Run())
 }
+
+// Pinned local agents run every thread on their CPU set.
+func TestLocalAgentsPinned(t *testing.T) {
+	l := fleettest.Load{Values: 100, Seed: 8, Ms: 1500, Windows: 1, DieAgent: -1}
+	masks := make(chan []string, 1)
+	hl := &hookLauncher{Launcher: &fleet.Local{Binary: os.Args[0], CPUs: []string{"0"}}, after: func(agents []*fleet.Agent) {
+		time.AfterFunc(time.Second, func() { masks <- threadMasks(agents[0].Pid) })
+	}}
+	if _, err := fleet.Run(context.Background(), hl, fleettest.Specs(t, l, 1), opts(l)); err != nil {
+		t.Fatal(err)
+	}
+	got := <-masks
+	if len(got) < 2 {
+		t.Fatalf("read %d threads' masks", len(got))
+	}
+	for _, m := range got {
+		if m != "0" {
+			t.Fatalf("a thread of the pinned agent may run on CPUs %q, want 0 (all: %q)", m, got)
+		}
+	}
+}
+
+// threadMasks are the Cpus_allowed_list of every thread of pid.
+func threadMasks(pid int) []string {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tids, _ := os.ReadDir(dir)
+	var out []string
+	for _, tid := range tids {
+		b, _ := os.ReadFile(dir + "/" + tid.Name() + "/status")
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+				out = append(out, strings.TrimSpace(v))
+			}
+		}
+	}
+	return out
+}
