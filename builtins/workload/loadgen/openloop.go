@@ -168,8 +168,11 @@ func (r *engine) openWorker(c client, rec *recorder) {
 		}
 		class := c.do(r.loadCtx, request{seq: j.seq, deadline: r.deadline(sent), measured: measured})
 		if r.ctx.Err() != nil {
-			if measured {
-				rec.undecide() // interrupted mid-request: not a measurement
+			// Interrupted mid-request: not a measurement. A job due at or
+			// after the stop is not intended (see intended), even when its
+			// timer fired in the same instant as Ctrl-C.
+			if measured && j.due.Before(r.stopTime()) {
+				rec.undecide()
 			}
 			return
 		}
