@@ -28,6 +28,7 @@ var binary string
 
 func TestMain(m *testing.M) {
 	serveDemoChild() // backend.demo re-executes the test binary as its target
+	serveAgentChild() // workload.agents(local = N) re-executes the test binary as its agents
 	dir, err := os.MkdirTemp("", "benchbook-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
