@@ -27,7 +27,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	serveDemoChild() // backend.demo re-executes the test binary as its target
+	serveDemoChild()  // backend.demo re-executes the test binary as its target
 	serveAgentChild() // workload.agents(local = N) re-executes the test binary as its agents
 	dir, err := os.MkdirTemp("", "benchbook-test-")
 	if err != nil {
