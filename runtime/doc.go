@@ -62,8 +62,8 @@
 //
 // Around the pipeline: builtins (builtins/...) reach the run only through
 // env.go, keeping per-run state with SessionValue; builtins/internal/starval
-// reads the values they share; internal/startest runs every package's
-// testdata/*.star tests in a Session, and internal/needs stops a test for a
+// reads the values they share; runtime/startest runs every package's
+// testdata/*.star tests in a Session, and runtime/needs stops a test for a
 // missing tool (a skip locally, a failure under CI).
 //
 // # Live resources (state.go, resources.go, fingerprint.go)

@@ -10,7 +10,7 @@ import (
 	"go.starlark.net/starlark"
 
 	_ "github.com/benchbook/benchbook/builtins/workload"
-	"github.com/benchbook/benchbook/internal/startest"
+	"github.com/benchbook/benchbook/runtime/startest"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 

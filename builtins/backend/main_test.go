@@ -10,8 +10,8 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/startest"
 )
 
 // One cluster serves the whole test binary. It is created by a first

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/startest"
 )
 
 // TestServerProvenance: a cell that queried the cluster records the

@@ -6,8 +6,8 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/startest"
 )
 
 // TestStarlark runs every testdata/*.star file.

@@ -16,8 +16,8 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
-	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/startest"
 )
 
 // fakeRun has the shape of workload's run: label, count, rps, mean, max,

@@ -7,8 +7,8 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/startest"
 )
 
 // thread returns a thread of one cell in a session whose notebook

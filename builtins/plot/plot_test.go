@@ -10,9 +10,9 @@ import (
 	"go.starlark.net/starlark"
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/benchbook/benchbook/internal/golden"
-	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/golden"
+	"github.com/benchbook/benchbook/runtime/startest"
 )
 
 // maxFigureBytes is the size budget of one figure.

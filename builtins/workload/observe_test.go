@@ -11,8 +11,8 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/startest"
 )
 
 // fakeObserver reports a fixed figure and the request count it was given.

@@ -17,7 +17,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
-	"github.com/benchbook/benchbook/internal/needs"
+	"github.com/benchbook/benchbook/runtime/needs"
 )
 
 // startPostgres starts a throwaway cluster owned by the postgres user,

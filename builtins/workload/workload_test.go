@@ -15,8 +15,8 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/internal/startest"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/startest"
 )
 
 // execStar runs src with the builtins, assert and globals.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchbook/benchbook/internal/needs"
 	"github.com/benchbook/benchbook/runtime/child"
+	"github.com/benchbook/benchbook/runtime/needs"
 )
 
 // orphanNB starts a target whose shell leaves grandchildren (one of them in

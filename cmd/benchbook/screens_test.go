@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/benchbook/benchbook/internal/needs"
+	"github.com/benchbook/benchbook/runtime/needs"
 	"github.com/benchbook/benchbook/runtime/record/browsertest"
 )
 

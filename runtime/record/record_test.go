@@ -13,7 +13,7 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/internal/golden"
+	"github.com/benchbook/benchbook/runtime/golden"
 	"github.com/benchbook/benchbook/runtime/record"
 )
 

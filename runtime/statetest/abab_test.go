@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchbook/benchbook/internal/needs"
+	"github.com/benchbook/benchbook/runtime/needs"
 )
 
 // An arm that creates an index must not leave it to the next run, nor to

@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/benchbook/benchbook/internal/needs"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/needs"
 )
 
 // A data dir changed while benchbook was not running (a server started on

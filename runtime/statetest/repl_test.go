@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchbook/benchbook/internal/needs"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/needs"
 )
 
 // The REPL goes through the same rules: a change typed at the prompt leaves

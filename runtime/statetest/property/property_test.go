@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchbook/benchbook/internal/needs"
+	"github.com/benchbook/benchbook/runtime/needs"
 	"github.com/benchbook/benchbook/runtime/statetest"
 )
 

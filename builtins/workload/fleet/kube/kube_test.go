@@ -23,7 +23,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/fleet/fleettest"
 	"github.com/benchbook/benchbook/builtins/workload/fleet/kube"
-	"github.com/benchbook/benchbook/internal/golden"
+	"github.com/benchbook/benchbook/runtime/golden"
 )
 
 func TestMain(m *testing.M) {
