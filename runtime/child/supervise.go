@@ -120,15 +120,27 @@ func killCgroup(dir string) int {
 	return len(pids)
 }
 
+// cgroupPids lists the live processes of a cgroup. A zombie (killed, not
+// yet reaped by init, which can be slow) is dead: killing it again would
+// keep the reaper busy for nothing.
 func cgroupPids(dir string) []int {
 	data, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 	var pids []int
 	for _, f := range strings.Fields(string(data)) {
-		if pid, err := strconv.Atoi(f); err == nil {
+		if pid, err := strconv.Atoi(f); err == nil && !zombie(pid) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+func zombie(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true // gone already
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || bytes.HasPrefix(stat[i+1:], []byte(" Z"))
 }
 
 // markedPids lists the live processes whose environment holds marker.
@@ -164,6 +176,7 @@ func makeCgroup(name string) string {
 	if mnt == "" || own == "" {
 		return ""
 	}
+	removeStale(filepath.Join(mnt, own))
 	dir := filepath.Join(mnt, own, name)
 	if os.Mkdir(dir, 0o755) != nil {
 		return ""
@@ -175,25 +188,56 @@ func makeCgroup(name string) string {
 	return dir
 }
 
+// removeStale removes the empty cgroups of benchbooks that are gone (their
+// supervisor gave up waiting for init to reap a zombie); a cgroup still
+// holding a process is left alone (rmdir refuses it).
+func removeStale(parent string) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, "benchbook-*-*"))
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(strings.Split(filepath.Base(d), "-")[1])
+		if err != nil || pid == os.Getpid() || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		removeTree(d)
+	}
+}
+
 func childrenDir(dir string) string { return filepath.Join(dir, "children") }
 
-// removeCgroup removes dir and its two sub-cgroups (rmdir succeeds only on
-// empty cgroups, which is what we want).
+// removeCgroup removes dir and every cgroup under it, deepest first (rmdir
+// succeeds only on empty cgroups, which is what we want). Under children
+// there may be the cgroups of benchbooks we ran (fleet agents), whose
+// supervisors died with our cgroup.kill.
 func removeCgroup(dir string) {
 	if dir == "" {
 		return
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for _, d := range []string{childrenDir(dir), filepath.Join(dir, "supervisor"), dir} {
-		// A killed process leaves its cgroup a moment after SIGKILL.
-		for {
-			err := os.Remove(d)
-			if err == nil || os.IsNotExist(err) || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
+	deadline := time.Now().Add(reapFor)
+	for {
+		// A killed process leaves its cgroup when it is reaped: a moment
+		// after SIGKILL, or later when init is slow to reap its zombies.
+		if removeTree(dir) || time.Now().After(deadline) {
+			return
 		}
+		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// removeTree rmdirs every directory under dir, deepest first, then dir;
+// it says whether dir is gone.
+func removeTree(dir string) bool {
+	var dirs []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		_ = os.Remove(dirs[i])
+	}
+	_, err := os.Stat(dir)
+	return os.IsNotExist(err)
 }
 
 // cgroup2Mount is where the cgroup v2 hierarchy is mounted
