@@ -229,9 +229,6 @@ type agentSQL struct {
 
 // runOnFleet runs spec's load on f's agents and merges their runs.
 func runOnFleet(th *starlark.Thread, name, kind string, spec loadgen.Spec, load agentLoad, f *Fleet) (*Run, error) {
-	if len(spec.Observers) > 0 {
-		return nil, fmt.Errorf("%s: observe cannot be combined with agents yet: observe the server in a run of its own", name)
-	}
 	specs, err := agentSpecs(kind, spec, load, f.c)
 	if err != nil {
 		return nil, fmt.Errorf("%s: agents: %w", name, err)
@@ -241,12 +238,17 @@ func runOnFleet(th *starlark.Thread, name, kind string, spec loadgen.Spec, load 
 	if err != nil {
 		return nil, fmt.Errorf("%s: agents: %w", name, err)
 	}
-	m, err := fleet.Run(runtime.Context(th), l, specs, fleet.Options{Warmup: spec.Warmup, Duration: spec.Duration,
-		Window: spec.Window, Timeout: spec.Timeout, Hang: f.c.Hang, AllowClockOffset: f.c.AllowClock, Progress: spec.Progress})
+	ctx := runtime.Context(th)
+	obs := &fleetObservers{spec: spec, done: make(chan struct{})}
+	m, err := fleet.Run(ctx, l, specs, fleet.Options{Warmup: spec.Warmup, Duration: spec.Duration,
+		Window: spec.Window, Timeout: spec.Timeout, Hang: f.c.Hang, AllowClockOffset: f.c.AllowClock, Progress: spec.Progress,
+		OnStart: func(at time.Time) { obs.started = true; go obs.run(ctx, at) }})
 	if err != nil {
 		return nil, fmt.Errorf("%s: agents: %w", name, err)
 	}
-	r := newRun(kind, spec, mergedResult(m, spec))
+	res := mergedResult(m, spec)
+	res.Observed = obs.figures(m.Count, res)
+	r := newRun(kind, spec, res)
 	r.d.Agents, r.d.Incomplete = agentRows(m.Rows), m.Incomplete
 	return r, nil
 }
@@ -463,4 +465,80 @@ func RunLocalFleet(ctx context.Context, n int, spec loadgen.Spec, hs loadgen.HTT
 	}
 	return fleet.Run(ctx, &fleet.Local{}, specs, fleet.Options{Warmup: spec.Warmup, Duration: spec.Duration,
 		Window: spec.Window, Timeout: spec.Timeout, Hang: c.Hang})
+}
+
+// fleetObservers sample the server around a fleet's measurement window, on
+// this machine's clock, as a local run does around its own.
+type fleetObservers struct {
+	spec     loadgen.Spec
+	done     chan struct{} // closed when run has stopped them
+	started  bool          // set by OnStart, on the caller's goroutine
+	totals   map[string]float64
+	warnings []string
+}
+
+// run starts the observers when the window opens and stops them when it
+// closes (or at Ctrl-C), asking each for its figures per one request: its
+// totals, which figures divides by the merged count once it is known.
+func (o *fleetObservers) run(ctx context.Context, at time.Time) {
+	defer close(o.done)
+	if len(o.spec.Observers) == 0 || !sleepCtx(ctx, time.Until(at.Add(o.spec.Warmup))) {
+		return
+	}
+	var stops []func(int64) (map[string]float64, error)
+	for _, ob := range o.spec.Observers {
+		stop, err := ob.StartObserving(ctx)
+		if err != nil {
+			o.warnings = append(o.warnings, fmt.Sprintf("observer %s: %v", ob.Type(), err))
+			continue
+		}
+		stops = append(stops, stop)
+	}
+	sleepCtx(ctx, time.Until(at.Add(o.spec.Warmup+o.spec.Duration)))
+	o.totals = map[string]float64{}
+	for _, stop := range stops {
+		figs, err := stop(1)
+		if err != nil {
+			o.warnings = append(o.warnings, fmt.Sprintf("observer: %v", err))
+		}
+		for k, v := range figs {
+			o.totals[k] = v
+		}
+	}
+}
+
+// figures are the observers' figures for count requests: every observer
+// names a figure NAME_per_req for NAME / requests, so with one request it
+// gave NAME, divided here.
+func (o *fleetObservers) figures(count int64, res *loadgen.Result) map[string]float64 {
+	if !o.started {
+		return nil
+	}
+	<-o.done
+	res.Warnings = append(res.Warnings, o.warnings...)
+	out := map[string]float64{}
+	for k, v := range o.totals {
+		if strings.HasSuffix(k, "_per_req") {
+			if count == 0 {
+				continue
+			}
+			v /= float64(count)
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

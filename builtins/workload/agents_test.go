@@ -177,3 +177,42 @@ assert.fails(lambda: workload.agents(local = 2, cpus = ["x"]), "malformed CPU li
 		t.Fatalf("no per-agent table in the HTML: %s", h)
 	}
 }
+
+// hitObserver counts the requests the server saw while it observed:
+// server_hits, and server_hits_per_req as every observer names a figure
+// divided by the run's requests.
+type hitObserver struct{ hits *atomic.Int64 }
+
+func (h hitObserver) String() string        { return "hits" }
+func (h hitObserver) Type() string          { return "hits" }
+func (h hitObserver) Freeze()               {}
+func (h hitObserver) Truth() starlark.Bool  { return true }
+func (h hitObserver) Hash() (uint32, error) { return 0, nil }
+func (h hitObserver) StartObserving(context.Context) (func(int64) (map[string]float64, error), error) {
+	before := h.hits.Load()
+	return func(n int64) (map[string]float64, error) {
+		hits := float64(h.hits.Load() - before)
+		return map[string]float64{"server_hits": hits, "server_hits_per_req": hits / float64(n)}, nil
+	}, nil
+}
+
+// Observers sample the server around the fleet's measurement window: the
+// hits they see match the merged run's requests (warmup left out), and
+// per-request figures divide by the merged count.
+func TestFleetObserversCoverTheWindow(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	g := mustExec(t, `
+r = workload.http(url, rate = 400, duration = "1s", warmup = "500ms", observe = [obs], agents = workload.agents(local = 2))
+assert.true(abs(r.server_hits_per_req - r.server_hits / r.count) < 1e-9)
+`, starlark.StringDict{"url": str(srv.URL + "/"), "obs": hitObserver{&hits}})
+	r := g["r"].(*Run)
+	seen, n := r.d.Observed["server_hits"], float64(r.d.Intended)
+	if seen < 0.9*n || seen > 1.1*n {
+		t.Fatalf("the observers saw %.0f requests during the window, the run intended %.0f (warmup 200 of %d in all)", seen, n, hits.Load())
+	}
+}

@@ -51,6 +51,10 @@ type Options struct {
 	AllowClockOffset bool
 	// Progress receives the agents' progress lines, prefixed by their names.
 	Progress io.Writer
+	// OnStart, if set, is told the common start instant (this machine's
+	// clock) once every agent has it: server-side observers sample around
+	// the measurement window from it.
+	OnStart func(at time.Time)
 }
 
 // Timing bounds of the protocol.
@@ -84,6 +88,9 @@ func Run(ctx context.Context, l Launcher, specs []Spec, o Options) (*Merged, err
 	at, err := agree(ctx, conns, specs, o)
 	if err != nil {
 		return nil, err
+	}
+	if o.OnStart != nil {
+		o.OnStart(at)
 	}
 	outs := watchAll(ctx, conns, at, o)
 	return Merge(outs, MergeOptions{Start: at.Add(o.Warmup), Window: o.Window})
