@@ -42,6 +42,7 @@
 // cell needs before it runs. The creating cell records a "resource" input
 // (the id written at initdb), so it goes stale when the data dir is created
 // afresh. .snapshot(name) / .restore(name) remain for a notebook's own use.
+// A SQLite file is tracked the same way (sqlitestate.go).
 //
 // As root, PostgreSQL runs as the "postgres" user; the resource dir's
 // ancestors get o+x (traverse only) where they lack it. Clusters trust

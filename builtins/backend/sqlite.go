@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 
 	"go.starlark.net/starlark"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
@@ -15,10 +16,17 @@ import (
 // relative to the notebook (":memory:" for a private one).
 type sqliteHandle struct {
 	path string
-	db   *sql.DB
+	id   string // resource dir when the file's state is tracked; "" for ":memory:"
+
+	mu      sync.Mutex
+	db      *sql.DB
+	changes int64 // total_changes() at the last state mark
 }
 
-var _ starlark.HasAttrs = (*sqliteHandle)(nil)
+var (
+	_ starlark.HasAttrs   = (*sqliteHandle)(nil)
+	_ runtime.StateHolder = (*sqliteHandle)(nil)
+)
 
 func sqliteBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var path string
@@ -28,17 +36,37 @@ func sqliteBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple
 	if path != ":memory:" {
 		path = runtime.Path(th, path)
 	}
-	db, err := sql.Open("sqlite", path)
+	db, err := openSQLite(th, path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	h := &sqliteHandle{path: path, db: db}
+	runtime.AtExit(th, func() { h.conn().Close() })
+	if path != ":memory:" {
+		if err := h.register(th); err != nil {
+			return nil, fmt.Errorf("%s: %w", b.Name(), err)
+		}
+	}
+	return h, nil
+}
+
+func openSQLite(th *starlark.Thread, path string) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		return nil, err
 	}
 	db.SetMaxOpenConns(1) // one connection: ":memory:" stays one database
 	if err := db.PingContext(runtime.Context(th)); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("%s: %s: %w", b.Name(), path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	runtime.AtExit(th, func() { db.Close() })
-	return &sqliteHandle{path: path, db: db}, nil
+	return db, nil
+}
+
+func (h *sqliteHandle) conn() *sql.DB {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.db
 }
 
 func (h *sqliteHandle) String() string        { return fmt.Sprintf("<sqlite %s>", h.path) }
@@ -66,7 +94,10 @@ func (h *sqliteHandle) exec(th *starlark.Thread, b *starlark.Builtin, args starl
 	if err != nil {
 		return nil, err
 	}
-	res, err := h.db.ExecContext(runtime.Context(th), q, params...)
+	if err := h.touch(th, true); err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	res, err := h.conn().ExecContext(runtime.Context(th), q, params...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
@@ -80,7 +111,10 @@ func (h *sqliteHandle) query(th *starlark.Thread, b *starlark.Builtin, args star
 	if err != nil {
 		return nil, err
 	}
-	rs, err := h.db.QueryContext(runtime.Context(th), q, params...)
+	if err := h.touch(th, !readOnly(q)); err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	rs, err := h.conn().QueryContext(runtime.Context(th), q, params...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
