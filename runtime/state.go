@@ -56,6 +56,7 @@ type tracker struct {
 	mu     sync.Mutex
 	res    map[string]*tracked
 	expect map[string]string // resource ID -> state at the current point of the walk ("" unknown)
+	pins   map[string]bool   // states the running cell entered or marked: never evicted
 	say    func(string)      // a progress line
 	limit  int64
 }
@@ -70,7 +71,7 @@ func newTracker(say func(string)) *tracker {
 	if v := os.Getenv("BENCHBOOK_STATE_LIMIT"); v != "" {
 		fmt.Sscan(v, &limit)
 	}
-	return &tracker{res: map[string]*tracked{}, expect: map[string]string{}, say: say, limit: limit}
+	return &tracker{res: map[string]*tracked{}, expect: map[string]string{}, pins: map[string]bool{}, say: say, limit: limit}
 }
 
 // cellStates is what one executing cell did to resources.
@@ -78,18 +79,12 @@ type cellStates struct {
 	expect   map[string]string // the states the notebook order gives this cell
 	entered  map[string]string // first touch: the state the cell ran on
 	mark     map[string]string // resources.mark(): the experiment's start state
-	restored []string          // "postgres of cell cluster: state ab12 from its snapshot"
+	restored []string          // "postgres of cell cluster: state ab12 restored ..."
 	changes  map[string]int    // change operations per resource
 	order    []string          // touched resources, in order
-	_        [0]func()         // not comparable
-	dirty    map[string]string // resource -> dirty id issued to it
 	marks    int               // resources.mark() calls so far
-	saved    map[string]bool   // snapshots this cell took (marks)
-	pins     map[string]bool   // states that must not be evicted
 	repl     bool              // a REPL input: no walk, no restore
-	outside  map[string]bool   // warned about
 	nonce    string            // cache=false: every execution leaves a new state
-	finished bool
 }
 
 func stateSession(t *starlark.Thread) (*tracker, *Cell) {
@@ -181,7 +176,7 @@ func (tr *tracker) enter(x *tracked, c *Cell, cs *cellStates) error {
 	}
 	cs.entered[id] = want
 	cs.order = append(cs.order, id)
-	cs.pins[want] = true
+	tr.pins[want] = true
 	if x.r.Mark != nil {
 		x.r.Mark()
 	}
@@ -199,7 +194,6 @@ func (tr *tracker) dirty(x *tracked, c *Cell, cs *cellStates) {
 	}
 	if x.actual != d {
 		x.actual = d
-		cs.dirty[id] = d
 		writeStateID(id, d)
 	}
 }
@@ -282,6 +276,9 @@ func (tr *tracker) evict(id string) {
 	for _, s := range tr.expect {
 		pinned[s] = true
 	}
+	for s := range tr.pins {
+		pinned[s] = true
+	}
 	for _, s := range snaps {
 		if total <= tr.limit {
 			return
@@ -328,7 +325,6 @@ func (tr *tracker) finish(c *Cell) ([]Input, error) {
 		}
 		out = append(out, Input{Kind: inputStateOut, Name: id, Hash: left})
 	}
-	cs.finished = true
 	return out, nil
 }
 
@@ -361,7 +357,7 @@ func Mark(t *starlark.Thread) (map[string]string, error) {
 			writeStateID(id, s)
 		}
 		m[id] = x.actual
-		cs.pins[x.actual] = true
+		tr.pins[x.actual] = true
 	}
 	cs.mark = m
 	return m, nil
@@ -435,8 +431,7 @@ func (c *Cell) states() *cellStates {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.st == nil {
-		c.st = &cellStates{expect: map[string]string{}, entered: map[string]string{}, changes: map[string]int{},
-			dirty: map[string]string{}, saved: map[string]bool{}, pins: map[string]bool{}, outside: map[string]bool{}}
+		c.st = &cellStates{expect: map[string]string{}, entered: map[string]string{}, changes: map[string]int{}}
 		c.st.repl = c.Key == ""
 	}
 	return c.st
@@ -476,7 +471,7 @@ func short(s string) string {
 func (tr *tracker) startWalk() {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	tr.expect = map[string]string{}
+	tr.expect, tr.pins = map[string]string{}, map[string]bool{}
 }
 
 // expectNow copies the expected states at the current point of the walk.
