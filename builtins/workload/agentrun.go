@@ -75,7 +75,7 @@ func agentResult(res *loadgen.Result, measureStart time.Time) (*fleet.Result, er
 	out := &fleet.Result{Count: res.Count, Intended: res.Intended, Errors: res.Errors, Late: res.Late,
 		Dropped: res.Dropped, Undecided: res.Undecided, Duration: res.Measured.Seconds(),
 		MeasureStart: measureStart.UnixNano(), CPU: res.CPU.Seconds(), Procs: goruntime.GOMAXPROCS(0),
-		Interrupted: res.Interrupted, Warnings: res.Warnings}
+		Interrupted: res.Interrupted, Warnings: res.Warnings, Trips: res.Trips}
 	var err error
 	enc := func(h *hdrhistogram.Histogram) string {
 		if err != nil || h == nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/guard"
 )
 
 // Fleet is a set of agents a workload runs on: a "fleet" value made by
@@ -246,11 +247,22 @@ func runOnFleet(th *starlark.Thread, name, kind string, spec loadgen.Spec, load 
 	if err != nil {
 		return nil, fmt.Errorf("%s: agents: %w", name, err)
 	}
+	return newFleetRun(kind, spec, m, obs), nil
+}
+
+// newFleetRun is the Run of a fleet: merged figures, observers' figures
+// and trips, the agents' rows.
+func newFleetRun(kind string, spec loadgen.Spec, m *fleet.Merged, obs *fleetObservers) *Run {
 	res := mergedResult(m, spec)
 	res.Observed = obs.figures(m.Count, res)
+	var observed []guard.Trip
+	if obs != nil {
+		observed = obs.trips
+	}
+	fleetTrips(res, m.Trips, observed)
 	r := newRun(kind, spec, res)
 	r.d.Agents, r.d.Incomplete = agentRows(m.Rows), m.Incomplete
-	return r, nil
+	return r
 }
 
 // agentSpecs divides the load: clients or rate (and the open loop's bound
@@ -474,6 +486,7 @@ type fleetObservers struct {
 	done     chan struct{} // closed when run has stopped them
 	started  bool          // set by OnStart, on the caller's goroutine
 	totals   map[string]float64
+	trips    []guard.Trip // the observed targets' run guards (a process died...)
 	warnings []string
 }
 
@@ -486,7 +499,11 @@ func (o *fleetObservers) run(ctx context.Context, at time.Time) {
 		return
 	}
 	var stops []func(int64) (map[string]float64, error)
+	var watches []func() []guard.Trip
 	for _, ob := range o.spec.Observers {
+		if w, ok := ob.(guard.Watcher); ok {
+			watches = append(watches, w.Watch(ctx, time.Now()))
+		}
 		stop, err := ob.StartObserving(ctx)
 		if err != nil {
 			o.warnings = append(o.warnings, fmt.Sprintf("observer %s: %v", ob.Type(), err))
@@ -495,6 +512,9 @@ func (o *fleetObservers) run(ctx context.Context, at time.Time) {
 		stops = append(stops, stop)
 	}
 	sleepCtx(ctx, time.Until(at.Add(o.spec.Warmup+o.spec.Duration)))
+	for _, stop := range watches {
+		o.trips = append(o.trips, stop()...)
+	}
 	o.totals = map[string]float64{}
 	for _, stop := range stops {
 		figs, err := stop(1)
@@ -511,7 +531,7 @@ func (o *fleetObservers) run(ctx context.Context, at time.Time) {
 // names a figure NAME_per_req for NAME / requests, so with one request it
 // gave NAME, divided here.
 func (o *fleetObservers) figures(count int64, res *loadgen.Result) map[string]float64 {
-	if !o.started {
+	if o == nil || !o.started {
 		return nil
 	}
 	<-o.done
@@ -527,6 +547,23 @@ func (o *fleetObservers) figures(count int64, res *loadgen.Result) map[string]fl
 		out[k] = v
 	}
 	return out
+}
+
+// fleetTrips gives a fleet run its run guards, as loadgen gives a local
+// run its own: the agents' (a lost agent is a fatal one) and the observed
+// targets'; the non-fatal ones become warnings, a fatal one makes the run
+// invalid, so compare refuses it and abab runs it again.
+func fleetTrips(res *loadgen.Result, agents, observed []guard.Trip) {
+	res.Trips = append(append(res.Trips, agents...), observed...)
+	guard.Sort(res.Trips)
+	for _, t := range res.Trips {
+		if !t.Fatal {
+			res.Warnings = append(res.Warnings, "guard: "+t.String())
+		}
+	}
+	if why := guard.Invalid(res.Trips); why != "" {
+		res.Warnings = append(res.Warnings, "INVALID: "+why)
+	}
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {

@@ -102,7 +102,7 @@ func TestLocalFleetOfTwoIsLossless(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newRun("http", spec, mergedResult(m, spec))
+	r := newFleetRun("http", spec, m, nil)
 	results := tl.results(t)
 	if len(results) != 2 || m.Incomplete {
 		t.Fatalf("%d results, incomplete %v, rows %+v", len(results), m.Incomplete, m.Rows)
@@ -215,4 +215,49 @@ assert.true(abs(r.server_hits_per_req - r.server_hits / r.count) < 1e-9)
 	if seen < 0.9*n || seen > 1.1*n {
 		t.Fatalf("the observers saw %.0f requests during the window, the run intended %.0f (warmup 200 of %d in all)", seen, n, hits.Load())
 	}
+}
+
+// An agent killed mid-run is named, the run keeps the other's data, and
+// the run is invalid: compare refuses it, abab runs it again.
+func TestFleetRunWithALostAgentIsInvalid(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	spec := loadgen.Spec{Clients: 2, Duration: 2 * time.Second, Window: time.Second, Timeout: time.Second}
+	specs, err := agentSpecs("http", spec, agentLoad{HTTP: &loadgen.HTTPSpec{URL: srv.URL + "/"}}, fleetConfig{Kind: "local", N: 2, Hang: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := &teeLauncher{Launcher: &fleet.Local{}}
+	kill := &killLauncher{Launcher: tl, after: 700 * time.Millisecond}
+	m, err := fleet.Run(context.Background(), kill, specs, fleet.Options{Duration: spec.Duration, Window: spec.Window, Timeout: spec.Timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newFleetRun("http", spec, m, nil)
+	if r.valid() || !r.d.Incomplete || r.d.Agents[1].Status != "died: signal: killed" || r.d.Agents[0].Status != "ok" {
+		t.Fatalf("valid %v incomplete %v rows %+v", r.valid(), r.d.Incomplete, r.d.Agents)
+	}
+	if r.d.Count != r.d.Agents[0].Count || r.d.Count == 0 {
+		t.Fatalf("run count %d, the surviving agent's %d", r.d.Count, r.d.Agents[0].Count)
+	}
+	// valid = False is what compare refuses and abab reruns (run guards).
+	mustExec(t, `
+assert.eq(r.valid, False)
+assert.true("agent local/1 agent lost" in r.invalid_reason, r.invalid_reason)
+assert.eq(r.incomplete, True)
+`, starlark.StringDict{"r": r})
+}
+
+// killLauncher kills agent 1 a while after the launch.
+type killLauncher struct {
+	fleet.Launcher
+	after time.Duration
+}
+
+func (k *killLauncher) Launch(ctx context.Context, specs []fleet.Spec) ([]*fleet.Agent, error) {
+	agents, err := k.Launcher.Launch(ctx, specs)
+	if err == nil && len(agents) > 1 {
+		time.AfterFunc(k.after, agents[1].Kill)
+	}
+	return agents, err
 }

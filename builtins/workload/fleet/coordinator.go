@@ -163,7 +163,12 @@ func watchAll(ctx context.Context, conns []*conn, at time.Time, o Options) []Out
 	outs := make([]Outcome, len(conns))
 	var wg sync.WaitGroup
 	for i, c := range conns {
-		wg.Go(func() { outs[i] = c.watch(ctx, at, deadline, o.Hang) })
+		wg.Go(func() {
+			outs[i] = c.watch(ctx, at, deadline, o.Hang)
+			if outs[i].Failure != "" {
+				outs[i].At = time.Now()
+			}
+		})
 	}
 	wg.Wait()
 	return outs

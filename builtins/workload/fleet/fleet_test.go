@@ -114,6 +114,9 @@ func TestAgentThatDiesIsNamed(t *testing.T) {
 	if !strings.Contains(strings.Join(m.Warnings, "\n"), "incomplete: agent local/1 died") {
 		t.Fatalf("warnings %q", m.Warnings)
 	}
+	if len(m.Trips) != 1 || !m.Trips[0].Fatal || m.Trips[0].Source != "agent local/1" || m.Trips[0].At <= 0 {
+		t.Fatalf("trips %+v, want one fatal trip for agent local/1 during the window", m.Trips)
+	}
 }
 
 // A stopped agent (SIGSTOP: a frozen VM, a swapped-out box) is hung: named,

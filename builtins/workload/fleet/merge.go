@@ -7,6 +7,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchbook/benchbook/runtime/guard"
 )
 
 // Outcome is how one agent's part of a run ended.
@@ -16,6 +18,8 @@ type Outcome struct {
 	// Failure names what went wrong ("died: exit status 2", "hung: no
 	// message for 10s", "lost its connection: ..."); "" for a good result.
 	Failure string
+	// At is when the failure was seen, on this machine's clock.
+	At time.Time
 }
 
 // Merged is a fleet run: the agents' figures added up, and one row each.
@@ -34,7 +38,11 @@ type Merged struct {
 	CPU       float64 // s of CPU, all agents
 	Rows      []Row
 	// Incomplete: an agent failed; the figures are the others' alone.
-	Incomplete  bool
+	Incomplete bool
+	// Trips: the agents' run guards (their Source prefixed by the agent),
+	// and a fatal one per failed agent, so an incomplete run is invalid:
+	// compare refuses it and abab runs it again.
+	Trips       []guard.Trip
 	Interrupted bool
 	Warnings    []string
 }
@@ -87,6 +95,8 @@ func Merge(outs []Outcome, o MergeOptions) (*Merged, error) {
 			row.Status = out.Failure
 			m.Incomplete = true
 			m.Warnings = append(m.Warnings, fmt.Sprintf("incomplete: agent %s %s; the figures are the other agents' alone", out.Name, out.Failure))
+			m.Trips = append(m.Trips, guard.Trip{At: sinceStart(out.At, o.Start), Source: "agent " + out.Name,
+				Kind: "agent_lost", Fatal: true, Evidence: out.Failure})
 			m.Rows = append(m.Rows, row)
 			continue
 		}
@@ -98,6 +108,7 @@ func Merge(outs []Outcome, o MergeOptions) (*Merged, error) {
 	if m.Hist == nil {
 		m.Hist, m.OK = NewHist(), NewHist()
 	}
+	guard.Sort(m.Trips)
 	return m, nil
 }
 
@@ -135,9 +146,21 @@ func (m *Merged) add(r *Result, o MergeOptions, row *Row) error {
 	if err := m.addWindows(r, o); err != nil {
 		return err
 	}
+	for _, t := range r.Trips {
+		t.Source = "agent " + row.Name + ": " + t.Source
+		m.Trips = append(m.Trips, t)
+	}
 	fillRow(row, r, h)
 	m.rowWarnings(row, r, o.Window)
 	return nil
+}
+
+// sinceStart is t in seconds since the measurement window opened (0 before).
+func sinceStart(t, start time.Time) float64 {
+	if t.IsZero() || start.IsZero() || t.Before(start) {
+		return 0
+	}
+	return t.Sub(start).Seconds()
 }
 
 // addHist adds b into a, making a when it is nil; both nil stays nil.

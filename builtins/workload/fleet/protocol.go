@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchbook/benchbook/runtime/guard"
 )
 
 // Version is the protocol version; an agent of another version refuses.
@@ -63,6 +65,9 @@ type Result struct {
 	ClockMeasured bool `json:"clock_measured"`
 	// LateStart is how long after the agreed instant the load began, ns.
 	LateStart int64 `json:"late_start_ns"`
+	// Trips are the run guards that tripped on the agent's side (its box:
+	// disk, memory pressure, swap).
+	Trips []guard.Trip `json:"trips,omitempty"`
 }
 
 // Window is one measurement window of one agent.
