@@ -1,8 +1,8 @@
 // Command wlbench drives the side-by-side comparisons in compare.sh:
 //
 //	wlbench hello -addr 127.0.0.1:8089          a Go net/http "hello" target
-//	wlbench http -url U -clients 16 -duration 10s [-rate R]
-//	wlbench sql -dsn D -clients 16 -duration 10s [-scale 1]
+//	wlbench http -url U -clients 16 -duration 10s [-rate R] [-warmup 2s]
+//	wlbench sql -dsn D -clients 16 -duration 10s [-scale 1] [-rate R] [-warmup 2s]
 //	wlbench cpu -- CMD ARGS...                   run CMD, print its user+sys CPU
 //
 // http and sql run benchbook's workload module and print one line of
@@ -49,6 +49,7 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 	clients := fs.Int("clients", 16, "closed loop clients")
 	rate := fs.Float64("rate", 0, "open loop rate (0: closed loop)")
 	duration := fs.String("duration", "10s", "measurement duration")
+	warmup := fs.String("warmup", "2s", "http, sql: warmup before the measurement (0s: whole-process CPU covers only measured requests)")
 	scale := fs.Int("scale", 1, "sql: pgbench scale (100000 accounts each)")
 	cpuProfile := fs.String("cpuprofile", "", "http, sql: write a CPU profile of the whole run here")
 	if err := fs.Parse(args[1:]); err != nil {
@@ -73,7 +74,7 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 		if *rate > 0 {
 			loop = fmt.Sprintf("rate = %g, max_inflight = %d", *rate, *clients)
 		}
-		return load(ctx, stdout, fmt.Sprintf(`r = workload.http(%q, %s, duration = %q, warmup = "2s")`, *url, loop, *duration), nil)
+		return load(ctx, stdout, fmt.Sprintf(`r = workload.http(%q, %s, duration = %q, warmup = %q)`, *url, loop, *duration, *warmup), nil)
 	case "sql":
 		accounts := int64(*scale) * 100000
 		gen := goFunc{func() []any { return []any{rand.Int64N(accounts) + 1} }}
@@ -81,7 +82,7 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 		if *rate > 0 {
 			loop = fmt.Sprintf("rate = %g, max_inflight = %d", *rate, *clients)
 		}
-		src := fmt.Sprintf(`r = workload.sql(%q, query = "SELECT abalance FROM pgbench_accounts WHERE aid = $1", args = gen, %s, duration = %q, warmup = "2s")`, *dsn, loop, *duration)
+		src := fmt.Sprintf(`r = workload.sql(%q, query = "SELECT abalance FROM pgbench_accounts WHERE aid = $1", args = gen, %s, duration = %q, warmup = %q)`, *dsn, loop, *duration, *warmup)
 		return load(ctx, stdout, src, starlark.StringDict{"gen": gen})
 	}
 	return fmt.Errorf("unknown mode %q", args[0])

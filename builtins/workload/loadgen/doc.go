@@ -16,8 +16,11 @@
 //  3. Run drives it: the closed loop as epoll loops of many connections
 //     each where the target allows (plain HTTP, SQL on Linux; one per P
 //     but one, as wrk -t and pgbench -j do), else a goroutine per client;
-//     the open loop as workers that claim jobs from the schedule, sleep on
-//     a timerfd until each is due, and send it.
+//     the open loop, for plain HTTP on Linux, as event loops of the same
+//     kind that sleep until the next request is due and send every due
+//     request on an idle connection (driveOpen), else as workers that
+//     claim jobs from the schedule, sleep on a timerfd until each is due,
+//     and send it.
 //  4. Recorders take each outcome (a success, an error class from classify,
 //     a drop, or undecided after Ctrl-C) into HDR histograms, per worker and
 //     per window, merged at the end into a Result whose counts add up to

@@ -139,8 +139,9 @@ type engine struct {
 	clients []stopper
 	wg      sync.WaitGroup
 
-	sched   *schedule // open loop
-	workers int       // open loop; guarded by mu
+	scheds  []*schedule // open loop: one per event loop, or the workers' one
+	loops   int         // open loop: event loops started (none: workers)
+	workers int         // open loop's workers; guarded by mu
 
 	stopOnce sync.Once
 	stopAt   time.Time // when Ctrl-C was first seen; set by stopTime
@@ -160,14 +161,23 @@ func (r *engine) stopTime() time.Time {
 // Run drives tgt according to spec until the duration is over or ctx is
 // cancelled, and returns what was measured.
 func Run(ctx context.Context, spec Spec, tgt Target) *Result {
+	return newEngine(ctx, spec, tgt).run()
+}
+
+func newEngine(ctx context.Context, spec Spec, tgt Target) *engine {
 	now := time.Now()
 	r := &engine{spec: spec, tgt: tgt, ctx: ctx, start: now, shared: &windows{},
 		measureAt: now.Add(spec.Warmup), end: now.Add(spec.Warmup + spec.Duration)}
 	r.hardEnd = r.end.Add(spec.Timeout)
+	return r
+}
+
+func (r *engine) run() *Result {
+	spec := r.spec
 	var cancel context.CancelFunc
-	r.loadCtx, cancel = context.WithDeadline(ctx, r.hardEnd)
+	r.loadCtx, cancel = context.WithDeadline(r.ctx, r.hardEnd)
 	defer cancel()
-	stopAbort := context.AfterFunc(ctx, func() { r.stopTime(); r.abortAll() })
+	stopAbort := context.AfterFunc(r.ctx, func() { r.stopTime(); r.abortAll() })
 	defer stopAbort()
 	prog := startProgress(r)
 	dispatchDone := make(chan struct{})
@@ -340,8 +350,10 @@ func (r *engine) closedWorker(c client, rec *recorder) {
 func (r *engine) collect(res *Result) *Result {
 	res.Hist, res.OK, res.Service, res.Lag = NewHist(), NewHist(), NewHist(), NewHist()
 	res.Errors = map[string]int64{}
-	if r.sched != nil && r.ctx.Err() != nil {
-		r.sched.abandon(r, r.recs[0])
+	if r.ctx.Err() != nil {
+		for _, s := range r.scheds {
+			s.abandon(r, r.recs[0])
+		}
 	}
 	for _, rec := range r.recs {
 		rec.flush()
@@ -358,7 +370,7 @@ func (r *engine) collect(res *Result) *Result {
 	}
 	res.Count = res.OK.TotalCount()
 	res.Intended = res.Count + SumErrors(res.Errors) + res.Dropped + res.Undecided
-	if r.sched != nil {
+	if len(r.scheds) > 0 {
 		res.Intended = r.intended()
 	}
 	if r.ctx.Err() != nil {

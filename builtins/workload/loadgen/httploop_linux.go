@@ -20,6 +20,7 @@ type httpLoop struct {
 	err   error
 	r     *engine // set by run
 	rec   *recorder
+	open  bool // running an open loop (runOpen): no request back to back
 }
 
 // httpConn is one client of the loop.
@@ -43,7 +44,7 @@ func (t *HTTPTarget) newLoop(clients int) loop {
 	}
 	l := &httpLoop{t: t}
 	for i := range clients {
-		l.conns = append(l.conns, &httpConn{id: i, req: requestBuilder{t: t}, fd: -1, in: make([]byte, 16<<10)})
+		l.conns = append(l.conns, &httpConn{id: i, req: requestBuilder{t: t}, fd: -1}) // in: at the first dial
 	}
 	l.p, l.err = newPoller(clients, true)
 	return l
@@ -66,6 +67,37 @@ func (l *httpLoop) run(r *engine, rec *recorder) {
 	}
 	l.r, l.rec = r, rec
 	r.drive(l.p, len(l.conns), l, rec)
+}
+
+// runOpen runs the open-loop jobs of s on the loop's connections (see
+// driveOpen). Without a poller, one worker takes them.
+func (l *httpLoop) runOpen(r *engine, rec *recorder, s *schedule) {
+	if l.err != nil {
+		r.openWorker(l.t.newClient(), rec, s)
+		return
+	}
+	l.r, l.rec, l.open = r, rec, true
+	r.driveOpen(l.p, l, len(l.conns), s, rec)
+}
+
+// launch sends job j on connection i, measured from j's intended start.
+func (l *httpLoop) launch(i int, j job, now time.Time) {
+	r, c := l.r, l.conns[i]
+	c.due, c.measured, c.t0 = j.due, r.inMeasurement(j.due), now
+	if c.conn == nil {
+		if class := l.dial(r, c, now); class != "" {
+			r.settled(l.rec, &c.inflight, time.Now(), class)
+			return
+		}
+	}
+	req, class := c.req.request(j.seq)
+	if class != "" {
+		r.settled(l.rec, &c.inflight, time.Now(), class)
+		return
+	}
+	c.busy, c.deadline = true, r.deadline(now)
+	c.resp.reset(l.t.noBody)
+	l.flush(r, l.rec, c, req)
 }
 
 func (l *httpLoop) client(i int) *inflight { return &l.conns[i].inflight }
@@ -127,6 +159,9 @@ func (l *httpLoop) dial(r *engine, c *httpConn, now time.Time) string {
 		return classify(err)
 	}
 	c.conn, c.fd, c.writing = conn, fd, false
+	if c.in == nil {
+		c.in = make([]byte, 16<<10)
+	}
 	return ""
 }
 
@@ -180,7 +215,7 @@ func (l *httpLoop) receive(r *engine, rec *recorder, c *httpConn) {
 		l.drop(c) // closing, or bytes no request asked for
 	}
 	l.finish(r, rec, c, now)
-	if now.Before(r.end) && r.ctx.Err() == nil {
+	if !l.open && now.Before(r.end) && r.ctx.Err() == nil {
 		l.send(r, rec, c, now) // back to back, as closedWorker
 	}
 }
@@ -192,7 +227,7 @@ func (l *httpLoop) finish(r *engine, rec *recorder, c *httpConn, now time.Time) 
 	if c.resp.status >= 400 {
 		class = statusClass(c.resp.status)
 	}
-	r.finished(rec, c.t0, now, c.measured, class)
+	r.settled(rec, &c.inflight, now, class)
 }
 
 // fail ends the request in flight with a transport error and closes the
@@ -201,7 +236,7 @@ func (l *httpLoop) fail(r *engine, rec *recorder, c *httpConn, class string, now
 	l.drop(c)
 	if c.busy {
 		c.busy = false
-		r.finished(rec, c.t0, now, c.measured, class)
+		r.settled(rec, &c.inflight, now, class)
 	}
 }
 

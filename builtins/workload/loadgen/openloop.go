@@ -2,18 +2,28 @@ package loadgen
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 )
 
 // The open loop. A schedule (the pacer) fixes every request's intended
-// start. Workers claim the next job from it, sleep until it is due, send it
-// and come back for the next: a free worker never waits for a dispatcher,
-// so after a stall the backlog drains as fast as the workers can go. A
-// watcher adds workers (each with its own connection, up to maxInflight)
-// whenever an unclaimed job is overdue, i.e. every worker is busy. Latency
-// is measured from the intended start, so time spent waiting for a free
-// worker counts (coordinated omission corrected, as in wrk2).
+// start, and latency is measured from it, so time spent waiting for a free
+// connection counts (coordinated omission corrected, as in wrk2).
+//
+// Where the target can be multiplexed (plain HTTP, SQL on Linux), event
+// loops run it, one per P but one as in the closed loop, each with its
+// share of the schedule (every n-th request) and of max_inflight: a loop
+// sleeps until its next request is due or a response comes, then sends
+// every request that is due on idle connections (see driveOpen). No
+// goroutine or thread wakes per request beyond the loop's own.
+//
+// Elsewhere (https, other systems) workers claim the next job from the
+// schedule, sleep until it is due, send it and come back for the next: a
+// free worker never waits for a dispatcher, so after a stall the backlog
+// drains as fast as the workers can go. A watcher adds workers (each with
+// its own connection, up to maxInflight) whenever an unclaimed job is
+// overdue, i.e. every worker is busy.
 
 // job is one open-loop request: its number and intended start.
 type job struct {
@@ -21,19 +31,25 @@ type job struct {
 	due time.Time
 }
 
-// schedule hands out jobs in order; safe for concurrent claims.
+// schedule hands out jobs in order, every stride-th of the pacer's from
+// first on; safe for concurrent claims.
 type schedule struct {
-	mu    sync.Mutex
-	p     pacer
-	start time.Time
-	total time.Duration
-	next  job
-	done  bool
+	mu     sync.Mutex
+	p      pacer
+	start  time.Time
+	total  time.Duration
+	stride int64
+	next   job
+	done   bool
 }
 
-func newSchedule(p pacer, start time.Time, total time.Duration, firstSeq int64) *schedule {
-	s := &schedule{p: p, start: start, total: total}
-	s.advance(firstSeq)
+// Request i of the pacer (its i-th arrival) is numbered seqBase + i.
+func newSchedule(p pacer, start time.Time, total time.Duration, seqBase, first, stride int64) *schedule {
+	s := &schedule{p: p, start: start, total: total, stride: stride}
+	for range first {
+		p.next()
+	}
+	s.advance(seqBase + first)
 	return s
 }
 
@@ -48,12 +64,30 @@ func (s *schedule) advance(seq int64) {
 func (s *schedule) claim() (job, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.take()
+}
+
+func (s *schedule) take() (job, bool) {
 	if s.done {
 		return job{}, false
 	}
 	j := s.next
-	s.advance(j.seq + 1)
+	for range s.stride - 1 {
+		s.p.next() // another loop's
+	}
+	s.advance(j.seq + s.stride)
 	return j, true
+}
+
+// claimDue appends to q every job due by now, in one lock.
+func (s *schedule) claimDue(now time.Time, q []job) []job {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for !s.done && !s.next.due.After(now) {
+		j, _ := s.take()
+		q = append(q, j)
+	}
+	return q
 }
 
 // peek returns the next unclaimed job.
@@ -103,9 +137,14 @@ func (r *engine) intended() int64 {
 // watchEvery is how often the watcher checks for overdue jobs.
 const watchEvery = 2 * time.Millisecond
 
-// openLoop starts one worker and adds more while jobs go overdue.
+// openLoop runs the schedule on event loops where the target allows;
+// otherwise it starts one worker and adds more while jobs go overdue.
 func (r *engine) openLoop() {
-	r.sched = newSchedule(newPacer(r.spec.Arrival, r.spec.Rate, r.spec.SeqBase), r.start, r.spec.Warmup+r.spec.Duration, r.spec.SeqBase)
+	if r.openEventLoops() {
+		return
+	}
+	sched := newSchedule(newPacer(r.spec.Arrival, r.spec.Rate, r.spec.SeqBase), r.start, r.spec.Warmup+r.spec.Duration, r.spec.SeqBase, 0, 1)
+	r.scheds = []*schedule{sched}
 	r.spawn(1)
 	tick := time.NewTicker(watchEvery)
 	defer tick.Stop()
@@ -114,7 +153,7 @@ func (r *engine) openLoop() {
 		case <-r.ctx.Done():
 			return
 		case now := <-tick.C:
-			j, ok := r.sched.peek()
+			j, ok := sched.peek()
 			if !ok || now.After(r.hardEnd) {
 				return
 			}
@@ -136,19 +175,56 @@ func (r *engine) spawn(n int) {
 	r.mu.Unlock()
 	for range n {
 		c, rec := r.newWorker()
-		r.wg.Go(func() { r.openWorker(c, rec) })
+		r.wg.Go(func() { r.openWorker(c, rec, r.scheds[0]) })
 	}
+}
+
+// openRunner is a multiplexed loop that can also run its share of an open
+// loop: the jobs of s on its clients, as they fall due.
+type openRunner interface {
+	runOpen(r *engine, rec *recorder, s *schedule)
+}
+
+// openEventLoops starts the open loop's event loops, if the target has
+// them: one per P but one (as the closed loop), max_inflight split between
+// them, loop i taking every n-th request of the schedule from the i-th.
+func (r *engine) openEventLoops() bool {
+	m, ok := r.tgt.(multiplexed)
+	if !ok {
+		return false
+	}
+	n := min(max(runtime.GOMAXPROCS(0)-1, 1), r.spec.MaxInflight)
+	loops := make([]openRunner, 0, n)
+	for i := range n {
+		l := m.newLoop(r.spec.MaxInflight/n + btoi(i < r.spec.MaxInflight%n))
+		o, ok := l.(openRunner)
+		if !ok {
+			if l != nil {
+				l.close()
+			}
+			return false // https, or a loop that has no open mode: workers
+		}
+		loops = append(loops, o)
+	}
+	r.loops = n
+	for i, o := range loops {
+		s := newSchedule(newPacer(r.spec.Arrival, r.spec.Rate, r.spec.SeqBase), r.start, r.spec.Warmup+r.spec.Duration, r.spec.SeqBase, int64(i), int64(n))
+		r.scheds = append(r.scheds, s)
+		rec := r.register(o.(loop))
+		r.wg.Go(func() { o.runOpen(r, rec, s) })
+	}
+	return true
 }
 
 // openWorker sends jobs until the schedule is over or Ctrl-C. Every job it
 // claims gets an outcome: sent (a success or an error class), dropped (a
 // timeout or more behind when a worker got to it: after a stall the rest of
 // the schedule drains this way, however late), or undecided (Ctrl-C first).
-func (r *engine) openWorker(c client, rec *recorder) {
+func (r *engine) openWorker(c client, rec *recorder, sched *schedule) {
 	sl := r.newSleeper()
 	defer sl.close()
 	for {
-		j, ok := r.sched.claim()
+		j, ok := sched.claim()
 		if !ok {
 			return
 		}
@@ -176,13 +252,25 @@ func (r *engine) openWorker(c client, rec *recorder) {
 			}
 			return
 		}
-		if !measured {
-			rec.warm.Add(1)
-			continue
+		r.openFinished(rec, j.due, sent, time.Now(), measured, class)
+	}
+}
+
+// openFinished records an open-loop request intended at due, sent at sent
+// and decided at done: from its intended start, with its dispatch lag.
+// After Ctrl-C it is undecided if it was due before the stop (the account
+// of intended ends there).
+func (r *engine) openFinished(rec *recorder, due, sent, done time.Time, measured bool, class string) {
+	switch {
+	case r.ctx.Err() != nil:
+		if measured && due.Before(r.stopTime()) {
+			rec.undecide() // interrupted mid-request: not a measurement
 		}
-		done := time.Now()
-		rec.dispatched(sent.Sub(j.due))
-		rec.record(done.Sub(j.due), done.Sub(sent), class, r.windowOf(j.due))
+	case !measured:
+		rec.warm.Add(1)
+	default:
+		rec.dispatched(sent.Sub(due))
+		rec.record(done.Sub(due), done.Sub(sent), class, r.windowOf(due))
 	}
 }
 

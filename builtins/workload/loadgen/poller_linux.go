@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -17,6 +18,8 @@ var (
 	_ loop        = (*sqlLoop)(nil)
 	_ loopOps     = (*httpLoop)(nil)
 	_ loopOps     = (*sqlLoop)(nil)
+	_ openOps     = (*httpLoop)(nil)
+	_ openRunner  = (*httpLoop)(nil)
 )
 
 // poller is the epoll set of a multiplexed closed loop (sqlLoop, httpLoop):
@@ -30,6 +33,7 @@ var (
 type poller struct {
 	ep        int
 	wake      [2]int // a pipe: abort writes to it, wait returns
+	timer     int    // timerfd for waitFor where epoll_pwait2 is missing; -1 until needed
 	events    []syscall.EpollEvent
 	lastYield time.Time
 	spin      bool // poll a while before sleeping when events come fast
@@ -59,7 +63,7 @@ const (
 // newPoller makes an epoll set for n sockets and the wake-up pipe; with
 // spin, a wait polls briefly before it sleeps when events come fast.
 func newPoller(n int, spin bool) (*poller, error) {
-	p := &poller{ep: -1, wake: [2]int{-1, -1}, events: make([]syscall.EpollEvent, n+1), lastYield: time.Now(), spin: spin}
+	p := &poller{ep: -1, wake: [2]int{-1, -1}, timer: -1, events: make([]syscall.EpollEvent, n+2), lastYield: time.Now(), spin: spin}
 	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return p, os.NewSyscallError("epoll_create1", err)
@@ -142,6 +146,11 @@ func (p *poller) ready(n int, e syscall.Errno) []syscall.EpollEvent {
 	}
 	out := p.events[:0]
 	for _, ev := range p.events[:n] {
+		if ev.Fd == timerID {
+			var b [8]byte
+			_, _ = syscall.Read(p.timer, b[:])
+			continue
+		}
 		if ev.Fd < 0 {
 			var b [64]byte
 			_, _ = syscall.Read(p.wake[0], b[:])
@@ -157,8 +166,76 @@ func (p *poller) poll(ms int) (int, syscall.Errno) {
 	return int(n), e
 }
 
+// timerID is the epoll data of waitFor's timerfd (the wake-up pipe's is -1).
+const timerID = -2
+
+// noPwait2 is set once epoll_pwait2 (Linux 5.11) turned out missing or
+// forbidden (a seccomp filter), so waitFor uses its timerfd; tests set it
+// to check that path.
+var noPwait2 atomic.Bool
+
+// waitFor waits up to d for events, to the microsecond rather than the
+// whole millisecond of epoll_wait's timeout: the open loop sleeps until the
+// next request's intended start, and a millisecond late would be latency
+// (latency counts from the intended start). It uses epoll_pwait2's
+// timespec; where that is missing, a timerfd in the set armed for d, with
+// a millisecond timeout as a backstop. The kernel still adds the thread's
+// timer slack (50 µs by default), which lets it fold nearby wake-ups into
+// one: requests due within it leave together, each measured from its own
+// intended start. Like wait it is bounded by maxWait and yields the P.
+func (p *poller) waitFor(d time.Duration) []syscall.EpollEvent {
+	if time.Since(p.lastYield) >= yieldEvery {
+		runtime.Gosched()
+		p.lastYield = time.Now()
+	}
+	d = min(max(d, 0), openMaxWait)
+	if d == 0 {
+		return p.ready(p.poll(0))
+	}
+	if !noPwait2.Load() {
+		ts := syscall.NsecToTimespec(int64(d))
+		n, _, e := syscall.RawSyscall6(sysEpollPwait2, uintptr(p.ep), uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+		if e != syscall.ENOSYS && e != syscall.EPERM {
+			return p.ready(int(n), e)
+		}
+		noPwait2.Store(true)
+	}
+	if err := p.arm(d); err != nil {
+		return p.ready(p.poll(int((d + time.Millisecond - 1) / time.Millisecond)))
+	}
+	return p.ready(p.poll(int(d/time.Millisecond) + 1))
+}
+
+var openMaxWait = maxWait
+
+// sysEpollPwait2 is epoll_pwait2's number, the same on every architecture
+// Go supports on Linux (it came after the tables were unified).
+const sysEpollPwait2 = 441
+
+// arm sets waitFor's timerfd to fire in d, creating it on first use.
+func (p *poller) arm(d time.Duration) error {
+	if p.timer < 0 {
+		fd, _, e := syscall.RawSyscall(syscall.SYS_TIMERFD_CREATE, 1 /* CLOCK_MONOTONIC */, syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if e != 0 {
+			return os.NewSyscallError("timerfd_create", e)
+		}
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: timerID}
+		if err := syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
+			syscall.Close(int(fd))
+			return os.NewSyscallError("epoll_ctl", err)
+		}
+		p.timer = int(fd)
+	}
+	spec := [4]int64{0, 0, int64(d / time.Second), int64(d % time.Second)} // interval, value
+	_, _, e := syscall.RawSyscall6(syscall.SYS_TIMERFD_SETTIME, uintptr(p.timer), 0, uintptr(unsafe.Pointer(&spec[0])), 0, 0, 0)
+	if e != 0 {
+		return os.NewSyscallError("timerfd_settime", e)
+	}
+	return nil
+}
+
 func (p *poller) close() {
-	for _, fd := range []int{p.ep, p.wake[0], p.wake[1]} {
+	for _, fd := range []int{p.ep, p.wake[0], p.wake[1], p.timer} {
 		if fd >= 0 {
 			syscall.Close(fd)
 		}
@@ -208,7 +285,8 @@ func rawRead(fd int, b []byte) (int, error) {
 // flight and when it may dial again.
 type inflight struct {
 	busy     bool
-	t0       time.Time // the request's start
+	t0       time.Time // the request's start (open loop: when it was sent)
+	due      time.Time // open loop: its intended start; zero in a closed loop
 	deadline time.Time
 	measured bool
 	retryAt  time.Time // after a refused connection

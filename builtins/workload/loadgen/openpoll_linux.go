@@ -1,0 +1,191 @@
+package loadgen
+
+import (
+	"time"
+)
+
+// openOps is a multiplexed loop's part in driveOpen, beside the closed
+// loop's (client, expire, ready). The loop records each request's outcome
+// through engine.settled, which measures it from its intended start.
+type openOps interface {
+	loopOps
+	// launch sends j on client i (dialling first if i has no connection);
+	// a failure to send is recorded at once and leaves i idle.
+	launch(i int, j job, now time.Time)
+}
+
+// openDriver is one event loop's share of an open loop: its schedule, its
+// clients (opened as they are first needed, up to slots) and the requests
+// that are due but wait for an idle client.
+type openDriver struct {
+	r     *engine
+	rec   *recorder
+	ops   openOps
+	sched *schedule
+
+	slots int    // clients this loop may have: its share of max_inflight
+	used  int    // clients 0..used-1 have been launched at least once
+	free  []int  // idle clients, the most recently used last (its connection is warm)
+	idle  []bool // whether client i is in free
+	queue []job  // due and not yet sent, oldest first, from head
+	head  int
+
+	nextExpire time.Time // no request in flight has a deadline before this
+}
+
+// driveOpen runs s on ops's clients until the schedule is over and nothing
+// is in flight or waiting, or Ctrl-C: on each wake it takes every job now
+// due, sends as many as there are idle clients (opening more up to slots),
+// drops those that waited a timeout, expires requests past their deadline,
+// and sleeps until the next job is due, a deadline passes or a socket is
+// ready. A job that waits for a client is measured from its intended
+// start like every other, so the wait shows in the percentiles.
+func (r *engine) driveOpen(p *poller, ops openOps, slots int, s *schedule, rec *recorder) {
+	d := &openDriver{r: r, rec: rec, ops: ops, sched: s, slots: slots, idle: make([]bool, slots)}
+	for {
+		now := time.Now()
+		if r.ctx.Err() != nil {
+			d.interrupted()
+			return
+		}
+		d.queue = s.claimDue(now, d.queue)
+		d.dispatch(now)
+		if !now.Before(d.nextExpire) {
+			d.expire(now)
+		}
+		wake, more := d.wakeAt(now)
+		if !more {
+			return
+		}
+		for _, ev := range p.waitFor(time.Until(wake)) {
+			ops.ready(ev)
+			d.settle(int(ev.Fd))
+		}
+	}
+}
+
+// dispatch sends the queued jobs on idle clients, oldest first, and drops
+// those that waited longer than a timeout for one (as a worker does).
+func (d *openDriver) dispatch(now time.Time) {
+	r := d.r
+	for d.head < len(d.queue) {
+		j := d.queue[d.head]
+		if waited := now.Sub(j.due); waited > r.spec.Timeout {
+			d.head++
+			if r.inMeasurement(j.due) {
+				d.rec.drop(waited, r.windowOf(j.due))
+			}
+			continue
+		}
+		i, ok := d.take()
+		if !ok {
+			break
+		}
+		d.head++
+		now = time.Now() // a dial takes a while: each send is timed on its own
+		d.ops.launch(i, j, now)
+		if c := d.ops.client(i); c.busy && c.deadline.Before(d.nextExpire) {
+			d.nextExpire = c.deadline
+		}
+		d.settle(i)
+	}
+	if d.head == len(d.queue) {
+		d.queue, d.head = d.queue[:0], 0
+	} else if d.head > 1024 && d.head > len(d.queue)/2 {
+		d.queue, d.head = append(d.queue[:0], d.queue[d.head:]...), 0
+	}
+}
+
+// take returns an idle client, or a new one while there are fewer than slots.
+func (d *openDriver) take() (int, bool) {
+	if n := len(d.free); n > 0 {
+		i := d.free[n-1]
+		d.free = d.free[:n-1]
+		d.idle[i] = false
+		return i, true
+	}
+	if d.used < d.slots {
+		d.used++
+		return d.used - 1, true
+	}
+	return 0, false
+}
+
+// settle puts client i back among the idle ones once its request is over.
+func (d *openDriver) settle(i int) {
+	if i < d.used && !d.idle[i] && !d.ops.client(i).busy {
+		d.idle[i] = true
+		d.free = append(d.free, i)
+	}
+}
+
+// expire ends the requests past their deadline and notes the next deadline.
+func (d *openDriver) expire(now time.Time) {
+	d.nextExpire = now.Add(d.r.spec.Timeout)
+	for i := range d.used {
+		c := d.ops.client(i)
+		if !c.busy {
+			continue
+		}
+		if !now.Before(c.deadline) {
+			d.ops.expire(i, now)
+			d.settle(i)
+			continue
+		}
+		if c.deadline.Before(d.nextExpire) {
+			d.nextExpire = c.deadline
+		}
+	}
+}
+
+// wakeAt is when the loop must look again without a socket event: the next
+// job's intended start, the next deadline, or when the oldest waiting job
+// will have waited a timeout. more is false once everything is decided.
+func (d *openDriver) wakeAt(now time.Time) (time.Time, bool) {
+	busy := d.used - len(d.free)
+	wake := now.Add(maxWait)
+	if busy > 0 {
+		wake = minTime(wake, d.nextExpire)
+	}
+	if d.head < len(d.queue) {
+		wake = minTime(wake, d.queue[d.head].due.Add(d.r.spec.Timeout))
+	}
+	j, scheduled := d.sched.peek()
+	if scheduled {
+		wake = minTime(wake, j.due)
+	}
+	return wake, scheduled || busy > 0 || d.head < len(d.queue)
+}
+
+// interrupted counts what Ctrl-C left without an outcome: requests in
+// flight and jobs waiting, those of the window due before the stop.
+func (d *openDriver) interrupted() {
+	r, stop := d.r, d.r.stopTime()
+	for i := range d.used {
+		if c := d.ops.client(i); c.busy && c.measured && c.due.Before(stop) {
+			d.rec.undecide() // busy stays: close drops the connection
+		}
+	}
+	for _, j := range d.queue[d.head:] {
+		if r.inMeasurement(j.due) && j.due.Before(stop) {
+			d.rec.undecide()
+		}
+	}
+}
+
+// settled records the outcome of client c's request, decided at end: from
+// its start in a closed loop, from its intended start in an open one.
+func (r *engine) settled(rec *recorder, c *inflight, end time.Time, class string) {
+	if c.due.IsZero() {
+		r.finished(rec, c.t0, end, c.measured, class)
+		return
+	}
+	r.openFinished(rec, c.due, c.t0, end, c.measured, class)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}

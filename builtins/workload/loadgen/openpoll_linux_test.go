@@ -1,0 +1,84 @@
+package loadgen
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestWaitForPrecision: both ways waitFor sleeps (epoll_pwait2's timespec,
+// and the timerfd where it is missing) wake after the asked time and well
+// before the next whole millisecond that epoll_wait's timeout would round
+// to: the open loop's requests leave on time, not up to 1 ms late.
+func TestWaitForPrecision(t *testing.T) {
+	defer noPwait2.Store(noPwait2.Load())
+	for _, timerfd := range []bool{false, true} {
+		noPwait2.Store(timerfd)
+		p, err := newPoller(1, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		const d = 300 * time.Microsecond
+		var early, late []time.Duration
+		for range 50 {
+			start := time.Now()
+			p.waitFor(d)
+			if el := time.Since(start); el < d-10*time.Microsecond {
+				early = append(early, el)
+			} else if el > d+600*time.Microsecond {
+				late = append(late, el)
+			}
+		}
+		usedTimer := p.timer >= 0
+		p.close()
+		if len(early) > 0 {
+			t.Errorf("timerfd %v: %d of 50 waits of %s returned early: %v", timerfd, len(early), d, early)
+		}
+		// A loaded machine delays some wake-ups; most must be on time.
+		if len(late) > 15 {
+			t.Errorf("timerfd %v: %d of 50 waits of %s took over 0.9 ms: %v", timerfd, len(late), d, late)
+		}
+		if usedTimer != timerfd {
+			t.Errorf("timerfd %v: the poller's timerfd was used: %v", timerfd, usedTimer)
+		}
+	}
+}
+
+// TestOpenEventLoop: a plain-HTTP open loop runs on event loops, not
+// workers, with both ways of waiting, and holds the rate and the account:
+// the server sees every request the run counts, and each left close to its
+// intended start.
+func TestOpenEventLoop(t *testing.T) {
+	defer noPwait2.Store(noPwait2.Load())
+	var seen atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { seen.Add(1) }))
+	defer srv.Close()
+	for _, timerfd := range []bool{false, true} {
+		noPwait2.Store(timerfd)
+		seen.Store(0)
+		tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := Spec{Rate: 1000, Duration: time.Second, Warmup: 200 * time.Millisecond, Window: time.Second, Timeout: time.Second, MaxInflight: 16}
+		r := newEngine(context.Background(), spec, tgt)
+		res := r.run()
+		t.Logf("timerfd %v: loops %d, workers %d, intended %d, count %d, errors %v, dropped %d, lag p50 %.3f ms p99 %.3f ms, server saw %d",
+			timerfd, r.loops, r.workers, res.Intended, res.Count, res.Errors, res.Dropped, QuantileMs(res.Lag, 50), QuantileMs(res.Lag, 99), seen.Load())
+		if r.loops == 0 || r.workers != 0 {
+			t.Errorf("timerfd %v: %d event loops and %d workers ran the open loop, want loops alone", timerfd, r.loops, r.workers)
+		}
+		if res.Intended != 1000 || res.Count+SumErrors(res.Errors)+res.Dropped != res.Intended {
+			t.Errorf("timerfd %v: intended %d (want 1000) = count %d + errors %v + dropped %d?", timerfd, res.Intended, res.Count, res.Errors, res.Dropped)
+		}
+		if got, want := seen.Load(), int64(1200); got != want { // warmup included
+			t.Errorf("timerfd %v: the server saw %d requests, want %d", timerfd, got, want)
+		}
+		if lag := QuantileMs(res.Lag, 50); !raceEnabled && lag > 0.4 {
+			t.Errorf("timerfd %v: dispatch lag p50 %.2f ms, want < 0.4", timerfd, lag)
+		}
+	}
+}
