@@ -12,6 +12,9 @@ type openOps interface {
 	// launch sends j on client i (dialling first if i has no connection);
 	// a failure to send is recorded at once and leaves i idle.
 	launch(i int, j job, now time.Time)
+	// stamped says whether responses carry the kernel's time of arrival
+	// (so far every one has): then the loop need not wake for each.
+	stamped() bool
 }
 
 // openDriver is one event loop's share of an open loop: its schedule, its
@@ -57,7 +60,18 @@ func (r *engine) driveOpen(p *poller, ops openOps, slots int, s *schedule, rec *
 		if !more {
 			return
 		}
-		for _, ev := range p.waitFor(time.Until(wake)) {
+		// While nothing waits for a client and the responses carry their
+		// arrival time, sleep through them until the next job is due:
+		// one wake-up per request (or per batch) instead of two.
+		mode := waitEvents
+		_, scheduled := s.peek()
+		switch {
+		case d.head < len(d.queue):
+			mode = waitBacklog
+		case scheduled && ops.stamped(): // not at the end: wake for the last responses
+			mode = waitQuiet
+		}
+		for _, ev := range p.waitFor(time.Until(wake), mode) {
 			ops.ready(ev)
 			d.settle(int(ev.Fd))
 		}

@@ -25,7 +25,7 @@ func TestWaitForPrecision(t *testing.T) {
 		var early, late []time.Duration
 		for range 50 {
 			start := time.Now()
-			p.waitFor(d)
+			p.waitFor(d, waitEvents)
 			if el := time.Since(start); el < d-10*time.Microsecond {
 				early = append(early, el)
 			} else if el > d+600*time.Microsecond {
@@ -80,5 +80,34 @@ func TestOpenEventLoop(t *testing.T) {
 		if lag := QuantileMs(res.Lag, 50); !raceEnabled && lag > 0.4 {
 			t.Errorf("timerfd %v: dispatch lag p50 %.2f ms, want < 0.4", timerfd, lag)
 		}
+	}
+}
+
+// TestLateReadTimedAtArrival: between requests the open loop sleeps
+// through responses (up to maxWait, here 5 ms, at 50 req/s) and reads them
+// when it wakes; each is still timed when the kernel received it, so the
+// service time of a fast server stays far below the 5 ms a read-time clock
+// would show.
+func TestLateReadTimedAtArrival(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	defer srv.Close()
+	tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Rate: 50, Duration: time.Second, Warmup: 100 * time.Millisecond, Window: time.Second, Timeout: time.Second, MaxInflight: 4}
+	r := newEngine(context.Background(), spec, tgt)
+	res := r.run()
+	l, ok := r.clients[0].(*httpLoop)
+	if !ok || !l.stamped() {
+		t.Fatalf("the open loop did not read with kernel receive times (loop %v)", ok)
+	}
+	svc := QuantileMs(res.Service, 50)
+	t.Logf("count %d, service p50 %.3f ms p99 %.3f ms, latency p50 %.3f ms", res.Count, svc, QuantileMs(res.Service, 99), QuantileMs(res.Hist, 50))
+	if res.Count != 50 {
+		t.Errorf("count %d, want 50", res.Count)
+	}
+	if svc > 2 {
+		t.Errorf("service p50 %.2f ms: responses read late were timed when read", svc)
 	}
 }

@@ -34,6 +34,7 @@ type poller struct {
 	ep        int
 	wake      [2]int // a pipe: abort writes to it, wait returns
 	timer     int    // timerfd for waitFor where epoll_pwait2 is missing; -1 until needed
+	quiet     int    // epoll set of waitFor's quiet waits: the pipe and the timer; -1 until needed
 	events    []syscall.EpollEvent
 	lastYield time.Time
 	spin      bool // poll a while before sleeping when events come fast
@@ -63,7 +64,7 @@ const (
 // newPoller makes an epoll set for n sockets and the wake-up pipe; with
 // spin, a wait polls briefly before it sleeps when events come fast.
 func newPoller(n int, spin bool) (*poller, error) {
-	p := &poller{ep: -1, wake: [2]int{-1, -1}, timer: -1, events: make([]syscall.EpollEvent, n+2), lastYield: time.Now(), spin: spin}
+	p := &poller{ep: -1, wake: [2]int{-1, -1}, timer: -1, quiet: -1, events: make([]syscall.EpollEvent, n+2), lastYield: time.Now(), spin: spin}
 	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return p, os.NewSyscallError("epoll_create1", err)
@@ -161,8 +162,14 @@ func (p *poller) ready(n int, e syscall.Errno) []syscall.EpollEvent {
 	return out
 }
 
-func (p *poller) poll(ms int) (int, syscall.Errno) {
-	n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(p.ep), uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), uintptr(ms), 0, 0)
+func (p *poller) poll(ms int) (int, syscall.Errno) { return p.pollOn(p.ep, ms, false) }
+
+func (p *poller) pollOn(ep, ms int, block bool) (int, syscall.Errno) {
+	call := syscall.RawSyscall6
+	if block {
+		call = syscall.Syscall6
+	}
+	n, _, e := call(syscall.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), uintptr(ms), 0, 0)
 	return int(n), e
 }
 
@@ -183,30 +190,88 @@ var noPwait2 atomic.Bool
 // timer slack (50 µs by default), which lets it fold nearby wake-ups into
 // one: requests due within it leave together, each measured from its own
 // intended start. Like wait it is bounded by maxWait and yields the P.
-func (p *poller) waitFor(d time.Duration) []syscall.EpollEvent {
+//
+// waitQuiet sleeps through the sockets' events (only abort wakes it) and
+// then returns those ready at the end: for a loop whose responses carry
+// their arrival time from the kernel, so reading them later changes no
+// figure and saves a wake-up per response.
+func (p *poller) waitFor(d time.Duration, mode waitMode) []syscall.EpollEvent {
 	if time.Since(p.lastYield) >= yieldEvery {
 		runtime.Gosched()
 		p.lastYield = time.Now()
 	}
-	d = min(max(d, 0), openMaxWait)
+	d = min(max(d, 0), maxWait)
+	if d > 0 && mode == waitQuiet && p.quietSet() == nil {
+		p.ready(p.sleepOn(p.quiet, d, false)) // drains the wake-up pipe and the timer
+		return p.ready(p.pollOn(p.ep, 0, false))
+	}
+	return p.ready(p.sleepOn(p.ep, d, mode == waitBacklog))
+}
+
+// waitMode is what ends a waitFor before its time.
+type waitMode int
+
+const (
+	waitEvents  waitMode = iota // a socket's event
+	waitQuiet                   // only abort: sockets' events are collected at the end
+	waitBacklog                 // a socket's event, and the P is given up while asleep
+)
+
+// With waitBacklog the wait is a blocking system call that Go's scheduler
+// sees, so sysmon hands the P to runnable goroutines: when requests queue
+// for a free connection, the responses they wait for may come from a
+// target in this very process (a demo, a test server) that needs the P.
+// Raw waits elsewhere: entering the scheduler's syscall path on every
+// wait cost the steady state much more CPU per request.
+
+// sleepOn waits up to d for the events of the epoll set ep.
+func (p *poller) sleepOn(ep int, d time.Duration, block bool) (int, syscall.Errno) {
 	if d == 0 {
-		return p.ready(p.poll(0))
+		return p.pollOn(ep, 0, false)
 	}
 	if !noPwait2.Load() {
 		ts := syscall.NsecToTimespec(int64(d))
-		n, _, e := syscall.RawSyscall6(sysEpollPwait2, uintptr(p.ep), uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
+		call := syscall.RawSyscall6
+		if block {
+			call = syscall.Syscall6
+		}
+		n, _, e := call(sysEpollPwait2, uintptr(ep), uintptr(unsafe.Pointer(&p.events[0])), uintptr(len(p.events)), uintptr(unsafe.Pointer(&ts)), 0, 0)
 		if e != syscall.ENOSYS && e != syscall.EPERM {
-			return p.ready(int(n), e)
+			return int(n), e
 		}
 		noPwait2.Store(true)
 	}
 	if err := p.arm(d); err != nil {
-		return p.ready(p.poll(int((d + time.Millisecond - 1) / time.Millisecond)))
+		return p.pollOn(ep, int((d+time.Millisecond-1)/time.Millisecond), block)
 	}
-	return p.ready(p.poll(int(d/time.Millisecond) + 1))
+	return p.pollOn(ep, int(d/time.Millisecond)+1, block)
 }
 
-var openMaxWait = maxWait
+// quietSet makes the epoll set of quiet waits: the wake-up pipe and the
+// timer, no sockets.
+func (p *poller) quietSet() error {
+	if p.quiet >= 0 {
+		return nil
+	}
+	q, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return os.NewSyscallError("epoll_create1", err)
+	}
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: -1}
+	if err := syscall.EpollCtl(q, syscall.EPOLL_CTL_ADD, p.wake[0], &ev); err != nil {
+		syscall.Close(q)
+		return os.NewSyscallError("epoll_ctl", err)
+	}
+	if p.timer >= 0 {
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: timerID}
+		if err := syscall.EpollCtl(q, syscall.EPOLL_CTL_ADD, p.timer, &ev); err != nil {
+			syscall.Close(q)
+			return os.NewSyscallError("epoll_ctl", err)
+		}
+	}
+	p.quiet = q
+	return nil
+}
 
 // sysEpollPwait2 is epoll_pwait2's number, the same on every architecture
 // Go supports on Linux (it came after the tables were unified).
@@ -220,9 +285,14 @@ func (p *poller) arm(d time.Duration) error {
 			return os.NewSyscallError("timerfd_create", e)
 		}
 		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: timerID}
-		if err := syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
-			syscall.Close(int(fd))
-			return os.NewSyscallError("epoll_ctl", err)
+		for _, ep := range []int{p.ep, p.quiet} {
+			if ep < 0 {
+				continue
+			}
+			if err := syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, int(fd), &ev); err != nil {
+				syscall.Close(int(fd))
+				return os.NewSyscallError("epoll_ctl", err)
+			}
 		}
 		p.timer = int(fd)
 	}
@@ -235,7 +305,7 @@ func (p *poller) arm(d time.Duration) error {
 }
 
 func (p *poller) close() {
-	for _, fd := range []int{p.ep, p.wake[0], p.wake[1], p.timer} {
+	for _, fd := range []int{p.ep, p.wake[0], p.wake[1], p.timer, p.quiet} {
 		if fd >= 0 {
 			syscall.Close(fd)
 		}
@@ -279,6 +349,49 @@ func rawRead(fd int, b []byte) (int, error) {
 		}
 		return 0, os.NewSyscallError("read", e)
 	}
+}
+
+// rawReadStamped is rawRead through recvmsg on a socket with SO_TIMESTAMPNS
+// set: it also returns when the kernel received the last bytes read (zero
+// if the message carried no time), so a response read late is timed when
+// it arrived, not when the loop got to it.
+func rawReadStamped(fd int, b []byte, oob *[64]byte) (int, time.Time, error) {
+	iov := syscall.Iovec{Base: &b[0]}
+	iov.SetLen(len(b))
+	msg := syscall.Msghdr{Iov: &iov, Iovlen: 1, Control: &oob[0]}
+	for {
+		msg.SetControllen(len(oob))
+		n, _, e := syscall.RawSyscall(syscall.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&msg)), 0)
+		switch e {
+		case 0:
+			if n == 0 {
+				return 0, time.Time{}, io.EOF
+			}
+			return int(n), stampOf(oob[:msg.Controllen]), nil
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return 0, time.Time{}, nil
+		}
+		return 0, time.Time{}, os.NewSyscallError("recvmsg", e)
+	}
+}
+
+// stampOf finds the SO_TIMESTAMPNS time among a message's control data.
+func stampOf(oob []byte) time.Time {
+	for len(oob) >= syscall.SizeofCmsghdr {
+		h := (*syscall.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len)
+		if l < syscall.SizeofCmsghdr || l > len(oob) {
+			break
+		}
+		if h.Level == syscall.SOL_SOCKET && h.Type == syscall.SO_TIMESTAMPNS && l >= syscall.CmsgLen(int(unsafe.Sizeof(syscall.Timespec{}))) {
+			ts := (*syscall.Timespec)(unsafe.Pointer(&oob[syscall.CmsgLen(0)]))
+			return time.Unix(ts.Unix())
+		}
+		oob = oob[min(syscall.CmsgSpace(l-syscall.CmsgLen(0)), len(oob)):]
+	}
+	return time.Time{}
 }
 
 // inflight is what drive knows of one client of a loop: its request in
