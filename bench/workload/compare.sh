@@ -2,8 +2,17 @@
 # Side-by-side comparison of benchbook's workload module with wrk, vegeta
 # and pgbench on one machine: target pinned to CPU 0, load generator to CPU 1.
 #
-#   bench/workload/compare.sh [duration] [http|open|sql|sqlopen|hot]...
+#   bench/workload/compare.sh [duration] [http|open|open2|sql|sqlopen|hot]...
 #   ROUNDS=4 LABEL=smoke RATE=5000 SCALE=1 bench/workload/compare.sh 10s sql
+#   WRK2=/path/to/wrk2/wrk OPEN2_RATES="5000 20000" bench/workload/compare.sh 8s open2
+#
+# open2 is the open loop against wrk2 at each of OPEN2_RATES (16 connections
+# on both sides), with whole-process CPU on both sides (benchbook runs with
+# no warmup, so every request it counts is one it sent). wrk2 is not
+# packaged and nothing here builds it: build it from its source
+# (github.com/giltene/wrk2) and point WRK2 at the binary; without it the
+# section is skipped with a message. Keep open2 runs at 10 s or less: wrk2
+# resets its latency histogram after a 10 s calibration.
 #
 # Every round runs the peer and benchbook back to back, in counterbalanced
 # order (round 1 peer first, round 2 benchbook first, ...: ABBA over two
@@ -21,11 +30,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 D=${1:-10s}
 shift || true
-SECTIONS=${*:-http open sql sqlopen hot}
+SECTIONS=${*:-http open open2 sql sqlopen hot}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 ROUNDS=${ROUNDS:-4}
 C=16
 RATE=${RATE:-5000}
+OPEN2_RATES=${OPEN2_RATES:-5000 20000}
 SCALE=${SCALE:-1}
 PATH=$PATH:$HOME/go/bin
 RAW=bench/workload/raw/$(date -u +%Y%m%dT%H%M%SZ)${LABEL:+-$LABEL}
@@ -54,6 +64,16 @@ load1() { cut -d' ' -f1 /proc/loadavg; }
 	echo "pinning=target on CPU 0, generator on CPU 1"
 	echo "load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$RAW/meta.txt"
+if want open2; then
+	if [ -x "${WRK2:-}" ]; then
+		echo "open2_rates=$OPEN2_RATES" >>"$RAW/meta.txt"
+	else
+		echo "open2 skipped: set WRK2 to a wrk2 binary (not packaged: build it from its source, github.com/giltene/wrk2, with make)" >&2
+		echo "open2=skipped: WRK2 not set to a wrk2 binary" >>"$RAW/meta.txt"
+		SECTIONS=" $SECTIONS "
+		SECTIONS=${SECTIONS/ open2 / }
+	fi
+fi
 
 # measure SECTION ROUND SLOT TOOL FUNC: runs FUNC, keeping its whole output
 # between a header and a footer of key=value lines.
@@ -97,8 +117,10 @@ vegeta_open() {
 	rm -f /tmp/wlbench-vegeta.bin
 }
 ours_open() { $pin_client /tmp/wlbench http -url $URL -rate "$RATE" -clients 256 -duration "$D"; }
+wrk2_open() { cpu "$WRK2" -t1 -c$C -d"$D" -R"$R2" --latency $URL; }
+ours_open2() { cpu /tmp/wlbench http -url $URL -rate "$R2" -clients $C -duration "$D" -warmup 0s; }
 
-if want http || want open; then
+if want http || want open || want open2; then
 	$pin_target /tmp/wlbench hello -addr 127.0.0.1:8089 &
 	HELLO=$!
 	trap 'kill $HELLO 2>/dev/null || true' EXIT
@@ -106,6 +128,9 @@ if want http || want open; then
 	for round in $(seq "$ROUNDS"); do
 		if want http; then pair http "$round" wrk wrk_http ours_http; fi
 		if want open; then pair open "$round" vegeta vegeta_open ours_open; fi
+		if want open2; then
+			for R2 in $OPEN2_RATES; do pair "open2-$R2" "$round" wrk2 wrk2_open ours_open2; done
+		fi
 	done
 	kill $HELLO
 	trap - EXIT

@@ -196,6 +196,9 @@ var parsers = map[string]func(*measurement){
 	"benchbook": func(m *measurement) {
 		m.rps = parseFloat(kvFirst(m.body, "rps"))
 		m.cpuUsPerReq = parseFloat(kvFirst(m.body, "cpu_us_per_req"))
+		if kvFirst(m.body, "cpu_s") != "" { // run under the cpu wrapper: the whole process, as the peer
+			m.cpuUsPerReq = cpuPerReq(m.body, parseFloat(kvFirst(m.body, "count")))
+		}
 		m.p50 = parseFloat(kvFirst(m.body, "p50_ms"))
 		m.p99 = parseFloat(kvFirst(m.body, "p99_ms"))
 		m.mean = parseFloat(kvFirst(m.body, "mean_ms"))
@@ -217,6 +220,15 @@ var parsers = map[string]func(*measurement){
 			m.mean, m.p50, m.p99 = durationMs(lat[1]), durationMs(lat[2]), durationMs(lat[5])
 		}
 	},
+	// wrk2's latencies are from each request's intended start (its
+	// corrected histogram: "Recorded Latency").
+	"wrk2": func(m *measurement) {
+		m.rps = parseFloat(find(m.body, `Requests/sec:\s+([\d.]+)`))
+		m.cpuUsPerReq = cpuPerReq(m.body, parseFloat(find(m.body, `(\d+) requests in`)))
+		m.mean = durationMs(find(m.body, `Latency\s+(\S+)`))
+		m.p50 = durationMs(find(m.body, `\s50\.000%\s+(\S+)`))
+		m.p99 = durationMs(find(m.body, `\s99\.000%\s+(\S+)`))
+	},
 	"pgbench":   pgbench,
 	"pgbench-R": pgbench,
 }
@@ -234,6 +246,30 @@ type section struct {
 	open              bool   // at a fixed rate: a tool that cannot hold it is not comparable
 	latency           string // what the latency columns hold, in words
 	peerLat, ourLat   func(m measurement) string
+}
+
+// open2Sections are the wrk2 comparisons the raw files hold, one per rate
+// (sections "open2-RATE"), slowest first.
+func open2Sections(set *rawSet) []section {
+	var rates []float64
+	for _, m := range set.runs {
+		if r, ok := strings.CutPrefix(m.section, "open2-"); ok {
+			if f := parseFloat(r); !math.IsNaN(f) && !slices.Contains(rates, f) {
+				rates = append(rates, f)
+			}
+		}
+	}
+	slices.Sort(rates)
+	var out []section
+	for _, r := range rates {
+		out = append(out, section{"open2-" + num(r, 0), "HTTP open loop at " + num(r, 0) + " req/s: wrk2 vs benchbook, whole-process CPU", "wrk2", true,
+			"p50 / p99 from each request's intended start on both sides (wrk2's corrected histogram); client CPU of the whole process on both sides (benchbook without warmup)",
+			func(m measurement) string { return ms(m.p50) + " / " + ms(m.p99) },
+			func(m measurement) string {
+				return ms(m.p50) + " / " + ms(m.p99) + " (service p50 " + ms(m.servicP50) + ")"
+			}})
+	}
+	return out
 }
 
 var sections = []section{
@@ -273,7 +309,7 @@ func render(set *rawSet) string {
 	var b strings.Builder
 	b.WriteString(beginMark + "\n")
 	writeHeader(&b, set)
-	for _, s := range sections {
+	for _, s := range append(slices.Clone(sections), open2Sections(set)...) {
 		writeSection(&b, set, s)
 	}
 	writeHot(&b, set)
@@ -378,6 +414,9 @@ func writeSection(b *strings.Builder, set *rawSet, s section) {
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	var cpuRatios, rateRatios []float64
 	rate := parseFloat(set.meta["rate"])
+	if r, ok := strings.CutPrefix(s.name, "open2-"); ok {
+		rate = parseFloat(r) // each wrk2 comparison has its own rate
+	}
 	held := func(m *measurement) bool { return !s.open || m.rps >= 0.95*rate }
 	for _, p := range ps {
 		order := s.peer + " first"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,4 +49,76 @@ func TestDurations(t *testing.T) {
 			t.Errorf("%s: %g ms, want %g", in, got, want)
 		}
 	}
+}
+
+// TestWrk2Sample derives the open2 tables from the committed wrk2 sample
+// run and checks every figure against the raw files read with plain
+// string searches rather than the parsers: wrk2's request count and the
+// cpu wrapper's seconds give its CPU per request, its "50.000%" line its
+// p50; benchbook's count and cpu_s its whole-process figure.
+func TestWrk2Sample(t *testing.T) {
+	dirs, _ := filepath.Glob("../raw/*-wrk2sample")
+	if len(dirs) == 0 {
+		t.Skip("no wrk2 sample committed")
+	}
+	set, err := readRaw(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := render(set)
+	for _, want := range []string{"HTTP open loop at 5000 req/s: wrk2 vs benchbook", "HTTP open loop at 20000 req/s: wrk2 vs benchbook", "wrk2 first", "benchbook first"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("tables lack %q:\n%s", want, out)
+		}
+	}
+	n := 0
+	for _, m := range set.runs {
+		if !strings.HasPrefix(m.section, "open2-") {
+			continue
+		}
+		n++
+		var reqs, cpu, p50 float64
+		switch m.tool {
+		case "wrk2":
+			reqs = parseFloat(strings.Fields(lineWith(m.body, " requests in "))[0])
+			p50 = durationMs(strings.Fields(lineWith(m.body, " 50.000% "))[1])
+		case "benchbook":
+			reqs = parseFloat(strings.TrimPrefix(fieldWith(m.body, "count="), "count="))
+			p50 = parseFloat(strings.TrimPrefix(fieldWith(m.body, "p50_ms="), "p50_ms="))
+		default:
+			t.Fatalf("%s: tool %q in an open2 section", m.file, m.tool)
+		}
+		cpu = parseFloat(strings.TrimPrefix(fieldWith(m.body, "cpu_s="), "cpu_s="))
+		want := cpu * 1e6 / reqs
+		if math.Abs(m.cpuUsPerReq-want) > 1e-9*want || !(want > 0) {
+			t.Errorf("%s: CPU per request %g, the raw file says %g s over %g requests = %g", m.file, m.cpuUsPerReq, cpu, reqs, want)
+		}
+		if m.p50 != p50 || !(p50 > 0) {
+			t.Errorf("%s: p50 %g ms, the raw file says %g", m.file, m.p50, p50)
+		}
+		if !strings.Contains(out, "| "+num(m.cpuUsPerReq, 2)+" |") {
+			t.Errorf("%s: CPU per request %s not in the tables", m.file, num(m.cpuUsPerReq, 2))
+		}
+	}
+	if n != 8 {
+		t.Errorf("%d open2 runs, want 2 rates × 2 rounds × 2 tools", n)
+	}
+}
+
+func lineWith(text, s string) string {
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
+}
+
+func fieldWith(text, prefix string) string {
+	for _, f := range strings.Fields(text) {
+		if strings.HasPrefix(f, prefix) {
+			return f
+		}
+	}
+	return ""
 }
