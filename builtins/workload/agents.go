@@ -23,7 +23,7 @@ import (
 // Fleet is a set of agents a workload runs on: a "fleet" value made by
 //
 //	workload.agents(local = N, cpus = ["0", "1"])
-//	workload.agents(ssh = ["user@host", ...], ssh_command = ["ssh", ...])
+//	workload.agents(ssh = ["user@host", ...], ssh_command = ["ssh", ...], binary = None)
 //	workload.agents(kubernetes = {"image": ..., "replicas": N, "namespace": ...,
 //	                "cpu": "1", "memory": "512Mi", "node_selector": {...},
 //	                "start_after": "60s"})
@@ -46,6 +46,7 @@ type fleetConfig struct {
 	SSHCommand []string          `json:"ssh_command,omitempty"`
 	Kube       map[string]string `json:"kubernetes,omitempty"`
 	Selector   map[string]string `json:"node_selector,omitempty"`
+	Binary     string            `json:"binary,omitempty"` // local and ssh: the benchbook agents run (default this one)
 	Hang       time.Duration     `json:"hang"`
 	AllowClock bool              `json:"allow_clock_offset,omitempty"`
 }
@@ -92,7 +93,7 @@ func agentsBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	hang := starval.PositiveDuration(10 * time.Second)
 	c := fleetConfig{}
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "local?", &local, "ssh?", &ssh, "kubernetes?", &kube,
-		"cpus?", &cpus, "ssh_command?", &sshCmd, "hang?", &hang, "allow_clock_offset?", &c.AllowClock); err != nil {
+		"cpus?", &cpus, "ssh_command?", &sshCmd, "binary?", &c.Binary, "hang?", &hang, "allow_clock_offset?", &c.AllowClock); err != nil {
 		return nil, err
 	}
 	c.Hang = time.Duration(hang)
@@ -204,9 +205,9 @@ var KubernetesLauncher func(opts map[string]string, selector map[string]string, 
 func (c *fleetConfig) launcher(run time.Duration) (fleet.Launcher, error) {
 	switch c.Kind {
 	case "local":
-		return &fleet.Local{CPUs: c.CPUs}, nil
+		return &fleet.Local{CPUs: c.CPUs, Binary: c.Binary}, nil
 	case "ssh":
-		return &fleet.SSH{Hosts: c.Hosts, Command: c.SSHCommand}, nil
+		return &fleet.SSH{Hosts: c.Hosts, Command: c.SSHCommand, Binary: c.Binary}, nil
 	}
 	if KubernetesLauncher == nil {
 		return nil, fmt.Errorf("this benchbook was built without Kubernetes support: go build -tags kubernetes ./cmd/benchbook")
@@ -347,12 +348,24 @@ func agentTable(rows []agentRow) (head []string, body [][]string) {
 		}
 		off := "not measured"
 		if r.Measured {
-			off = fmt.Sprintf("%.3f ms", r.OffsetMs)
+			off = fmtOffset(r.OffsetMs)
 		}
 		body = append(body, []string{r.Name, r.Host, r.Status, fmt.Sprint(r.Count), fmt.Sprintf("%.1f", r.RPS),
 			loadgen.FormatMs(r.P99), fmt.Sprintf("%.1f µs", r.CPUPerReq), cpu, fmt.Sprint(r.Late), fmt.Sprint(r.Dropped), off})
 	}
 	return head, body
+}
+
+// fmtOffset shows a clock offset in µs below a millisecond (never "-0").
+func fmtOffset(ms float64) string {
+	if math.Abs(ms) >= 1 {
+		return fmt.Sprintf("%.2f ms", ms)
+	}
+	us := math.Round(ms * 1000)
+	if us == 0 {
+		us = 0 // -0 reads as a sign where there is none
+	}
+	return fmt.Sprintf("%.0f µs", us)
 }
 
 func agentsMarkdown(rows []agentRow) string {

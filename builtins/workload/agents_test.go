@@ -19,6 +19,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/runtime/codec"
 )
 
 // The test binary doubles as `benchbook agent`, so local fleets run the
@@ -260,4 +261,34 @@ func (k *killLauncher) Launch(ctx context.Context, specs []fleet.Spec) ([]*fleet
 		time.AfterFunc(k.after, agents[1].Kill)
 	}
 	return agents, err
+}
+
+// A fleet is a stored value (its cell caches), and a fleet run keeps its
+// per-agent rows through the cache.
+func TestFleetValuesStore(t *testing.T) {
+	g := mustExec(t, `f = workload.agents(ssh = ["a@h1", "h2"], ssh_command = ["ssh", "-F", "x"], hang = "3s")`, nil)
+	back, err := codec.Decode(mustEncode(t, g["f"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := back.(*Fleet); f.c.N != 2 || f.c.Hosts[1] != "h2" || f.c.Hang != 3*time.Second || f.c.SSHCommand[1] != "-F" {
+		t.Fatalf("fleet after the codec: %+v", f.c)
+	}
+	r := &Run{hist: loadgen.NewHist(), d: runData{Kind: "http", Incomplete: true, Agents: []agentRow{{Name: "ssh/0/a@h1", Status: "ok", Count: 7}}}}
+	back, err = codec.Decode(mustEncode(t, r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2 := back.(*Run); !r2.d.Incomplete || len(r2.d.Agents) != 1 || r2.d.Agents[0].Count != 7 {
+		t.Fatalf("run after the codec: %+v", r2.d)
+	}
+}
+
+func mustEncode(t *testing.T, v starlark.Value) []byte {
+	t.Helper()
+	b, err := codec.Encode(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
