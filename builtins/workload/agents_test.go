@@ -18,6 +18,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
+	"github.com/benchbook/benchbook/builtins/workload/fleet/fleettest"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
@@ -291,4 +292,42 @@ func mustEncode(t *testing.T, v starlark.Value) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// An SSH fleet of 2 running the real generator (this test binary, copied
+// to the "remote" side by the launcher) against a loopback target through
+// a private sshd: merged counts are the agents' sums.
+func TestSSHFleetRealGenerator(t *testing.T) {
+	client, _ := fleettest.SSHD(t, "127.0.0.1", nil, nil)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	spec := loadgen.Spec{Rate: 300, Arrival: "poisson", Duration: time.Second, Warmup: 200 * time.Millisecond, Window: 500 * time.Millisecond, Timeout: time.Second, MaxInflight: 16}
+	specs, err := agentSpecs("http", spec, agentLoad{HTTP: &loadgen.HTTPSpec{URL: srv.URL + "/"}}, fleetConfig{Kind: "ssh", N: 2, Hang: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := &teeLauncher{Launcher: &fleet.SSH{Hosts: []string{"root@127.0.0.1", "root@127.0.0.1"}, Command: client, Binary: os.Args[0], Dir: t.TempDir()}}
+	m, err := fleet.Run(context.Background(), tl, specs, fleet.Options{Warmup: spec.Warmup, Duration: spec.Duration, Window: spec.Window, Timeout: spec.Timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newFleetRun("http", spec, m, nil)
+	results := tl.results(t)
+	if len(results) != 2 || !r.valid() {
+		t.Fatalf("%d results, valid %v, rows %+v", len(results), r.valid(), r.d.Agents)
+	}
+	var intended int64
+	for i, res := range results {
+		intended += res.Intended
+		if !res.ClockMeasured || r.d.Agents[i].Status != "ok" {
+			t.Fatalf("agent %d: %+v", i, r.d.Agents[i])
+		}
+	}
+	// Two Poisson schedules of 150/s over 1 s, each seeded by its own range.
+	if r.d.Intended != intended || intended < 200 || intended > 400 {
+		t.Fatalf("merged intended %d, agents' sum %d (about 300 expected)", r.d.Intended, intended)
+	}
+	if results[0].Intended == results[1].Intended {
+		t.Logf("both agents drew %d arrivals: possible, but their Poisson seeds should differ", results[0].Intended)
+	}
 }

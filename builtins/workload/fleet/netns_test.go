@@ -56,7 +56,7 @@ func netnsPair(t *testing.T) (local, remote []string, remoteAddr string, cut fun
 // heard nothing for the spec's silence.
 func TestSSHFleetAcrossNamespaces(t *testing.T) {
 	local, remote, addr, cut := netnsPair(t)
-	client, _ := testSSHDAt(t, addr, remote, local)
+	client, _ := fleettest.SSHD(t, addr, remote, local)
 	dir := t.TempDir()
 	s := &fleet.SSH{Hosts: []string{"root@" + addr, "root@" + addr}, Command: client, Binary: os.Args[0], Dir: dir}
 	l := fleettest.Load{Values: 4000, Seed: 13, Ms: 500, Windows: 1, DieAgent: -1}
