@@ -278,8 +278,16 @@ func (c *conn) watch(ctx context.Context, at, deadline time.Time, hang time.Dura
 	over := time.NewTimer(time.Until(deadline))
 	defer over.Stop()
 	done, stopped := ctx.Done(), false
+	// A heartbeat our way too: an agent that hears nothing for its spec's
+	// Silence stops (its coordinator is gone or cut off).
+	beat := time.NewTicker(time.Second)
+	defer beat.Stop()
 	for {
 		select {
+		case <-beat.C:
+			if c.out != nil && !stopped {
+				_ = c.out.send(Message{Type: "ping"})
+			}
 		case <-done:
 			done, stopped = nil, true
 			c.stop()

@@ -282,3 +282,20 @@ func threadMasks(pid int) []string {
 	}
 	return out
 }
+
+// The coordinator's heartbeat keeps agents going through a run longer than
+// the silence after which they stop on their own.
+func TestRunLongerThanSilence(t *testing.T) {
+	l := fleettest.Load{Values: 500, Seed: 9, Ms: 4000, Windows: 1, DieAgent: -1}
+	specs := fleettest.Specs(t, l, 2)
+	for i := range specs {
+		specs[i].Silence = int64(2 * time.Second) // twice the heartbeat
+	}
+	m, err := fleet.Run(context.Background(), testLocal(), specs, opts(l))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Interrupted || m.Incomplete || strings.Contains(strings.Join(m.Warnings, "\n"), "silent") {
+		t.Fatalf("interrupted %v incomplete %v warnings %q", m.Interrupted, m.Incomplete, m.Warnings)
+	}
+}
