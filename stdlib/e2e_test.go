@@ -10,8 +10,8 @@ import (
 	"go.starlark.net/starlark"
 
 	_ "github.com/benchbook/benchbook/builtins/workload"
-	"github.com/benchbook/benchbook/runtime/startest"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/startest"
 )
 
 // TestABABWithRealRuns drives a real HTTP server through abab with
