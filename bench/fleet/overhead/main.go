@@ -110,6 +110,8 @@ func startTarget(self string) (string, func(), error) {
 	last := strconv.Itoa(goruntime.NumCPU() - 1)
 	cmd := exec.Command("taskset", "-c", last, self, "serve", addr)
 	cmd.Stderr = os.Stderr
+	// The target goes with this program, however it ends (a closed pipe too).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		return "", nil, err
 	}
