@@ -4,11 +4,13 @@
 #
 #   bench/workload/compare.sh [duration] [http|open|open2|sql|sqlopen|hot]...
 #   ROUNDS=4 LABEL=smoke RATE=5000 SCALE=1 bench/workload/compare.sh 10s sql
-#   WRK2=/path/to/wrk2/wrk OPEN2_RATES="5000 20000" bench/workload/compare.sh 8s open2
+#   WRK2=/path/to/wrk2/wrk OPEN2_RATES="5000 20000" OPEN2_TICKS="0s 1ms" bench/workload/compare.sh 8s open2
 #
 # open2 is the open loop against wrk2 at each of OPEN2_RATES (16 connections
 # on both sides), with whole-process CPU on both sides (benchbook runs with
-# no warmup, so every request it counts is one it sent). wrk2 is not
+# no warmup, so every request it counts is one it sent), once per benchbook
+# tick in OPEN2_TICKS: 0s sends each request at its intended start, 1ms
+# wakes once a millisecond as wrk2 does. wrk2 is not
 # packaged and nothing here builds it: build it from its source
 # (github.com/giltene/wrk2) and point WRK2 at the binary; without it the
 # section is skipped with a message. Keep open2 runs at 10 s or less: wrk2
@@ -36,6 +38,7 @@ ROUNDS=${ROUNDS:-4}
 C=16
 RATE=${RATE:-5000}
 OPEN2_RATES=${OPEN2_RATES:-5000 20000}
+OPEN2_TICKS=${OPEN2_TICKS:-0s 1ms}
 SCALE=${SCALE:-1}
 PATH=$PATH:$HOME/go/bin
 RAW=bench/workload/raw/$(date -u +%Y%m%dT%H%M%SZ)${LABEL:+-$LABEL}
@@ -67,6 +70,7 @@ load1() { cut -d' ' -f1 /proc/loadavg; }
 if want open2; then
 	if [ -x "${WRK2:-}" ]; then
 		echo "open2_rates=$OPEN2_RATES" >>"$RAW/meta.txt"
+		echo "open2_ticks=$OPEN2_TICKS" >>"$RAW/meta.txt"
 	else
 		echo "open2 skipped: set WRK2 to a wrk2 binary (not packaged: build it from its source, github.com/giltene/wrk2, with make)" >&2
 		echo "open2=skipped: WRK2 not set to a wrk2 binary" >>"$RAW/meta.txt"
@@ -118,7 +122,7 @@ vegeta_open() {
 }
 ours_open() { $pin_client /tmp/wlbench http -url $URL -rate "$RATE" -clients 256 -duration "$D"; }
 wrk2_open() { cpu "$WRK2" -t1 -c$C -d"$D" -R"$R2" --latency $URL; }
-ours_open2() { cpu /tmp/wlbench http -url $URL -rate "$R2" -clients $C -duration "$D" -warmup 0s; }
+ours_open2() { cpu /tmp/wlbench http -url $URL -rate "$R2" -clients $C -duration "$D" -warmup 0s -tick "$T2"; }
 
 if want http || want open || want open2; then
 	$pin_target /tmp/wlbench hello -addr 127.0.0.1:8089 &
@@ -129,7 +133,13 @@ if want http || want open || want open2; then
 		if want http; then pair http "$round" wrk wrk_http ours_http; fi
 		if want open; then pair open "$round" vegeta vegeta_open ours_open; fi
 		if want open2; then
-			for R2 in $OPEN2_RATES; do pair "open2-$R2" "$round" wrk2 wrk2_open ours_open2; done
+			for R2 in $OPEN2_RATES; do
+				for T2 in $OPEN2_TICKS; do
+					name=open2-$R2
+					[ "$T2" = 0s ] || name=$name-tick$T2
+					pair "$name" "$round" wrk2 wrk2_open ours_open2
+				done
+			done
 		fi
 	done
 	kill $HELLO

@@ -130,6 +130,8 @@ func TestBadInput(t *testing.T) {
 		`workload.http("http://x/", rate = 1e9, duration = "1s")`:                  "rate must be at most",
 		`workload.http("http://x/", clients = 1, duration = "1h", window = "1ms")`: "window:",
 		`workload.exec("true", runs = 0)`:                                          "runs must be > 0",
+		`workload.http("http://x/", clients = 1, duration = "1s", tick = "1ms")`:   "tick applies to an open loop",
+		`workload.http("http://x/", rate = 5, duration = "1s", tick = "2s")`:       "tick must be at most 1s",
 		`workload.exec(["/no/such/binary"])`:                                       "workload.exec: cmd",
 	}
 	for src, want := range cases {

@@ -249,20 +249,28 @@ type section struct {
 }
 
 // open2Sections are the wrk2 comparisons the raw files hold, one per rate
-// (sections "open2-RATE"), slowest first.
+// and benchbook tick (sections "open2-RATE" and "open2-RATE-tickT"),
+// slowest first.
 func open2Sections(set *rawSet) []section {
-	var rates []float64
+	var names []string
 	for _, m := range set.runs {
-		if r, ok := strings.CutPrefix(m.section, "open2-"); ok {
-			if f := parseFloat(r); !math.IsNaN(f) && !slices.Contains(rates, f) {
-				rates = append(rates, f)
-			}
+		if strings.HasPrefix(m.section, "open2-") && !slices.Contains(names, m.section) {
+			names = append(names, m.section)
 		}
 	}
-	slices.Sort(rates)
+	slices.SortFunc(names, func(a, b string) int {
+		if d := open2Rate(a) - open2Rate(b); d != 0 {
+			return int(math.Copysign(1, d))
+		}
+		return strings.Compare(a, b)
+	})
 	var out []section
-	for _, r := range rates {
-		out = append(out, section{"open2-" + num(r, 0), "HTTP open loop at " + num(r, 0) + " req/s: wrk2 vs benchbook, whole-process CPU", "wrk2", true,
+	for _, name := range names {
+		tick := "each request at its intended start"
+		if _, t, ok := strings.Cut(strings.TrimPrefix(name, "open2-"), "-tick"); ok {
+			tick = "benchbook waking once per " + t + " tick"
+		}
+		out = append(out, section{name, "HTTP open loop at " + num(open2Rate(name), 0) + " req/s, " + tick + ": wrk2 vs benchbook, whole-process CPU", "wrk2", true,
 			"p50 / p99 from each request's intended start on both sides (wrk2's corrected histogram); client CPU of the whole process on both sides (benchbook without warmup)",
 			func(m measurement) string { return ms(m.p50) + " / " + ms(m.p99) },
 			func(m measurement) string {
@@ -289,6 +297,12 @@ var sections = []section{
 		"mean latency from the scheduled start on both sides (pgbench's includes its schedule lag, shown after it)",
 		func(m measurement) string { return ms(m.mean) + " (lag " + ms(m.lag) + ")" },
 		func(m measurement) string { return ms(m.mean) }},
+}
+
+// open2Rate is the rate in a section name "open2-RATE[-tickT]".
+func open2Rate(name string) float64 {
+	r, _, _ := strings.Cut(strings.TrimPrefix(name, "open2-"), "-")
+	return parseFloat(r)
 }
 
 func ms(x float64) string {
@@ -414,8 +428,8 @@ func writeSection(b *strings.Builder, set *rawSet, s section) {
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	var cpuRatios, rateRatios []float64
 	rate := parseFloat(set.meta["rate"])
-	if r, ok := strings.CutPrefix(s.name, "open2-"); ok {
-		rate = parseFloat(r) // each wrk2 comparison has its own rate
+	if strings.HasPrefix(s.name, "open2-") {
+		rate = open2Rate(s.name) // each wrk2 comparison has its own rate
 	}
 	held := func(m *measurement) bool { return !s.open || m.rps >= 0.95*rate }
 	for _, p := range ps {

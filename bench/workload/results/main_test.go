@@ -66,7 +66,8 @@ func TestWrk2Sample(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := render(set)
-	for _, want := range []string{"HTTP open loop at 5000 req/s: wrk2 vs benchbook", "HTTP open loop at 20000 req/s: wrk2 vs benchbook", "wrk2 first", "benchbook first"} {
+	for _, want := range []string{"HTTP open loop at 5000 req/s, each request at its intended start: wrk2 vs benchbook",
+		"HTTP open loop at 20000 req/s, benchbook waking once per 1ms tick: wrk2 vs benchbook", "wrk2 first", "benchbook first"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("tables lack %q:\n%s", want, out)
 		}
@@ -100,8 +101,8 @@ func TestWrk2Sample(t *testing.T) {
 			t.Errorf("%s: CPU per request %s not in the tables", m.file, num(m.cpuUsPerReq, 2))
 		}
 	}
-	if n != 8 {
-		t.Errorf("%d open2 runs, want 2 rates × 2 rounds × 2 tools", n)
+	if n != 16 {
+		t.Errorf("%d open2 runs, want 2 rates × 2 ticks × 2 rounds × 2 tools", n)
 	}
 }
 

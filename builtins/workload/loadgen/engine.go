@@ -71,6 +71,7 @@ type Spec struct {
 	Rate        float64       `json:"rate,omitempty"`         // open loop (Clients == 0): requests per second
 	Arrival     string        `json:"arrival,omitempty"`      // open loop: "constant" or "poisson" (seeded)
 	MaxInflight int           `json:"max_inflight,omitempty"` // open loop: bound on requests in flight
+	Tick        time.Duration `json:"tick,omitempty"`         // open loop: wake once per Tick to send what is due (0: at each intended start)
 	Duration    time.Duration `json:"duration"`               // the measurement window
 	Warmup      time.Duration `json:"warmup"`                 // before it: sent, not measured
 	Window      time.Duration `json:"window"`                 // length of each per-window figure

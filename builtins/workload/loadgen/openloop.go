@@ -179,6 +179,19 @@ func (r *engine) spawn(n int) {
 	}
 }
 
+// sendAt is when the loop wakes for a job intended at due: at due, or with
+// Spec.Tick at the first tick at or after it, so that one wake-up sends
+// every request due in a tick (wrk2 wakes every millisecond). A request
+// never leaves before due, and its latency counts from due.
+func (r *engine) sendAt(due time.Time) time.Time {
+	t := r.spec.Tick
+	if t <= 0 {
+		return due
+	}
+	off := due.Sub(r.start)
+	return r.start.Add((off + t - 1) / t * t)
+}
+
 // openRunner is a multiplexed loop that can also run its share of an open
 // loop: the jobs of s on its clients, as they fall due.
 type openRunner interface {
@@ -229,7 +242,7 @@ func (r *engine) openWorker(c client, rec *recorder, sched *schedule) {
 			return
 		}
 		measured := r.inMeasurement(j.due)
-		if !sl.until(r.ctx, j.due) {
+		if !sl.until(r.ctx, r.sendAt(j.due)) {
 			if measured && j.due.Before(r.stopTime()) {
 				rec.undecide()
 			}

@@ -51,7 +51,7 @@ func (r *engine) driveOpen(p *poller, ops openOps, slots int, s *schedule, rec *
 			d.interrupted()
 			return
 		}
-		d.queue = s.claimDue(now, d.queue)
+		d.queue = s.claimDue(now, d.queue) // with a tick, now is on one
 		d.dispatch(now)
 		if !now.Before(d.nextExpire) {
 			d.expire(now)
@@ -166,7 +166,7 @@ func (d *openDriver) wakeAt(now time.Time) (time.Time, bool) {
 	}
 	j, scheduled := d.sched.peek()
 	if scheduled {
-		wake = minTime(wake, j.due)
+		wake = minTime(wake, d.r.sendAt(j.due))
 	}
 	return wake, scheduled || busy > 0 || d.head < len(d.queue)
 }
