@@ -172,6 +172,8 @@ assert.fails(lambda: workload.http(url, clients = 1, duration = "1s", agents = f
 assert.fails(lambda: workload.http(url, clients = 2, duration = "1s", request = lambda: "/", agents = f), "cannot run on agents")
 assert.fails(lambda: workload.agents(local = 2, ssh = ["h"]), "give one of")
 assert.fails(lambda: workload.agents(kubernetes = {"replicas": 2}), "image is required")
+assert.fails(lambda: workload.http(url, clients = 2, duration = "1s", agents = workload.agents(kubernetes = {"image": "i", "replicas": 2})),
+             "built without Kubernetes support: go build -tags kubernetes")
 assert.fails(lambda: workload.agents(local = 2, cpus = ["x"]), "malformed CPU list")
 `, starlark.StringDict{"url": str(srv.URL + "/")})
 	r := g["r"].(*Run)

@@ -38,6 +38,9 @@ type Agent struct {
 	// Pid is the local process behind the agent (an ssh client for a
 	// remote one); 0 for a pod.
 	Pid int
+	// Describe, if set, says what the launcher knows of an agent that went
+	// silent ("pod Pending: Unschedulable: 0/3 nodes are available").
+	Describe func() string
 }
 
 // Options shape a fleet run.
@@ -293,8 +296,11 @@ func (c *conn) watch(ctx context.Context, at, deadline time.Time, hang time.Dura
 			c.stop()
 			over.Reset(stopGrace)
 		case <-silent.C:
-			c.a.Kill()
 			out.Failure = fmt.Sprintf("hung: nothing from it for %s", hang)
+			if c.a.Describe != nil {
+				out.Failure += " (" + c.a.Describe() + ")"
+			}
+			c.a.Kill()
 			return out
 		case <-over.C:
 			c.a.Kill()

@@ -37,14 +37,16 @@ func TestMain(m *testing.M) {
 // test binary as the image's benchbook, and serves its stdout as the pod's
 // log. Indices in pull fail as an image that cannot be pulled.
 type kubelet struct {
-	t      *testing.T
-	c      *fake.Clientset
-	pull   map[int]bool
-	mu     sync.Mutex
-	logs   map[string]io.ReadCloser
-	ready  map[string]chan struct{}
-	procs  []*exec.Cmd
-	cancel context.CancelFunc
+	t    *testing.T
+	c    *fake.Clientset
+	pull map[int]bool
+	// unschedulable indices get a pod the scheduler cannot place.
+	unschedulable map[int]bool
+	mu            sync.Mutex
+	logs          map[string]io.ReadCloser
+	ready         map[string]chan struct{}
+	procs         []*exec.Cmd
+	cancel        context.CancelFunc
 }
 
 func newKubelet(t *testing.T, c *fake.Clientset, pull map[int]bool) *kubelet {
@@ -92,6 +94,14 @@ func (k *kubelet) runPod(ctx context.Context, job *batchv1.Job, i int, dir strin
 		Annotations: map[string]string{"batch.kubernetes.io/job-completion-index": strconv.Itoa(i)}}}
 	pods := k.c.CoreV1().Pods(job.Namespace)
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "agent"}}
+	if k.unschedulable[i] {
+		pod.Status.Phase = corev1.PodPending
+		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+			Reason: "Unschedulable", Message: "0/3 nodes are available: 3 Insufficient cpu."}}
+		pod.Status.ContainerStatuses = nil
+		_, _ = pods.Create(ctx, pod, metav1.CreateOptions{})
+		return
+	}
 	if k.pull[i] {
 		pod.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}
 		_, _ = pods.Create(ctx, pod, metav1.CreateOptions{})
@@ -253,4 +263,25 @@ func checkManifests(t *testing.T, c *fake.Clientset) {
 		}
 		golden.Check(t, filepath.Join("testdata", res+".golden.yaml"), b)
 	}
+}
+
+// A pod the cluster cannot schedule is named hung with the scheduler's
+// reason once the start instant and the hang time have passed.
+func TestIndexedJobPodNotScheduled(t *testing.T) {
+	c := fake.NewClientset()
+	k := newKubelet(t, c, nil)
+	k.unschedulable = map[int]bool{1: true}
+	l := fleettest.Load{Values: 500, Seed: 23, Ms: 300, Windows: 1, DieAgent: -1}
+	lc := launcher(c, k)
+	lc.Opts.StartAfter = time.Second
+	o := runOpts(l)
+	o.Hang = time.Second
+	m, err := fleet.Run(context.Background(), lc, fleettest.Specs(t, l, 2), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Rows[0].Status != "ok" || !strings.Contains(m.Rows[1].Status, "not scheduled: Unschedulable: 0/3 nodes are available") {
+		t.Fatalf("rows %q %q", m.Rows[0].Status, m.Rows[1].Status)
+	}
+	assertCleanedUp(t, c)
 }

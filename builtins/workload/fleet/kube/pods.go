@@ -157,7 +157,8 @@ func (w *podWatch) agent(ctx context.Context, i int, at time.Time) *fleet.Agent 
 	pr, pw := io.Pipe()
 	p := &podAgent{w: w, slot: w.slots[i], done: make(chan struct{}), cancel: cancel}
 	go p.follow(ctx, pw)
-	return &fleet.Agent{Name: fmt.Sprintf("kubernetes/%s-%d", w.l.Name, i), Out: pr, At: at, Wait: p.wait, Kill: p.kill}
+	return &fleet.Agent{Name: fmt.Sprintf("kubernetes/%s-%d", w.l.Name, i), Out: pr, At: at, Wait: p.wait, Kill: p.kill,
+		Describe: p.slot.describe}
 }
 
 type podAgent struct {
@@ -219,4 +220,26 @@ func (p *podAgent) kill() {
 		}
 		p.cancel()
 	})
+}
+
+// describe says where the index's pod stands, for an agent that went
+// silent: no pod yet (quota, admission), unscheduled, or its phase.
+func (s *podSlot) describe() string {
+	s.mu.Lock()
+	p := s.pod
+	s.mu.Unlock()
+	if p == nil {
+		return "no pod was created for it: check the Job's events (quota, admission)"
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return fmt.Sprintf("pod %s not scheduled: %s: %s", p.Name, c.Reason, c.Message)
+		}
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		if w := c.State.Waiting; w != nil {
+			return fmt.Sprintf("pod %s %s: %s", p.Name, p.Status.Phase, w.Reason)
+		}
+	}
+	return fmt.Sprintf("pod %s %s", p.Name, p.Status.Phase)
 }
