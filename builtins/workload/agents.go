@@ -176,7 +176,7 @@ func (c *fleetConfig) kubernetes(name string, d *starlark.Dict) error {
 		}
 	}
 	if c.Kube["image"] == "" {
-		return fmt.Errorf("%s: kubernetes: image is required (an image built from deploy/kubernetes/Dockerfile)", name)
+		return fmt.Errorf("%s: kubernetes: image is required (an image built from builtins/workload/fleet/kube/deploy/Dockerfile)", name)
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // On a real cluster (KUBECONFIG set, and BENCHBOOK_AGENT_IMAGE an image
-// built from deploy/kubernetes/Dockerfile at this commit): the Job's pods
+// built from builtins/workload/fleet/kube/deploy/Dockerfile at this commit): the Job's pods
 // run the real agent, which refuses the simulated kind of load; that answer,
 // read from every pod's log, proves create → watch → collect, and nothing
 // may be left in the namespace afterwards.
