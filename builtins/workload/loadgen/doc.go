@@ -16,7 +16,7 @@
 //  3. Run drives it: the closed loop as epoll loops of many connections
 //     each where the target allows (plain HTTP, SQL on Linux; one per P
 //     but one, as wrk -t and pgbench -j do), else a goroutine per client;
-//     the open loop, for plain HTTP on Linux, as event loops of the same
+//     the open loop, for SQL and plain HTTP on Linux, as event loops of the same
 //     kind that sleep until the next request is due and send every due
 //     request on an idle connection (driveOpen), else as workers that
 //     claim jobs from the schedule, sleep on a timerfd until each is due,

@@ -14,19 +14,13 @@ import (
 // share of one epoll_wait instead of a goroutine park and two netpoll
 // calls. Plain HTTP only: https keeps the goroutine per client.
 type httpLoop struct {
-	t     *HTTPTarget
-	conns []*httpConn
-	p     *poller
-	err   error
-	r     *engine // set by run
-	rec   *recorder
-	open  bool // running an open loop (runOpen): no request back to back
-
-	// The open loop reads responses with their kernel receive time
-	// (SO_TIMESTAMPNS): stamps once one came with it, noStamps for good
-	// once a socket refused the option or a read came without it.
-	stamps, noStamps bool
-	oob              [64]byte
+	t        *HTTPTarget
+	conns    []*httpConn
+	p        *poller
+	err      error
+	r        *engine // set by run
+	rec      *recorder
+	arrivals // open: running an open loop (runOpen), no request back to back
 }
 
 // httpConn is one client of the loop.
@@ -106,8 +100,6 @@ func (l *httpLoop) launch(i int, j job, now time.Time) {
 	l.flush(r, l.rec, c, req)
 }
 
-func (l *httpLoop) stamped() bool { return l.stamps && !l.noStamps }
-
 func (l *httpLoop) client(i int) *inflight { return &l.conns[i].inflight }
 
 func (l *httpLoop) start(i int, now time.Time) bool { return l.send(l.r, l.rec, l.conns[i], now) }
@@ -166,9 +158,7 @@ func (l *httpLoop) dial(r *engine, c *httpConn, now time.Time) string {
 		conn.Close()
 		return classify(err)
 	}
-	if l.open && !l.noStamps && syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1) != nil {
-		l.noStamps = true
-	}
+	l.watch(fd)
 	c.conn, c.fd, c.writing = conn, fd, false
 	if c.in == nil {
 		c.in = make([]byte, 16<<10)
@@ -193,7 +183,7 @@ func (l *httpLoop) flush(r *engine, rec *recorder, c *httpConn, b []byte) {
 
 // receive reads what c's connection has and feeds it to the response.
 func (l *httpLoop) receive(r *engine, rec *recorder, c *httpConn) {
-	n, now, err := l.read(c)
+	n, now, err := l.read(c.fd, c.in)
 	switch {
 	case err == io.EOF && !c.busy:
 		l.drop(c) // the server closed an idle keep-alive connection
@@ -228,27 +218,6 @@ func (l *httpLoop) receive(r *engine, rec *recorder, c *httpConn) {
 	if !l.open && now.Before(r.end) && r.ctx.Err() == nil {
 		l.send(r, rec, c, now) // back to back, as closedWorker
 	}
-}
-
-// read reads what c's connection has, and when it came: the kernel's
-// receive time where the open loop asked for it, else now. (A closed or
-// failed connection has no such time: read late, its failure is timed late.)
-func (l *httpLoop) read(c *httpConn) (int, time.Time, error) {
-	if !l.open || l.noStamps {
-		n, err := rawRead(c.fd, c.in)
-		return n, time.Now(), err
-	}
-	n, at, err := rawReadStamped(c.fd, c.in, &l.oob)
-	now := time.Now()
-	switch {
-	case n == 0:
-		return n, now, err
-	case at.IsZero() || at.After(now):
-		l.noStamps = true
-		return n, now, err
-	}
-	l.stamps = true
-	return n, at, err
 }
 
 // finish records the response c just completed.

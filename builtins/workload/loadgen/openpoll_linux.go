@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"syscall"
 	"time"
 )
 
@@ -185,6 +186,46 @@ func (d *openDriver) interrupted() {
 			d.rec.undecide()
 		}
 	}
+}
+
+// arrivals is an open event loop's way of reading responses: with the
+// kernel's receive time (SO_TIMESTAMPNS) once the loop runs open, so it
+// can read them late (see driveOpen). stamps is set once a response came
+// with its time, noStamps for good once a socket refused the option or a
+// read came without one; then the loop wakes for every response.
+type arrivals struct {
+	open, stamps, noStamps bool
+	oob                    [64]byte
+}
+
+func (a *arrivals) stamped() bool { return a.stamps && !a.noStamps }
+
+// watch asks fd's socket for receive times, in an open loop.
+func (a *arrivals) watch(fd int) {
+	if a.open && !a.noStamps && syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1) != nil {
+		a.noStamps = true
+	}
+}
+
+// read reads what fd has into b, and when it came: the kernel's receive
+// time where the open loop asked for it, else now. (A closed or failed
+// connection has no such time: read late, its failure is timed late.)
+func (a *arrivals) read(fd int, b []byte) (int, time.Time, error) {
+	if !a.open || a.noStamps {
+		n, err := rawRead(fd, b)
+		return n, time.Now(), err
+	}
+	n, at, err := rawReadStamped(fd, b, &a.oob)
+	now := time.Now()
+	switch {
+	case n == 0:
+		return n, now, err
+	case at.IsZero() || at.After(now):
+		a.noStamps = true
+		return n, now, err
+	}
+	a.stamps = true
+	return n, at, err
 }
 
 // settled records the outcome of client c's request, decided at end: from

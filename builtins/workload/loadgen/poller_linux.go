@@ -20,6 +20,8 @@ var (
 	_ loopOps     = (*sqlLoop)(nil)
 	_ openOps     = (*httpLoop)(nil)
 	_ openRunner  = (*httpLoop)(nil)
+	_ openOps     = (*sqlLoop)(nil)
+	_ openRunner  = (*sqlLoop)(nil)
 )
 
 // poller is the epoll set of a multiplexed closed loop (sqlLoop, httpLoop):

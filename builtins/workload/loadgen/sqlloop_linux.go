@@ -23,13 +23,14 @@ import (
 // nothing. Here a response costs one epoll_wait shared with whatever else is
 // ready and one read(2): less client CPU per transaction than pgbench.
 type sqlLoop struct {
-	t     *SQLTarget
-	h     *sqlHists
-	slots []*slot
-	p     *poller
-	err   error   // making the poller failed: every request records it
-	r     *engine // set by run
-	rec   *recorder
+	t        *SQLTarget
+	h        *sqlHists
+	slots    []*slot
+	p        *poller
+	err      error   // making the poller failed: every request records it
+	r        *engine // set by run
+	rec      *recorder
+	arrivals // open: running an open loop (runOpen), no request back to back
 }
 
 // slot is one client of the loop: its connection and its request in flight.
@@ -91,6 +92,43 @@ func (l *sqlLoop) run(r *engine, rec *recorder) {
 	}
 	l.r, l.rec = r, rec
 	r.drive(l.p, len(l.slots), l, rec)
+}
+
+// runOpen runs the open-loop jobs of s on the loop's connections (see
+// driveOpen): each slot acquires a connection the first time it is needed
+// and keeps it, so acquire holds those waits, not one per request. Without
+// a poller, one worker takes the jobs.
+func (l *sqlLoop) runOpen(r *engine, rec *recorder, s *schedule) {
+	if l.err != nil {
+		r.openWorker(l.t.newClient(), rec, s)
+		return
+	}
+	l.r, l.rec, l.open = r, rec, true
+	r.driveOpen(l.p, l, len(l.slots), s, rec)
+}
+
+// launch runs job j's script on slot i, measured from j's intended start.
+func (l *sqlLoop) launch(i int, j job, now time.Time) {
+	r, s := l.r, l.slots[i]
+	s.due, s.measured, s.t0 = j.due, r.inMeasurement(j.due), now
+	if s.pc == nil {
+		if class := l.connect(r, s, now, s.measured); class != "" {
+			r.settled(l.rec, &s.inflight, time.Now(), class)
+			return
+		}
+		now = time.Now()
+	}
+	s.args = nil
+	if l.t.args != nil {
+		var err error
+		if s.args, err = l.t.args(j.seq); err != nil {
+			r.settled(l.rec, &s.inflight, time.Now(), classGenerator)
+			return
+		}
+	}
+	s.busy, s.stmt, s.failed = true, 0, ""
+	s.deadline = r.deadline(now)
+	l.send(r, l.rec, s, now)
 }
 
 func (l *sqlLoop) client(i int) *inflight { return &l.slots[i].inflight }
@@ -171,6 +209,7 @@ func (l *sqlLoop) connect(r *engine, s *slot, now time.Time, measured bool) stri
 		l.drop(s)
 		return classify(err)
 	}
+	l.watch(fd)
 	s.fd, s.out, s.writing = fd, s.out[:0], false
 	s.rd.reset()
 	return ""
@@ -221,12 +260,11 @@ func (l *sqlLoop) flush(r *engine, rec *recorder, s *slot) {
 // receive reads what slot s's connection has and handles every whole
 // message in it that the loop acts on.
 func (l *sqlLoop) receive(r *engine, rec *recorder, s *slot) {
-	n, err := rawRead(s.fd, s.in)
+	n, now, err := l.read(s.fd, s.in)
 	if err != nil {
-		l.fail(r, rec, s, classify(err), time.Now())
+		l.fail(r, rec, s, classify(err), now)
 		return
 	}
-	now := time.Now()
 	for off := 0; s.pc != nil && off < n; {
 		typ, body, used, ok, err := s.rd.next(s.in[off:n])
 		off += used
@@ -266,7 +304,7 @@ func (l *sqlLoop) message(r *engine, rec *recorder, s *slot, typ byte, body []by
 			return
 		}
 		l.finish(r, rec, s, now, "")
-		if now.Before(r.end) && r.ctx.Err() == nil {
+		if !l.open && now.Before(r.end) && r.ctx.Err() == nil {
 			l.begin(r, rec, s, now) // back to back, as closedWorker
 		}
 	}
@@ -288,7 +326,7 @@ func (l *sqlLoop) fail(r *engine, rec *recorder, s *slot, class string, now time
 // finish records the request in flight, ended at now.
 func (l *sqlLoop) finish(r *engine, rec *recorder, s *slot, now time.Time, class string) {
 	s.busy = false
-	r.finished(rec, s.t0, now, s.measured, class)
+	r.settled(rec, &s.inflight, now, class)
 }
 
 // drop takes slot s's connection out of the pool and closes it: its
