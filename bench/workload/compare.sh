@@ -162,7 +162,8 @@ if want sql || want sqlopen; then
 	pgbench_sql() { cpu pgbench $PG; }
 	ours_sql() { $pin_client /tmp/wlbench sql -dsn "$DSN" -scale "$SCALE" -clients $C -duration "$D"; }
 	pgbench_sqlopen() { cpu pgbench $PG -R "$RATE"; }
-	ours_sqlopen() { $pin_client /tmp/wlbench sql -dsn "$DSN" -scale "$SCALE" -rate "$RATE" -clients $C -duration "$D"; }
+	# whole process and no warmup, as pgbench -R is measured (issue 16)
+	ours_sqlopen() { cpu /tmp/wlbench sql -dsn "$DSN" -scale "$SCALE" -rate "$RATE" -clients $C -duration "$D" -warmup 0s; }
 	for round in $(seq "$ROUNDS"); do
 		if want sql; then pair sql "$round" pgbench pgbench_sql ours_sql; fi
 		if want sqlopen; then pair sqlopen "$round" pgbench-R pgbench_sqlopen ours_sqlopen; fi
