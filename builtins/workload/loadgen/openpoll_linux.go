@@ -192,7 +192,8 @@ func (d *openDriver) interrupted() {
 // kernel's receive time (SO_TIMESTAMPNS) once the loop runs open, so it
 // can read them late (see driveOpen). stamps is set once a response came
 // with its time, noStamps for good once a socket refused the option or a
-// read came without one; then the loop wakes for every response.
+// read came without one after some came with it; then the loop wakes for
+// every response.
 type arrivals struct {
 	open, stamps, noStamps bool
 	oob                    [64]byte
@@ -221,7 +222,11 @@ func (a *arrivals) read(fd int, b []byte) (int, time.Time, error) {
 	case n == 0:
 		return n, now, err
 	case at.IsZero() || at.After(now):
-		a.noStamps = true
+		// The first responses may come without: the kernel turns receive
+		// times on a moment after the first socket asks (a deferred static
+		// key). Once they came, one missing means they stopped: wake for
+		// every response from then on.
+		a.noStamps = a.stamps
 		return n, now, err
 	}
 	a.stamps = true
