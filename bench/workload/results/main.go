@@ -333,7 +333,8 @@ func render(set *rawSet) string {
 
 func writeHeader(b *strings.Builder, set *rawSet) {
 	m := set.meta
-	if m["label"] != "" {
+	// Only a smoke run is a pipeline check; other labels just name a run.
+	if strings.Contains(m["label"], "smoke") {
 		fmt.Fprintf(b, "> **%s run** (label %q): a check that the pipeline works end to end, not a measurement to quote.\n\n", strings.ToUpper(m["label"]), m["label"])
 	}
 	lo, hi := loadRange(set.runs)
