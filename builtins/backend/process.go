@@ -22,6 +22,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/child"
+	"github.com/benchbook/benchbook/runtime/guard"
 )
 
 // procSpec is everything needed to (re)start a target process.
@@ -360,34 +361,13 @@ func (p *procHandle) StartObserving(ctx context.Context) (func(requests int64) (
 	}
 	cpu0, rss0 := treeUsage(pid)
 	peak := rss0
-	var mu sync.Mutex
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			_, kb := treeUsage(pid)
-			mu.Lock()
-			peak = max(peak, kb)
-			mu.Unlock()
-		}
-	}()
+	stop := guard.Every(ctx, 100*time.Millisecond, func() {
+		_, kb := treeUsage(pid)
+		peak = max(peak, kb)
+	})
 	return func(requests int64) (map[string]float64, error) {
-		close(quit)
-		wg.Wait()
+		stop()
 		cpu1, rss1 := treeUsage(pid)
-		mu.Lock()
-		defer mu.Unlock()
 		out := map[string]float64{
 			"server_cpu_us":      float64(nonneg(cpu1-cpu0)) / 1e3,
 			"server_rss_peak_kb": float64(max(peak, rss1)),

@@ -35,6 +35,7 @@ import (
 
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/child"
+	"github.com/benchbook/benchbook/runtime/guard"
 )
 
 // Builtin is backend.demo(**options).
@@ -226,45 +227,23 @@ func (h *Handle) StartObserving(ctx context.Context) (func(int64) (map[string]fl
 	if err != nil {
 		return nil, err
 	}
-	peak := &rssPeak{kb: rssKB(pid)}
-	quit := make(chan struct{})
-	done := make(chan struct{})
-	go peak.sample(ctx, pid, quit, done)
+	peak := rssKB(pid)
+	stop := guard.Every(ctx, 100*time.Millisecond, func() { peak = max(peak, rssKB(pid)) })
 	return func(requests int64) (map[string]float64, error) {
-		close(quit)
-		<-done
+		stop()
 		after, err := procCPU(pid)
 		if err != nil {
 			return nil, err
 		}
 		figs := map[string]float64{
 			"server_cpu_s":       (after - before).Seconds(),
-			"server_rss_peak_kb": float64(max(peak.kb, rssKB(pid))),
+			"server_rss_peak_kb": float64(max(peak, rssKB(pid))),
 		}
 		if requests > 0 {
 			figs["server_cpu_us_per_req"] = float64((after - before).Microseconds()) / float64(requests)
 		}
 		return figs, nil
 	}, nil
-}
-
-// rssPeak is the largest resident size seen; kb is read after done closes.
-type rssPeak struct{ kb int64 }
-
-func (p *rssPeak) sample(ctx context.Context, pid int, quit, done chan struct{}) {
-	defer close(done)
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-quit:
-			return
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			p.kb = max(p.kb, rssKB(pid))
-		}
-	}
 }
 
 // rssKB is the process's resident size from /proc/PID/statm (0 if gone).

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -81,4 +82,26 @@ func TestHostDiskWatermark(t *testing.T) {
 	if trips := (Host{Path: t.TempDir(), DiskFreeMin: 1}).Watch(context.Background(), time.Now())(); len(trips) != 0 {
 		t.Fatalf("1 byte watermark tripped: %+v", trips)
 	}
+}
+
+// TestEveryStopsAndSettles: calls happen while running, none after stop
+// returns, and stop may be called twice.
+func TestEveryStopsAndSettles(t *testing.T) {
+	var n atomic.Int64
+	stop := Every(context.Background(), time.Millisecond, func() { n.Add(1) })
+	time.Sleep(30 * time.Millisecond)
+	stop()
+	got := n.Load()
+	if got == 0 {
+		t.Fatal("fn never ran in 30 ms at a 1 ms interval")
+	}
+	time.Sleep(10 * time.Millisecond)
+	if n.Load() != got {
+		t.Errorf("fn ran after stop returned: %d then %d", got, n.Load())
+	}
+	stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	stop = Every(ctx, time.Hour, func() {})
+	cancel()
+	stop() // returns although the goroutine left on its own
 }

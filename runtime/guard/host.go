@@ -58,26 +58,9 @@ func (h Host) Watch(ctx context.Context, t0 time.Time) func() []Trip {
 	psi0, psiOK := memStallMicros()
 	swap0, swapOK := swapPages()
 	checkDisk()
-	quit := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(hostSampleEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				checkDisk()
-			}
-		}
-	}()
+	stop := Every(ctx, hostSampleEvery, checkDisk)
 	return func() []Trip {
-		close(quit)
-		<-done
+		stop()
 		checkDisk()
 		secs := time.Since(t0).Seconds()
 		mu.Lock()

@@ -137,25 +137,9 @@ func CountLog(ctx context.Context, rules LogRules, next Lines) func(requests int
 
 func follow(ctx context.Context, t0 time.Time, source string, rules LogRules, next Lines) (*logTally, func()) {
 	tally := &logTally{levels: map[string]int{}, counts: map[string]int64{}}
-	quit, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(logPollEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-quit:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				tally.feed(rules, source, Since(t0), next())
-			}
-		}
-	}()
+	stop := Every(ctx, logPollEvery, func() { tally.feed(rules, source, Since(t0), next()) })
 	return tally, func() {
-		close(quit)
-		<-done
+		stop()
 		tally.feed(rules, source, Since(t0), next())
 	}
 }
