@@ -45,7 +45,7 @@ type kubelet struct {
 	mu            sync.Mutex
 	logs          map[string]io.ReadCloser
 	ready         map[string]chan struct{}
-	procs         []*exec.Cmd
+	procs         []agentProc
 	cancel        context.CancelFunc
 }
 
@@ -65,12 +65,21 @@ func newKubelet(t *testing.T, c *fake.Clientset, pull map[int]bool) *kubelet {
 	}()
 	t.Cleanup(func() {
 		cancel()
-		for _, p := range k.procs {
-			_ = p.Process.Kill()
-			_ = p.Wait()
+		k.mu.Lock()
+		procs := k.procs
+		k.mu.Unlock()
+		for _, p := range procs {
+			_ = p.cmd.Process.Kill()
+			<-p.exited // the pod's own goroutine waits for it: Wait only once
 		}
 	})
 	return k
+}
+
+// agentProc is a pod's agent process; exited closes once its Wait returned.
+type agentProc struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
 }
 
 func (k *kubelet) runJob(ctx context.Context, job *batchv1.Job) {
@@ -127,14 +136,16 @@ func (k *kubelet) runPod(ctx context.Context, job *batchv1.Job, i int, dir strin
 		k.t.Error(err)
 		return
 	}
+	exited := make(chan struct{})
 	k.mu.Lock()
-	k.procs = append(k.procs, cmd)
+	k.procs = append(k.procs, agentProc{cmd: cmd, exited: exited})
 	k.logs[name] = out
 	k.mu.Unlock()
 	pod.Status.ContainerStatuses[0].State.Running = &corev1.ContainerStateRunning{}
 	_, _ = pods.Create(ctx, pod, metav1.CreateOptions{})
 	go func() {
 		err := cmd.Wait()
+		close(exited)
 		code := int32(0)
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = int32(ee.ExitCode())
