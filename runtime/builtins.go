@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -126,15 +127,26 @@ func file(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs [
 
 // fileHash re-checks a file input; a missing file is its own hash value.
 func fileHash(path string) (string, error) {
-	data, err := os.ReadFile(path)
+	sum, err := FileSHA256(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "missing", nil
 	}
+	return sum, err
+}
+
+// FileSHA256 is the hex SHA-256 of a file's content, read as a stream: the
+// hash of every file-like input (notebook files, binaries, SQLite files).
+func FileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:]), nil
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 func memo(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

@@ -41,7 +41,7 @@ type binary struct {
 func init() {
 	runtime.RegisterInputKind("git", gitInputHash)
 	runtime.RegisterInputKind("binary", func(path string) (string, error) {
-		sum, err := fileSHA256(path)
+		sum, err := runtime.FileSHA256(path)
 		if errors.Is(err, os.ErrNotExist) {
 			return "", nil // removed (benchbook clean): stale, build again
 		}
@@ -129,7 +129,7 @@ func buildAt(th *starlark.Thread, spec buildSpec) (*binary, error) {
 			return nil, err
 		}
 	}
-	sum, err := fileSHA256(exe)
+	sum, err := runtime.FileSHA256(exe)
 	if err != nil {
 		return nil, err
 	}
@@ -260,19 +260,6 @@ func gitInputHash(name string) (string, error) {
 		return t.head + "+" + t.diffHash, nil
 	}
 	return t.head, nil
-}
-
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // binaryValue is the Starlark face of a binary.

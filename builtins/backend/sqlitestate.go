@@ -74,19 +74,14 @@ func (h *sqliteHandle) register(th *starlark.Thread) error {
 
 // fileState names the file's content as first found ("absent" if none).
 func fileState(path string) (string, error) {
-	f, err := os.Open(path)
+	sum, err := runtime.FileSHA256(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "sqlite-absent", nil
 	}
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
-	hash := sha256.New()
-	if _, err := io.Copy(hash, f); err != nil {
-		return "", err
-	}
-	return "sqlite-" + hex.EncodeToString(hash.Sum(nil)[:12]), nil
+	return "sqlite-" + sum[:24], nil
 }
 
 func (h *sqliteHandle) save(dir string) error {

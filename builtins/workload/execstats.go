@@ -1,12 +1,8 @@
 package workload
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -144,26 +140,11 @@ func execInputs(argv []string) []runtime.Input {
 		if abs, err := filepath.Abs(path); err == nil {
 			path = abs
 		}
-		hash, err := fileHash(path)
+		hash, err := runtime.FileSHA256(path)
 		if err != nil {
 			continue
 		}
 		out = append(out, runtime.Input{Kind: "binary", Name: path, Hash: hash})
 	}
 	return out
-}
-
-// fileHash is the hex SHA-256 of a file, as the "binary" input checker
-// computes it.
-func fileHash(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }

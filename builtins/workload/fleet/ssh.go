@@ -3,8 +3,6 @@ package fleet
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 
+	bbruntime "github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/child"
 )
 
@@ -91,16 +90,10 @@ func (s *SSH) binary() (path, sum string, err error) {
 			return "", "", fmt.Errorf("ssh agents: %w", err)
 		}
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	if sum, err = bbruntime.FileSHA256(path); err != nil {
 		return "", "", fmt.Errorf("ssh agents: %w", err)
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", "", fmt.Errorf("ssh agents: %w", err)
-	}
-	return path, hex.EncodeToString(h.Sum(nil)), nil
+	return path, sum, nil
 }
 
 // install checks the remote system and binary, and copies ours when the
