@@ -109,8 +109,11 @@ func load(ctx context.Context, stdout io.Writer, src string, globals starlark.St
 	if v, ok := attr("service").(*workload.Histogram); ok {
 		svc = v.Hdr()
 	}
-	fmt.Fprintf(stdout, "tool=benchbook rps=%.0f count=%s cpu_us_per_req=%.2f p50_ms=%.3f p99_ms=%.3f mean_ms=%.3f service_p50_ms=%.3f errors=%s warnings=%q\n",
-		r.RPS(), attr("count"), float64(attr("gen_cpu_us_per_req").(starlark.Float)),
+	// intended, late, dropped, undecided and duration_s let results decide
+	// whether an open loop held its rate from what it sent on time: rps
+	// counts responses, however late their requests left.
+	fmt.Fprintf(stdout, "tool=benchbook rps=%.0f count=%s intended=%s late=%s dropped=%s undecided=%s duration_s=%s cpu_us_per_req=%.2f p50_ms=%.3f p99_ms=%.3f mean_ms=%.3f service_p50_ms=%.3f errors=%s warnings=%q\n",
+		r.RPS(), attr("count"), attr("intended"), attr("late"), attr("dropped"), attr("undecided"), attr("duration"), float64(attr("gen_cpu_us_per_req").(starlark.Float)),
 		float64(h.ValueAtQuantile(50))/1000, float64(h.ValueAtQuantile(99))/1000, h.Mean()/1000,
 		float64(svc.ValueAtQuantile(50))/1000, attr("errors"), r.Warnings())
 	return nil
