@@ -171,7 +171,7 @@ if want sql || want sqlopen; then
 fi
 
 if want hot; then
-	hot() { go test -run '^$' -bench 'Record|Progress|HTTPRoundTrip' -benchtime 200ms -benchmem ./builtins/workload; }
+	hot() { go test -run '^$' -bench 'Record|Progress|HTTPRoundTrip' -benchtime 200ms -benchmem ./builtins/workload/loadgen; }
 	measure hot 1 1 benchbook hot
 fi
 echo "load_at_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW/meta.txt"

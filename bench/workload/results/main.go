@@ -572,7 +572,13 @@ func writeHot(b *strings.Builder, set *rawSet) {
 		if r.section != "hot" {
 			continue
 		}
-		b.WriteString("### Hot path (`go test -bench`, builtins/workload)\n\n```text\n")
+		// go test prints the package it benchmarked ("pkg: ..."): the
+		// benchmarks moved from builtins/workload to its loadgen package.
+		pkg := strings.TrimPrefix(find(r.body, `(?m)^pkg: (\S+)`), "github.com/benchbook/benchbook/")
+		if pkg == "" {
+			pkg = "package not recorded"
+		}
+		fmt.Fprintf(b, "### Hot path (`go test -bench`, %s)\n\n```text\n", pkg)
 		for _, line := range strings.Split(r.body, "\n") {
 			if strings.HasPrefix(line, "Benchmark") {
 				b.WriteString(line + "\n")

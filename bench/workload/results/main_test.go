@@ -2,7 +2,9 @@ package main
 
 import (
 	"math"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -165,6 +167,31 @@ func TestHeldRateCanFail(t *testing.T) {
 		"Median over the 1 of 4 rounds", "within 1 %"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("tables lack %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestHotBenchmarksExist: compare.sh's hot section names a package that
+// holds the benchmarks it selects (they moved once, and the section then
+// ran none and printed nothing).
+func TestHotBenchmarksExist(t *testing.T) {
+	sh, err := os.ReadFile("../compare.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`hot\(\) \{ go test .*-bench '([^']+)'.* \./(\S+); \}`).FindSubmatch(sh)
+	if m == nil {
+		t.Fatal("compare.sh has no hot() running go test -bench on one package")
+	}
+	src := ""
+	files, _ := filepath.Glob(filepath.Join("../../..", string(m[2]), "*_test.go"))
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		src += string(b)
+	}
+	for _, name := range strings.Split(string(m[1]), "|") {
+		if !regexp.MustCompile(`(?m)^func Benchmark` + name).MatchString(src) {
+			t.Errorf("compare.sh's hot section selects %q in ./%s, which has no such benchmark", name, m[2])
 		}
 	}
 }
