@@ -51,7 +51,7 @@ func param(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs 
 	hash := "default"
 	raw, ok := Param(t, name)
 	if ok {
-		hash = paramHash(raw)
+		hash = session(t).paramHash(raw)
 	}
 	AddInput(t, Input{Kind: "param", Name: name, Hash: hash})
 	if !ok {

@@ -133,7 +133,12 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	// A run killed mid-write (SIGKILL) leaves temp files that no rename
 	// will ever claim; holding the lock, no live writer owns one.
 	e.temps, e.tempBytes = e.store.removeTemps()
-	e.sess = &Session{Ctx: ctx, Stderr: opts.Stderr, NotebookDir: dir, CacheDir: opts.CacheDir, Params: opts.Params}
+	salt, err := loadSalt(e.store.dir)
+	if err != nil {
+		e.unlock()
+		return nil, err
+	}
+	e.sess = &Session{Ctx: ctx, Stderr: opts.Stderr, NotebookDir: dir, CacheDir: opts.CacheDir, Params: opts.Params, paramSalt: salt}
 	e.sess.memo = memoStore{s: e.store, warn: e.warn, stale: e.staleInput}
 	learnSecrets(nb, opts.Params)
 	e.sess.fingerprint = e.fingerprint
@@ -197,7 +202,7 @@ func (e *Engine) saveParams() {
 	for name, v := range e.opts.Params {
 		p[name] = v
 		if redact.SecretName(name) || redact.String(v) != v {
-			p[name] = withheldParam + strings.TrimPrefix(paramHash(v), "set:")
+			p[name] = withheldParam + strings.TrimPrefix(e.sess.paramHash(v), "set:")
 		}
 	}
 	if err := writeChecked(filepath.Join(e.store.dir, paramsFile), p); err != nil {
@@ -325,20 +330,14 @@ func (e *Engine) staleInput(inputs []Input) string {
 	return ""
 }
 
-// paramValue is how a parameter enters keys and input hashes: as a hash,
-// so that no entry, checkpoint or state.json holds a secret's text.
+// paramValue is how a parameter enters keys and input hashes: as a salted
+// hash (salt.go), so that no entry, checkpoint or state.json holds a
+// secret's text, nor a hash to try passwords against.
 func (e *Engine) paramValue(name string) string {
 	if v, ok := e.opts.Params[name]; ok {
-		return paramHash(v)
+		return e.sess.paramHash(v)
 	}
 	return "default"
-}
-
-func paramHash(v string) string {
-	if h, ok := strings.CutPrefix(v, withheldParam); ok {
-		return "set:" + h
-	}
-	return "set:" + hashString("param", v)[:16]
 }
 
 // withheldParam starts the value, in Params, of a secret parameter of the

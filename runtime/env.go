@@ -86,8 +86,9 @@ type Session struct {
 	CacheDir    string            // the notebook's cache directory (.benchbook/NAME)
 	Params      map[string]string // -p name=value, as typed on the command line
 
-	memo   MemoStore // nil: memo runs fn every time
-	states *tracker  // live resources' states; nil outside the engine
+	memo      MemoStore // nil: memo runs fn every time
+	paramSalt []byte    // the cache's salt for parameter hashes (salt.go); nil without a cache
+	states    *tracker  // live resources' states; nil outside the engine
 	// fingerprint identifies a memoized function's computation (fingerprint.go).
 	fingerprint func(*starlark.Thread, starlark.Value) (string, bool)
 

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
@@ -239,4 +241,116 @@ func TestSecretParamWithheld(t *testing.T) {
 	if strings.Contains(errb.String()+out.String(), "Wh1thheld") {
 		t.Errorf("the secret leaked:\n%s%s", out.String(), errb.String())
 	}
+}
+
+// TestSecretHashSalted: a secret parameter reaches the cache only as a hash
+// keyed with the cache's own random salt. The oracle greps every file under
+// the cache for what an attacker would try passwords against: plain
+// SHA-256 of the password and of the whole DSN, and the unsalted recipe
+// keys used before, in hex and base64, whole or as a 16-character prefix.
+// Within one cache the hash stays put (the second run is a hit); another
+// cache gets another hash; a cache whose salt is gone (as one written
+// before salting) recomputes instead of failing, and clean keeps the salt.
+func TestSecretHashSalted(t *testing.T) {
+	const password = "Sa1tedPw"
+	dsn := "postgres://u:" + password + "@h/db"
+	src := "# %% conn\ndsn = param(\"dsn\", \"none\")\nn = len(dsn)\n\n# %% use\nm = n + 1\nm\n"
+	nb := writeNB(t, src)
+	other := writeNB(t, src)
+	cache, otherCache := filepath.Join(filepath.Dir(nb), ".benchbook", "nb"), filepath.Join(filepath.Dir(other), ".benchbook", "nb")
+	run := func(path string) string {
+		t.Helper()
+		code, _, stderr := runCLI(t, "run", "-p", "dsn="+dsn, path)
+		if code != 0 {
+			t.Fatalf("run %s: exit %d\n%s", path, code, stderr)
+		}
+		return stderr
+	}
+	withheld := func(dir string) string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(dir, "v1", "last-params.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`withheld:([0-9a-f]+)`).FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("last-params.json holds no withheld hash: %s", b)
+		}
+		return string(m[1])
+	}
+
+	run(nb)
+	first := withheld(cache)
+	if stderr := run(nb); !regexp.MustCompile(`hit\s+use`).MatchString(stderr) {
+		t.Errorf("second run in one cache: use is not a hit:\n%s", stderr)
+	}
+	if again := withheld(cache); again != first {
+		t.Errorf("one cache, two runs: hash %s then %s", first, again)
+	}
+	run(other)
+	if h := withheld(otherCache); h == first {
+		t.Errorf("two caches gave the same hash %s for one password", h)
+	}
+	for _, dir := range []string{cache, otherCache} {
+		fi, err := os.Stat(filepath.Join(dir, "v1", "salt"))
+		if err != nil || fi.Mode().Perm() != 0o600 || fi.Size() != 32 {
+			t.Errorf("%s: salt file %v, err %v; want 32 bytes, mode 0600", dir, fi, err)
+		}
+		assertNoPlainHash(t, dir, password, dsn)
+	}
+
+	// A cache without a salt, as one written before salting: its entries are
+	// misses, the cells run again, and the run succeeds.
+	if err := os.Remove(filepath.Join(cache, "v1", "salt")); err != nil {
+		t.Fatal(err)
+	}
+	if stderr := run(nb); !regexp.MustCompile(`ran\s+use`).MatchString(stderr) {
+		t.Errorf("after the salt was removed, use did not run again:\n%s", stderr)
+	}
+	if code, _, stderr := runCLI(t, "clean", "-p", "dsn="+dsn, nb); code != 0 {
+		t.Fatalf("clean: exit %d\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(cache, "v1", "salt")); err != nil {
+		t.Errorf("clean removed the salt: %v", err)
+	}
+	if stderr := run(nb); !regexp.MustCompile(`hit\s+use`).MatchString(stderr) {
+		t.Errorf("after clean, use is not a hit:\n%s", stderr)
+	}
+}
+
+// assertNoPlainHash fails if any file under dir holds an unsalted hash of
+// the password or the DSN.
+func assertNoPlainHash(t *testing.T, dir, password, dsn string) {
+	t.Helper()
+	var needles []string
+	for _, data := range []string{password, dsn, oldParamRecipe(dsn)} {
+		sum := sha256.Sum256([]byte(data))
+		for _, enc := range []string{hex.EncodeToString(sum[:]), base64.StdEncoding.EncodeToString(sum[:]),
+			base64.RawURLEncoding.EncodeToString(sum[:])} {
+			needles = append(needles, enc, enc[:16])
+		}
+	}
+	filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Error(err)
+			return nil
+		}
+		for _, n := range needles {
+			if bytes.Contains(b, []byte(n)) || strings.Contains(path, n) {
+				t.Errorf("%s holds an unsalted hash %s of the secret", path, n)
+			}
+		}
+		return nil
+	})
+}
+
+// oldParamRecipe is what the key's hash of a parameter was made of before
+// salting (runtime's hashString("param", v)): its SHA-256 is the digest to
+// look for.
+func oldParamRecipe(v string) string {
+	return fmt.Sprintf("%d:%s\n%d:%s\n", len("param"), "param", len(v), v)
 }
