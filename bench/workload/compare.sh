@@ -4,13 +4,14 @@
 #
 #   bench/workload/compare.sh [duration] [http|open|open2|sql|sqlopen|hot]...
 #   ROUNDS=4 LABEL=smoke RATE=5000 SCALE=1 bench/workload/compare.sh 10s sql
-#   WRK2=/path/to/wrk2/wrk OPEN2_RATES="5000 20000" OPEN2_TICKS="0s 1ms" bench/workload/compare.sh 8s open2
+#   WRK2=/path/to/wrk2/wrk OPEN2_RATES="5000 20000" OPEN2_TICKS="auto 0s 1ms" bench/workload/compare.sh 8s open2
 #
 # open2 is the open loop against wrk2 at each of OPEN2_RATES (16 connections
 # on both sides), with whole-process CPU on both sides (benchbook runs with
 # no warmup, so every request it counts is one it sent), once per benchbook
-# tick in OPEN2_TICKS: 0s sends each request at its intended start, 1ms
-# wakes once a millisecond as wrk2 does. wrk2 is not
+# tick in OPEN2_TICKS: auto is benchbook's default (each request at its
+# intended start up to 5,000 req/s, a 200 µs tick above), 0s sends each
+# request at its intended start, 1ms wakes once a millisecond as wrk2 does. wrk2 is not
 # packaged and nothing here builds it: build it from its source
 # (github.com/giltene/wrk2) and point WRK2 at the binary; without it the
 # section is skipped with a message. Keep open2 runs at 10 s or less: wrk2
@@ -38,16 +39,17 @@ ROUNDS=${ROUNDS:-4}
 C=16
 RATE=${RATE:-5000}
 OPEN2_RATES=${OPEN2_RATES:-5000 20000}
-OPEN2_TICKS=${OPEN2_TICKS:-0s 1ms}
+OPEN2_TICKS=${OPEN2_TICKS:-auto 0s 1ms}
 SCALE=${SCALE:-1}
 PATH=$PATH:$HOME/go/bin
 RAW=bench/workload/raw/$(date -u +%Y%m%dT%H%M%SZ)${LABEL:+-$LABEL}
 mkdir -p "$RAW"
 bench/workload/install_peers.sh >/dev/null
-go build -o /tmp/wlbench ./bench/workload
+WL=${TMPDIR:-/tmp}/wlbench-$$ # this run's own build: another run may be building its own
+go build -o "$WL" ./bench/workload
 pin_target="taskset -c 0"
 pin_client="taskset -c 1"
-cpu() { $pin_client /tmp/wlbench cpu -- "$@"; }
+cpu() { $pin_client "$WL" cpu -- "$@"; }
 load1() { cut -d' ' -f1 /proc/loadavg; }
 
 {
@@ -114,18 +116,18 @@ pair() {
 
 URL=http://127.0.0.1:8089/
 wrk_http() { cpu wrk -t1 -c$C -d"$D" --latency $URL; }
-ours_http() { $pin_client /tmp/wlbench http -url $URL -clients $C -duration "$D"; }
+ours_http() { $pin_client "$WL" http -url $URL -clients $C -duration "$D"; }
 vegeta_open() {
 	echo "GET $URL" | cpu sh -c "vegeta attack -rate $RATE -duration $D -connections $C > /tmp/wlbench-vegeta.bin"
 	vegeta report -type=text /tmp/wlbench-vegeta.bin
 	rm -f /tmp/wlbench-vegeta.bin
 }
-ours_open() { $pin_client /tmp/wlbench http -url $URL -rate "$RATE" -clients 256 -duration "$D"; }
+ours_open() { $pin_client "$WL" http -url $URL -rate "$RATE" -clients 256 -duration "$D"; }
 wrk2_open() { cpu "$WRK2" -t1 -c$C -d"$D" -R"$R2" --latency $URL; }
-ours_open2() { cpu /tmp/wlbench http -url $URL -rate "$R2" -clients $C -duration "$D" -warmup 0s -tick "$T2"; }
+ours_open2() { cpu "$WL" http -url $URL -rate "$R2" -clients $C -duration "$D" -warmup 0s -tick "$T2"; }
 
 if want http || want open || want open2; then
-	$pin_target /tmp/wlbench hello -addr 127.0.0.1:8089 &
+	$pin_target "$WL" hello -addr 127.0.0.1:8089 &
 	HELLO=$!
 	trap 'kill $HELLO 2>/dev/null || true' EXIT
 	sleep 1
@@ -160,10 +162,10 @@ if want sql || want sqlopen; then
 	PG="-U postgres -S -M prepared -c $C -j 1 -T ${D%s} -h $PGDIR -p 5499 postgres"
 	DSN="host=$PGDIR port=5499 user=postgres dbname=postgres"
 	pgbench_sql() { cpu pgbench $PG; }
-	ours_sql() { $pin_client /tmp/wlbench sql -dsn "$DSN" -scale "$SCALE" -clients $C -duration "$D"; }
+	ours_sql() { $pin_client "$WL" sql -dsn "$DSN" -scale "$SCALE" -clients $C -duration "$D"; }
 	pgbench_sqlopen() { cpu pgbench $PG -R "$RATE"; }
 	# whole process and no warmup, as pgbench -R is measured (issue 16)
-	ours_sqlopen() { cpu /tmp/wlbench sql -dsn "$DSN" -scale "$SCALE" -rate "$RATE" -clients $C -duration "$D" -warmup 0s; }
+	ours_sqlopen() { cpu "$WL" sql -dsn "$DSN" -scale "$SCALE" -rate "$RATE" -clients $C -duration "$D" -warmup 0s; }
 	for round in $(seq "$ROUNDS"); do
 		if want sql; then pair sql "$round" pgbench pgbench_sql ours_sql; fi
 		if want sqlopen; then pair sqlopen "$round" pgbench-R pgbench_sqlopen ours_sqlopen; fi
@@ -175,4 +177,5 @@ if want hot; then
 	measure hot 1 1 benchbook hot
 fi
 echo "load_at_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW/meta.txt"
+rm -f "$WL"
 echo "raw outputs in $RAW; tables: go run ./bench/workload/results -write bench/RESULTS.md $RAW"

@@ -49,7 +49,7 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 	clients := fs.Int("clients", 16, "closed loop clients")
 	rate := fs.Float64("rate", 0, "open loop rate (0: closed loop)")
 	duration := fs.String("duration", "10s", "measurement duration")
-	tick := fs.String("tick", "0s", "http, sql open loop: send requests on ticks of this length (wrk2: 1ms)")
+	tick := fs.String("tick", "auto", "http, sql open loop: send requests on ticks of this length (wrk2: 1ms; 0s: each at its intended start; auto: benchbook's default)")
 	warmup := fs.String("warmup", "2s", "http, sql: warmup before the measurement (0s: whole-process CPU covers only measured requests)")
 	scale := fs.Int("scale", 1, "sql: pgbench scale (100000 accounts each)")
 	cpuProfile := fs.String("cpuprofile", "", "http, sql: write a CPU profile of the whole run here")
@@ -112,8 +112,8 @@ func load(ctx context.Context, stdout io.Writer, src string, globals starlark.St
 	// intended, late, dropped, undecided and duration_s let results decide
 	// whether an open loop held its rate from what it sent on time: rps
 	// counts responses, however late their requests left.
-	fmt.Fprintf(stdout, "tool=benchbook rps=%.0f count=%s intended=%s late=%s dropped=%s undecided=%s duration_s=%s cpu_us_per_req=%.2f p50_ms=%.3f p99_ms=%.3f mean_ms=%.3f service_p50_ms=%.3f errors=%s warnings=%q\n",
-		r.RPS(), attr("count"), attr("intended"), attr("late"), attr("dropped"), attr("undecided"), attr("duration"), float64(attr("gen_cpu_us_per_req").(starlark.Float)),
+	fmt.Fprintf(stdout, "tool=benchbook rps=%.0f count=%s intended=%s late=%s dropped=%s undecided=%s duration_s=%s tick_ms=%s cpu_us_per_req=%.2f p50_ms=%.3f p99_ms=%.3f mean_ms=%.3f service_p50_ms=%.3f errors=%s warnings=%q\n",
+		r.RPS(), attr("count"), attr("intended"), attr("late"), attr("dropped"), attr("undecided"), attr("duration"), attr("tick_ms"), float64(attr("gen_cpu_us_per_req").(starlark.Float)),
 		float64(h.ValueAtQuantile(50))/1000, float64(h.ValueAtQuantile(99))/1000, h.Mean()/1000,
 		float64(svc.ValueAtQuantile(50))/1000, attr("errors"), r.Warnings())
 	return nil

@@ -72,7 +72,7 @@ func agentTarget(ctx context.Context, kind string, l agentLoad) (loadgen.Target,
 
 // agentResult is loadgen's result in the protocol's form.
 func agentResult(res *loadgen.Result, measureStart time.Time) (*fleet.Result, error) {
-	out := &fleet.Result{Count: res.Count, Intended: res.Intended, Errors: res.Errors, Late: res.Late,
+	out := &fleet.Result{Count: res.Count, Intended: res.Intended, Errors: res.Errors, Late: res.Late, Tick: int64(res.Tick),
 		Dropped: res.Dropped, Undecided: res.Undecided, Duration: res.Measured.Seconds(),
 		MeasureStart: measureStart.UnixNano(), CPU: res.CPU.Seconds(), Procs: goruntime.GOMAXPROCS(0),
 		Interrupted: res.Interrupted, Warnings: res.Warnings, Trips: res.Trips}

@@ -295,7 +295,7 @@ func agentSpecs(kind string, spec loadgen.Spec, load agentLoad, c fleetConfig) (
 // mergedResult is a fleet's merged figures in the shape of one local run.
 func mergedResult(m *fleet.Merged, spec loadgen.Spec) *loadgen.Result {
 	res := &loadgen.Result{Hist: m.Hist, OK: m.OK, Service: m.Service, Errors: m.Errors, Intended: m.Intended,
-		Count: m.Count, Late: m.Late, Dropped: m.Dropped, Undecided: m.Undecided, Interrupted: m.Interrupted,
+		Count: m.Count, Late: m.Late, Tick: m.Tick, Dropped: m.Dropped, Undecided: m.Undecided, Interrupted: m.Interrupted,
 		Measured: time.Duration(m.Duration * float64(time.Second)), CPU: time.Duration(m.CPU * float64(time.Second)),
 		Warnings: m.Warnings}
 	for i, w := range m.Windows {

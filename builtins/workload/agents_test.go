@@ -168,6 +168,9 @@ assert.eq(r.incomplete, False)
 assert.eq(r.agents[0].count + r.agents[1].count, r.count)
 assert.true(all([a.status == "ok" for a in r.agents]))
 assert.true(r.intended >= 190 and r.intended <= 210)
+assert.eq(r.tick_ms, 0.0) # auto at 100/s per agent: each request at its intended start
+t = workload.http(url, rate = 200, duration = "300ms", warmup = "0s", tick = "1ms", agents = f)
+assert.eq(t.tick_ms, 1.0) # the agents' tick reaches the merged run
 assert.fails(lambda: workload.http(url, clients = 1, duration = "1s", agents = f), "clients = 1 cannot be divided across 2 agents")
 assert.fails(lambda: workload.http(url, clients = 2, duration = "1s", request = lambda: "/", agents = f), "cannot run on agents")
 assert.fails(lambda: workload.agents(local = 2, ssh = ["h"]), "give one of")

@@ -6,6 +6,7 @@ import (
 	"html"
 	"sort"
 	"strings"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"go.starlark.net/starlark"
@@ -40,8 +41,9 @@ type runData struct {
 	Errors      map[string]int64   `json:"errors"`   // by class
 	Duration    float64            `json:"duration"`
 	Late        int64              `json:"late"`
-	Dropped     int64              `json:"dropped"`   // open loop: given up unsent
-	Undecided   int64              `json:"undecided"` // Ctrl-C came before their outcome
+	TickUs      float64            `json:"tick_us,omitempty"` // open loop: the tick it sent on (0: each request at its intended start)
+	Dropped     int64              `json:"dropped"`           // open loop: given up unsent
+	Undecided   int64              `json:"undecided"`         // Ctrl-C came before their outcome
 	Windows     []windowStat       `json:"windows"`
 	GenCPU      float64            `json:"gen_cpu_us_per_req"`
 	Interrupted bool               `json:"interrupted"`
@@ -80,7 +82,7 @@ func newRun(kind string, spec loadgen.Spec, res *loadgen.Result) *Run {
 	r := &Run{hist: res.Hist, ok: res.OK, service: res.Service, lag: res.Lag, d: runData{
 		Kind: kind, Label: redact.String(spec.Label), Clients: spec.Clients, Rate: spec.Rate,
 		Intended: res.Intended, Count: res.Count, Errors: res.Errors, Duration: res.Measured.Seconds(),
-		Late: res.Late, Dropped: res.Dropped, Undecided: res.Undecided, Interrupted: res.Interrupted,
+		Late: res.Late, TickUs: float64(res.Tick) / float64(time.Microsecond), Dropped: res.Dropped, Undecided: res.Undecided, Interrupted: res.Interrupted,
 		Warnings: res.Warnings, Observed: res.Observed, Windows: res.Windows, Trips: res.Trips,
 	}}
 	if n := res.Count + sumErrors(res.Errors); n > 0 {
@@ -133,7 +135,7 @@ func (r *Run) Truth() starlark.Bool  { return true }
 func (r *Run) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: run") }
 
 var runAttrs = []string{"acquire", "by_tag", "count", "cpu_ms", "dropped", "duration", "errors",
-	"gen_cpu_us_per_req", "hist", "intended", "interrupted", "kind", "label", "late", "max", "max_rss_kb",
+	"gen_cpu_us_per_req", "hist", "intended", "interrupted", "kind", "label", "late", "tick_ms", "max", "max_rss_kb",
 	"mean", "min", "ok_hist", "ok_p", "p", "rps", "service", "stddev", "sys_ms", "undecided", "user_ms", "wall_ms", "warnings", "windows",
 	"valid", "invalid_reason", "trips", "agents", "incomplete"}
 
@@ -201,6 +203,8 @@ func (r *Run) scalarAttr(name string) starlark.Value {
 		return starlark.Float(usToMs(r.hist.Max()))
 	case "late":
 		return starlark.MakeInt64(r.d.Late)
+	case "tick_ms":
+		return starlark.Float(r.d.TickUs / 1000)
 	case "dropped":
 		return starlark.MakeInt64(r.d.Dropped)
 	case "intended":
@@ -351,6 +355,10 @@ func (r *Run) summaryRow() (head, row []string) {
 	if r.d.Rate > 0 {
 		head = append(head, "late", "dropped")
 		row = append(row, fmt.Sprint(r.d.Late), fmt.Sprint(r.d.Dropped))
+	}
+	if r.d.TickUs > 0 {
+		head = append(head, "tick")
+		row = append(row, fmt.Sprintf("%g µs", r.d.TickUs))
 	}
 	if r.d.Undecided > 0 {
 		head = append(head, "undecided")

@@ -5,10 +5,10 @@
 //	workload.http(url, method = "GET", headers = {}, body = None, request = None,
 //	              insecure = False, clients = N | rate = R, arrival = "constant" | "poisson",
 //	              duration, warmup = "1s", timeout = "5s", max_inflight = auto,
-//	              window = "1s", tick = 0, observe = [], label = "") -> run
+//	              window = "1s", tick = "auto", observe = [], label = "") -> run
 //	workload.sql(db, query = "..." | queries = [...] | {tag: sql}, args = None,
 //	             clients = N | rate = R, arrival, duration, warmup = "1s",
-//	             timeout = "5s", max_inflight = auto, window = "1s", tick = 0,
+//	             timeout = "5s", max_inflight = auto, window = "1s", tick = "auto",
 //	             observe = [], label = "") -> run
 //	workload.agents(local = N | ssh = [hosts] | kubernetes = {...}) -> fleet
 //	workload.exec(cmd, runs = 10, warmup = 1, timeout = None, label = "") -> run
@@ -19,6 +19,9 @@
 // tick (open loop) wakes the generator once per tick to send what is due,
 // as wrk2 does every 1 ms: less CPU per request; a request waits up to a
 // tick past its intended start, and its latency, counted from it, shows it.
+// tick = 0 sends each request at its intended start; "auto" (the default)
+// does so up to 5,000 req/s per event loop and ticks every 200 µs above
+// (loadgen.AutoTick says why).
 // max_inflight bounds open-loop concurrency (default: 100 ms of arrivals,
 // 16..1000; for sql at most 64, as each slot is a server connection).
 // Durations are strings ("30s", "500ms") or numbers of seconds, read by
@@ -74,14 +77,14 @@ type loadArgs struct {
 	timeout     starval.PositiveDuration
 	window      starval.PositiveDuration
 	maxInflight starlark.Value
-	tick        starval.Duration
+	tick        tickArg
 	observe     *starlark.List
 	label       string
 	agents      *Fleet // nil: this process generates the load
 }
 
 func newLoadArgs() *loadArgs {
-	return &loadArgs{arrival: "constant", clients: starlark.None, rate: starlark.None,
+	return &loadArgs{arrival: "constant", clients: starlark.None, rate: starlark.None, tick: tickArg{auto: true},
 		warmup: starval.Duration(time.Second), timeout: starval.PositiveDuration(5 * time.Second),
 		window: starval.PositiveDuration(time.Second), maxInflight: starlark.None}
 }
@@ -138,7 +141,7 @@ func (a *loadArgs) loopShape(name string, s *loadgen.Spec) error {
 			return fmt.Errorf("%s: clients must be an int > 0, got %s", name, a.clients)
 		}
 		s.Clients = n
-		if a.tick != 0 {
+		if a.tick.given {
 			return fmt.Errorf("%s: tick applies to an open loop (rate), not to clients", name)
 		}
 		return nil
@@ -154,10 +157,35 @@ func (a *loadArgs) loopShape(name string, s *loadgen.Spec) error {
 		return fmt.Errorf("%s: arrival must be \"constant\" or \"poisson\", got %q", name, a.arrival)
 	}
 	s.Rate, s.Arrival = rate, a.arrival
-	if s.Tick = time.Duration(a.tick); s.Tick > time.Second {
+	if s.Tick, s.TickAuto = a.tick.d, a.tick.auto; s.Tick > time.Second {
 		return fmt.Errorf("%s: tick must be at most 1s, got %s", name, s.Tick)
 	}
 	return a.inflight(name, s)
+}
+
+// tickArg is the tick argument: a duration, or "auto" (the default), which
+// lets loadgen.AutoTick choose from the rate.
+type tickArg struct {
+	d     time.Duration
+	auto  bool
+	given bool // in the call, not the default
+}
+
+func (t *tickArg) Unpack(v starlark.Value) error {
+	t.given = true
+	if s, ok := v.(starlark.String); ok && s == "auto" {
+		t.auto = true
+		return nil
+	}
+	var d starval.Duration
+	if err := d.Unpack(v); err != nil {
+		if s, ok := v.(starlark.String); ok {
+			return fmt.Errorf(`malformed tick %s (want "auto", 0 or a duration such as "200us")`, s)
+		}
+		return err
+	}
+	t.d, t.auto = time.Duration(d), false
+	return nil
 }
 
 // inflight bounds open-loop concurrency. The default covers 100 ms of

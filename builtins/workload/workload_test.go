@@ -132,6 +132,8 @@ func TestBadInput(t *testing.T) {
 		`workload.exec("true", runs = 0)`:                                          "runs must be > 0",
 		`workload.http("http://x/", clients = 1, duration = "1s", tick = "1ms")`:   "tick applies to an open loop",
 		`workload.http("http://x/", rate = 5, duration = "1s", tick = "2s")`:       "tick must be at most 1s",
+		`workload.http("http://x/", rate = 5, duration = "1s", tick = "soon")`:     `for parameter "tick": malformed tick "soon" (want "auto", 0`,
+		`workload.http("http://x/", clients = 1, duration = "1s", tick = "auto")`:  "tick applies to an open loop",
 		`workload.exec(["/no/such/binary"])`:                                       "workload.exec: cmd",
 	}
 	for src, want := range cases {

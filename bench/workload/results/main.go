@@ -304,6 +304,9 @@ func open2Sections(set *rawSet) []section {
 		tick := "each request at its intended start"
 		if _, t, ok := strings.Cut(strings.TrimPrefix(name, "open2-"), "-tick"); ok {
 			tick = "benchbook waking once per " + t + " tick"
+			if t == "auto" {
+				tick = "benchbook's default tick (auto: none up to 5,000 req/s, 200 µs above)"
+			}
 		}
 		out = append(out, section{name, "HTTP open loop at " + num(open2Rate(name), 0) + " req/s, " + tick + ": wrk2 vs benchbook, whole-process CPU", "wrk2", true,
 			"p50 / p99 from each request's intended start on both sides (wrk2's corrected histogram); client CPU of the whole process on both sides (benchbook without warmup)",

@@ -32,6 +32,7 @@ type Merged struct {
 	Intended  int64
 	Errors    map[string]int64
 	Late      int64
+	Tick      time.Duration // open loop: the longest tick an agent sent on
 	Dropped   int64
 	Undecided int64
 	Duration  float64 // s: the longest agent measurement
@@ -135,6 +136,7 @@ func (m *Merged) add(r *Result, o MergeOptions, row *Row) error {
 	m.Count += r.Count
 	m.Intended += r.Intended
 	m.Late += r.Late
+	m.Tick = max(m.Tick, time.Duration(r.Tick))
 	m.Dropped += r.Dropped
 	m.Undecided += r.Undecided
 	for k, v := range r.Errors {

@@ -41,6 +41,7 @@ type Result struct {
 	Intended  int64            `json:"intended"` // requests due (open loop) or started (closed)
 	Errors    map[string]int64 `json:"errors"`   // by class
 	Late      int64            `json:"late"`
+	Tick      int64            `json:"tick_ns,omitempty"` // open loop: the tick the agent sent on (loadgen.AutoTick)
 	Dropped   int64            `json:"dropped"`
 	Undecided int64            `json:"undecided"`
 	Duration  float64          `json:"duration"` // s of measurement

@@ -72,6 +72,7 @@ type Spec struct {
 	Arrival     string        `json:"arrival,omitempty"`      // open loop: "constant" or "poisson" (seeded)
 	MaxInflight int           `json:"max_inflight,omitempty"` // open loop: bound on requests in flight
 	Tick        time.Duration `json:"tick,omitempty"`         // open loop: wake once per Tick to send what is due (0: at each intended start)
+	TickAuto    bool          `json:"tick_auto,omitempty"`    // open loop: Tick from the rate instead (see AutoTick)
 	Duration    time.Duration `json:"duration"`               // the measurement window
 	Warmup      time.Duration `json:"warmup"`                 // before it: sent, not measured
 	Window      time.Duration `json:"window"`                 // length of each per-window figure
@@ -103,6 +104,7 @@ type Result struct {
 	Intended    int64                     // requests due (open loop) or started (closed loop) in the window
 	Count       int64                     // successful requests in the window
 	Late        int64                     // open loop: sent more than 10 ms after their intended start
+	Tick        time.Duration             // open loop: the tick it ran with (Spec.Tick, or AutoTick's choice)
 	Dropped     int64                     // open loop: given up unsent, a timeout or more behind
 	Undecided   int64                     // Ctrl-C came before their outcome
 	Measured    time.Duration             // how long the window lasted (shorter when interrupted)
@@ -140,9 +142,10 @@ type engine struct {
 	clients []stopper
 	wg      sync.WaitGroup
 
-	scheds  []*schedule // open loop: one per event loop, or the workers' one
-	loops   int         // open loop: event loops started (none: workers)
-	workers int         // open loop's workers; guarded by mu
+	scheds  []*schedule   // open loop: one per event loop, or the workers' one
+	tick    time.Duration // open loop: Spec.Tick, or AutoTick's choice for it
+	loops   int           // open loop: event loops started (none: workers)
+	workers int           // open loop's workers; guarded by mu
 
 	stopOnce sync.Once
 	stopAt   time.Time // when Ctrl-C was first seen; set by stopTime
@@ -170,6 +173,10 @@ func newEngine(ctx context.Context, spec Spec, tgt Target) *engine {
 	r := &engine{spec: spec, tgt: tgt, ctx: ctx, start: now, shared: &windows{},
 		measureAt: now.Add(spec.Warmup), end: now.Add(spec.Warmup + spec.Duration)}
 	r.hardEnd = r.end.Add(spec.Timeout)
+	r.tick = spec.Tick
+	if spec.TickAuto && spec.Clients == 0 {
+		r.tick = AutoTick(spec.Rate / float64(openLoops(spec)))
+	}
 	return r
 }
 
@@ -370,6 +377,7 @@ func (r *engine) collect(res *Result) *Result {
 		}
 	}
 	res.Count = res.OK.TotalCount()
+	res.Tick = r.tick
 	res.Intended = res.Count + SumErrors(res.Errors) + res.Dropped + res.Undecided
 	if len(r.scheds) > 0 {
 		res.Intended = r.intended()
