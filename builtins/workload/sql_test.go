@@ -50,7 +50,7 @@ func startPostgresProc(t *testing.T) (string, *exec.Cmd) {
 	if err := os.Chown(dir, uid, gid); err != nil {
 		t.Fatal(err)
 	}
-	cred := &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, Pdeathsig: syscall.SIGKILL}
+	cred := pgProcAttr(uint32(uid), uint32(gid))
 	initdb := exec.Command(filepath.Join(pgBin, "initdb"), "-D", filepath.Join(dir, "data"), "-A", "trust", "-U", "postgres", "--no-sync")
 	initdb.SysProcAttr = cred
 	if out, err := initdb.CombinedOutput(); err != nil {

@@ -21,12 +21,16 @@
 //
 // Start is the one way to start a child; nothing else in benchbook calls
 // exec.Cmd.Start for a child process.
+//
+// Layers 2 and 3 and the parent-death signal are Linux's (child_linux.go,
+// supervise_linux.go). Elsewhere (child_other.go) only layer 1's process
+// group remains: stopping a child kills its group, but a child outlives a
+// benchbook that is killed without the chance to stop it.
 package child
 
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"os"
 	"os/exec"
 	goruntime "runtime"
@@ -66,12 +70,9 @@ var (
 // usual.
 func Start(cmd *exec.Cmd) error {
 	setup.Do(func() { g = newGuard() })
-	attr := &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	attr := g.procAttr()
 	if cmd.SysProcAttr != nil {
 		attr.Credential = cmd.SysProcAttr.Credential
-	}
-	if g.cgroup != nil {
-		attr.UseCgroupFD, attr.CgroupFD = true, int(g.cgroup.Fd())
 	}
 	cmd.SysProcAttr = attr
 	env := cmd.Env
@@ -121,9 +122,6 @@ type spawnReq struct {
 }
 
 func init() {
-	if len(os.Args) > 2 && os.Args[1] == supervisorArg {
-		supervise(os.Args[2:]) // never returns
-	}
 	go func() {
 		goruntime.LockOSThread() // never unlocked: the thread lives as long as benchbook
 		for r := range spawns {
@@ -138,32 +136,12 @@ func startOnSpawnThread(cmd *exec.Cmd) error {
 	return <-done
 }
 
-// newGuard makes the marker, the cgroup and the supervisor. Each is best
-// effort: without a cgroup the marker and process groups remain; without a
-// supervisor the parent-death signal remains.
-func newGuard() *guard {
+// newToken names this benchbook process in its children's marker (and in
+// its cgroup's name): its pid and random bytes, since pids are reused.
+func newToken() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	token := strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
-	gd := &guard{marker: MarkerVar + "=" + token}
-	dir := ""
-	if os.Getenv(CgroupVar) != "off" {
-		dir = makeCgroup("benchbook-" + token)
-	}
-	pipe, inCgroup, err := startSupervisor(gd.marker, dir)
-	if !inCgroup {
-		removeCgroup(dir)
-		dir = ""
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "benchbook: no supervisor for child processes (they may outlive a kill -9 of benchbook): %v\n", err)
-		return gd
-	}
-	gd.pipe = pipe
-	if dir != "" {
-		gd.cgroup, _ = os.Open(childrenDir(dir))
-	}
-	return gd
+	return strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
 }
 
 // withoutVar returns env without name's entries.

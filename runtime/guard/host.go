@@ -87,7 +87,7 @@ func diskFree(path string) (int64, error) {
 	if err := syscall.Statfs(path, &st); err != nil {
 		return 0, err
 	}
-	return int64(st.Bavail) * st.Bsize, nil
+	return int64(st.Bavail) * int64(st.Bsize), nil // Bsize is int64 on Linux, uint32 on darwin
 }
 
 // memStallMicros is the total µs some task stalled on memory

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command overhead measures what running the load from agents costs: the
 // CPU per request of a fleet of 2 local agents (coordinator included)
 // against one process generating the same total load, whole-process CPU
@@ -9,6 +11,8 @@
 //
 // The target is this binary in a serve mode (net/http, "ok"), pinned to the
 // last CPU; the generators are pinned to the others, as in bench/workload.
+// Linux only: it pins with taskset and ties the target to it with the
+// parent-death signal.
 package main
 
 import (

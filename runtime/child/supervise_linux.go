@@ -18,6 +18,12 @@ import (
 // or a test binary: it is checked in this package's init) into a supervisor.
 const supervisorArg = "__supervise"
 
+func init() {
+	if len(os.Args) > 2 && os.Args[1] == supervisorArg {
+		supervise(os.Args[2:]) // never returns
+	}
+}
+
 // reapFor bounds the supervisor's work after benchbook died: a child that
 // forks faster than we kill would otherwise keep it busy for ever.
 const reapFor = 10 * time.Second
