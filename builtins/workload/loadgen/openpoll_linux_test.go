@@ -117,13 +117,7 @@ func TestLateReadTimedAtArrival(t *testing.T) {
 // what is due, so requests wait about half a tick past their intended start
 // (and never leave before it), and the rate and the account still hold.
 func TestOpenLoopTick(t *testing.T) {
-	var seen atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { seen.Add(1) }))
-	defer srv.Close()
-	tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tgt, seen := countedTarget(t)
 	spec := Spec{Rate: 2000, Duration: time.Second, Window: time.Second, Timeout: time.Second, MaxInflight: 16, Tick: time.Millisecond}
 	res := newEngine(context.Background(), spec, tgt).run()
 	lag := QuantileMs(res.Lag, 50)
@@ -174,13 +168,7 @@ func TestArrivalsWithoutStamps(t *testing.T) {
 // histogram, from the loop's own clock), holds the account, and the server
 // sees every request; the result says which tick ran.
 func TestOpenLoopAutoTick(t *testing.T) {
-	var seen atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { seen.Add(1) }))
-	defer srv.Close()
-	tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tgt, seen := countedTarget(t)
 	spec := Spec{Rate: 8000, Duration: 500 * time.Millisecond, Window: 500 * time.Millisecond, Timeout: time.Second, MaxInflight: 64, TickAuto: true}
 	r := newEngine(context.Background(), spec, tgt)
 	res := r.run()
@@ -198,4 +186,17 @@ func TestOpenLoopAutoTick(t *testing.T) {
 	if lag := QuantileMs(res.Lag, 50); !raceEnabled && lag > 0.25 {
 		t.Errorf("dispatch lag p50 %.3f ms, want within the 0.2 ms tick", lag)
 	}
+}
+
+// countedTarget is an HTTP target on a loopback server that counts the
+// requests it saw.
+func countedTarget(t *testing.T) (*HTTPTarget, *atomic.Int64) {
+	seen := new(atomic.Int64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { seen.Add(1) }))
+	t.Cleanup(srv.Close)
+	tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tgt, seen
 }
