@@ -14,13 +14,9 @@ import (
 // share of one epoll_wait instead of a goroutine park and two netpoll
 // calls. Plain HTTP only: https keeps the goroutine per client.
 type httpLoop struct {
-	t        *HTTPTarget
-	conns    []*httpConn
-	p        *poller
-	err      error
-	r        *engine // set by run
-	rec      *recorder
-	arrivals // open: running an open loop (runOpen), no request back to back
+	t     *HTTPTarget
+	conns []*httpConn
+	loopBase
 }
 
 // httpConn is one client of the loop.
@@ -59,25 +55,12 @@ func (l *httpLoop) close() {
 	l.p.close()
 }
 
-func (l *httpLoop) run(r *engine, rec *recorder) {
-	if l.err != nil {
-		now := time.Now()
-		r.finished(rec, now, now, !now.Before(r.measureAt), classify(l.err))
-		return
-	}
-	l.r, l.rec = r, rec
-	r.drive(l.p, len(l.conns), l, rec)
-}
+func (l *httpLoop) run(r *engine, rec *recorder) { l.runClosed(r, rec, l, len(l.conns)) }
 
 // runOpen runs the open-loop jobs of s on the loop's connections (see
-// driveOpen). Without a poller, one worker takes them.
+// driveOpen).
 func (l *httpLoop) runOpen(r *engine, rec *recorder, s *schedule) {
-	if l.err != nil {
-		r.openWorker(l.t.newClient(), rec, s)
-		return
-	}
-	l.r, l.rec, l.open = r, rec, true
-	r.driveOpen(l.p, l, len(l.conns), s, rec)
+	l.runOpenOn(r, rec, s, l, len(l.conns), l.t)
 }
 
 // launch sends job j on connection i, measured from j's intended start.

@@ -466,6 +466,40 @@ func (r *engine) drive(p *poller, n int, ops loopOps, rec *recorder) {
 	}
 }
 
+// loopBase is what the HTTP and SQL event loops share: the poller, the
+// engine and recorder they run for (set when they start), and how their
+// responses arrive.
+type loopBase struct {
+	p        *poller
+	err      error   // making the poller failed
+	r        *engine // set by runClosed and runOpenOn
+	rec      *recorder
+	arrivals // open: running an open loop (runOpenOn), no request back to back
+}
+
+// runClosed drives ops's n clients as a closed loop. Without a poller the
+// loop records its error once and ends.
+func (b *loopBase) runClosed(r *engine, rec *recorder, ops loopOps, n int) {
+	if b.err != nil {
+		now := time.Now()
+		r.finished(rec, now, now, !now.Before(r.measureAt), classify(b.err))
+		return
+	}
+	b.r, b.rec = r, rec
+	r.drive(b.p, n, ops, rec)
+}
+
+// runOpenOn runs the open-loop jobs of s on ops's n clients (see
+// driveOpen). Without a poller, one worker of tgt takes them.
+func (b *loopBase) runOpenOn(r *engine, rec *recorder, s *schedule, ops openOps, n int, tgt Target) {
+	if b.err != nil {
+		r.openWorker(tgt.newClient(), rec, s)
+		return
+	}
+	b.r, b.rec, b.open = r, rec, true
+	r.driveOpen(b.p, ops, n, s, rec)
+}
+
 // scanEvery is how often drive looks at every client of a loop.
 const scanEvery = time.Millisecond
 

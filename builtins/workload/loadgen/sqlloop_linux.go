@@ -23,14 +23,10 @@ import (
 // nothing. Here a response costs one epoll_wait shared with whatever else is
 // ready and one read(2): less client CPU per transaction than pgbench.
 type sqlLoop struct {
-	t        *SQLTarget
-	h        *sqlHists
-	slots    []*slot
-	p        *poller
-	err      error   // making the poller failed: every request records it
-	r        *engine // set by run
-	rec      *recorder
-	arrivals // open: running an open loop (runOpen), no request back to back
+	t     *SQLTarget
+	h     *sqlHists
+	slots []*slot
+	loopBase
 }
 
 // slot is one client of the loop: its connection and its request in flight.
@@ -84,27 +80,13 @@ func (l *sqlLoop) close() {
 	l.p.close()
 }
 
-func (l *sqlLoop) run(r *engine, rec *recorder) {
-	if l.err != nil {
-		now := time.Now()
-		r.finished(rec, now, now, !now.Before(r.measureAt), classify(l.err))
-		return
-	}
-	l.r, l.rec = r, rec
-	r.drive(l.p, len(l.slots), l, rec)
-}
+func (l *sqlLoop) run(r *engine, rec *recorder) { l.runClosed(r, rec, l, len(l.slots)) }
 
 // runOpen runs the open-loop jobs of s on the loop's connections (see
 // driveOpen): each slot acquires a connection the first time it is needed
-// and keeps it, so acquire holds those waits, not one per request. Without
-// a poller, one worker takes the jobs.
+// and keeps it, so acquire holds those waits, not one per request.
 func (l *sqlLoop) runOpen(r *engine, rec *recorder, s *schedule) {
-	if l.err != nil {
-		r.openWorker(l.t.newClient(), rec, s)
-		return
-	}
-	l.r, l.rec, l.open = r, rec, true
-	r.driveOpen(l.p, l, len(l.slots), s, rec)
+	l.runOpenOn(r, rec, s, l, len(l.slots), l.t)
 }
 
 // launch runs job j's script on slot i, measured from j's intended start.
