@@ -49,6 +49,7 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 	clients := fs.Int("clients", 16, "closed loop clients")
 	rate := fs.Float64("rate", 0, "open loop rate (0: closed loop)")
 	duration := fs.String("duration", "10s", "measurement duration")
+	arrival := fs.String("arrival", "constant", "http, sql open loop: constant or poisson (pgbench -R's schedule)")
 	tick := fs.String("tick", "auto", "http, sql open loop: send requests on ticks of this length (wrk2: 1ms; 0s: each at its intended start; auto: benchbook's default)")
 	warmup := fs.String("warmup", "2s", "http, sql: warmup before the measurement (0s: whole-process CPU covers only measured requests)")
 	scale := fs.Int("scale", 1, "sql: pgbench scale (100000 accounts each)")
@@ -73,7 +74,7 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 	case "http":
 		loop := fmt.Sprintf("clients = %d", *clients)
 		if *rate > 0 {
-			loop = fmt.Sprintf("rate = %g, max_inflight = %d, tick = %q", *rate, *clients, *tick)
+			loop = fmt.Sprintf("rate = %g, arrival = %q, max_inflight = %d, tick = %q", *rate, *arrival, *clients, *tick)
 		}
 		return load(ctx, stdout, fmt.Sprintf(`r = workload.http(%q, %s, duration = %q, warmup = %q)`, *url, loop, *duration, *warmup), nil)
 	case "sql":
@@ -81,7 +82,7 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 		gen := goFunc{func() []any { return []any{rand.Int64N(accounts) + 1} }}
 		loop := fmt.Sprintf("clients = %d", *clients)
 		if *rate > 0 {
-			loop = fmt.Sprintf("rate = %g, max_inflight = %d, tick = %q", *rate, *clients, *tick)
+			loop = fmt.Sprintf("rate = %g, arrival = %q, max_inflight = %d, tick = %q", *rate, *arrival, *clients, *tick)
 		}
 		src := fmt.Sprintf(`r = workload.sql(%q, query = "SELECT abalance FROM pgbench_accounts WHERE aid = $1", args = gen, %s, duration = %q, warmup = %q)`, *dsn, loop, *duration, *warmup)
 		return load(ctx, stdout, src, starlark.StringDict{"gen": gen})

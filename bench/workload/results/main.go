@@ -463,6 +463,9 @@ func writeSection(b *strings.Builder, set *rawSet, s section) {
 		return
 	}
 	fmt.Fprintf(b, "### %s\n\nLatency columns: %s.\n\n", s.title, s.latency)
+	if a := set.meta[s.name+"_arrival"]; a != "" {
+		fmt.Fprintf(b, "benchbook's arrivals: %s.\n\n", a)
+	}
 	if s.open {
 		fmt.Fprintf(b, "A tool held the rate when it sent within %g %% of it (issue 16's goal); only rounds in which both did enter the summary. "+
 			"The req/s columns give responses per second, then what was sent: benchbook's requests sent no more than 10 ms after their intended start, "+
