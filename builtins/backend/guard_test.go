@@ -81,6 +81,34 @@ assert.eq(ok.valid, True)
 `, guardServer(t), guardServer(t)))
 }
 
+// workload.exec's measured runs are guarded as a load generator's window
+// is: a watched process that dies during them makes the run invalid, the
+// host guard trips on the disk watermark, a healthy watch leaves the run
+// valid, and observers' figures come per run. The warmup is not watched.
+func TestGuardExec(t *testing.T) {
+	mustRun(t, `
+p = backend.process(["sh", "-c", "sleep 0.6; exit 3"])
+r = workload.exec("sleep 0.2", runs = 6, warmup = 0, observe = [p])
+assert.eq(r.valid, False)
+assert.true("exit status 3" in r.invalid_reason, r.invalid_reason)
+assert.eq([t.kind for t in r.trips if t.fatal], ["exited"])
+assert.true(len([w for w in r.warnings if w.startswith("INVALID")]) == 1, r.warnings)
+assert.fails(lambda: compare([r, r], [r, r]), "invalid run")
+
+full = workload.exec("true", runs = 2, observe = [host.guard(disk_free_min = "1000TB")])
+assert.eq(full.valid, False)
+assert.eq([t.kind for t in full.trips], ["disk"])
+
+# dies during the warmup, before the watch: not this run's business
+early = backend.process(["sh", "-c", "sleep 0.1; echo 'retry'; sleep 30"])
+ok = workload.exec("sleep 0.3", runs = 3, warmup = 1, observe = [early.watch(count = {"retries": "retry"})])
+assert.eq(ok.valid, True)
+assert.eq([t for t in ok.trips if t.source != "host"], [])
+assert.eq(ok.retries, 0.0)
+assert.fails(lambda: workload.exec("true", observe = [1]), "workload.exec: observe\\[0\\]: a int cannot be observed")
+`)
+}
+
 // TestGuardPostgres runs on a cluster of its own: a backend killed with
 // SIGKILL crashes the cluster (the postmaster restarts every backend); one
 // ended by pg_terminate_backend does not; an ERROR is a warning.

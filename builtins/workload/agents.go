@@ -511,33 +511,11 @@ func (o *fleetObservers) run(ctx context.Context, at time.Time) {
 	if len(o.spec.Observers) == 0 || !sleepCtx(ctx, time.Until(at.Add(o.spec.Warmup))) {
 		return
 	}
-	var stops []func(int64) (map[string]float64, error)
-	var watches []func() []guard.Trip
-	for _, ob := range o.spec.Observers {
-		if w, ok := ob.(guard.Watcher); ok {
-			watches = append(watches, w.Watch(ctx, time.Now()))
-		}
-		stop, err := ob.StartObserving(ctx)
-		if err != nil {
-			o.warnings = append(o.warnings, fmt.Sprintf("observer %s: %v", ob.Type(), err))
-			continue
-		}
-		stops = append(stops, stop)
-	}
+	w := loadgen.StartWatch(ctx, o.spec.Observers, time.Now(), false) // each agent guards its own host
 	sleepCtx(ctx, time.Until(at.Add(o.spec.Warmup+o.spec.Duration)))
-	for _, stop := range watches {
-		o.trips = append(o.trips, stop()...)
-	}
-	o.totals = map[string]float64{}
-	for _, stop := range stops {
-		figs, err := stop(1)
-		if err != nil {
-			o.warnings = append(o.warnings, fmt.Sprintf("observer: %v", err))
-		}
-		for k, v := range figs {
-			o.totals[k] = v
-		}
-	}
+	var warnings []string
+	o.totals, o.trips, warnings = w.Stop(1)
+	o.warnings = append(o.warnings, warnings...)
 }
 
 // figures are the observers' figures for count requests: every observer
@@ -569,14 +547,7 @@ func (o *fleetObservers) figures(count int64, res *loadgen.Result) map[string]fl
 func fleetTrips(res *loadgen.Result, agents, observed []guard.Trip) {
 	res.Trips = append(append(res.Trips, agents...), observed...)
 	guard.Sort(res.Trips)
-	for _, t := range res.Trips {
-		if !t.Fatal {
-			res.Warnings = append(res.Warnings, "guard: "+t.String())
-		}
-	}
-	if why := guard.Invalid(res.Trips); why != "" {
-		res.Warnings = append(res.Warnings, "INVALID: "+why)
-	}
+	res.Warnings = append(res.Warnings, loadgen.TripWarnings(res.Trips)...)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {

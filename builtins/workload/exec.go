@@ -13,6 +13,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/starval"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/child"
 	"github.com/benchbook/benchbook/runtime/redact"
@@ -25,6 +26,8 @@ type execArgs struct {
 	warmup  int
 	timeout starval.PositiveDuration // 0: none
 	label   string
+	observe *starlark.List
+	obs     []loadgen.Observer
 }
 
 // execSample is one whole-process run.
@@ -40,7 +43,11 @@ type execSample struct {
 func execBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	a := execArgs{runs: 10, warmup: 1}
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "cmd", &a.cmd, "runs?", &a.runs,
-		"warmup?", &a.warmup, "timeout??", &a.timeout, "label?", &a.label); err != nil {
+		"warmup?", &a.warmup, "timeout??", &a.timeout, "label?", &a.label, "observe?", &a.observe); err != nil {
+		return nil, err
+	}
+	var err error
+	if a.obs, err = observers(b.Name(), a.observe); err != nil {
 		return nil, err
 	}
 	argv, err := a.argv(b.Name())
@@ -87,25 +94,39 @@ func (a *execArgs) argv(name string) ([]string, error) {
 	return nil, fmt.Errorf("%s: cmd must be a string (run by sh) or a list of arguments, got %s", name, a.cmd.Type())
 }
 
-// measure runs warmup + runs times, keeping the measured runs.
+// measure runs warmup + runs times, keeping the measured runs. The
+// observers and the run guards (loadgen.StartWatch: a watched process or
+// cluster that dies, the host's disk, memory pressure, swapping) watch the
+// measured runs as they watch a load generator's window: a fatal trip
+// makes the run invalid, and compare refuses it.
 func (a *execArgs) measure(th *starlark.Thread, argv []string, timeout time.Duration) *Run {
 	ctx := runtime.Context(th)
 	stderr := runtime.Stderr(th)
 	hist := newHist()
 	r := &Run{d: runData{Kind: "exec", Label: redact.String(a.label), Errors: map[string]int64{}}}
-	start := time.Now()
+	var start time.Time
+	var w *loadgen.Watch
 	for i := range a.warmup + a.runs {
+		if i == a.warmup {
+			start = time.Now()
+			w = loadgen.StartWatch(ctx, a.obs, start, true)
+		}
 		fmt.Fprintf(stderr, "%s: run %d/%d%s\n", a.label, i+1, a.warmup+a.runs, map[bool]string{true: " (warmup)"}[i < a.warmup])
 		s := runOnce(ctx, argv, timeout)
 		if ctx.Err() != nil {
 			r.d.Interrupted = true
 			break
 		}
-		if i < a.warmup {
-			start = time.Now()
-			continue
+		if i >= a.warmup {
+			r.addSample(s)
 		}
-		r.addSample(s)
+	}
+	if w != nil {
+		var warnings []string
+		r.d.Observed, r.d.Trips, warnings = w.Stop(r.d.Count)
+		r.d.Warnings = append(append(r.d.Warnings, warnings...), loadgen.TripWarnings(r.d.Trips)...)
+	} else {
+		start = time.Now() // interrupted in warmup: nothing measured
 	}
 	r.hist = hist
 	for _, w := range r.d.WallMs {

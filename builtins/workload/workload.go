@@ -11,7 +11,7 @@
 //	             timeout = "5s", max_inflight = auto, window = "1s", tick = "auto",
 //	             observe = [], label = "") -> run
 //	workload.agents(local = N | ssh = [hosts] | kubernetes = {...}) -> fleet
-//	workload.exec(cmd, runs = 10, warmup = 1, timeout = None, label = "") -> run
+//	workload.exec(cmd, runs = 10, warmup = 1, timeout = None, observe = [], label = "") -> run
 //
 // http and sql take agents = fleet: the load then comes from the fleet's
 // agents (see Fleet and package fleet), merged into one run.

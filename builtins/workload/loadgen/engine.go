@@ -214,8 +214,7 @@ func (r *engine) measure() *Result {
 		return res
 	}
 	before := takeSelf()
-	stops := r.startObservers(res)
-	watches := r.startWatchers(r.measureAt)
+	w := StartWatch(r.ctx, r.spec.Observers, r.measureAt, true)
 	res.Interrupted = !sleepUntil(r.ctx, r.end)
 	res.Measured = time.Since(r.measureAt)
 	if res.Measured > r.spec.Duration {
@@ -223,8 +222,9 @@ func (r *engine) measure() *Result {
 	}
 	r.self = takeSelf().since(before, res.Measured)
 	res.CPU = r.self.cpu
-	res.Observed = r.stopObservers(stops, res)
-	stopWatchers(watches, res)
+	var warnings []string
+	res.Observed, res.Trips, warnings = w.Stop(r.successes())
+	res.Warnings = append(append(res.Warnings, warnings...), TripWarnings(res.Trips)...)
 	return res
 }
 

@@ -1,6 +1,8 @@
 package loadgen
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/benchbook/benchbook/runtime/guard"
@@ -16,36 +18,77 @@ import (
 // default host guard.
 type hostGuard interface{ WatchesHost() }
 
-// startWatchers starts the guards at t0, the opening of the window.
-func (r *engine) startWatchers(t0 time.Time) []func() []guard.Trip {
-	var stops []func() []guard.Trip
-	ownHost := false
-	for _, o := range r.spec.Observers {
-		if w, ok := o.(guard.Watcher); ok {
-			stops = append(stops, w.Watch(r.ctx, t0))
-		}
-		_, isHost := o.(hostGuard)
-		ownHost = ownHost || isHost
-	}
-	if !ownHost {
-		stops = append(stops, guard.DefaultHost().Watch(r.ctx, t0))
-	}
-	return stops
+// Watch is what watches a measurement from the opening of its window:
+// the observers' figures and the run guards. The load generator, a fleet's
+// coordinator and workload.exec all measure through one.
+type Watch struct {
+	figures  []func(int64) (map[string]float64, error)
+	guards   []func() []guard.Trip
+	warnings []string
 }
 
-// stopWatchers collects the trips, in time order, and turns the non-fatal
-// ones into the run's warnings.
-func stopWatchers(stops []func() []guard.Trip, res *Result) {
-	for _, stop := range stops {
-		res.Trips = append(res.Trips, stop()...)
+// StartWatch starts the observers and the guards at t0: every observer
+// that is a guard.Watcher, and with host the default host guard unless an
+// observer watches the host itself (a fleet's coordinator passes false:
+// each agent watches its own).
+func StartWatch(ctx context.Context, observers []Observer, t0 time.Time, host bool) *Watch {
+	w := &Watch{}
+	for _, o := range observers {
+		stop, err := o.StartObserving(ctx)
+		if err != nil {
+			w.warnings = append(w.warnings, fmt.Sprintf("observer %s: %v", o.Type(), err))
+			continue
+		}
+		w.figures = append(w.figures, stop)
 	}
-	guard.Sort(res.Trips)
-	for _, t := range res.Trips {
-		if !t.Fatal {
-			res.Warnings = append(res.Warnings, "guard: "+t.String())
+	for _, o := range observers {
+		if g, ok := o.(guard.Watcher); ok {
+			w.guards = append(w.guards, g.Watch(ctx, t0))
+		}
+		if _, ok := o.(hostGuard); ok {
+			host = false
 		}
 	}
-	if why := guard.Invalid(res.Trips); why != "" {
-		res.Warnings = append(res.Warnings, "INVALID: "+why)
+	if host {
+		w.guards = append(w.guards, guard.DefaultHost().Watch(ctx, t0))
 	}
+	return w
+}
+
+// Stop ends the watch: the observers' figures for n successful requests
+// (a later observer's figure wins), the guards' trips in time order
+// (TripWarnings turns them into warnings), and the observers' failures.
+func (w *Watch) Stop(n int64) (figures map[string]float64, trips []guard.Trip, warnings []string) {
+	figures = map[string]float64{}
+	warnings = w.warnings
+	for _, stop := range w.figures {
+		figs, err := stop(n)
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("observer: %v", err))
+			continue
+		}
+		for k, v := range figs {
+			figures[k] = v
+		}
+	}
+	for _, stop := range w.guards {
+		trips = append(trips, stop()...)
+	}
+	guard.Sort(trips)
+	return figures, trips, warnings
+}
+
+// TripWarnings are a measurement's trips as its warnings: each non-fatal
+// one, and what makes the measurement invalid if one was fatal.
+func TripWarnings(trips []guard.Trip) []string {
+	var w []string
+	for _, t := range trips {
+		if !t.Fatal {
+			w = append(w, "guard: "+t.String())
+		}
+	}
+	if why := guard.Invalid(trips); why != "" {
+		w = append(w, "INVALID: "+why)
+	}
+	return w
 }

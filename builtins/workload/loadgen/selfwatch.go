@@ -98,36 +98,6 @@ func SumErrors(m map[string]int64) int64 {
 	return n
 }
 
-func (r *engine) startObservers(res *Result) []func(int64) (map[string]float64, error) {
-	var stops []func(int64) (map[string]float64, error)
-	for _, o := range r.spec.Observers {
-		stop, err := o.StartObserving(r.ctx)
-		if err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("observer %s: %v", o.Type(), err))
-			continue
-		}
-		stops = append(stops, stop)
-	}
-	return stops
-}
-
-// stopObservers merges the observers' figures; a later observer wins.
-func (r *engine) stopObservers(stops []func(int64) (map[string]float64, error), res *Result) map[string]float64 {
-	n := r.successes()
-	out := map[string]float64{}
-	for _, stop := range stops {
-		figs, err := stop(n)
-		if err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("observer: %v", err))
-			continue
-		}
-		for k, v := range figs {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 // successes counts the measured successful requests so far.
 func (r *engine) successes() int64 {
 	r.mu.Lock()
