@@ -42,8 +42,9 @@ func TestRealCluster(t *testing.T) {
 	ctx := context.Background()
 	sel := metav1.ListOptions{LabelSelector: "benchbook.dev/fleet=" + l.Name}
 	jobs, _ := c.BatchV1().Jobs(ns).List(ctx, sel)
+	secrets, _ := c.CoreV1().Secrets(ns).List(ctx, sel)
 	cms, _ := c.CoreV1().ConfigMaps(ns).List(ctx, sel)
-	if len(jobs.Items)+len(cms.Items) != 0 {
-		t.Fatalf("left behind in %s: %d Jobs, %d ConfigMaps", ns, len(jobs.Items), len(cms.Items))
+	if len(jobs.Items)+len(secrets.Items)+len(cms.Items) != 0 {
+		t.Fatalf("left behind in %s: %d Jobs, %d Secrets, %d ConfigMaps", ns, len(jobs.Items), len(secrets.Items), len(cms.Items))
 	}
 }

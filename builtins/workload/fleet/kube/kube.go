@@ -1,8 +1,9 @@
 // Package kube runs a fleet's agents as a Kubernetes Indexed Job, the
-// k6-operator model: the agents' specs in a ConfigMap, one pod per agent
-// (its completion index picks its spec), one start instant in the pod's
-// arguments, results read from each pod's log, and the Job and ConfigMap
-// deleted afterwards, whatever happened.
+// k6-operator model: the agents' specs in a Secret (a workload.sql spec
+// holds its DSN, password included), one pod per agent (its completion
+// index picks its spec), one start instant in the pod's arguments, results
+// read from each pod's log, and the Job and Secret deleted afterwards,
+// whatever happened.
 //
 // The cluster schedules the machines; nothing here stands in for it.
 package kube
@@ -47,7 +48,7 @@ type Options struct {
 type Launcher struct {
 	Client kubernetes.Interface
 	Opts   Options
-	// Name of the Job and ConfigMap; default benchbook-fleet-<random>.
+	// Name of the Job and Secret; default benchbook-fleet-<random>.
 	Name string
 	// Logs opens a pod's log, following it; default: the API's pod log.
 	Logs func(ctx context.Context, namespace, pod string) (io.ReadCloser, error)
@@ -78,7 +79,7 @@ func Client() (kubernetes.Interface, string, error) {
 	return c, ns, nil
 }
 
-// Launch creates the ConfigMap and the Job and returns one agent per
+// Launch creates the Secret and the Job and returns one agent per
 // completion index, whose output is its pod's log once the pod runs.
 func (l *Launcher) Launch(ctx context.Context, specs []fleet.Spec) ([]*fleet.Agent, error) {
 	if l.Opts.Image == "" {
@@ -86,7 +87,7 @@ func (l *Launcher) Launch(ctx context.Context, specs []fleet.Spec) ([]*fleet.Age
 	}
 	l.defaults()
 	at := l.Now().Add(l.Opts.StartAfter).Truncate(time.Millisecond)
-	cm, err := configMap(l.Name, l.Opts.Namespace, specs)
+	sec, err := specSecret(l.Name, l.Opts.Namespace, specs)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +95,7 @@ func (l *Launcher) Launch(ctx context.Context, specs []fleet.Spec) ([]*fleet.Age
 	if err != nil {
 		return nil, err
 	}
-	if err := l.create(ctx, cm, job); err != nil {
+	if err := l.create(ctx, sec, job); err != nil {
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(context.Background())
@@ -130,14 +131,14 @@ func (l *Launcher) defaults() {
 	}
 }
 
-// create makes the ConfigMap, then the Job, remembering each for Close.
-func (l *Launcher) create(ctx context.Context, cm *corev1.ConfigMap, job *batchv1.Job) error {
+// create makes the Secret, then the Job, remembering each for Close.
+func (l *Launcher) create(ctx context.Context, sec *corev1.Secret, job *batchv1.Job) error {
 	ns := l.Opts.Namespace
-	if _, err := l.Client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
-		return fmt.Errorf("kubernetes: create ConfigMap %s/%s: %w", ns, cm.Name, err)
+	if _, err := l.Client.CoreV1().Secrets(ns).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("kubernetes: create Secret %s/%s: %w", ns, sec.Name, err)
 	}
 	l.created = append(l.created, func(ctx context.Context) error {
-		return l.Client.CoreV1().ConfigMaps(ns).Delete(ctx, cm.Name, metav1.DeleteOptions{})
+		return l.Client.CoreV1().Secrets(ns).Delete(ctx, sec.Name, metav1.DeleteOptions{})
 	})
 	if _, err := l.Client.BatchV1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("kubernetes: create Job %s/%s: %w", ns, job.Name, err)
@@ -149,7 +150,7 @@ func (l *Launcher) create(ctx context.Context, cm *corev1.ConfigMap, job *batchv
 	return nil
 }
 
-// Close deletes the Job (and so its pods) and the ConfigMap.
+// Close deletes the Job (and so its pods) and the Secret.
 func (l *Launcher) Close(ctx context.Context) error {
 	if l.cancel != nil {
 		l.cancel()
@@ -168,22 +169,43 @@ func (l *Launcher) Close(ctx context.Context) error {
 const (
 	labelFleet = "benchbook.dev/fleet"
 	specDir    = "/etc/benchbook"
+	// agentGroup is the group the spec files are readable by: the
+	// distroless nonroot user's of deploy/Dockerfile, given to the pod as
+	// its fsGroup.
+	agentGroup = 65532
 )
 
-func configMap(name, ns string, specs []fleet.Spec) (*corev1.ConfigMap, error) {
-	data := map[string]string{}
+// specSecret holds the agents' specs, one file each. A Secret, not a
+// ConfigMap: a workload.sql spec holds its DSN, password included; RBAC
+// commonly lets more people read ConfigMaps than Secrets, and `kubectl
+// describe` prints a ConfigMap's data but only a Secret's sizes.
+func specSecret(name, ns string, specs []fleet.Spec) (*corev1.Secret, error) {
+	data := map[string][]byte{}
 	for i, s := range specs {
 		b, err := json.Marshal(s)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("kubernetes: spec %d: %w", i, err)
 		}
-		data["spec-"+strconv.Itoa(i)+".json"] = string(b)
+		data["spec-"+strconv.Itoa(i)+".json"] = b
 	}
-	return &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{labelFleet: name}},
+		Type:       corev1.SecretTypeOpaque,
 		Data:       data,
 	}, nil
+}
+
+// specVolume mounts the Secret's files owner-read-only (0400). The kubelet
+// makes them root's, so the pod gets agentGroup as its fsGroup: the
+// kubelet then gives the files that group and adds group read (0440 on a
+// read-only volume), and the agent, which does not run as root, reads them.
+func specVolume(name string) (corev1.Volume, *corev1.PodSecurityContext) {
+	mode := int32(0o400)
+	group := int64(agentGroup)
+	v := corev1.Volume{Name: "spec", VolumeSource: corev1.VolumeSource{
+		Secret: &corev1.SecretVolumeSource{SecretName: name, DefaultMode: &mode}}}
+	return v, &corev1.PodSecurityContext{FSGroup: &group}
 }
 
 // indexedJob is n pods, each `benchbook agent` on the spec of its index,
@@ -196,6 +218,7 @@ func indexedJob(name string, o Options, n int, at time.Time) (*batchv1.Job, erro
 	count := int32(n)
 	var noRetry int32
 	indexed := batchv1.IndexedCompletion
+	vol, security := specVolume(name)
 	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: map[string]string{labelFleet: name}},
@@ -204,17 +227,17 @@ func indexedJob(name string, o Options, n int, at time.Time) (*batchv1.Job, erro
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{labelFleet: name}},
 				Spec: corev1.PodSpec{
-					RestartPolicy: corev1.RestartPolicyNever,
-					NodeSelector:  o.NodeSelector,
+					RestartPolicy:   corev1.RestartPolicyNever,
+					NodeSelector:    o.NodeSelector,
+					SecurityContext: security,
 					Containers: []corev1.Container{{
 						Name: "agent", Image: o.Image, Resources: res,
 						// Kubernetes expands $(JOB_COMPLETION_INDEX), set in every pod of an Indexed Job.
 						Args: []string{"agent", "-spec", specDir + "/spec-$(JOB_COMPLETION_INDEX).json",
 							"-start-at", at.UTC().Format(time.RFC3339Nano)},
-						VolumeMounts: []corev1.VolumeMount{{Name: "spec", MountPath: specDir, ReadOnly: true}},
+						VolumeMounts: []corev1.VolumeMount{{Name: vol.Name, MountPath: specDir, ReadOnly: true}},
 					}},
-					Volumes: []corev1.Volume{{Name: "spec", VolumeSource: corev1.VolumeSource{
-						ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}}}}},
+					Volumes: []corev1.Volume{vol},
 				},
 			},
 		},

@@ -2,10 +2,12 @@ package kube_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,8 +16,10 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"sigs.k8s.io/yaml"
@@ -33,9 +37,10 @@ func TestMain(m *testing.M) {
 
 // kubelet plays the cluster's side for the fake clientset, which stores
 // objects but runs nothing: for each Job it makes the Indexed Job's pods,
-// mounts the ConfigMap as files, runs the container's arguments with this
-// test binary as the image's benchbook, and serves its stdout as the pod's
-// log. Indices in pull fail as an image that cannot be pulled.
+// mounts the Secret as files (with the volume's mode), runs the
+// container's arguments with this test binary as the image's benchbook,
+// serves its stdout as the pod's log, and kills it when its pod or Job is
+// deleted. Indices in pull fail as an image that cannot be pulled.
 type kubelet struct {
 	t    *testing.T
 	c    *fake.Clientset
@@ -46,25 +51,40 @@ type kubelet struct {
 	logs          map[string]io.ReadCloser
 	ready         map[string]chan struct{}
 	procs         []agentProc
-	cancel        context.CancelFunc
 }
 
 func newKubelet(t *testing.T, c *fake.Clientset, pull map[int]bool) *kubelet {
-	ctx, cancel := context.WithCancel(context.Background())
-	k := &kubelet{t: t, c: c, pull: pull, logs: map[string]io.ReadCloser{}, ready: map[string]chan struct{}{}, cancel: cancel}
-	w, err := c.BatchV1().Jobs("bench").Watch(ctx, metav1.ListOptions{})
+	k := &kubelet{t: t, c: c, pull: pull, logs: map[string]io.ReadCloser{}, ready: map[string]chan struct{}{}}
+	// The kubelet goes through the tracker: c.Actions() stay benchbook's,
+	// for wantVerbs and checkRBAC.
+	w, err := c.Tracker().Watch(batchv1.SchemeGroupVersion.WithResource("jobs"), "bench")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := c.Tracker().Watch(podsResource, "bench")
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() {
 		for ev := range w.ResultChan() {
-			if job, ok := ev.Object.(*batchv1.Job); ok && ev.Type == "ADDED" {
-				k.runJob(ctx, job)
+			if job, ok := ev.Object.(*batchv1.Job); ok && ev.Type == watch.Added {
+				k.runJob(job)
+			}
+			if job, ok := ev.Object.(*batchv1.Job); ok && ev.Type == watch.Deleted {
+				k.kill(job.Name + "-") // background propagation deletes the pods
+			}
+		}
+	}()
+	go func() {
+		for ev := range pw.ResultChan() {
+			if pod, ok := ev.Object.(*corev1.Pod); ok && ev.Type == watch.Deleted {
+				k.kill(pod.Name)
 			}
 		}
 	}()
 	t.Cleanup(func() {
-		cancel()
+		w.Stop()
+		pw.Stop()
 		k.mu.Lock()
 		procs := k.procs
 		k.mu.Unlock()
@@ -76,44 +96,66 @@ func newKubelet(t *testing.T, c *fake.Clientset, pull map[int]bool) *kubelet {
 	return k
 }
 
+var podsResource = corev1.SchemeGroupVersion.WithResource("pods")
+
 // agentProc is a pod's agent process; exited closes once its Wait returned.
 type agentProc struct {
+	pod    string
 	cmd    *exec.Cmd
 	exited chan struct{}
 }
 
-func (k *kubelet) runJob(ctx context.Context, job *batchv1.Job) {
-	cm, err := k.c.CoreV1().ConfigMaps(job.Namespace).Get(ctx, job.Spec.Template.Spec.Volumes[0].ConfigMap.Name, metav1.GetOptions{})
-	if err != nil {
-		k.t.Errorf("the Job's ConfigMap: %v", err)
-		return
-	}
-	dir := k.t.TempDir()
-	for name, data := range cm.Data {
-		_ = os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644)
-	}
-	for i := range int(*job.Spec.Completions) {
-		k.runPod(ctx, job, i, dir)
+// kill ends the agents of the pods whose names start with prefix.
+func (k *kubelet) kill(prefix string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, p := range k.procs {
+		if strings.HasPrefix(p.pod, prefix) {
+			_ = p.cmd.Process.Kill()
+		}
 	}
 }
 
-func (k *kubelet) runPod(ctx context.Context, job *batchv1.Job, i int, dir string) {
+func (k *kubelet) runJob(job *batchv1.Job) {
+	vol := job.Spec.Template.Spec.Volumes[0].Secret
+	if vol == nil {
+		k.t.Errorf("the Job mounts no Secret: %+v", job.Spec.Template.Spec.Volumes)
+		return
+	}
+	obj, err := k.c.Tracker().Get(corev1.SchemeGroupVersion.WithResource("secrets"), job.Namespace, vol.SecretName)
+	if err != nil {
+		k.t.Errorf("the Job's Secret: %v", err)
+		return
+	}
+	sec := obj.(*corev1.Secret)
+	dir := k.t.TempDir()
+	for name, data := range sec.Data {
+		if err := os.WriteFile(filepath.Join(dir, name), data, os.FileMode(*vol.DefaultMode)); err != nil {
+			k.t.Error(err)
+		}
+	}
+	for i := range int(*job.Spec.Completions) {
+		k.runPod(job, i, dir)
+	}
+}
+
+func (k *kubelet) runPod(job *batchv1.Job, i int, dir string) {
 	name := job.Name + "-" + strconv.Itoa(i) + "-x"
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: job.Namespace, Labels: job.Spec.Template.Labels,
-		Annotations: map[string]string{"batch.kubernetes.io/job-completion-index": strconv.Itoa(i)}}}
-	pods := k.c.CoreV1().Pods(job.Namespace)
+		Annotations: map[string]string{"batch.kubernetes.io/job-completion-index": strconv.Itoa(i)}},
+		Spec: *job.Spec.Template.Spec.DeepCopy()} // as the Job controller makes it
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "agent"}}
 	if k.unschedulable[i] {
 		pod.Status.Phase = corev1.PodPending
 		pod.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 			Reason: "Unschedulable", Message: "0/3 nodes are available: 3 Insufficient cpu."}}
 		pod.Status.ContainerStatuses = nil
-		_, _ = pods.Create(ctx, pod, metav1.CreateOptions{})
+		_ = k.c.Tracker().Create(podsResource, pod, pod.Namespace)
 		return
 	}
 	if k.pull[i] {
 		pod.Status.ContainerStatuses[0].State.Waiting = &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}
-		_, _ = pods.Create(ctx, pod, metav1.CreateOptions{})
+		_ = k.c.Tracker().Create(podsResource, pod, pod.Namespace)
 		return
 	}
 	var args []string
@@ -138,11 +180,11 @@ func (k *kubelet) runPod(ctx context.Context, job *batchv1.Job, i int, dir strin
 	}
 	exited := make(chan struct{})
 	k.mu.Lock()
-	k.procs = append(k.procs, agentProc{cmd: cmd, exited: exited})
+	k.procs = append(k.procs, agentProc{pod: name, cmd: cmd, exited: exited})
 	k.logs[name] = out
 	k.mu.Unlock()
 	pod.Status.ContainerStatuses[0].State.Running = &corev1.ContainerStateRunning{}
-	_, _ = pods.Create(ctx, pod, metav1.CreateOptions{})
+	_ = k.c.Tracker().Create(podsResource, pod, pod.Namespace)
 	go func() {
 		err := cmd.Wait()
 		close(exited)
@@ -152,7 +194,7 @@ func (k *kubelet) runPod(ctx context.Context, job *batchv1.Job, i int, dir strin
 		}
 		p := pod.DeepCopy()
 		p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}
-		_, _ = pods.Update(context.Background(), p, metav1.UpdateOptions{})
+		_ = k.c.Tracker().Update(podsResource, p, p.Namespace)
 	}()
 }
 
@@ -192,8 +234,9 @@ func TestIndexedJobFleet(t *testing.T) {
 		}
 	}
 	checkManifests(t, c)
+	checkRBAC(t, c) // before assertCleanedUp's own API calls
 	assertCleanedUp(t, c)
-	wantVerbs(t, c, []string{"create configmaps", "create jobs", "list pods", "watch pods", "delete jobs", "delete configmaps"})
+	wantVerbs(t, c, []string{"create secrets", "create jobs", "list pods", "watch pods", "delete jobs", "delete secrets"})
 }
 
 // A pod whose image cannot be pulled is named; the others' data is kept;
@@ -214,13 +257,85 @@ func TestIndexedJobPodThatCannotStart(t *testing.T) {
 	assertCleanedUp(t, c)
 }
 
+// A Job the API server refuses leaves no Secret behind.
+func TestIndexedJobRefused(t *testing.T) {
+	c := fake.NewClientset()
+	c.PrependReactor("create", "jobs", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New(`jobs.batch is forbidden: exceeded quota: compute`)
+	})
+	k := newKubelet(t, c, nil)
+	l := fleettest.Load{Values: 10, Seed: 24, Ms: 100, Windows: 1, DieAgent: -1}
+	_, err := fleet.Run(context.Background(), launcher(c, k), fleettest.Specs(t, l, 2), runOpts(l))
+	if err == nil || !strings.Contains(err.Error(), "create Job bench/benchbook-fleet-test: jobs.batch is forbidden") {
+		t.Fatalf("got %v, want the API server's refusal of the Job", err)
+	}
+	assertCleanedUp(t, c)
+	wantVerbs(t, c, []string{"create secrets", "create jobs", "delete secrets"})
+}
+
+// Ctrl-C while the agents run deletes the Job and the Secret.
+func TestIndexedJobInterrupted(t *testing.T) {
+	c := fake.NewClientset()
+	k := newKubelet(t, c, nil)
+	l := fleettest.Load{Values: 1000, Seed: 25, Ms: 20_000, Windows: 1, DieAgent: -1}
+	lc := launcher(c, k)
+	ctx, cancel := context.WithTimeout(context.Background(), lc.Opts.StartAfter+500*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	if _, err := fleet.Run(ctx, lc, fleettest.Specs(t, l, 2), runOpts(l)); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		t.Logf("interrupted run: %v", err)
+	}
+	if d := time.Since(begin); d > 15*time.Second {
+		t.Fatalf("the interrupted run took %v: it did not stop", d)
+	}
+	checkRBAC(t, c) // before assertCleanedUp's own API calls
+	assertCleanedUp(t, c)
+	wantVerbs(t, c, []string{"create secrets", "create jobs", "delete jobs", "delete secrets"})
+}
+
+// assertCleanedUp finds no Job, Secret or ConfigMap in the namespace (a
+// ConfigMap was where the specs were kept before they moved to a Secret).
 func assertCleanedUp(t *testing.T, c *fake.Clientset) {
 	t.Helper()
-	jobs, _ := c.BatchV1().Jobs("bench").List(context.Background(), metav1.ListOptions{})
-	cms, _ := c.CoreV1().ConfigMaps("bench").List(context.Background(), metav1.ListOptions{})
-	if len(jobs.Items)+len(cms.Items) != 0 {
-		t.Fatalf("left behind: %d Jobs, %d ConfigMaps", len(jobs.Items), len(cms.Items))
+	ctx := context.Background()
+	jobs, _ := c.BatchV1().Jobs("bench").List(ctx, metav1.ListOptions{})
+	secrets, _ := c.CoreV1().Secrets("bench").List(ctx, metav1.ListOptions{})
+	cms, _ := c.CoreV1().ConfigMaps("bench").List(ctx, metav1.ListOptions{})
+	if len(jobs.Items)+len(secrets.Items)+len(cms.Items) != 0 {
+		t.Fatalf("left behind: %d Jobs, %d Secrets, %d ConfigMaps", len(jobs.Items), len(secrets.Items), len(cms.Items))
 	}
+}
+
+// checkRBAC fails on an API call benchbook made that the Role in
+// deploy/rbac.yaml, which the README tells users to apply, does not allow.
+func checkRBAC(t *testing.T, c *fake.Clientset) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("deploy", "rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var role rbacv1.Role
+	if err := yaml.UnmarshalStrict(b, &role); err != nil {
+		t.Fatalf("deploy/rbac.yaml: %v", err)
+	}
+	for _, a := range c.Actions() {
+		res := a.GetResource().Resource
+		if sub := a.GetSubresource(); sub != "" {
+			res += "/" + sub
+		}
+		if !roleAllows(role, a.GetResource().Group, res, a.GetVerb()) {
+			t.Errorf("deploy/rbac.yaml does not allow %s %q in group %q, which benchbook did", a.GetVerb(), res, a.GetResource().Group)
+		}
+	}
+}
+
+func roleAllows(role rbacv1.Role, group, resource, verb string) bool {
+	for _, r := range role.Rules {
+		if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+			return true
+		}
+	}
+	return false
 }
 
 func wantVerbs(t *testing.T, c *fake.Clientset, want []string) {
@@ -247,7 +362,7 @@ func wantVerbs(t *testing.T, c *fake.Clientset, want []string) {
 	}
 }
 
-// checkManifests compares the ConfigMap and Job benchbook created with
+// checkManifests compares the Secret and Job benchbook created with
 // testdata/*.yaml (go test -update rewrites them). The start instant,
 // which moves with the clock, reads START.
 func checkManifests(t *testing.T, c *fake.Clientset) {
@@ -258,7 +373,7 @@ func checkManifests(t *testing.T, c *fake.Clientset) {
 			continue
 		}
 		res := a.GetResource().Resource
-		if res != "jobs" && res != "configmaps" {
+		if res != "jobs" && res != "secrets" {
 			continue
 		}
 		obj := ca.GetObject().(runtime.Object)
