@@ -15,24 +15,37 @@ func TestMovedSeesWritesNotHousekeeping(t *testing.T) {
 	if _, err := h.pool.Exec(ctx, "CREATE TABLE IF NOT EXISTS moved_t (id int)"); err != nil {
 		t.Fatal(err)
 	}
-	setMark()
-	if _, err := h.pool.Exec(ctx, "SELECT count(*) FROM moved_t"); err != nil {
-		t.Fatal(err)
+	// The cluster's own autovacuum (of tables earlier tests wrote) is a
+	// change too, and may land in any window: a check that no-change stays
+	// quiet passes if one of three tries is quiet, while a SELECT or a
+	// checkpoint counted as a change would fail all three.
+	quiet := func(what string, do func() error) {
+		t.Helper()
+		for range 3 {
+			setMark()
+			if err := do(); err != nil {
+				t.Fatal(err)
+			}
+			if !h.moved() {
+				return
+			}
+		}
+		t.Errorf("%s counted as a change, three times", what)
 	}
-	if h.moved() {
-		t.Errorf("a SELECT counted as a change")
-	}
-	setMark()
-	before := h.currentLSN()
-	if _, err := h.pool.Exec(ctx, "CHECKPOINT"); err != nil {
-		t.Fatal(err)
-	}
-	if h.currentLSN() == before {
-		t.Fatalf("CHECKPOINT did not move the WAL insert position: the next check proves nothing")
-	}
-	if h.moved() {
-		t.Errorf("a checkpoint counted as a change")
-	}
+	quiet("a SELECT", func() error {
+		_, err := h.pool.Exec(ctx, "SELECT count(*) FROM moved_t")
+		return err
+	})
+	quiet("a checkpoint", func() error {
+		before := h.currentLSN()
+		if _, err := h.pool.Exec(ctx, "CHECKPOINT"); err != nil {
+			return err
+		}
+		if h.currentLSN() == before {
+			t.Fatalf("CHECKPOINT did not move the WAL insert position: the check proves nothing")
+		}
+		return nil
+	})
 	setMark()
 	if _, err := h.pool.Exec(ctx, "INSERT INTO moved_t VALUES (1)"); err != nil {
 		t.Fatal(err)
