@@ -447,3 +447,40 @@ func TestNotebooksShareADirectory(t *testing.T) {
 		t.Errorf("after cleaning b, a's cell is %s (%s)", st.Status, st.Why)
 	}
 }
+
+// A memo checkpoint's fingerprint covers the strings its function closes
+// over (here a DSN with its password): it is keyed under the cache's salt,
+// so one notebook in two caches (the first moved aside) names its
+// checkpoints differently, while one cache names them the same from run to
+// run.
+func TestMemoFingerprintSalted(t *testing.T) {
+	src := "# %% conn\ndsn = param(\"dsn\", \"none\")\n\n# %% use\ndef _mk(d):\n    return lambda: len(d)\nr = memo(\"k\", _mk(dsn))\nr\n"
+	params := map[string]string{"dsn": "postgres://u:Fp1ngerPw@h/db"}
+	names := func(cache string) map[string]bool {
+		out := map[string]bool{}
+		filepath.WalkDir(filepath.Join(cache, "nb", "v1", "memo"), func(path string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				out[d.Name()] = true
+			}
+			return nil
+		})
+		return out
+	}
+	dir := t.TempDir()
+	cache, moved := filepath.Join(dir, ".benchbook"), filepath.Join(dir, "first-cache")
+	runNotebook(t, dir, src, Options{Params: params})
+	first := names(cache)
+	runNotebook(t, dir, "", Options{Params: params})
+	if again := names(cache); len(first) == 0 || len(again) != len(first) {
+		t.Fatalf("one cache, two runs: checkpoints %v, then %v", first, again)
+	}
+	if err := os.Rename(cache, moved); err != nil {
+		t.Fatal(err)
+	}
+	runNotebook(t, dir, "", Options{Params: params})
+	for n := range names(cache) {
+		if first[n] {
+			t.Errorf("checkpoint %s has the same name in two caches: its fingerprint is not salted", n)
+		}
+	}
+}

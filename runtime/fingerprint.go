@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -36,10 +37,14 @@ type fprint struct {
 	seen map[*starlark.Function]bool
 }
 
-// fingerprint returns the identity of fn's computation, or false.
+// fingerprint returns the identity of fn's computation, or false. It is an
+// HMAC under the cache's salt (salt.go), as parameters are: it names a
+// checkpoint on disk and covers every string fn closes over, a DSN's
+// password among them, which a plain hash would let anyone who reads the
+// cache dir try guesses against.
 func (e *Engine) fingerprint(t *starlark.Thread, fn starlark.Value) (string, bool) {
 	f := &fprint{e: e, t: t, seen: map[*starlark.Function]bool{}}
-	h := sha256.New()
+	h := hmac.New(sha256.New, e.sess.paramSalt)
 	if !f.value(h, fn, 0) {
 		return "", false
 	}
