@@ -3,6 +3,7 @@ package loadgen
 import (
 	"io"
 	"net"
+	"os"
 	"syscall"
 	"time"
 )
@@ -23,8 +24,7 @@ type httpLoop struct {
 type httpConn struct {
 	id   int
 	req  requestBuilder
-	conn net.Conn // nil until dialled, and after it closed
-	fd   int
+	fd   int // the socket, the loop's own (see detach); -1 until dialled, and after it closed
 	in   []byte
 	out  []byte // request bytes not yet written
 	resp respParser
@@ -67,7 +67,7 @@ func (l *httpLoop) runOpen(r *engine, rec *recorder, s *schedule) {
 func (l *httpLoop) launch(i int, j job, now time.Time) {
 	r, c := l.r, l.conns[i]
 	c.due, c.measured, c.t0 = j.due, r.inMeasurement(j.due), now
-	if c.conn == nil {
+	if c.fd < 0 {
 		if class := l.dial(r, c, now); class != "" {
 			r.settled(l.rec, &c.inflight, time.Now(), class)
 			return
@@ -91,10 +91,10 @@ func (l *httpLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.conns[i],
 
 func (l *httpLoop) ready(ev syscall.EpollEvent) {
 	c := l.conns[ev.Fd]
-	if c.conn != nil && ev.Events&syscall.EPOLLOUT != 0 && c.writing {
+	if c.fd >= 0 && ev.Events&syscall.EPOLLOUT != 0 && c.writing {
 		l.flush(l.r, l.rec, c, c.out)
 	}
-	if c.conn != nil && ev.Events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
+	if c.fd >= 0 && ev.Events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
 		l.receive(l.r, l.rec, c)
 	}
 }
@@ -103,7 +103,7 @@ func (l *httpLoop) ready(ev syscall.EpollEvent) {
 // reports whether a request is in flight.
 func (l *httpLoop) send(r *engine, rec *recorder, c *httpConn, now time.Time) bool {
 	measured := !now.Before(r.measureAt)
-	if c.conn == nil {
+	if c.fd < 0 {
 		if now.Before(c.retryAt) {
 			return false
 		}
@@ -133,16 +133,17 @@ func (l *httpLoop) dial(r *engine, c *httpConn, now time.Time) string {
 	if err != nil {
 		return classify(err)
 	}
-	fd, err := connFD(conn)
+	fd, err := detach(conn)
 	if err == nil {
-		err = l.p.add(fd, c.id)
+		if err = l.p.add(fd, c.id); err != nil {
+			syscall.Close(fd)
+		}
 	}
 	if err != nil {
-		conn.Close()
 		return classify(err)
 	}
 	l.watch(fd)
-	c.conn, c.fd, c.writing = conn, fd, false
+	c.fd, c.writing = fd, false
 	if c.in == nil {
 		c.in = make([]byte, 16<<10)
 	}
@@ -224,10 +225,31 @@ func (l *httpLoop) fail(r *engine, rec *recorder, c *httpConn, class string, now
 }
 
 func (l *httpLoop) drop(c *httpConn) {
-	if c.conn == nil {
+	if c.fd < 0 {
 		return
 	}
 	l.p.del(c.fd)
-	c.conn.Close()
-	c.conn, c.fd, c.out, c.writing = nil, -1, c.out[:0], false
+	syscall.Close(c.fd)
+	c.fd, c.out, c.writing = -1, c.out[:0], false
+}
+
+// detach takes a dialled connection's socket out of Go's netpoller and
+// gives it to the loop as a plain descriptor: a duplicate that stays open
+// when the connection (and with it the netpoller's registration) is
+// closed. Left in, every response also woke the runtime's netpoll thread
+// (an idle P's M blocks in it, and the registration is edge-triggered
+// for reads) to find no goroutine waiting: unpinned on 2 cores that
+// thread's wake-ups cost 12.1-12.6 µs of CPU per request against
+// 10.0-10.3 detached, and 72-74k req/s against 82-86k (wrk: 83-86k).
+func detach(conn net.Conn) (int, error) {
+	defer conn.Close()
+	fd, err := connFD(conn)
+	if err != nil {
+		return -1, err
+	}
+	dup, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
+	if e != 0 {
+		return -1, os.NewSyscallError("fcntl", e)
+	}
+	return int(dup), nil // non-blocking: the flag belongs to the socket, shared with the duplicate
 }
