@@ -2,7 +2,7 @@
 # Side-by-side comparison of benchbook's workload module with wrk, vegeta
 # and pgbench on one machine: target pinned to CPU 0, load generator to CPU 1.
 #
-#   bench/workload/compare.sh [duration] [http|open|open2|sql|sqlopen|hot]...
+#   bench/workload/compare.sh [duration] [http|httpfree|open|open2|sql|sqlopen|hot]...
 #   ROUNDS=4 LABEL=smoke RATE=5000 SCALE=1 bench/workload/compare.sh 10s sql
 #   WRK2=/path/to/wrk2/wrk OPEN2_RATES="5000 20000" OPEN2_TICKS="auto 0s 1ms" bench/workload/compare.sh 8s open2
 #
@@ -33,7 +33,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 D=${1:-10s}
 shift || true
-SECTIONS=${*:-http open open2 sql sqlopen hot}
+SECTIONS=${*:-http httpfree open open2 sql sqlopen hot}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 ROUNDS=${ROUNDS:-4}
 C=16
@@ -66,7 +66,7 @@ load1() { cut -d' ' -f1 /proc/loadavg; }
 	echo "cores=$(nproc)"
 	echo "kernel=$(uname -r)"
 	echo "go=$(go env GOVERSION)"
-	echo "pinning=target on CPU 0, generator on CPU 1"
+	echo "pinning=target on CPU 0, generator on CPU 1 (httpfree: neither pinned)"
 	echo "load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$RAW/meta.txt"
 if want open2; then
@@ -116,6 +116,11 @@ pair() {
 
 URL=http://127.0.0.1:8089/
 wrk_http() { cpu wrk -t1 -c$C -d"$D" --latency $URL; }
+# httpfree: the same closed loop with nothing pinned, as most people run it
+# (a second target, unpinned, on its own port).
+FREEURL=http://127.0.0.1:8091/
+wrk_httpfree() { "$WL" cpu -- wrk -t1 -c$C -d"$D" --latency $FREEURL; }
+ours_httpfree() { "$WL" http -url $FREEURL -clients $C -duration "$D"; }
 ours_http() { $pin_client "$WL" http -url $URL -clients $C -duration "$D"; }
 vegeta_open() {
 	echo "GET $URL" | cpu sh -c "vegeta attack -rate $RATE -duration $D -connections $C > /tmp/wlbench-vegeta.bin"
@@ -126,13 +131,19 @@ ours_open() { $pin_client "$WL" http -url $URL -rate "$RATE" -clients 256 -durat
 wrk2_open() { cpu "$WRK2" -t1 -c$C -d"$D" -R"$R2" --latency $URL; }
 ours_open2() { cpu "$WL" http -url $URL -rate "$R2" -clients $C -duration "$D" -warmup 0s -tick "$T2"; }
 
-if want http || want open || want open2; then
+if want http || want httpfree || want open || want open2; then
 	$pin_target "$WL" hello -addr 127.0.0.1:8089 &
 	HELLO=$!
-	trap 'kill $HELLO 2>/dev/null || true' EXIT
+	FREE=$HELLO
+	if want httpfree; then
+		"$WL" hello -addr 127.0.0.1:8091 &
+		FREE=$!
+	fi
+	trap 'kill $HELLO $FREE 2>/dev/null || true' EXIT
 	sleep 1
 	for round in $(seq "$ROUNDS"); do
 		if want http; then pair http "$round" wrk wrk_http ours_http; fi
+		if want httpfree; then pair httpfree "$round" wrk wrk_httpfree ours_httpfree; fi
 		if want open; then pair open "$round" vegeta vegeta_open ours_open; fi
 		if want open2; then
 			for R2 in $OPEN2_RATES; do
@@ -144,7 +155,7 @@ if want http || want open || want open2; then
 			done
 		fi
 	done
-	kill $HELLO
+	kill $HELLO $FREE 2>/dev/null || true
 	trap - EXIT
 fi
 
