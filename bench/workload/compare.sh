@@ -4,6 +4,7 @@
 #
 #   bench/workload/compare.sh [duration] [http|httpfree|open|open2|sql|sqlopen|hot]...
 #   ROUNDS=4 LABEL=smoke RATE=5000 SCALE=1 bench/workload/compare.sh 10s sql
+#   PIN=0 bench/workload/compare.sh 8s sql sqlopen     # nothing pinned
 #   WRK2=/path/to/wrk2/wrk OPEN2_RATES="5000 20000" OPEN2_TICKS="auto 0s 1ms" bench/workload/compare.sh 8s open2
 #
 # open2 is the open loop against wrk2 at each of OPEN2_RATES (16 connections
@@ -47,8 +48,10 @@ mkdir -p "$RAW"
 bench/workload/install_peers.sh >/dev/null
 WL=${TMPDIR:-/tmp}/wlbench-$$ # this run's own build: another run may be building its own
 go build -o "$WL" ./bench/workload
+# PIN=0 pins nothing, in every section (as most people run a benchmark).
 pin_target="taskset -c 0"
 pin_client="taskset -c 1"
+if [ "${PIN:-1}" = 0 ]; then pin_target= pin_client=; fi
 cpu() { $pin_client "$WL" cpu -- "$@"; }
 load1() { cut -d' ' -f1 /proc/loadavg; }
 
@@ -66,7 +69,7 @@ load1() { cut -d' ' -f1 /proc/loadavg; }
 	echo "cores=$(nproc)"
 	echo "kernel=$(uname -r)"
 	echo "go=$(go env GOVERSION)"
-	echo "pinning=target on CPU 0, generator on CPU 1 (httpfree: neither pinned)"
+	if [ "${PIN:-1}" = 0 ]; then echo "pinning=none (PIN=0)"; else echo "pinning=target on CPU 0, generator on CPU 1 (httpfree: neither pinned)"; fi
 	echo "load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$RAW/meta.txt"
 if want open2; then
