@@ -155,7 +155,7 @@ func terminated(p *corev1.Pod) *corev1.ContainerStateTerminated {
 func (w *podWatch) agent(ctx context.Context, i int, at time.Time) *fleet.Agent {
 	ctx, cancel := context.WithCancel(ctx)
 	pr, pw := io.Pipe()
-	p := &podAgent{w: w, slot: w.slots[i], done: make(chan struct{}), cancel: cancel}
+	p := &podAgent{w: w, slot: w.slots[i], done: make(chan struct{}), cancel: cancel, out: pr}
 	go p.follow(ctx, pw)
 	return &fleet.Agent{Name: fmt.Sprintf("kubernetes/%s-%d", w.l.Name, i), Out: pr, At: at, Wait: p.wait, Kill: p.kill,
 		Describe: p.slot.describe}
@@ -167,6 +167,7 @@ type podAgent struct {
 	done   chan struct{}
 	err    error
 	cancel context.CancelFunc
+	out    *io.PipeReader // what the coordinator reads; closed by kill
 	once   sync.Once
 }
 
@@ -219,8 +220,13 @@ func (p *podAgent) kill() {
 			cancel()
 		}
 		p.cancel()
+		// A log copy blocked writing to a coordinator that stopped reading
+		// would never see the cancel: closing the pipe ends it.
+		p.out.CloseWithError(errKilled)
 	})
 }
+
+var errKilled = errors.New("agent killed")
 
 // describe says where the index's pod stands, for an agent that went
 // silent: no pod yet (quota, admission), unscheduled, or its phase.
