@@ -329,7 +329,9 @@ func (c *cluster) dsn() string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port)
 }
 
-// copyDir copies a stopped data dir, keeping owners and modes (cp -a).
+// copyDir copies a stopped data dir, keeping owners and modes (cp -a). On
+// a file system that shares extents (XFS, Btrfs) the copy is a reflink and
+// takes no time or room; elsewhere (ext4 here) cp copies as before.
 func copyDir(ctx context.Context, from, to string) error {
 	if err := os.RemoveAll(to); err != nil {
 		return err
@@ -337,7 +339,7 @@ func copyDir(ctx context.Context, from, to string) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "cp", "-a", from, to)
+	cmd := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", from, to)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := child.Run(cmd); err != nil {
