@@ -107,3 +107,28 @@ func TestModulesLoad(t *testing.T) {
 		}
 	}
 }
+
+// A sweep whose open-loop runs went out on different ticks says so: their
+// latencies include different waits (the default tick changes at 5,000
+// req/s per event loop). One tick says nothing.
+func TestSweepSaysTicksDiffer(t *testing.T) {
+	for _, c := range []struct {
+		ticks string
+		want  bool
+	}{{"{1000: 0.0, 20000: 0.2}", true}, {"{1000: 0.0, 20000: 0.0}", false}} {
+		var printed strings.Builder
+		o := options(t)
+		o.Print = func(_ *starlark.Thread, msg string) { printed.WriteString(msg + "\n") }
+		th := startest.Thread(t, o)
+		src := `load("@std/sweep.star", "sweep")
+ticks = ` + c.ticks + `
+t = sweep(grid = {"rate": [1000, 20000]}, run = lambda rate: struct(rps = float(rate), tick_ms = ticks[rate]), columns = {"rps": "rps"})
+`
+		if _, err := starlark.ExecFileOptions(runtime.FileOptions(), th, "t.star", src, startest.Env(t, o.Globals)); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(printed.String(), "different ticks (0.0, 0.2 ms"); got != c.want {
+			t.Errorf("ticks %s: printed %q, want the tick note %v", c.ticks, printed.String(), c.want)
+		}
+	}
+}

@@ -64,7 +64,7 @@ func gather(thread *starlark.Thread, ca compareArgs) (compareInput, error) {
 	if in.control, err = ex.values(control, "control"); err != nil {
 		return in, err
 	}
-	in.warnings = append(ex.list, busyWarnings(gates)...)
+	in.warnings = append(append(ex.list, tickWarning(ex.ticks)...), busyWarnings(gates)...)
 	return in, nil
 }
 
@@ -155,6 +155,7 @@ type extractor struct {
 	metric   starlark.Value
 	warnings map[string]bool
 	list     []string
+	ticks    []float64 // the distinct ticks (ms) the runs were sent on, open loops only
 
 	allowInvalid bool
 }
@@ -171,6 +172,7 @@ func (ex *extractor) values(runs []starlark.Value, arm string) ([]float64, error
 		}
 		out = append(out, f)
 		ex.runWarnings(r, fmt.Sprintf("%s run %d", arm, i+1))
+		ex.noteTick(r)
 	}
 	return out, nil
 }
@@ -224,6 +226,39 @@ func (ex *extractor) runWarnings(r starlark.Value, where string) {
 			ex.list = append(ex.list, line)
 		}
 	}
+}
+
+// noteTick records the tick an open-loop run was sent on (tick_ms).
+func (ex *extractor) noteTick(r starlark.Value) {
+	hv, ok := r.(starlark.HasAttrs)
+	if !ok {
+		return
+	}
+	v, err := hv.Attr("tick_ms")
+	if err != nil || v == nil {
+		return
+	}
+	f, ok := starlark.AsFloat(v)
+	if ok && !slices.Contains(ex.ticks, f) {
+		ex.ticks = append(ex.ticks, f)
+	}
+}
+
+// tickWarning says when the runs were sent on different ticks (the
+// default tick changes at 5,000 req/s per event loop): each run's latency
+// includes up to its tick of waiting, so part of a latency difference may
+// be the generator's.
+func tickWarning(ticks []float64) []string {
+	if len(ticks) < 2 {
+		return nil
+	}
+	slices.Sort(ticks)
+	parts := make([]string, len(ticks))
+	for i, t := range ticks {
+		parts[i] = fmt.Sprintf("%g ms", t)
+	}
+	return []string{fmt.Sprintf("the runs were sent on different ticks (%s): each latency includes up to its run's tick of waiting, so up to %g ms of a latency difference may be the generator's; give every run the same tick (tick = 0 sends each request at its intended start)",
+		strings.Join(parts, ", "), ticks[len(ticks)-1]-ticks[0])}
 }
 
 // busyWarnings says how many runs the load gate marked busy.
