@@ -2,6 +2,7 @@ package metric
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -22,15 +23,21 @@ type compareArgs struct {
 }
 
 // compareBuiltin implements
-// compare(exp_or_a, b = None, metric = "rps", better = "higher", name = "", a_label = "", b_label = "", alpha = 0.05,
+// compare(exp_or_a, b = None, metric = "rps", better = by metric, name = "", a_label = "", b_label = "", alpha = 0.05,
 // allow_invalid = False).
 func compareBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	ca := compareArgs{b: starlark.None, metric: starlark.String("rps"), better: "higher", alpha: defaultAlpha}
+	ca := compareArgs{b: starlark.None, metric: starlark.String("rps"), alpha: defaultAlpha}
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs,
 		"exp_or_a", &ca.expOrA, "b?", &ca.b, "metric?", &ca.metric, "better?", &ca.better,
 		"name?", &ca.name, "a_label?", &ca.aLabel, "b_label?", &ca.bLabel, "alpha?", &ca.alpha,
 		"allow_invalid?", &ca.allowInvalid); err != nil {
 		return nil, err
+	}
+	if ca.better == "" {
+		var ok bool
+		if ca.better, ok = betterFor(ca.metric); !ok {
+			return nil, fmt.Errorf("compare: which way is better for metric %s cannot be told from its name: say better = \"higher\" or \"lower\"", ca.metric)
+		}
 	}
 	if ca.better != "higher" && ca.better != "lower" {
 		return nil, fmt.Errorf("compare: better must be \"higher\" or \"lower\", got %q", ca.better)
@@ -67,6 +74,33 @@ func gather(thread *starlark.Thread, ca compareArgs) (compareInput, error) {
 	in.warnings = append(append(ex.list, tickWarning(ex.ticks)...), busyWarnings(gates)...)
 	return in, nil
 }
+
+// betterFor is the direction of improvement of a metric named like the
+// runs' own figures: throughput up, latency, time, cost and failures down.
+// It refuses to guess for a function or another name: a default of
+// "higher" made compare(exp, metric = "p99") call a slower B an
+// improvement.
+func betterFor(metric starlark.Value) (string, bool) {
+	name, ok := starlark.AsString(metric)
+	if !ok {
+		return "", false
+	}
+	switch {
+	case name == "rps" || name == "count" || name == "ok":
+		return "higher", true
+	case latencyName.MatchString(name):
+		return "lower", true
+	}
+	for _, suffix := range []string{"_ms", "_us", "_s", "_per_req", "_bytes", "_kb"} {
+		if strings.HasSuffix(name, suffix) {
+			return "lower", true
+		}
+	}
+	return "", false
+}
+
+// latencyName matches the runs' latency and failure figures.
+var latencyName = regexp.MustCompile(`^(p\d+(\.\d+)?|mean|median|max|min|stddev|errors|dropped|late|undecided)$`)
 
 func metricName(ca compareArgs) string {
 	if ca.name != "" {

@@ -16,10 +16,13 @@
 //
 // Top-level builtins:
 //
-//	compare(exp_or_a, b = None, metric = "rps", better = "higher", name = "", a_label = "", b_label = "", alpha = 0.05) -> comparison
+//	compare(exp_or_a, b = None, metric = "rps", better = by metric, name = "", a_label = "", b_label = "", alpha = 0.05) -> comparison
 //	    exp_or_a is an experiment from abab (arms[0] is A, arms[1] is B) or a
 //	    list of runs or numbers with b the other list; metric is an attribute
-//	    name of a run or a function run -> number.
+//	    name of a run or a function run -> number. better defaults to
+//	    "higher" for rps and count, "lower" for latency, time, cost and
+//	    failure figures (p99, mean, max, errors, NAME_ms, NAME_per_req, ...);
+//	    for a function or another name it must be given.
 //	equivalent(a, b, allow_vacuous = False, allow_mismatch = False) -> struct(ok, compared, mismatch_count, mismatches, missing, distinct_a, distinct_b, vacuous, summary)
 //	    fails when the arms answer differently, unless allow_mismatch.
 //	verdict(status, headline = None, summary = "", equivalence = None) -> verdict
