@@ -2,7 +2,14 @@ package workload
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -32,6 +39,14 @@ func startPostgres(t *testing.T) string {
 // tests that stop it.
 func startPostgresProc(t *testing.T) (string, *exec.Cmd) {
 	t.Helper()
+	return startPostgresWith(t, false)
+}
+
+// startPostgresWith starts the throwaway cluster; with tls it also listens
+// on 127.0.0.1 with ssl = on (a self-signed certificate made here) and the
+// DSN reaches it there with sslmode=require.
+func startPostgresWith(t *testing.T, tls bool) (string, *exec.Cmd) {
+	t.Helper()
 	pgBin := needs.Postgres(t)
 	pgUser, err := user.Lookup("postgres")
 	if err != nil {
@@ -57,8 +72,13 @@ func startPostgresProc(t *testing.T) (string, *exec.Cmd) {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
 	port := freePort(t)
-	pg := exec.Command(filepath.Join(pgBin, "postgres"), "-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(port),
-		"-k", dir, "-c", "listen_addresses=", "-c", "fsync=off", "-c", "max_connections=50")
+	args := []string{"-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(port),
+		"-k", dir, "-c", "listen_addresses=", "-c", "fsync=off", "-c", "max_connections=50"}
+	if tls {
+		cert, key := selfSigned(t, dir, uid, gid)
+		args = append(args, "-c", "listen_addresses=127.0.0.1", "-c", "ssl=on", "-c", "ssl_cert_file="+cert, "-c", "ssl_key_file="+key)
+	}
+	pg := exec.Command(filepath.Join(pgBin, "postgres"), args...)
 	pg.SysProcAttr = cred
 	if err := pg.Start(); err != nil {
 		t.Fatal(err)
@@ -68,8 +88,41 @@ func startPostgresProc(t *testing.T) (string, *exec.Cmd) {
 		_ = pg.Wait()
 	})
 	dsn := fmt.Sprintf("host=%s port=%d user=postgres dbname=postgres", dir, port)
+	if tls {
+		dsn = fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=postgres sslmode=require", port)
+	}
 	waitReady(t, dsn)
 	return dsn, pg
+}
+
+// selfSigned writes a certificate and key for 127.0.0.1 into dir, owned by
+// the cluster's user (PostgreSQL refuses a key others can read).
+func selfSigned(t *testing.T, dir string, uid, gid int) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key")
+	for f, b := range map[string]*pem.Block{certFile: {Type: "CERTIFICATE", Bytes: der}, keyFile: {Type: "EC PRIVATE KEY", Bytes: kder}} {
+		if err := os.WriteFile(f, pem.EncodeToMemory(b), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(f, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return certFile, keyFile
 }
 
 func freePort(t *testing.T) int {

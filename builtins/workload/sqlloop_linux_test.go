@@ -98,3 +98,19 @@ func TestSQLServerGone(t *testing.T) {
 		t.Errorf("count %d, errors %v: want successes, then refused reconnects at a bounded rate", r.d.Count, r.d.Errors)
 	}
 }
+
+// TestSQLOverTLS: a server that speaks TLS (sslmode=require, the managed
+// databases' way) gives encrypted connections, whose sockets the event
+// loops cannot read raw; closed and open loops then run on workers (pgx
+// itself) and count every request, with no error.
+func TestSQLOverTLS(t *testing.T) {
+	dsn, _ := startPostgresWith(t, true)
+	mustExec(t, `
+c = workload.sql(dsn, query = "SELECT 1", clients = 2, duration = "400ms", warmup = 0)
+assert.eq(c.errors, {})
+assert.true(c.count > 10, c.count)
+o = workload.sql(dsn, query = "SELECT 1", rate = 200, duration = "400ms", warmup = 0)
+assert.eq(o.errors, {})
+assert.eq(o.count, o.intended)
+`, starlark.StringDict{"dsn": starlark.String(dsn)})
+}

@@ -1,7 +1,6 @@
 package loadgen
 
 import (
-	"errors"
 	"io"
 	"os"
 	"runtime"
@@ -502,23 +501,3 @@ func (b *loopBase) runOpenOn(r *engine, rec *recorder, s *schedule, ops openOps,
 
 // scanEvery is how often drive looks at every client of a loop.
 const scanEvery = time.Millisecond
-
-var errNoFD = errors.New("connection has no file descriptor")
-
-// connFD is the descriptor under a connection: a rawConn, a net.TCPConn or a
-// net.UnixConn, all of which expose it.
-func connFD(c any) (int, error) {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return -1, errNoFD
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return -1, err
-	}
-	fd := -1
-	if err := rc.Control(func(f uintptr) { fd = int(f) }); err != nil {
-		return -1, err
-	}
-	return fd, nil
-}

@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -137,4 +138,24 @@ func (r *rawConn) opError(op string, err error) error {
 		err = oe.Err // RawConn's "raw-read": keep the cause, name the op
 	}
 	return &net.OpError{Op: op, Net: r.LocalAddr().Network(), Source: r.LocalAddr(), Addr: r.RemoteAddr(), Err: err}
+}
+
+var errNoFD = errors.New("connection has no file descriptor")
+
+// connFD is the descriptor under a connection: a rawConn, a net.TCPConn or a
+// net.UnixConn, all of which expose it (a tls.Conn does not).
+func connFD(c any) (int, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return -1, errNoFD
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	if err := rc.Control(func(f uintptr) { fd = int(f) }); err != nil {
+		return -1, err
+	}
+	return fd, nil
 }

@@ -41,6 +41,12 @@ type SQLTarget struct {
 	stmts []Statement
 	args  func(seq int64) ([]any, error)
 
+	// raw says the connections are plain sockets an event loop can read
+	// and write itself; over TLS (sslmode=require, or prefer against a
+	// server that has it) they are not, and workers run the load through
+	// pgx instead, as https does through crypto/tls.
+	raw bool
+
 	mu    sync.Mutex
 	hists []*sqlHists
 }
@@ -120,6 +126,8 @@ func (t *SQLTarget) prepare(ctx context.Context, timeout time.Duration) error {
 			return fmt.Errorf("%s statement %q: %w", st.Tag, st.SQL, err)
 		}
 	}
+	_, err = connFD(c.Conn().PgConn().Conn())
+	t.raw = err == nil
 	return nil
 }
 

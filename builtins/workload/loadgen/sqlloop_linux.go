@@ -50,6 +50,9 @@ type slot struct {
 }
 
 func (t *SQLTarget) newLoop(clients int) loop {
+	if !t.raw {
+		return nil // TLS: the socket carries ciphertext; workers use pgx (SQLTarget.raw)
+	}
 	l := &sqlLoop{t: t, h: t.newHists()}
 	for i := range clients {
 		l.slots = append(l.slots, &slot{id: i, fd: -1, in: make([]byte, 8192)})
