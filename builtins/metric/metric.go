@@ -86,11 +86,12 @@ func init() {
 
 // The statistical method is an input of every cell that compares, judges
 // equivalence or decides: a cached comparison made by an earlier method
-// (issue 13: p = 0 under ties, verdicts that ignored p) goes stale and is
-// computed again, and the record names the method each result came from.
+// (issue 13: p = 0 under ties, verdicts that ignored p; version 2: better
+// "higher" for every metric, p99 included) goes stale and is computed
+// again, and the record names the method each result came from.
 const (
 	methodName    = "metric"
-	methodVersion = "2: exact Mann-Whitney under ties, alpha 0.05, t-interval on log ratios"
+	methodVersion = "3: exact Mann-Whitney under ties, alpha 0.05, t-interval on log ratios, better from the metric, tick warnings"
 )
 
 func recordMethod(thread *starlark.Thread) {
