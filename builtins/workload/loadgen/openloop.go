@@ -143,6 +143,9 @@ func (r *engine) openLoop() {
 	if r.openEventLoops() {
 		return
 	}
+	if r.spec.TickAuto {
+		r.tick = 0 // each worker wakes for its own request whatever the tick: a tick would only delay it
+	}
 	sched := newSchedule(newPacer(r.spec.Arrival, r.spec.Rate, r.spec.SeqBase), r.start, r.spec.Warmup+r.spec.Duration, r.spec.SeqBase, 0, 1)
 	r.scheds = []*schedule{sched}
 	r.spawn(1)
