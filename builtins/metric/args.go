@@ -237,12 +237,8 @@ func (ex *extractor) checkValid(r starlark.Value) error {
 // runWarnings copies a run's warnings ("generator-bound") into the
 // comparison's, once per distinct warning, naming the runs.
 func (ex *extractor) runWarnings(r starlark.Value, where string) {
-	hv, ok := r.(starlark.HasAttrs)
-	if !ok {
-		return
-	}
-	w, err := hv.Attr("warnings")
-	if err != nil || w == nil {
+	w := starval.Attr(r, "warnings")
+	if w == nil {
 		return
 	}
 	ws, err := list(w, "warnings")
@@ -264,12 +260,8 @@ func (ex *extractor) runWarnings(r starlark.Value, where string) {
 
 // noteTick records the tick an open-loop run was sent on (tick_ms).
 func (ex *extractor) noteTick(r starlark.Value) {
-	hv, ok := r.(starlark.HasAttrs)
-	if !ok {
-		return
-	}
-	v, err := hv.Attr("tick_ms")
-	if err != nil || v == nil {
+	v := starval.Attr(r, "tick_ms")
+	if v == nil {
 		return
 	}
 	f, ok := starlark.AsFloat(v)
