@@ -104,6 +104,7 @@ type Result struct {
 	Intended    int64                     // requests due (open loop) or started (closed loop) in the window
 	Count       int64                     // successful requests in the window
 	Late        int64                     // open loop: sent more than 10 ms after their intended start
+	After       int64                     // open loop: successes (of requests due in the window) answered after it closed
 	Tick        time.Duration             // open loop: the tick it ran with (Spec.Tick, or AutoTick's choice)
 	Dropped     int64                     // open loop: given up unsent, a timeout or more behind
 	Undecided   int64                     // Ctrl-C came before their outcome
@@ -370,6 +371,7 @@ func (r *engine) collect(res *Result) *Result {
 		res.Service.Merge(rec.service)
 		res.Lag.Merge(rec.lag)
 		res.Late += rec.late
+		res.After += rec.after.Load()
 		res.Dropped += rec.dropped
 		res.Undecided += rec.undecided
 		for k, v := range rec.errors {

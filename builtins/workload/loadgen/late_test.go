@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -53,5 +54,52 @@ func TestStallMakesRequestsLate(t *testing.T) {
 	}
 	if float64(onTime) >= 0.99*float64(res.Intended) {
 		t.Errorf("%d of %d sent on time: a %s stall must fail a 1 %% held-rate check", onTime, res.Intended, stallFor)
+	}
+}
+
+// TestBacklogAnsweredAfterWindow: a target with half the capacity the rate
+// asks for answers the requests due in the window partly after it; the
+// run counts them all (count == intended), says how many came late, and
+// its in-window rate agrees with the server's own count of the responses
+// it finished inside the window (the oracle).
+func TestBacklogAnsweredAfterWindow(t *testing.T) {
+	const rate, serve = 400.0, 10 * time.Millisecond // 2 slots x 100/s = 200/s of capacity
+	var mu sync.Mutex
+	var finished []time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(serve)
+		mu.Lock()
+		finished = append(finished, time.Now())
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Rate: rate, Duration: time.Second, Window: time.Second, Timeout: 5 * time.Second, MaxInflight: 2}
+	r := newEngine(context.Background(), spec, tgt)
+	res := r.run()
+	mu.Lock()
+	var inside int64
+	for _, f := range finished {
+		if !f.Before(r.measureAt) && f.Before(r.end) {
+			inside++
+		}
+	}
+	mu.Unlock()
+	t.Logf("intended %d, count %d, after %d, server finished %d inside the window; warnings %q", res.Intended, res.Count, res.After, inside, res.Warnings)
+	if res.Count != res.Intended || res.After < res.Count/4 {
+		t.Fatalf("count %d of %d intended, %d after the window: want all answered and a quarter or more after", res.Count, res.Intended, res.After)
+	}
+	if got := res.Count - res.After; got < inside-4 || got > inside+4 {
+		t.Errorf("%d answered inside the window by the run's count, %d by the server's", got, inside)
+	}
+	found := false
+	for _, w := range res.Warnings {
+		found = found || strings.Contains(w, "came after the window closed")
+	}
+	if !found {
+		t.Errorf("no warning that the backlog was answered after the window: %q", res.Warnings)
 	}
 }

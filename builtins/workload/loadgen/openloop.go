@@ -316,6 +316,9 @@ func (r *engine) openFinished(rec *recorder, due, sent, done time.Time, measured
 	default:
 		rec.dispatched(sent.Sub(due))
 		rec.record(done.Sub(due), done.Sub(sent), class, r.windowOf(due))
+		if class == "" && !done.Before(r.end) {
+			rec.after.Add(1)
+		}
 	}
 }
 

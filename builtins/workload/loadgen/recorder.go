@@ -33,7 +33,8 @@ type recorder struct {
 	cur       *windowAcc
 	shared    *windows
 
-	done atomic.Int64 // successes in the measurement window
+	after atomic.Int64 // open loop: successes of the window whose response came after it closed
+	done  atomic.Int64 // successes in the measurement window
 	errs atomic.Int64 // errors in the measurement window
 	warm atomic.Int64 // requests finished during warmup (progress only)
 }

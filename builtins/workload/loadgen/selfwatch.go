@@ -83,6 +83,14 @@ func openLoopWarnings(spec Spec, res *Result) []string {
 	if res.Late > 0 && sent > 0 && float64(res.Late) > 0.01*float64(sent) {
 		w = append(w, fmt.Sprintf("%d requests were late (all %d in-flight slots busy or the generator behind)", res.Late, spec.MaxInflight))
 	}
+	// Count holds every success of a request due in the window, however
+	// late its response; a target that fell behind answers the backlog
+	// after the window, and req/s (Count over the window) would look held.
+	if res.After > 0 && float64(res.After) > 0.01*float64(res.Count) && res.Measured > 0 {
+		secs := res.Measured.Seconds()
+		w = append(w, fmt.Sprintf("%d responses (%.0f %%) came after the window closed: inside it the target completed %.0f req/s, not the %.0f counted from the requests due in it",
+			res.After, 100*float64(res.After)/float64(res.Count), float64(res.Count-res.After)/secs, float64(res.Count)/secs))
+	}
 	if res.Dropped > 0 {
 		w = append(w, fmt.Sprintf("%d requests were dropped: they could not be sent within the timeout of their intended start", res.Dropped))
 	}
