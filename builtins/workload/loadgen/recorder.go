@@ -35,8 +35,8 @@ type recorder struct {
 
 	after atomic.Int64 // open loop: successes of the window whose response came after it closed
 	done  atomic.Int64 // successes in the measurement window
-	errs atomic.Int64 // errors in the measurement window
-	warm atomic.Int64 // requests finished during warmup (progress only)
+	errs  atomic.Int64 // errors in the measurement window
+	warm  atomic.Int64 // requests finished during warmup (progress only)
 }
 
 // windowAcc is one window's share of one recorder.
