@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"html"
 	"math"
 	"strings"
 	"time"
@@ -389,21 +388,7 @@ func agentsHTML(rows []agentRow) string {
 		return ""
 	}
 	head, body := agentTable(rows)
-	var b strings.Builder
-	b.WriteString(`<table class="agents"><tr>`)
-	for _, h := range head {
-		b.WriteString("<th>" + html.EscapeString(h) + "</th>")
-	}
-	b.WriteString("</tr>")
-	for _, row := range body {
-		b.WriteString("<tr>")
-		for _, c := range row {
-			b.WriteString("<td>" + html.EscapeString(c) + "</td>")
-		}
-		b.WriteString("</tr>")
-	}
-	b.WriteString("</table>")
-	return b.String()
+	return htmlTable("agents", head, body)
 }
 
 func agentList(rows []agentRow) *starlark.List {
@@ -508,11 +493,11 @@ type fleetObservers struct {
 // totals, which figures divides by the merged count once it is known.
 func (o *fleetObservers) run(ctx context.Context, at time.Time) {
 	defer close(o.done)
-	if len(o.spec.Observers) == 0 || !sleepCtx(ctx, time.Until(at.Add(o.spec.Warmup))) {
+	if len(o.spec.Observers) == 0 || !loadgen.SleepUntil(ctx, at.Add(o.spec.Warmup)) {
 		return
 	}
 	w := loadgen.StartWatch(ctx, o.spec.Observers, time.Now(), false) // each agent guards its own host
-	sleepCtx(ctx, time.Until(at.Add(o.spec.Warmup+o.spec.Duration)))
+	loadgen.SleepUntil(ctx, at.Add(o.spec.Warmup+o.spec.Duration))
 	var warnings []string
 	o.totals, o.trips, warnings = w.Stop(1)
 	o.warnings = append(o.warnings, warnings...)
@@ -548,18 +533,4 @@ func fleetTrips(res *loadgen.Result, agents, observed []guard.Trip) {
 	res.Trips = append(append(res.Trips, agents...), observed...)
 	guard.Sort(res.Trips)
 	res.Warnings = append(res.Warnings, loadgen.TripWarnings(res.Trips)...)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -405,20 +405,32 @@ func (r *Run) Markdown() string {
 func (r *Run) HTML() string {
 	head, row := r.summaryRow()
 	var b strings.Builder
-	b.WriteString(`<table class="run"><tr>`)
-	for _, h := range head {
-		b.WriteString("<th>" + html.EscapeString(h) + "</th>")
-	}
-	b.WriteString("</tr><tr>")
-	for _, c := range row {
-		b.WriteString("<td>" + html.EscapeString(c) + "</td>")
-	}
-	b.WriteString("</tr></table>")
+	b.WriteString(htmlTable("run", head, [][]string{row}))
 	b.WriteString(agentsHTML(r.d.Agents))
 	for _, w := range r.d.Warnings {
 		b.WriteString(`<p class="warning">` + html.EscapeString(w) + "</p>")
 	}
 	b.WriteString(r.tripsHTML())
+	return b.String()
+}
+
+// htmlTable is a table of class class: a header row, then rows, every cell
+// escaped.
+func htmlTable(class string, head []string, rows [][]string) string {
+	var b strings.Builder
+	b.WriteString(`<table class="` + class + `"><tr>`)
+	for _, h := range head {
+		b.WriteString("<th>" + html.EscapeString(h) + "</th>")
+	}
+	b.WriteString("</tr>")
+	for _, row := range rows {
+		b.WriteString("<tr>")
+		for _, c := range row {
+			b.WriteString("<td>" + html.EscapeString(c) + "</td>")
+		}
+		b.WriteString("</tr>")
+	}
+	b.WriteString("</table>")
 	return b.String()
 }
 

@@ -210,13 +210,13 @@ func (r *engine) run() *Result {
 // generator's and the observers' figures at both ends.
 func (r *engine) measure() *Result {
 	res := &Result{}
-	if !sleepUntil(r.ctx, r.measureAt) {
+	if !SleepUntil(r.ctx, r.measureAt) {
 		res.Interrupted = true
 		return res
 	}
 	before := takeSelf()
 	w := StartWatch(r.ctx, r.spec.Observers, r.measureAt, true)
-	res.Interrupted = !sleepUntil(r.ctx, r.end)
+	res.Interrupted = !SleepUntil(r.ctx, r.end)
 	res.Measured = time.Since(r.measureAt)
 	if res.Measured > r.spec.Duration {
 		res.Measured = r.spec.Duration
@@ -229,7 +229,9 @@ func (r *engine) measure() *Result {
 	return res
 }
 
-func sleepUntil(ctx context.Context, t time.Time) bool {
+// SleepUntil waits until t; false if ctx ended first (true at once for a
+// t already past, unless ctx has ended).
+func SleepUntil(ctx context.Context, t time.Time) bool {
 	d := time.Until(t)
 	if d <= 0 {
 		return ctx.Err() == nil
