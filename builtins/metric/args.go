@@ -2,7 +2,6 @@ package metric
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -35,7 +34,7 @@ func compareBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark
 	}
 	if ca.better == "" {
 		var ok bool
-		if ca.better, ok = betterFor(ca.metric); !ok {
+		if ca.better, ok = starval.Better(ca.metric); !ok {
 			return nil, fmt.Errorf("compare: which way is better for metric %s cannot be told from its name: say better = \"higher\" or \"lower\"", ca.metric)
 		}
 	}
@@ -74,33 +73,6 @@ func gather(thread *starlark.Thread, ca compareArgs) (compareInput, error) {
 	in.warnings = append(append(ex.list, tickWarning(ex.ticks)...), busyWarnings(gates)...)
 	return in, nil
 }
-
-// betterFor is the direction of improvement of a metric named like the
-// runs' own figures: throughput up, latency, time, cost and failures down.
-// It refuses to guess for a function or another name: a default of
-// "higher" made compare(exp, metric = "p99") call a slower B an
-// improvement.
-func betterFor(metric starlark.Value) (string, bool) {
-	name, ok := starlark.AsString(metric)
-	if !ok {
-		return "", false
-	}
-	switch {
-	case name == "rps" || name == "count" || name == "ok":
-		return "higher", true
-	case latencyName.MatchString(name):
-		return "lower", true
-	}
-	for _, suffix := range []string{"_ms", "_us", "_s", "_per_req", "_bytes", "_kb"} {
-		if strings.HasSuffix(name, suffix) {
-			return "lower", true
-		}
-	}
-	return "", false
-}
-
-// latencyName matches the runs' latency and failure figures.
-var latencyName = regexp.MustCompile(`^(p\d+(\.\d+)?|mean|median|max|min|stddev|errors|dropped|late|undecided)$`)
 
 func metricName(ca compareArgs) string {
 	if ca.name != "" {
