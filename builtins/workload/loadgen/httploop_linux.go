@@ -3,7 +3,6 @@ package loadgen
 import (
 	"io"
 	"net"
-	"os"
 	"syscall"
 	"time"
 )
@@ -231,25 +230,4 @@ func (l *httpLoop) drop(c *httpConn) {
 	l.p.del(c.fd)
 	syscall.Close(c.fd)
 	c.fd, c.out, c.writing = -1, c.out[:0], false
-}
-
-// detach takes a connection's socket out of Go's netpoller and gives it to
-// an event loop (HTTP or SQL) as a plain descriptor: a duplicate that stays
-// open when the connection (and with it the netpoller's registration) is
-// closed. Left in, every response also woke the runtime's netpoll thread
-// (an idle P's M blocks in it, and the registration is edge-triggered for
-// reads) to find no goroutine waiting: unpinned on 2 cores that thread's
-// wake-ups cost the HTTP loop 12.1-12.6 µs of CPU per request against
-// 10.0-10.3 detached, and 72-74k req/s against 82-86k (wrk: 83-86k).
-func detach(conn net.Conn) (int, error) {
-	defer conn.Close()
-	fd, err := connFD(conn)
-	if err != nil {
-		return -1, err
-	}
-	dup, _, e := syscall.Syscall(syscall.SYS_FCNTL, uintptr(fd), syscall.F_DUPFD_CLOEXEC, 0)
-	if e != 0 {
-		return -1, os.NewSyscallError("fcntl", e)
-	}
-	return int(dup), nil // non-blocking: the flag belongs to the socket, shared with the duplicate
 }
