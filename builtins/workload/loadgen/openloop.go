@@ -204,8 +204,9 @@ func (r *engine) sendAt(due time.Time) time.Time {
 // 5,000 req/s a loop that wakes for every request spends most of its core
 // waking; with the tick it wakes at most 5,000 times a second and sends
 // every request due in the last 200 µs at once, so the CPU per request
-// falls as the rate rises, and no request leaves more than 200 µs after its
-// intended start (its latency, counted from that start, shows the wait).
+// falls as the rate rises, and no request is scheduled to leave 200 µs or
+// more after its intended start (its latency, counted from that start,
+// shows the wait, and any later wake-up besides).
 func AutoTick(rate float64) time.Duration {
 	if rate <= autoTickRate {
 		return 0
