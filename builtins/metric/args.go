@@ -3,11 +3,13 @@ package metric
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/starval"
+	"github.com/benchbook/benchbook/builtins/metric/stats"
 )
 
 // compareArgs are compare's arguments after unpacking.
@@ -18,19 +20,24 @@ type compareArgs struct {
 	name           string
 	aLabel, bLabel string
 	alpha          float64
-	allowInvalid   bool // take runs a guard marked invalid (a warning, not an error)
+	minEffect      starlark.Value // None, a fraction (0.02) or a string "2%"
+	allowInvalid   bool           // take runs a guard marked invalid (a warning, not an error)
 }
 
 // compareBuiltin implements
 // compare(exp_or_a, b = None, metric = "rps", better = by metric, name = "", a_label = "", b_label = "", alpha = 0.05,
-// allow_invalid = False).
+// min_effect = None, allow_invalid = False).
 func compareBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	ca := compareArgs{b: starlark.None, metric: starlark.String("rps"), alpha: defaultAlpha}
+	ca := compareArgs{b: starlark.None, metric: starlark.String("rps"), alpha: stats.DefaultAlpha, minEffect: starlark.None}
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs,
 		"exp_or_a", &ca.expOrA, "b?", &ca.b, "metric?", &ca.metric, "better?", &ca.better,
 		"name?", &ca.name, "a_label?", &ca.aLabel, "b_label?", &ca.bLabel, "alpha?", &ca.alpha,
-		"allow_invalid?", &ca.allowInvalid); err != nil {
+		"min_effect?", &ca.minEffect, "allow_invalid?", &ca.allowInvalid); err != nil {
 		return nil, err
+	}
+	minEffect, err := fraction(ca.minEffect)
+	if err != nil {
+		return nil, fmt.Errorf("compare: min_effect: %w", err)
 	}
 	if ca.better == "" {
 		var ok bool
@@ -48,8 +55,36 @@ func compareBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark
 	if err != nil {
 		return nil, err
 	}
+	in.minEffect = minEffect
 	recordMethod(thread)
 	return newComparison(in)
+}
+
+// fraction reads min_effect: None (0), a fraction below 1 (0.02), or a
+// percentage string ("2%", "2 %").
+func fraction(v starlark.Value) (float64, error) {
+	switch x := v.(type) {
+	case starlark.NoneType:
+		return 0, nil
+	case starlark.String:
+		s := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(string(x)), "%"))
+		if !strings.HasSuffix(strings.TrimSpace(string(x)), "%") {
+			return 0, fmt.Errorf("want a fraction (0.02) or a percentage (\"2%%\"), got %q", string(x))
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(f >= 0 && f < 100) {
+			return 0, fmt.Errorf("want a percentage from 0 to below 100, got %q", string(x))
+		}
+		return f / 100, nil
+	}
+	f, ok := starlark.AsFloat(v)
+	if !ok {
+		return 0, fmt.Errorf("want a fraction (0.02) or a percentage (\"2%%\"), got %s", v.Type())
+	}
+	if !(f >= 0 && f < 1) {
+		return 0, fmt.Errorf("a number is a fraction from 0 to below 1 (0.02 = 2 %%), got %g; for percent write \"%g%%\"", f, f)
+	}
+	return f, nil
 }
 
 // gather reads the metric of every run of both arms, from an experiment

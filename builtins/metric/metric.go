@@ -1,34 +1,43 @@
-// Package metric compares the arms of an experiment the way the seeds'
-// method does, with statistics that say what they mean: index values
-// (before = 100); the verdict IMPROVES / WORSENS only when the exact
-// Mann-Whitney test gives p <= alpha (0.05 by default, as benchstat) and
-// the seeds' rule holds (every B beats every A, and the mean gain exceeds
-// the spread of the A runs, or the A-A spread when a control ran), else "~"
-// with the reason in words; a 95 % t-interval of the ratio B/A on the logs
-// of the per-pair ratios; median intervals; warnings that travel with the
-// result.
+// Package metric is the Starlark face of builtins/metric/stats: compare()
+// gathers one metric from the runs of two arms and hands it to
+// stats.Compare, which computes the index (100 × the ratio of geometric
+// means, B over A), its 95 % interval on the same quantity (paired t on the
+// logs of the pair ratios; Welch's for unpaired arms of at least 3 runs,
+// at most twice as many in one), the exact Mann-Whitney p (ties included),
+// and the verdict: IMPROVES / WORSENS only when p <= alpha (0.05, as
+// benchstat), the interval excludes 1 and, when set, the gain reaches
+// min_effect; else "~" with the reason in words. The seeds' acceptance rule
+// (every B beats every A, gain beyond the spread of the A runs or of an A-A
+// control) is its own field, accepted, shown beside the verdict; verdict()
+// can require it for "kept". Values a ratio cannot be taken of (NaN, ±Inf,
+// zero, negative) are refused naming the arm and the run.
 //
-// Mann-Whitney p is exact up to 60 values in all, ties included (the
-// permutation distribution conditional on the tie pattern), and two-sided
-// by doubling the smaller tail; above, the normal approximation with tie
-// correction. With 3 pairs or fewer no arrangement reaches p <= 0.05: 4
-// pairs are the fewest that can (p = 2/70 = 0.029).
+// With 3 pairs or fewer no arrangement reaches p <= 0.05: 4 pairs are the
+// fewest that can (p = 2/70 = 0.029).
 //
 // Top-level builtins:
 //
-//	compare(exp_or_a, b = None, metric = "rps", better = by metric, name = "", a_label = "", b_label = "", alpha = 0.05) -> comparison
+//	compare(exp_or_a, b = None, metric = "rps", better = by metric, name = "", a_label = "", b_label = "", alpha = 0.05,
+//	        min_effect = None, allow_invalid = False) -> comparison
 //	    exp_or_a is an experiment from abab (arms[0] is A, arms[1] is B) or a
 //	    list of runs or numbers with b the other list; metric is an attribute
-//	    name of a run or a function run -> number. better defaults to
-//	    "higher" for rps and count, "lower" for latency, time, cost and
-//	    failure figures (p99, mean, max, errors, NAME_ms, NAME_per_req, ...);
-//	    for a function or another name it must be given.
+//	    name of a run or a function run -> number. better defaults by the
+//	    metric's name (stats.Direction): "higher" for rps, tps, count and
+//	    NAME_per_s, "lower" for latency, time, cost and failure figures (p99,
+//	    mean, max, errors, NAME_ms, NAME_per_req, ...); for a function or
+//	    another name it must be given. min_effect: 0.02 or "2%".
+//	    Attributes: verdict, reason, index, ratio, gain_pct, ci, ci_range,
+//	    ci_method, design, paired, p_value, alpha, min_effect, accepted,
+//	    acceptance, every_b_beats_every_a, aa_spread_pct, spread_source,
+//	    mean_a/b, geomean_a/b, median_a/b, median_ci_a/b, min_a/b, max_a/b,
+//	    a, b, ratios, metric, better, a_label, b_label, sentence, warnings.
 //	equivalent(a, b, allow_vacuous = False, allow_mismatch = False) -> struct(ok, compared, mismatch_count, mismatches, missing, distinct_a, distinct_b, vacuous, summary)
 //	    fails when the arms answer differently, unless allow_mismatch.
-//	verdict(status, headline = None, summary = "", equivalence = None) -> verdict
+//	verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False) -> verdict
 //	    status: "kept", "reverted", "no effect", "open", "discarded", "inconclusive".
 //	    "kept" needs equivalence: a passing equivalent(...) or a string
-//	    saying why the arms cannot answer differently.
+//	    saying why the arms cannot answer differently; with
+//	    require_accepted, also a headline the seeds' rule accepts.
 //	bars(items) -> bars
 //	    items: comparisons or (label, index) tuples.
 //
@@ -37,7 +46,7 @@
 //	metric.mean(xs) -> float
 //	metric.median(xs) -> float
 //	metric.median_ci(xs, confidence = 0.95) -> (median, low, high)
-//	metric.ratio_ci(a, b, confidence = 0.95) -> (low, high) of the ratio b/a, as compare's ci
+//	metric.ratio_ci(a, b, confidence = 0.95) -> (low, high) of GM(b)/GM(a), as compare's ci; (None, None) when none
 //	metric.bootstrap_ci(a, b, confidence = 0.95, reps = 2000) -> (low, high) of mean(b)/mean(a), seeded;
 //	    a percentile bootstrap, too narrow below about 10 pairs: compare does not use it
 //	metric.mann_whitney(a, b) -> two-sided p-value
@@ -52,6 +61,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/benchbook/benchbook/builtins/metric/stats"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -59,8 +69,8 @@ import (
 var Module = &starlarkstruct.Module{
 	Name: "metric",
 	Members: starlark.StringDict{
-		"mean":             starlark.NewBuiltin("metric.mean", sampleFunc(mean)),
-		"median":           starlark.NewBuiltin("metric.median", sampleFunc(median)),
+		"mean":             starlark.NewBuiltin("metric.mean", sampleFunc(stats.Mean)),
+		"median":           starlark.NewBuiltin("metric.median", sampleFunc(stats.Median)),
 		"median_ci":        starlark.NewBuiltin("metric.median_ci", medianCIBuiltin),
 		"bootstrap_ci":     starlark.NewBuiltin("metric.bootstrap_ci", bootstrapBuiltin),
 		"ratio_ci":         starlark.NewBuiltin("metric.ratio_ci", ratioCIBuiltin),
@@ -87,11 +97,13 @@ func init() {
 // The statistical method is an input of every cell that compares, judges
 // equivalence or decides: a cached comparison made by an earlier method
 // (issue 13: p = 0 under ties, verdicts that ignored p; version 2: better
-// "higher" for every metric, p99 included) goes stale and is computed
-// again, and the record names the method each result came from.
+// "higher" for every metric, p99 included; version 3: the index a ratio of
+// arithmetic means and the seeds' rule a veto on the verdict) goes stale
+// and is computed again, and the record names the method each result came
+// from.
 const (
 	methodName    = "metric"
-	methodVersion = "3: exact Mann-Whitney under ties, alpha 0.05, t-interval on log ratios, better from the metric, tick warnings"
+	methodVersion = "4: index = ratio of geometric means inside its t-interval; verdict = Mann-Whitney p <= alpha and the interval excludes 1; seeds' rule beside it"
 )
 
 func recordMethod(thread *starlark.Thread) {
@@ -112,10 +124,22 @@ func floats(fn string, v starlark.Value) ([]float64, error) {
 		}
 		out[i] = f
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: empty sample", fn)
+	if err := stats.CheckFinite("samples", out); err != nil {
+		return nil, fmt.Errorf("%s: %w", fn, err)
 	}
 	return out, nil
+}
+
+// positive reads a list of numbers a ratio can be taken of.
+func positive(fn *starlark.Builtin, arm string, v starlark.Value) ([]float64, error) {
+	xs, err := floats(fn.Name(), v)
+	if err == nil {
+		err = stats.Check(arm, xs)
+		if err != nil {
+			err = fmt.Errorf("%s: %w", fn.Name(), err)
+		}
+	}
+	return xs, err
 }
 
 func sampleFunc(f func([]float64) float64) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
@@ -134,7 +158,7 @@ func sampleFunc(f func([]float64) float64) func(*starlark.Thread, *starlark.Buil
 
 func medianCIBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var v starlark.Value
-	conf := confidence
+	conf := stats.Confidence
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "xs", &v, "confidence?", &conf); err != nil {
 		return nil, err
 	}
@@ -145,7 +169,7 @@ func medianCIBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tup
 	if err != nil {
 		return nil, err
 	}
-	m, lo, hi := medianCI(xs, conf)
+	m, lo, hi := stats.MedianCI(xs, conf)
 	return starlark.Tuple{starlark.Float(m), starlark.Float(lo), starlark.Float(hi)}, nil
 }
 
@@ -156,18 +180,26 @@ func checkConfidence(fn string, c float64) error {
 	return nil
 }
 
-func twoSamples(fn *starlark.Builtin, a, b starlark.Value) ([]float64, []float64, error) {
-	xa, err := floats(fn.Name(), a)
+// twoSamples reads the arms a and b: finite numbers, and above 0 too when
+// a ratio is taken of them.
+func twoSamples(fn *starlark.Builtin, a, b starlark.Value, ratio bool) ([]float64, []float64, error) {
+	read := func(arm string, v starlark.Value) ([]float64, error) {
+		if ratio {
+			return positive(fn, arm, v)
+		}
+		return floats(fn.Name(), v)
+	}
+	xa, err := read("a", a)
 	if err != nil {
 		return nil, nil, err
 	}
-	xb, err := floats(fn.Name(), b)
+	xb, err := read("b", b)
 	return xa, xb, err
 }
 
 func bootstrapBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var a, b starlark.Value
-	conf, reps := confidence, 2000
+	conf, reps := stats.Confidence, 2000
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "a", &a, "b", &b, "confidence?", &conf, "reps?", &reps); err != nil {
 		return nil, err
 	}
@@ -177,29 +209,29 @@ func bootstrapBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tu
 	if reps < 100 || reps > 1_000_000 {
 		return nil, fmt.Errorf("%s: reps must be between 100 and 1000000, got %d", fn.Name(), reps)
 	}
-	xa, xb, err := twoSamples(fn, a, b)
+	xa, xb, err := twoSamples(fn, a, b, true)
 	if err != nil {
 		return nil, err
 	}
-	lo, hi := bootstrapRatioCI(xa, xb, conf, reps)
+	lo, hi := stats.BootstrapRatioCI(xa, xb, conf, reps)
 	return starlark.Tuple{floatOrNone(lo), floatOrNone(hi)}, nil
 }
 
 func ratioCIBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var a, b starlark.Value
-	conf := confidence
+	conf := stats.Confidence
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "a", &a, "b", &b, "confidence?", &conf); err != nil {
 		return nil, err
 	}
 	if err := checkConfidence(fn.Name(), conf); err != nil {
 		return nil, err
 	}
-	xa, xb, err := twoSamples(fn, a, b)
+	xa, xb, err := twoSamples(fn, a, b, true)
 	if err != nil {
 		return nil, err
 	}
-	lo, hi := ratioCI(xa, xb, conf)
-	return starlark.Tuple{floatOrNone(lo), floatOrNone(hi)}, nil
+	iv := stats.RatioCI(xa, xb, conf)
+	return starlark.Tuple{floatOrNone(iv.Low), floatOrNone(iv.High)}, nil
 }
 
 func mannWhitneyBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -207,11 +239,11 @@ func mannWhitneyBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "a", &a, "b", &b); err != nil {
 		return nil, err
 	}
-	xa, xb, err := twoSamples(fn, a, b)
+	xa, xb, err := twoSamples(fn, a, b, false)
 	if err != nil {
 		return nil, err
 	}
-	return starlark.Float(mannWhitney(xa, xb)), nil
+	return starlark.Float(stats.MannWhitney(xa, xb)), nil
 }
 
 func chanceBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -222,7 +254,7 @@ func chanceBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple
 	if na < 1 || nb < 1 {
 		return nil, fmt.Errorf("%s: na and nb must be >= 1, got %d and %d", fn.Name(), na, nb)
 	}
-	return starlark.Float(chanceAllAbove(na, nb)), nil
+	return starlark.Float(stats.ChanceAllAbove(na, nb)), nil
 }
 
 // perRequest returns a metric function: run -> run.<total> / run.<count>.

@@ -1,6 +1,7 @@
 package metric
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -37,10 +38,22 @@ func TestCodecRoundTrip(t *testing.T) {
 			t.Errorf("round trip changed %s: %s -> %s", x.Type(), x, back)
 		}
 	}
-	// The one-run comparison has no A-A spread: NaN must survive storage.
-	if !strings.Contains(c.String(), "unknown") {
-		t.Errorf("spread of one run should print as unknown: %s", c)
+	// The one-run comparison has no A-A spread and no interval: NaN must
+	// survive storage.
+	back, err := codec.Decode(must(codec.Encode(c)))
+	if err != nil {
+		t.Fatal(err)
 	}
+	if b := back.(*Comparison); !math.IsNaN(b.AASpreadPct) || !math.IsNaN(b.CI.Low) || b.CI.None == "" {
+		t.Errorf("one run's spread and interval did not survive storage: %+v %+v", b.AASpreadPct, b.CI)
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 func TestRenderings(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/metric/stats"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
@@ -60,7 +61,7 @@ func BarLine(index int) string {
 // Markdown is the sentence, the bars and the warnings.
 func (c *Comparison) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s**\n\n```text\n%s  %s\n```\n", c.Sentence(), c.Metric, BarLine(c.Index))
+	fmt.Fprintf(&b, "**%s**\n\n```text\n%s  %s\n```\n\n%s\n", c.Sentence(), c.Metric, BarLine(c.Index), c.methodLine())
 	for _, w := range c.Warnings {
 		fmt.Fprintf(&b, "\n- warning: %s", w)
 	}
@@ -75,14 +76,18 @@ func (c *Comparison) HTML() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<div class="comparison verdict-%s"><p><strong>%s</strong></p>`, verdictClass(c.Verdict), html.EscapeString(c.Sentence()))
 	fmt.Fprintf(&b, `<pre class="bars">%s  %s</pre>`, html.EscapeString(c.Metric), html.EscapeString(BarLine(c.Index)))
-	b.WriteString(`<table><thead><tr><th>arm</th><th>mean</th><th>median</th><th>min</th><th>max</th><th>runs</th></tr></thead><tbody>`)
-	row := func(label string, m, med, lo, hi float64, xs []float64) {
-		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>",
-			html.EscapeString(label), g(m), g(med), g(lo), g(hi), html.EscapeString(joinG(xs)))
+	b.WriteString(`<table><thead><tr><th>arm</th><th>geometric mean</th><th>mean</th><th>median</th><th>min</th><th>max</th><th>runs</th></tr></thead><tbody>`)
+	row := func(label string, gm, m, med, lo, hi float64, xs []float64) {
+		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>",
+			html.EscapeString(label), g(gm), g(m), g(med), g(lo), g(hi), html.EscapeString(joinG(xs)))
 	}
-	row(c.ALabel, c.MeanA, c.MedianA, c.MinA, c.MaxA, c.A)
-	row(c.BLabel, c.MeanB, c.MedianB, c.MinB, c.MaxB, c.B)
-	fmt.Fprintf(&b, "</tbody></table><p>per-pair B/A: %s</p>", html.EscapeString(joinG(c.Ratios)))
+	row(c.ALabel, c.GeoMeanA, c.MeanA, c.MedianA, c.MinA, c.MaxA, c.A)
+	row(c.BLabel, c.GeoMeanB, c.MeanB, c.MedianB, c.MinB, c.MaxB, c.B)
+	b.WriteString("</tbody></table>")
+	if c.Paired {
+		fmt.Fprintf(&b, "<p>per-pair B/A: %s</p>", html.EscapeString(joinG(c.Ratios)))
+	}
+	fmt.Fprintf(&b, `<p class="method">%s</p>`, html.EscapeString(c.methodLine()))
 	if len(c.Warnings) > 0 {
 		b.WriteString(`<ul class="warnings">`)
 		for _, w := range c.Warnings {
@@ -92,6 +97,24 @@ func (c *Comparison) HTML() string {
 	}
 	b.WriteString("</div>")
 	return b.String()
+}
+
+// methodLine says what was computed, so a reader of the record need not
+// know the tool: the estimate, how its interval was made, the test.
+func (c *Comparison) methodLine() string {
+	ci := c.CI.Method
+	if !c.CI.Ok() {
+		ci = "none (" + c.CI.None + ")"
+	}
+	return fmt.Sprintf("Method: index = 100 × %s; %.0f %% interval: %s; p: two-sided exact Mann-Whitney U (ties included); IMPROVES/WORSENS needs p ≤ %g and an interval that excludes 1%s. Seeds' rule: %s.",
+		c.Design(), 100*stats.Confidence, ci, c.Alpha, c.minEffectWords(), c.Acceptance)
+}
+
+func (c *Comparison) minEffectWords() string {
+	if c.MinEffect == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" and a gain of at least %g %%", 100*c.MinEffect)
 }
 
 func verdictClass(v string) string {
@@ -121,10 +144,13 @@ func (c *Comparison) JSON() any {
 		"type": "comparison", "metric": c.Metric, "better": c.Better,
 		"a_label": c.ALabel, "b_label": c.BLabel, "a": jsonFloats(c.A), "b": jsonFloats(c.B),
 		"mean_a": jf(c.MeanA), "mean_b": jf(c.MeanB), "index": c.Index, "gain_pct": jf(c.GainPct),
+		"ratio": jf(c.Ratio), "geomean_a": jf(c.GeoMeanA), "geomean_b": jf(c.GeoMeanB),
+		"paired": c.Paired, "design": c.Design(), "ci_method": c.CI.Method, "ci_none": c.CI.None,
+		"accepted": c.Accepted, "acceptance": c.Acceptance, "min_effect": jf(c.MinEffect),
 		"ratios": jsonFloats(c.Ratios), "min_a": jf(c.MinA), "max_a": jf(c.MaxA),
 		"min_b": jf(c.MinB), "max_b": jf(c.MaxB),
 		"every_b_beats_every_a": c.EveryBBeatsEveryA, "aa_spread_pct": jf(c.AASpreadPct),
-		"ci": []any{jf(c.CILow), jf(c.CIHigh)}, "p_value": jf(c.PValue),
+		"ci": []any{jf(c.CI.Low), jf(c.CI.High)}, "p_value": jf(c.PValue),
 		"median_a": jf(c.MedianA), "median_b": jf(c.MedianB),
 		"verdict": c.Verdict, "reason": c.Reason, "alpha": jf(c.Alpha), "spread_source": c.AASource,
 		"sentence": c.Sentence(), "warnings": c.Warnings,

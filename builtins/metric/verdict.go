@@ -41,12 +41,14 @@ func init() {
 }
 
 // verdictBuiltin implements
-// verdict(status, headline = None, summary = "", equivalence = None).
+// verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False).
 func verdictBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var status, summary string
 	var headline, equivalence starlark.Value = starlark.None, starlark.None
+	var requireAccepted bool
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs,
-		"status", &status, "headline?", &headline, "summary?", &summary, "equivalence?", &equivalence); err != nil {
+		"status", &status, "headline?", &headline, "summary?", &summary, "equivalence?", &equivalence,
+		"require_accepted?", &requireAccepted); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(statuses, status) {
@@ -60,6 +62,9 @@ func verdictBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark
 	default:
 		return nil, fmt.Errorf("verdict: headline must be a comparison, got %s", headline.Type())
 	}
+	if err := checkAccepted(v, requireAccepted); err != nil {
+		return nil, err
+	}
 	eq, err := equivalenceOf(equivalence, status == "kept")
 	if err != nil {
 		return nil, err
@@ -68,6 +73,23 @@ func verdictBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark
 	recordMethod(thread)
 	runtime.Emit(thread, v)
 	return v, nil
+}
+
+// checkAccepted holds "kept" to the seeds' acceptance rule when the
+// notebook asks for it: the statistical verdict no longer includes that
+// rule, so a team that keeps changes only when every B beats every A says
+// so here.
+func checkAccepted(v *Verdict, require bool) error {
+	if !require || v.Status != "kept" {
+		return nil
+	}
+	if v.Headline == nil {
+		return fmt.Errorf("verdict: require_accepted needs a headline comparison")
+	}
+	if !v.Headline.Accepted {
+		return fmt.Errorf("verdict: status \"kept\" with require_accepted, but the headline is %s", v.Headline.Acceptance)
+	}
+	return nil
 }
 
 // equivalenceOf reads verdict's equivalence argument: the value of

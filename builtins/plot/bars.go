@@ -77,9 +77,13 @@ func barGroupOf(v starlark.Value) (barGroup, error) {
 	return barRow(v)
 }
 
-// exactIndex recomputes a comparison's index from its means: the index
-// attribute is rounded to a whole number, which would draw 0.8 as 1.
+// exactIndex is a comparison's unrounded index, 100 × its ratio: the index
+// attribute is rounded, which would draw 0.8 as 1. A comparison without a
+// ratio (a row, an older value) falls back to its means.
 func exactIndex(cmp starlark.Value, rounded float64) float64 {
+	if r, ok := starval.Number(starval.Attr(cmp, "ratio")); ok && r > 0 && !math.IsInf(r, 0) {
+		return 100 * r
+	}
 	a, okA := starval.Number(starval.Attr(cmp, "mean_a"))
 	b, okB := starval.Number(starval.Attr(cmp, "mean_b"))
 	if !okA || !okB || a == 0 || math.IsNaN(b/a) || math.IsInf(b/a, 0) {

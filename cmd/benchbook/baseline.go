@@ -46,7 +46,10 @@ type gateMetric struct {
 	Name   string // the global it is bound to, "" for a displayed value only
 	Metric string
 	Better string
-	After  float64 // mean of the B arm
+	After  float64 // the B arm's typical figure: its geometric mean (its mean in records before issue 23)
+	// Estimator is "geomean" or "mean": figures of different estimators
+	// are not gated against each other.
+	Estimator string
 }
 
 // id pairs a comparison with its baseline: by cell and global name, or by
@@ -201,6 +204,8 @@ func whyNotGated(m gateMetric, old map[string]gateMetric) string {
 		return "this run's figure is unknown"
 	case o.Metric != m.Metric || o.Better != m.Better:
 		return fmt.Sprintf("the baseline's is %s (%s is better)", o.Metric, o.Better)
+	case o.Estimator != m.Estimator:
+		return fmt.Sprintf("the baseline's figure is the %s of B, this one the %s: record the baseline again", o.Estimator, m.Estimator)
 	}
 	return "not comparable"
 }
@@ -211,7 +216,7 @@ func compareGates(now []gateMetric, old map[string]gateMetric, limit float64) []
 	var out []gateResult
 	for _, m := range now {
 		o, ok := old[m.id()]
-		if !ok || o.After == 0 || math.IsNaN(o.After) || math.IsNaN(m.After) || o.Metric != m.Metric || o.Better != m.Better {
+		if !ok || o.After == 0 || math.IsNaN(o.After) || math.IsNaN(m.After) || o.Metric != m.Metric || o.Better != m.Better || o.Estimator != m.Estimator {
 			continue
 		}
 		change := (m.After - o.After) / math.Abs(o.After) * 100
@@ -301,8 +306,10 @@ func metricOf(cell, name string, v any) (gateMetric, bool) {
 	g := gateMetric{Cell: cell, Name: name}
 	g.Metric, _ = m["metric"].(string)
 	g.Better, _ = m["better"].(string)
-	g.After = math.NaN()
-	if after, ok := m["mean_b"].(float64); ok {
+	g.After, g.Estimator = math.NaN(), "mean"
+	if after, ok := m["geomean_b"].(float64); ok {
+		g.After, g.Estimator = after, "geomean"
+	} else if after, ok := m["mean_b"].(float64); ok {
 		g.After = after
 	}
 	return g, g.Metric != ""

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/metric/stats"
 )
 
 // Items returns the elements of a list or tuple, or v alone.
@@ -56,33 +58,16 @@ func Attr(v starlark.Value, name string) starlark.Value {
 
 var percentileName = regexp.MustCompile(`^p(\d+(?:\.\d+)?)$`)
 
-// Better is the direction of improvement of a metric named like the runs'
-// own figures, as Metric reads them: "higher" for rps and count, "lower"
-// for percentiles and the other latency, time, cost and failure figures.
-// It refuses to guess for a function or another name: a default of
-// "higher" made compare(exp, metric = "p99") call a slower B an
-// improvement.
+// Better is the direction of improvement of a metric given by name, from
+// the one table in stats.Direction; a function says nothing, so ok is false
+// and the caller asks for better = ... rather than guess.
 func Better(metric starlark.Value) (string, bool) {
 	name, ok := starlark.AsString(metric)
-	switch {
-	case !ok:
+	if !ok {
 		return "", false
-	case name == "rps" || name == "count" || name == "ok":
-		return "higher", true
-	case percentileName.MatchString(name) || lowerIsBetter[name]:
-		return "lower", true
 	}
-	for _, suffix := range []string{"_ms", "_us", "_s", "_per_req", "_bytes", "_kb"} {
-		if strings.HasSuffix(name, suffix) {
-			return "lower", true
-		}
-	}
-	return "", false
+	return stats.Direction(name)
 }
-
-// lowerIsBetter are the runs' latency and failure figures that are not percentiles.
-var lowerIsBetter = map[string]bool{"mean": true, "median": true, "max": true, "min": true, "stddev": true,
-	"errors": true, "dropped": true, "late": true, "undecided": true}
 
 // Metric computes a metric of a run (or of a window, a row): metric is a
 // function called with the run, or a name: a key of a dict, an attribute

@@ -1,17 +1,46 @@
-package metric
+package stats
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
-
-	"github.com/aclements/go-moremath/stats"
 )
 
-// Statistics on small samples of run metrics. Everything here is plain Go
-// on float64 slices so that it can be checked against golang.org/x/perf.
+// Check refuses a sample a ratio cannot be taken of: empty, or holding a
+// value that is NaN, infinite, zero or negative. The error names the arm
+// and the run (1-based), so a notebook can find it.
+func Check(arm string, xs []float64) error {
+	if len(xs) == 0 {
+		return fmt.Errorf("%s has no runs", arm)
+	}
+	for i, x := range xs {
+		switch {
+		case math.IsNaN(x) || math.IsInf(x, 0):
+			return fmt.Errorf("%s run %d is %g: a measurement must be a finite number", arm, i+1, x)
+		case x <= 0:
+			return fmt.Errorf("%s run %d is %g: a ratio (the index, its interval) needs values above 0", arm, i+1, x)
+		}
+	}
+	return nil
+}
 
-func mean(xs []float64) float64 {
+// CheckFinite refuses an empty sample or one holding NaN or an infinity:
+// what every statistic here needs, ratios or not.
+func CheckFinite(what string, xs []float64) error {
+	if len(xs) == 0 {
+		return fmt.Errorf("%s is empty", what)
+	}
+	for i, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("%s[%d] is %g: want a finite number", what, i, x)
+		}
+	}
+	return nil
+}
+
+// Mean is the arithmetic mean; NaN for no values.
+func Mean(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
@@ -22,7 +51,13 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
-func median(xs []float64) float64 {
+// GeoMean is the geometric mean of positive values: the exponential of
+// the mean of their logarithms.
+func GeoMean(xs []float64) float64 { return math.Exp(Mean(logs(xs))) }
+
+// Median is the middle value (the mean of the two middle ones for an even
+// count); NaN for no values.
+func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return math.NaN()
 	}
@@ -34,13 +69,13 @@ func median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// spreadPct is (max - min) / mean in percent: how far apart runs of the
-// same arm landed.
-func spreadPct(xs []float64) float64 {
+// SpreadPct is (max - min) / mean in percent: how far apart runs of the
+// same arm landed; NaN below 2 values.
+func SpreadPct(xs []float64) float64 {
 	if len(xs) < 2 {
 		return math.NaN()
 	}
-	m := mean(xs)
+	m := Mean(xs)
 	if m == 0 {
 		return math.NaN()
 	}
@@ -51,11 +86,11 @@ func spreadPct(xs []float64) float64 {
 // the same interval.
 const bootstrapSeed = 20261129
 
-// bootstrapRatioCI returns the percentile bootstrap interval, at the given
+// BootstrapRatioCI returns the percentile bootstrap interval, at the given
 // confidence, of mean(b)/mean(a). When the samples are paired (same length)
 // pairs are resampled together, which keeps the drift shared by a pair out of
 // the interval; otherwise each sample is resampled on its own.
-func bootstrapRatioCI(a, b []float64, confidence float64, reps int) (lo, hi float64) {
+func BootstrapRatioCI(a, b []float64, confidence float64, reps int) (lo, hi float64) {
 	if len(a) == 0 || len(b) == 0 {
 		return math.NaN(), math.NaN()
 	}
@@ -102,10 +137,10 @@ func quantileSorted(s []float64, q float64) float64 {
 	return s[i]*(1-frac) + s[i+1]*frac
 }
 
-// chanceAllAbove is the probability, when both arms come from the same
+// ChanceAllAbove is the probability, when both arms come from the same
 // distribution, that every one of nb values lands above every one of na:
 // one arrangement of the ranks out of C(na+nb, nb).
-func chanceAllAbove(na, nb int) float64 {
+func ChanceAllAbove(na, nb int) float64 {
 	return 1 / binomial(na+nb, nb)
 }
 
@@ -120,19 +155,19 @@ func binomial(n, k int) float64 {
 	return r
 }
 
-// medianCI returns the sample median and a distribution-free interval for
+// MedianCI returns the sample median and a distribution-free interval for
 // it from order statistics, at (at least) the given confidence. The orders
 // are chosen as golang.org/x/perf/benchmath does (greedy binomial mass for
 // small n, a normal approximation above 30), so a record's intervals agree
 // with benchstat's. A side without enough samples is infinite.
-func medianCI(xs []float64, confidence float64) (med, lo, hi float64) {
+func MedianCI(xs []float64, confidence float64) (med, lo, hi float64) {
 	s := slices.Sorted(slices.Values(xs))
 	n := len(s)
 	if n == 0 {
 		return math.NaN(), math.NaN(), math.NaN()
 	}
 	l, r := medianOrders(n, confidence)
-	med = median(s)
+	med = Median(s)
 	lo, hi = math.Inf(-1), math.Inf(1)
 	if l >= 1 {
 		lo = s[l-1]
@@ -192,89 +227,3 @@ func binomPMF(n, k int, p float64) float64 {
 }
 
 func normCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
-
-// ratioCI is the interval the record prints as "95 % CI of the ratio": a
-// Student t-interval on the logarithms of the per-pair ratios B/A, turned
-// back into a ratio. Pairs share the drift of the box while they run, so
-// the ratio within a pair is the measurement; logs make a 2× and a 0.5×
-// pair symmetric. The interval is for the typical (geometric mean) ratio.
-// Its coverage at 3–8 pairs is checked by simulation in the tests.
-//
-// Samples of different lengths (no pairs) get Welch's interval on the
-// difference of mean logs. Fewer than 2 pairs, or a value ≤ 0, give no
-// interval (NaN): no min–max stands in for one.
-func ratioCI(a, b []float64, confidence float64) (lo, hi float64) {
-	if slices.Min(a) <= 0 || slices.Min(b) <= 0 {
-		return math.NaN(), math.NaN()
-	}
-	if len(a) != len(b) {
-		return welchLogCI(a, b, confidence)
-	}
-	n := len(a)
-	if n < 2 {
-		return math.NaN(), math.NaN()
-	}
-	d := make([]float64, n)
-	for i := range d {
-		d[i] = math.Log(b[i] / a[i])
-	}
-	m, s := mean(d), stddev(d)
-	half := tQuantile(float64(n-1), (1+confidence)/2) * s / math.Sqrt(float64(n))
-	return math.Exp(m - half), math.Exp(m + half)
-}
-
-func welchLogCI(a, b []float64, confidence float64) (lo, hi float64) {
-	if len(a) < 2 || len(b) < 2 {
-		return math.NaN(), math.NaN()
-	}
-	la, lb := logs(a), logs(b)
-	va, vb := variance(la)/float64(len(a)), variance(lb)/float64(len(b))
-	se := math.Sqrt(va + vb)
-	if se == 0 {
-		r := math.Exp(mean(lb) - mean(la))
-		return r, r
-	}
-	df := (va + vb) * (va + vb) / (va*va/float64(len(a)-1) + vb*vb/float64(len(b)-1))
-	m := mean(lb) - mean(la)
-	half := tQuantile(df, (1+confidence)/2) * se
-	return math.Exp(m - half), math.Exp(m + half)
-}
-
-func logs(xs []float64) []float64 {
-	out := make([]float64, len(xs))
-	for i, x := range xs {
-		out[i] = math.Log(x)
-	}
-	return out
-}
-
-// variance is the sample variance (n - 1 in the denominator).
-func variance(xs []float64) float64 {
-	m := mean(xs)
-	var s float64
-	for _, x := range xs {
-		s += (x - m) * (x - m)
-	}
-	return s / float64(len(xs)-1)
-}
-
-func stddev(xs []float64) float64 { return math.Sqrt(variance(xs)) }
-
-// tQuantile is the q-quantile (q > 0.5) of Student's t with df degrees of
-// freedom, by bisection on go-moremath's CDF (which benchstat relies on).
-func tQuantile(df, q float64) float64 {
-	dist := stats.TDist{V: df}
-	lo, hi := 0.0, 1.0
-	for dist.CDF(hi) < q {
-		lo, hi = hi, hi*2
-	}
-	for hi-lo > 1e-9*hi {
-		mid := (lo + hi) / 2
-		if dist.CDF(mid) < q {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return (lo + hi) / 2
-}

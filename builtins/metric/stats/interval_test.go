@@ -1,4 +1,4 @@
-package metric
+package stats
 
 import (
 	"math"
@@ -46,7 +46,7 @@ func TestMannWhitneyMatchesBenchmath(t *testing.T) {
 		want := benchmath.AssumeNothing.Compare(
 			benchmath.NewSample(append([]float64(nil), a...), &benchmath.DefaultThresholds),
 			benchmath.NewSample(append([]float64(nil), b...), &benchmath.DefaultThresholds)).P
-		got := mannWhitney(a, b)
+		got := MannWhitney(a, b)
 		if math.Abs(got-want) > 1e-9*math.Max(1, want) {
 			t.Errorf("n=%d+%d: p = %.12g, benchmath %.12g (a=%v b=%v)", len(a), len(b), got, want, a, b)
 		}
@@ -57,8 +57,8 @@ func TestMedianCIMatchesBenchmath(t *testing.T) {
 	for _, s := range crossCheckSamples() {
 		for _, xs := range s {
 			want := benchmath.AssumeNothing.Summary(
-				benchmath.NewSample(append([]float64(nil), xs...), &benchmath.DefaultThresholds), confidence)
-			med, lo, hi := medianCI(xs, confidence)
+				benchmath.NewSample(append([]float64(nil), xs...), &benchmath.DefaultThresholds), Confidence)
+			med, lo, hi := MedianCI(xs, Confidence)
 			if med != want.Center || lo != want.Lo || hi != want.Hi {
 				t.Errorf("n=%d: median %g [%g, %g], benchmath %g [%g, %g]", len(xs), med, lo, hi, want.Center, want.Lo, want.Hi)
 			}
@@ -67,7 +67,7 @@ func TestMedianCIMatchesBenchmath(t *testing.T) {
 }
 
 func TestMannWhitneyAllEqual(t *testing.T) {
-	if p := mannWhitney([]float64{5, 5, 5}, []float64{5, 5}); p != 1 {
+	if p := MannWhitney([]float64{5, 5, 5}, []float64{5, 5}); p != 1 {
 		t.Errorf("p = %g for identical samples, want 1", p)
 	}
 }
@@ -85,7 +85,7 @@ func TestBootstrapCoverage(t *testing.T) {
 			a[i] = 100 + drift + 8*rng.NormFloat64()
 			b[i] = ratio*100 + drift + 8*ratio*rng.NormFloat64()
 		}
-		lo, hi := bootstrapRatioCI(a, b, confidence, 1000)
+		lo, hi := BootstrapRatioCI(a, b, Confidence, 1000)
 		if lo <= ratio && ratio <= hi {
 			covered++
 		}
@@ -99,8 +99,8 @@ func TestBootstrapCoverage(t *testing.T) {
 
 func TestBootstrapDeterministic(t *testing.T) {
 	a, b := []float64{10, 11, 12, 13}, []float64{14, 15, 13, 16}
-	lo1, hi1 := bootstrapRatioCI(a, b, confidence, 2000)
-	lo2, hi2 := bootstrapRatioCI(a, b, confidence, 2000)
+	lo1, hi1 := BootstrapRatioCI(a, b, Confidence, 2000)
+	lo2, hi2 := BootstrapRatioCI(a, b, Confidence, 2000)
 	if lo1 != lo2 || hi1 != hi2 {
 		t.Errorf("two calls gave [%g, %g] and [%g, %g]", lo1, hi1, lo2, hi2)
 	}
@@ -125,11 +125,11 @@ func TestChanceFromArrangements(t *testing.T) {
 			}
 		}
 		want := float64(above) / float64(total)
-		if got := chanceAllAbove(n, n); math.Abs(got-want) > 1e-12 {
+		if got := ChanceAllAbove(n, n); math.Abs(got-want) > 1e-12 {
 			t.Errorf("%d pairs: chance %g, counted %g", n, got, want)
 		}
 	}
-	if got := 1 / chanceAllAbove(2, 2); math.Round(got) != 6 {
+	if got := 1 / ChanceAllAbove(2, 2); math.Round(got) != 6 {
 		t.Errorf("2 pairs: 1 time in %g, want 6", got)
 	}
 }
@@ -140,20 +140,4 @@ func popcount(x int) int {
 		n++
 	}
 	return n
-}
-
-func TestBar(t *testing.T) {
-	cases := map[int]int{100: 16, 61: 10, 0: 0, 3146: barMax}
-	for index, blocks := range cases {
-		b := []rune(Bar(index))
-		got := 0
-		for _, r := range b {
-			if r == '█' {
-				got++
-			}
-		}
-		if got != blocks {
-			t.Errorf("Bar(%d) has %d blocks, want %d: %q", index, got, blocks, string(b))
-		}
-	}
 }

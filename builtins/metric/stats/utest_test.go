@@ -1,4 +1,4 @@
-package metric
+package stats
 
 import (
 	"math"
@@ -71,11 +71,11 @@ func TestMannWhitneyEnumeration(t *testing.T) {
 				}
 				a, b := draw(n1, 0), draw(n2, trial%3)
 				want := enumeratedP(a, b)
-				got := mannWhitney(a, b)
+				got := MannWhitney(a, b)
 				if math.Abs(got-want) > 1e-9 {
 					t.Errorf("a=%v b=%v: p = %.12g, enumeration %.12g", a, b, got, want)
 				}
-				if swapped := mannWhitney(b, a); math.Abs(swapped-got) > 1e-9 {
+				if swapped := MannWhitney(b, a); math.Abs(swapped-got) > 1e-9 {
 					t.Errorf("a=%v b=%v: p = %.12g, swapped %.12g", a, b, got, swapped)
 				}
 				checked++
@@ -104,7 +104,7 @@ func TestMannWhitneyKnownTies(t *testing.T) {
 			if swap {
 				a, b = b, a
 			}
-			got := mannWhitney(a, b)
+			got := MannWhitney(a, b)
 			if math.Abs(got-c.want) > 5e-4 {
 				t.Errorf("a=%v b=%v: p = %.4g, want %.4g", a, b, got, c.want)
 			}
@@ -137,7 +137,7 @@ func TestMinP(t *testing.T) {
 		for i := range n {
 			a[i], b[i] = float64(i), float64(n+i)
 		}
-		if got, want := mannWhitney(a, b), minP(n, n); math.Abs(got-want) > 1e-12 {
+		if got, want := MannWhitney(a, b), MinP(n, n); math.Abs(got-want) > 1e-12 {
 			t.Errorf("%d pairs: the most extreme split gives p = %g, minP %g", n, got, want)
 		}
 	}

@@ -1,8 +1,9 @@
-package metric
+package stats
 
 import (
 	"math"
 	"slices"
+	"sync"
 )
 
 // exactLimit is the largest pooled sample for which mannWhitney counts the
@@ -10,7 +11,7 @@ import (
 // additions, 3 ms at 60.
 const exactLimit = 60
 
-// mannWhitney returns the two-sided p-value of the Mann-Whitney U test of a
+// MannWhitney returns the two-sided p-value of the Mann-Whitney U test of a
 // against b (null hypothesis: both come from the same distribution).
 //
 // Up to exactLimit values in all, p is exact: the distribution of U over
@@ -22,10 +23,10 @@ const exactLimit = 60
 // Two-sided convention: twice the smaller tail, P = min(1, 2·min(P(U ≤ u),
 // P(U ≥ u))). With ties the distribution need not be symmetric, so this is
 // not the same as P(|U - mean| ≥ |u - mean|). p is the same with a and b
-// swapped, and 1 when every value is equal.
-func mannWhitney(a, b []float64) float64 {
-	if len(a) == 0 || len(b) == 0 {
-		return math.NaN()
+// swapped, and 1 when every value is equal; NaN when a value is NaN.
+func MannWhitney(a, b []float64) float64 {
+	if len(a) == 0 || len(b) == 0 || slices.ContainsFunc(a, math.IsNaN) || slices.ContainsFunc(b, math.IsNaN) {
+		return math.NaN() // NaN equals nothing, so it has no rank
 	}
 	// Count subsets of the smaller sample: the cost grows with its size,
 	// and the tails of the other follow by symmetry (U_b = n1·n2 - U_a).
@@ -90,22 +91,12 @@ func tieGroups(a, b []float64) []tieGroup {
 // k·rank to a's rank sum and multiplies the ways by C(t, k). It returns
 // twice the smaller tail of a's rank sum at the observed one.
 func exactUTest(groups []tieGroup, n1 int) float64 {
-	maxSum, observed := 0, 0
+	observed := 0
 	for _, g := range groups {
-		maxSum += g.size * g.rank2
 		observed += g.fromA * g.rank2
 	}
-	// ways[k][s]: ways to pick k values so far with doubled rank sum s.
-	// float64 holds C(60, 30) ≈ 1.2e17 exactly enough: every count is a
-	// sum of positive terms, so the relative error stays near 1e-15.
-	ways, next := grid(n1+1, maxSum+1), grid(n1+1, maxSum+1)
-	ways[0][0] = 1
-	for _, g := range groups {
-		addGroup(next, ways, g)
-		ways, next = next, ways
-	}
 	var total, le, ge float64
-	for s, w := range ways[n1] {
+	for s, w := range rankSumWays(groups, n1) {
 		total += w
 		if s <= observed {
 			le += w
@@ -117,6 +108,45 @@ func exactUTest(groups []tieGroup, n1 int) float64 {
 	return math.Min(1, 2*math.Min(le, ge)/total)
 }
 
+// rankSumWays is the number of ways, for each doubled rank sum s, to pick
+// n1 of the pooled values. Without ties it depends only on the sizes, so
+// it is counted once per pair of sizes and kept.
+func rankSumWays(groups []tieGroup, n1 int) []float64 {
+	noTies := true
+	for _, g := range groups {
+		noTies = noTies && g.size == 1
+	}
+	key := [2]int{n1, len(groups)}
+	if noTies {
+		if w, ok := noTieWays.Load(key); ok {
+			return w.([]float64)
+		}
+	}
+	maxSum := 0
+	for _, g := range groups {
+		maxSum += g.size * g.rank2
+	}
+	// ways[k][s]: ways to pick k values so far with doubled rank sum s.
+	// float64 holds C(60, 30) ≈ 1.2e17 exactly enough: every count is a
+	// sum of positive terms, so the relative error stays near 1e-15.
+	ways, next := grid(n1+1, maxSum+1), grid(n1+1, maxSum+1)
+	ways[0][0] = 1
+	reach := 0
+	for _, g := range groups {
+		addGroup(next, ways, g, reach)
+		ways, next = next, ways
+		reach += g.size * g.rank2
+	}
+	if noTies {
+		noTieWays.Store(key, ways[n1])
+	}
+	return ways[n1]
+}
+
+// noTieWays caches rankSumWays without ties by (n1, n1 + n2): a read-only
+// slice once stored, so sharing it is safe.
+var noTieWays sync.Map
+
 func grid(rows, cols int) [][]float64 {
 	g := make([][]float64, rows)
 	for i := range g {
@@ -126,15 +156,16 @@ func grid(rows, cols int) [][]float64 {
 }
 
 // addGroup writes into next the counts of ways extended by one tie group.
-func addGroup(next, ways [][]float64, g tieGroup) {
+// Sums above reach (the largest so far) have no ways yet and are skipped.
+func addGroup(next, ways [][]float64, g tieGroup, reach int) {
 	for _, row := range next {
-		clear(row)
+		clear(row[:min(len(row), reach+g.size*g.rank2+1)])
 	}
 	for k := range ways {
 		for take := 0; take <= g.size && k+take < len(ways); take++ {
 			c, shift := binomial(g.size, take), take*g.rank2
 			src, dst := ways[k], next[k+take]
-			for s := 0; s+shift < len(dst); s++ {
+			for s := 0; s <= reach && s+shift < len(dst); s++ {
 				if src[s] != 0 {
 					dst[s+shift] += c * src[s]
 				}
@@ -166,9 +197,9 @@ func normalUTest(groups []tieGroup, n1, n2 int) float64 {
 	return math.Min(1, 2*(1-normCDF(d/sigma)))
 }
 
-// minP is the smallest two-sided p the exact test can give for samples of
+// MinP is the smallest two-sided p the exact test can give for samples of
 // na and nb values: every value of one above every value of the other, no
 // ties, 2 / C(na+nb, na).
-func minP(na, nb int) float64 {
+func MinP(na, nb int) float64 {
 	return math.Min(1, 2/binomial(na+nb, na))
 }

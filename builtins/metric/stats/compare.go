@@ -1,0 +1,390 @@
+// Package stats compares two arms of an experiment, B against A, on one
+// metric, with no Starlark in it: what compare() computes, as a library
+// (x/perf's benchmath beside cmd/benchstat). Plain Go on float64 slices, so
+// every figure can be checked against an oracle: enumeration for the exact
+// test, x/perf's benchmath for medians, simulation for coverage and power.
+//
+// What Compare computes:
+//
+//  1. Check: every value finite and above 0 (a ratio is taken), else an
+//     error naming the arm and run.
+//  2. The estimate: the ratio of the geometric means GM(B)/GM(A), shown
+//     as the index (before = 100). For paired arms (as many B runs as A
+//     runs, pair i = run i of each) it equals the geometric mean of the
+//     pair ratios B_i/A_i.
+//  3. Its interval (RatioCI), on the same quantity: a paired t-interval on
+//     the logs of the pair ratios, or Welch's on the logs for unpaired arms
+//     of at least MinUnpaired runs each; the estimate is always inside.
+//  4. p (MannWhitney): the two-sided exact Mann-Whitney U test, ties
+//     included; distribution-free, so it guards the t-interval's normal
+//     assumption and the discreteness of tied values.
+//  5. The verdict: IMPROVES or WORSENS when p <= alpha, the interval
+//     excludes 1 on the same side as the ranks, and (when set) the gain
+//     reaches MinEffect; else "~" with every unmet condition in words. Both
+//     tests gain power as pairs are added, so the verdict does too.
+//  6. The seeds' acceptance rule, beside the verdict and never in its
+//     place: every B run beats every A run and the gain exceeds the spread
+//     of the A runs (of the A-A control when one ran).
+package stats
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Options say how to compare. Better is required; the rest have defaults.
+type Options struct {
+	Metric string // the metric's name, for the words; "metric" when empty
+	Better string // "higher" or "lower"
+	ALabel string // the baseline arm, "A" when empty
+	BLabel string // the candidate arm, "B" when empty
+	// Alpha is the p at or below which a difference counts; 0 means
+	// DefaultAlpha.
+	Alpha float64
+	// MinEffect is the smallest gain worth a verdict, as a fraction of A
+	// (0.02 = 2 %); 0 means any gain the tests support.
+	MinEffect float64
+	// Control holds the runs of an A-A control, when one ran: their spread
+	// is what the acceptance rule judges the gain against.
+	Control []float64
+}
+
+// Confidence of every interval; DefaultAlpha as benchstat's.
+const (
+	Confidence   = 0.95
+	DefaultAlpha = 0.05
+)
+
+// Comparison is B against A on one metric. Figures that cannot be had are
+// NaN.
+type Comparison struct {
+	Metric, Better, ALabel, BLabel string
+	A, B                           []float64 // the runs, in run order
+	Paired                         bool      // as many B runs as A runs: run i of each is pair i
+
+	MeanA, MeanB       float64    // arithmetic means, for the table
+	GeoMeanA, GeoMeanB float64    // geometric means, whose ratio is the estimate
+	MedianA, MedianB   float64    // medians
+	MedianCIA          [2]float64 // order-statistic 95 % interval of A's median, as benchstat's
+	MedianCIB          [2]float64
+	MinA, MaxA         float64
+	MinB, MaxB         float64
+
+	// Ratio is the estimate, GM(B)/GM(A); Index is 100 × Ratio rounded,
+	// for text bars; GainPct is (Ratio - 1) × 100, signed as measured.
+	Ratio   float64
+	Index   int
+	GainPct float64
+	Ratios  []float64 // B_i / A_i per pair, when paired
+	CI      Interval  // of Ratio, at Confidence
+
+	PValue    float64 // two-sided exact Mann-Whitney U, ties included
+	Alpha     float64
+	MinEffect float64 // fraction; 0 when not set
+	Verdict   string  // "IMPROVES", "WORSENS" or "~"
+	Reason    string  // why the verdict is "~", in words; "" otherwise
+
+	// The seeds' rule. EveryBBeatsEveryA: every B run is better than every
+	// A run in the metric's direction (a tie is no win); EveryABeatsEveryB
+	// the other way round. Chance is the probability of "every B above
+	// every A" when the arms do not differ, 1 / C(nA+nB, nB).
+	EveryBBeatsEveryA bool
+	EveryABeatsEveryB bool
+	Chance            float64
+	AASpreadPct       float64 // (max - min) / mean of the A-A control, else of the A runs
+	AASource          string  // "control" or "A runs"
+	// Accepted: every B beats every A and the gain exceeds the spread.
+	// Acceptance says so, or what is missing, in words.
+	Accepted   bool
+	Acceptance string
+
+	Warnings []string
+}
+
+// Compare compares b against a. It refuses values a ratio cannot be taken
+// of and an unknown direction; everything else is a verdict, "~" when the
+// data do not support one.
+func Compare(a, b []float64, o Options) (*Comparison, error) {
+	c := &Comparison{Metric: or(o.Metric, "metric"), Better: o.Better,
+		ALabel: or(o.ALabel, "A"), BLabel: or(o.BLabel, "B"),
+		A: a, B: b, Alpha: o.Alpha, MinEffect: o.MinEffect}
+	if c.Better != "higher" && c.Better != "lower" {
+		return nil, fmt.Errorf("better must be \"higher\" or \"lower\", got %q", c.Better)
+	}
+	if c.Alpha == 0 {
+		c.Alpha = DefaultAlpha
+	}
+	if !(c.Alpha > 0 && c.Alpha < 0.5) {
+		return nil, fmt.Errorf("alpha must be between 0 and 0.5, got %g", c.Alpha)
+	}
+	if !(o.MinEffect >= 0 && o.MinEffect < 1) {
+		return nil, fmt.Errorf("min_effect must be a fraction from 0 to below 1 (0.02 = 2 %%), got %g", o.MinEffect)
+	}
+	if err := Check(c.ALabel, a); err != nil {
+		return nil, err
+	}
+	if err := Check(c.BLabel, b); err != nil {
+		return nil, err
+	}
+	if len(o.Control) > 0 {
+		if err := Check("the A-A control", o.Control); err != nil {
+			return nil, err
+		}
+	}
+	c.describe()
+	c.estimate()
+	c.PValue = MannWhitney(a, b)
+	c.setBeats()
+	c.setSpread(o.Control)
+	c.decide()
+	c.accept()
+	return c, nil
+}
+
+func or(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+// describe fills the arms' plain figures.
+func (c *Comparison) describe() {
+	c.MeanA, c.MeanB = Mean(c.A), Mean(c.B)
+	c.GeoMeanA, c.GeoMeanB = GeoMean(c.A), GeoMean(c.B)
+	c.MinA, c.MaxA = slices.Min(c.A), slices.Max(c.A)
+	c.MinB, c.MaxB = slices.Min(c.B), slices.Max(c.B)
+	var lo, hi float64
+	c.MedianA, lo, hi = MedianCI(c.A, Confidence)
+	c.MedianCIA = [2]float64{lo, hi}
+	c.MedianB, lo, hi = MedianCI(c.B, Confidence)
+	c.MedianCIB = [2]float64{lo, hi}
+	c.Chance = ChanceAllAbove(len(c.A), len(c.B))
+}
+
+// estimate sets the ratio of geometric means and its interval. For pairs
+// the ratio is computed from the pair ratios, as the interval is, so the
+// two agree to the last bit rather than to rounding.
+func (c *Comparison) estimate() {
+	c.Paired = len(c.A) == len(c.B)
+	if c.Paired {
+		for i := range c.A {
+			c.Ratios = append(c.Ratios, c.B[i]/c.A[i])
+		}
+		d := make([]float64, len(c.A))
+		for i := range d {
+			d[i] = math.Log(c.B[i]) - math.Log(c.A[i])
+		}
+		c.Ratio = math.Exp(Mean(d))
+	} else {
+		c.Ratio = math.Exp(Mean(logs(c.B)) - Mean(logs(c.A)))
+	}
+	c.Index = int(math.Round(100 * c.Ratio))
+	c.GainPct = (c.Ratio - 1) * 100
+	c.CI = RatioCI(c.A, c.B, Confidence)
+}
+
+func (c *Comparison) setBeats() {
+	if c.Better == "lower" {
+		c.EveryBBeatsEveryA = c.MaxB < c.MinA
+		c.EveryABeatsEveryB = c.MaxA < c.MinB
+	} else {
+		c.EveryBBeatsEveryA = c.MinB > c.MaxA
+		c.EveryABeatsEveryB = c.MinA > c.MaxB
+	}
+}
+
+func (c *Comparison) setSpread(control []float64) {
+	if len(control) >= 2 {
+		c.AASpreadPct, c.AASource = SpreadPct(control), "control"
+		return
+	}
+	c.AASpreadPct, c.AASource = SpreadPct(c.A), "A runs"
+}
+
+// SpreadName is what the spread is of, in words: an A-A spread only when
+// an A-A control ran.
+func (c *Comparison) SpreadName() string {
+	if c.AASource == "control" {
+		return "A-A spread"
+	}
+	return "spread of the " + c.ALabel + " runs"
+}
+
+// decide applies the statistical rule: p <= alpha, an interval that
+// excludes 1 on the side the ranks point to, and the minimum effect. Every
+// condition that fails becomes part of the reason.
+func (c *Comparison) decide() {
+	var reasons []string
+	if r := c.pReason(); r != "" {
+		reasons = append(reasons, r)
+	}
+	switch {
+	case !c.CI.Ok():
+		reasons = append(reasons, "no interval: "+c.CI.None)
+	case !c.CI.Excludes(1):
+		reasons = append(reasons, fmt.Sprintf("the %.0f %% CI of the ratio, %s, includes 1", 100*Confidence, c.RatioRange()))
+	case c.PValue <= c.Alpha && (c.CI.Low > 1) != c.bRanksHigher():
+		reasons = append(reasons, fmt.Sprintf("the ranks and the CI of the ratio (%s) point opposite ways", c.RatioRange()))
+	}
+	if c.MinEffect > 0 && math.Abs(c.Ratio-1) < c.MinEffect {
+		reasons = append(reasons, fmt.Sprintf("the gain %+.1f %% is smaller than min_effect %g %%", c.GainPct, 100*c.MinEffect))
+	}
+	c.Verdict, c.Reason = "~", strings.Join(reasons, "; ")
+	if len(reasons) > 0 {
+		return
+	}
+	if (c.Ratio > 1) == (c.Better == "higher") {
+		c.Verdict = "IMPROVES"
+	} else {
+		c.Verdict = "WORSENS"
+	}
+}
+
+// bRanksHigher reports whether B's values rank above A's on the whole
+// (its U statistic above half of nA·nB).
+func (c *Comparison) bRanksHigher() bool {
+	var u2 int
+	for _, b := range c.B {
+		for _, a := range c.A {
+			switch {
+			case b > a:
+				u2 += 2
+			case b == a:
+				u2++
+			}
+		}
+	}
+	return u2 > len(c.A)*len(c.B)
+}
+
+// pReason says why p does not reach alpha, "" when it does: either the
+// samples are too small for any arrangement to reach it, or p is too big.
+func (c *Comparison) pReason() string {
+	if c.PValue <= c.Alpha {
+		return ""
+	}
+	na, nb := len(c.A), len(c.B)
+	if MinP(na, nb) <= c.Alpha {
+		return fmt.Sprintf("p = %s > alpha %g", Num(c.PValue), c.Alpha)
+	}
+	if na != nb {
+		return fmt.Sprintf("%d %s and %d %s runs cannot reach p ≤ %g (the smallest p they can give is %.3g)",
+			na, c.ALabel, nb, c.BLabel, c.Alpha, MinP(na, nb))
+	}
+	fewest := na
+	for MinP(fewest, fewest) > c.Alpha && fewest < 1000 {
+		fewest++
+	}
+	return fmt.Sprintf("%d pair(s) cannot reach p ≤ %g: %d pairs are the fewest that can", na, c.Alpha, fewest)
+}
+
+// accept applies the seeds' rule and words it. It decides nothing about
+// the verdict: a notebook may require it for "kept".
+func (c *Comparison) accept() {
+	var missing []string
+	if !c.EveryBBeatsEveryA {
+		missing = append(missing, fmt.Sprintf("%d of %d %s runs beat every %s run", c.CountBeating(), len(c.B), c.BLabel, c.ALabel))
+	}
+	gain := c.gainInDirection()
+	switch {
+	case math.IsNaN(c.AASpreadPct):
+		missing = append(missing, fmt.Sprintf("one %s run and no A-A control: no spread to judge the gain against", c.ALabel))
+	case gain <= c.AASpreadPct:
+		missing = append(missing, fmt.Sprintf("the gain %+.1f %% is within the %s (%s)", c.GainPct, c.SpreadName(), Pct(c.AASpreadPct)))
+	}
+	c.Accepted = len(missing) == 0
+	if c.Accepted {
+		c.Acceptance = fmt.Sprintf("accepted: every %s run beat every %s run and the gain %+.1f %% exceeds the %s (%s)",
+			c.BLabel, c.ALabel, c.GainPct, c.SpreadName(), Pct(c.AASpreadPct))
+	} else {
+		c.Acceptance = "not accepted: " + strings.Join(missing, "; ")
+	}
+	if (c.EveryBBeatsEveryA || c.EveryABeatsEveryB) && c.PValue > c.Alpha {
+		c.warn("with identical arms every %s run lands above every %s run by chance 1 time in %.0f (%.0f %%), and one arm above the other, either way, 1 time in %.0f (%.0f %%)",
+			c.BLabel, c.ALabel, 1/c.Chance, 100*c.Chance, 1/(2*c.Chance), 200*c.Chance)
+	}
+}
+
+// gainInDirection is the gain in percent, positive when B is better.
+func (c *Comparison) gainInDirection() float64 {
+	if c.Better == "lower" {
+		return -c.GainPct
+	}
+	return c.GainPct
+}
+
+func (c *Comparison) warn(format string, args ...any) {
+	c.Warnings = append(c.Warnings, fmt.Sprintf(format, args...))
+}
+
+// CountBeating counts the B runs better than every A run.
+func (c *Comparison) CountBeating() int {
+	n := 0
+	for _, b := range c.B {
+		if (c.Better == "lower" && b < c.MinA) || (c.Better != "lower" && b > c.MaxA) {
+			n++
+		}
+	}
+	return n
+}
+
+// Design names the estimate and how many runs it rests on, for the record.
+func (c *Comparison) Design() string {
+	if c.Paired {
+		return fmt.Sprintf("ratio of geometric means over %d pairs", len(c.A))
+	}
+	return fmt.Sprintf("ratio of geometric means of %d %s and %d %s runs, unpaired", len(c.A), c.ALabel, len(c.B), c.BLabel)
+}
+
+// Sentence is the comparison in one line of words, the way the seeds write
+// results, with the acceptance rule beside the verdict.
+func (c *Comparison) Sentence() string {
+	s := fmt.Sprintf("%s (%s is better): %s 100 -> %s %s, %s %+.1f %% (%s; %.0f %% CI %s; Mann-Whitney p = %s; %s)",
+		c.Metric, c.Better, c.ALabel, c.BLabel, IndexString(100*c.Ratio), c.Verdict, c.GainPct,
+		c.Design(), 100*Confidence, c.RatioRange(), Num(c.PValue), c.Acceptance)
+	if c.Reason != "" {
+		s += ": no conclusion, " + c.Reason
+	}
+	return s
+}
+
+// RatioRange is the interval in words: "1.012 to 1.043", or "none".
+func (c *Comparison) RatioRange() string {
+	if !c.CI.Ok() {
+		return "none"
+	}
+	return fmt.Sprintf("%.3f to %.3f", c.CI.Low, c.CI.High)
+}
+
+// IndexString rounds an index to a whole number from 10 up and keeps two
+// significant digits below, so a table shows 0.8, not 1, and 121, not
+// 121.4286.
+func IndexString(x float64) string { return fmt.Sprint(DisplayIndex(x)) }
+
+// DisplayIndex is the rounding IndexString shows.
+func DisplayIndex(x float64) float64 {
+	if math.Abs(x) >= 10 || x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return math.Round(x)
+	}
+	scale := math.Pow(10, 1-math.Floor(math.Log10(math.Abs(x))))
+	return math.Round(x*scale) / scale
+}
+
+// Pct formats a percentage, "unknown" for NaN.
+func Pct(x float64) string {
+	if math.IsNaN(x) {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.1f %%", x)
+}
+
+// Num formats a p-value or similar to 3 significant digits, "n/a" for NaN.
+func Num(x float64) string {
+	if math.IsNaN(x) {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.3g", x)
+}
