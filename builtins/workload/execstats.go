@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/benchbook/benchbook/builtins/metric/stats"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -83,12 +84,12 @@ func execWarnings(wall []float64) []string {
 	if len(wall) < 3 {
 		return nil
 	}
-	med := median(wall)
+	med := stats.Median(wall)
 	dev := make([]float64, len(wall))
 	for i, x := range wall {
 		dev[i] = math.Abs(x - med)
 	}
-	mad := 1.4826 * median(dev)
+	mad := 1.4826 * stats.Median(dev)
 	var out []string
 	if mad > 0 {
 		var idx []string
@@ -103,22 +104,13 @@ func execWarnings(wall []float64) []string {
 				strings.Join(idx, ", "), outlierMADs, fmtMs(med)))
 		}
 	}
-	if rest := wall[1:]; wall[0] > 2*median(rest) && wall[0]-median(rest) > 3*mad {
+	if rest := wall[1:]; wall[0] > 2*stats.Median(rest) && wall[0]-stats.Median(rest) > 3*mad {
 		out = append(out, fmt.Sprintf("the first run (%s) was much slower than the rest (median %s): "+
-			"caches were cold; use warmup = 1 or more", fmtMs(wall[0]), fmtMs(median(rest))))
+			"caches were cold; use warmup = 1 or more", fmtMs(wall[0]), fmtMs(stats.Median(rest))))
 	}
 	return out
 }
 
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
 
 // execInputs are the programs a command runs, with their content hashes,
 // so that a rebuilt program makes the cell stale and an unchanged one

@@ -25,6 +25,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/benchbook/benchbook/builtins/metric/stats"
 )
 
 const (
@@ -566,15 +568,7 @@ func median(xs []float64) float64 {
 			known = append(known, x)
 		}
 	}
-	if len(known) == 0 {
-		return nan
-	}
-	slices.Sort(known)
-	n := len(known)
-	if n%2 == 1 {
-		return known[n/2]
-	}
-	return (known[n/2-1] + known[n/2]) / 2
+	return stats.Median(known)
 }
 
 func writeHot(b *strings.Builder, set *rawSet) {
