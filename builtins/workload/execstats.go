@@ -111,7 +111,6 @@ func execWarnings(wall []float64) []string {
 	return out
 }
 
-
 // execInputs are the programs a command runs, with their content hashes,
 // so that a rebuilt program makes the cell stale and an unchanged one
 // keeps it cached. A string command runs through /bin/sh; its first word,
