@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/benchbook/benchbook/runtime/resstate"
 )
 
 // CleanResult says what Clean removed.
@@ -21,7 +23,7 @@ func (e *Engine) Clean() (CleanResult, error) {
 	res := CleanResult{Temps: e.temps, Bytes: e.tempBytes}
 	keys := map[string]bool{}
 	owners := map[string]bool{"bin": true} // built binaries, shared by revision
-	for c, st := range e.states {
+	for c, st := range e.runs {
 		if st.Key != "" {
 			keys[st.Key] = true
 			owners[c.Name+"-"+st.Key[:16]] = true
@@ -58,22 +60,11 @@ func removeUnlisted(dir string, depth int, keep map[string]bool, bytes int64) (i
 		if keep[name] {
 			continue
 		}
-		bytes += diskUsage(m)
+		bytes += resstate.DiskUsage(m)
 		if err := os.RemoveAll(m); err != nil {
 			return n, bytes, fmt.Errorf("clean: %w", err)
 		}
 		n++
 	}
 	return n, bytes, nil
-}
-
-func diskUsage(path string) int64 {
-	var total int64
-	filepath.Walk(path, func(_ string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			total += info.Size()
-		}
-		return nil
-	})
-	return total
 }

@@ -66,7 +66,7 @@
 // testdata/*.star tests in a Session, and runtime/needs stops a test for a
 // missing tool (a skip locally, a failure under CI).
 //
-// # Live resources (state.go, resources.go, fingerprint.go)
+// # Live resources (resstate/, state.go, resources.go, fingerprint.go)
 //
 // A live resource (a PostgreSQL cluster of the notebook's own) holds data
 // that cells change, so its state is a value of the notebook like any other,
@@ -78,7 +78,7 @@
 //   - Used: every cell that reads a handle, or whose builtins touch one
 //     (Touch), runs on the state the notebook order gives it at that point:
 //     the engine walks the cells in order keeping each resource's expected
-//     state (tracker.expect), and before a cell first uses a resource that
+//     state (resstate.Tracker), and before a cell first uses a resource that
 //     holds anything else (leftovers of a later cell, of an earlier run, of
 //     another -p) restores the expected state from its snapshot. That state
 //     is the cell's "state" input: on lookup an entry is a hit only if the
@@ -105,4 +105,8 @@
 //     an "outside" state that no entry knows (cells restore theirs). A
 //     change typed at the REPL prompt leaves the resource in a state no cell
 //     recorded: the next cell that uses it restores its own state first.
+//
+// Package resstate holds the tracker (states, snapshots, restores,
+// eviction) without Starlark; state.go maps a thread to its tracker and
+// cell and turns the tracker's effects into cache inputs.
 package runtime

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/benchbook/benchbook/runtime/resstate"
+
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime/codec"
@@ -47,8 +49,10 @@ const (
 	StatusStale   = record.StatusStale
 )
 
-// State is what the engine knows of one cell.
-type State struct {
+// CellRun is what the engine knows of one cell in this run: its status,
+// why, its key and, once loaded or executed, its values. ("State" means one
+// thing in this package: the state of a live resource, see resstate.)
+type CellRun struct {
 	Def      *CellDef
 	Status   Status
 	Why      string
@@ -77,8 +81,8 @@ type Engine struct {
 	store    *store
 	sess     *Session
 	builtins starlark.StringDict
-	states   map[*CellDef]*State
-	computed map[string]*State        // by key: cells whose values this process holds
+	runs     map[*CellDef]*CellRun
+	computed map[string]*CellRun      // by key: cells whose values this process holds
 	scratch  starlark.StringDict      // the REPL's own globals
 	force    *CellDef                 // RunCell(name, force = true): this cell runs even if cached
 	prev     map[string]cellMemory    // what the last run knew, to say why a cell is stale
@@ -113,7 +117,7 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	if opts.CacheDir == "" {
 		opts.CacheDir = DefaultCacheDir(nb.Path)
 	}
-	e := &Engine{NB: nb, opts: opts, builtins: Predeclared(), states: map[*CellDef]*State{}, computed: map[string]*State{}}
+	e := &Engine{NB: nb, opts: opts, builtins: Predeclared(), runs: map[*CellDef]*CellRun{}, computed: map[string]*CellRun{}}
 	for _, name := range opts.Rerun {
 		if !slices.ContainsFunc(nb.Cells, func(c *CellDef) bool { return c.Name == name && !c.Markdown }) {
 			return nil, fmt.Errorf("-rerun %s: %w in %s", name, ErrNoCell, nb.Path)
@@ -142,7 +146,7 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	e.sess.memo = memoStore{s: e.store, warn: e.warn, stale: e.staleInput}
 	learnSecrets(nb, opts.Params)
 	e.sess.fingerprint = e.fingerprint
-	e.sess.states = newTracker(func(msg string) { fmt.Fprintln(opts.Stderr, msg) })
+	e.sess.tracker = resstate.New(func(msg string) { fmt.Fprintln(opts.Stderr, msg) }, fmtDuration)
 	e.prev = e.loadMemory()
 	return e, nil
 }
@@ -166,8 +170,8 @@ func (e *Engine) warn(msg string) {
 // executed in dependency order. With execute false nothing runs: cells are
 // hits, live, or never computed (the render command).
 func (e *Engine) Run(execute bool) {
-	e.states = map[*CellDef]*State{}
-	e.sess.states.startWalk()
+	e.runs = map[*CellDef]*CellRun{}
+	e.sess.tracker.StartWalk()
 	for _, c := range e.g.order {
 		st := e.plan(c)
 		if st.Status == StatusStale {
@@ -222,8 +226,8 @@ func LastParams(cacheDir string) map[string]string {
 }
 
 // State returns the state of the named cell (nil if unknown).
-func (e *Engine) State(name string) *State {
-	for c, st := range e.states {
+func (e *Engine) CellRun(name string) *CellRun {
+	for c, st := range e.runs {
 		if c.Name == name {
 			return st
 		}
@@ -232,11 +236,11 @@ func (e *Engine) State(name string) *State {
 }
 
 // plan decides a cell's status without executing it.
-func (e *Engine) plan(c *CellDef) *State {
-	st := &State{Def: c, expectIn: e.sess.states.expectNow()}
-	e.states[c] = st
+func (e *Engine) plan(c *CellDef) *CellRun {
+	st := &CellRun{Def: c, expectIn: e.sess.tracker.ExpectNow()}
+	e.runs[c] = st
 	for _, up := range e.g.up[c] {
-		switch u := e.states[up]; u.Status {
+		switch u := e.runs[up]; u.Status {
 		case StatusError, StatusSkipped:
 			st.Status, st.Why = StatusSkipped, "upstream cell "+up.Name+" did not complete"
 			return st
@@ -257,7 +261,7 @@ func (e *Engine) plan(c *CellDef) *State {
 		if cp.Status == StatusRan {
 			cp.Status, cp.Why = StatusHit, "computed earlier in this session"
 		}
-		e.states[c] = &cp
+		e.runs[c] = &cp
 		return &cp
 	}
 	switch {
@@ -274,7 +278,7 @@ func (e *Engine) plan(c *CellDef) *State {
 }
 
 // lookup finds a cell's entry and checks its dynamic inputs.
-func (e *Engine) lookup(st *State) {
+func (e *Engine) lookup(st *CellRun) {
 	ent, err := e.store.get(st.Key)
 	if err != nil {
 		e.warn(fmt.Sprintf("cell %s: %v; recomputing", st.Def.Name, err))
@@ -375,7 +379,7 @@ func ShownParams(p map[string]string) map[string]string {
 // values returns a cell's globals, loading them from the cache or running a
 // live cell first.
 func (e *Engine) values(c *CellDef) (starlark.StringDict, error) {
-	st := e.states[c]
+	st := e.runs[c]
 	if st.values != nil {
 		return st.values, nil
 	}

@@ -42,7 +42,7 @@ func runNotebook(t *testing.T, dir, src string, opts Options) *nbRun {
 	e.Run(true)
 	r.e = e
 	for _, c := range nb.Cells {
-		if st := e.State(c.Name); st != nil {
+		if st := e.CellRun(c.Name); st != nil {
 			var parts []string
 			for _, o := range st.outputs {
 				parts = append(parts, o.String())
@@ -54,7 +54,7 @@ func runNotebook(t *testing.T, dir, src string, opts Options) *nbRun {
 }
 
 func (r *nbRun) status(name string) Status {
-	if st := r.e.State(name); st != nil {
+	if st := r.e.CellRun(name); st != nil {
 		return st.Status
 	}
 	return "none"
@@ -106,7 +106,7 @@ func TestRunThenAllHits(t *testing.T) {
 	if r2.outputs["total"] != r1.outputs["total"] || r2.outputs["use"] != r1.outputs["use"] {
 		t.Errorf("cached outputs differ: %v vs %v", r2.outputs, r1.outputs)
 	}
-	if r2.e.State("fn").Executed {
+	if r2.e.CellRun("fn").Executed {
 		t.Error("live cell fn executed although nothing downstream was stale")
 	}
 }
@@ -118,7 +118,7 @@ func TestCommentsDoNotChangeKeys(t *testing.T) {
 	edited = strings.Replace(edited, "# prose", "# other prose", 1)
 	r := runNotebook(t, dir, edited, Options{})
 	if got := r.status("total"); got != "hit" {
-		t.Errorf("total after comment edit: %s (%s)", got, r.e.State("total").Why)
+		t.Errorf("total after comment edit: %s (%s)", got, r.e.CellRun("total").Why)
 	}
 }
 
@@ -126,10 +126,10 @@ func TestLiveCellRunsWhenNeeded(t *testing.T) {
 	dir := t.TempDir()
 	runNotebook(t, dir, basicNB, Options{})
 	r := runNotebook(t, dir, strings.Replace(basicNB, "double(total)", "double(total) + 1", 1), Options{})
-	if !r.e.State("fn").Executed || r.status("use") != "ran" || r.outputs["use"] != "11" {
-		t.Errorf("fn executed=%v use=%s %q", r.e.State("fn").Executed, r.status("use"), r.outputs["use"])
+	if !r.e.CellRun("fn").Executed || r.status("use") != "ran" || r.outputs["use"] != "11" {
+		t.Errorf("fn executed=%v use=%s %q", r.e.CellRun("fn").Executed, r.status("use"), r.outputs["use"])
 	}
-	if r.e.State("total").Executed {
+	if r.e.CellRun("total").Executed {
 		t.Error("total re-executed although only use changed")
 	}
 }
@@ -141,7 +141,7 @@ func TestParamChangesKey(t *testing.T) {
 	if r.status("setup") != "ran" || r.outputs["total"] != "summing 4\n|14" {
 		t.Errorf("setup %s, total %q", r.status("setup"), r.outputs["total"])
 	}
-	if why := r.e.State("setup").Why; !strings.Contains(why, "param n") {
+	if why := r.e.CellRun("setup").Why; !strings.Contains(why, "param n") {
 		t.Errorf("why = %q, want it to name param n", why)
 	}
 	back := runNotebook(t, dir, "", Options{})
@@ -152,7 +152,7 @@ func TestParamChangesKey(t *testing.T) {
 
 func TestBadParamType(t *testing.T) {
 	r := runNotebook(t, t.TempDir(), basicNB, Options{Params: map[string]string{"n": "many"}})
-	st := r.e.State("setup")
+	st := r.e.CellRun("setup")
 	if st.Status != StatusError || !strings.Contains(st.Err.Error(), "want an int") {
 		t.Fatalf("status %s err %v", st.Status, st.Err)
 	}
@@ -164,7 +164,7 @@ func TestBadParamType(t *testing.T) {
 func TestRuntimeErrorPositionAndSkips(t *testing.T) {
 	src := "# %% a\nx = 1\n\n# %% b\ny = x + {}[\"missing\"]\n\n# %% c\nz = y\n\n# %% d\nw = x + 1\nw\n"
 	r := runNotebook(t, t.TempDir(), src, Options{})
-	st := r.e.State("b")
+	st := r.e.CellRun("b")
 	if st.Status != StatusError || !strings.Contains(st.Trace, "nb.star:5:") || !strings.Contains(st.Err.Error(), "in cell b") {
 		t.Errorf("b: %s %v\n%s", st.Status, st.Err, st.Trace)
 	}
@@ -218,8 +218,8 @@ func TestFileInput(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "data.txt"), []byte("abcdef"), 0o644)
 	r := runNotebook(t, dir, "", Options{})
-	if r.status("read") != "ran" || r.outputs["read"] != "6" || !strings.Contains(r.e.State("read").Why, "input changed: file") {
-		t.Errorf("changed file: %s %q %q", r.status("read"), r.outputs["read"], r.e.State("read").Why)
+	if r.status("read") != "ran" || r.outputs["read"] != "6" || !strings.Contains(r.e.CellRun("read").Why, "input changed: file") {
+		t.Errorf("changed file: %s %q %q", r.status("read"), r.outputs["read"], r.e.CellRun("read").Why)
 	}
 	// Back to the first content: that execution is still in the cache.
 	os.WriteFile(filepath.Join(dir, "data.txt"), []byte("abc"), 0o644)
@@ -247,7 +247,7 @@ func TestRerunForces(t *testing.T) {
 func TestDamagedEntryIsRecomputed(t *testing.T) {
 	dir := t.TempDir()
 	r1 := runNotebook(t, dir, basicNB, Options{})
-	path := r1.e.store.entryPath(r1.e.State("total").Key)
+	path := r1.e.store.entryPath(r1.e.CellRun("total").Key)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +301,7 @@ results
 	os.WriteFile(flag, []byte("no"), 0o644)
 	r2 := runNotebook(t, dir, "", Options{})
 	if r2.status("runs") != "ran" {
-		t.Fatalf("second run: %s %v", r2.status("runs"), r2.e.State("runs").Err)
+		t.Fatalf("second run: %s %v", r2.status("runs"), r2.e.CellRun("runs").Err)
 	}
 	for i := range 3 {
 		if n := calls["memo-run-"+string(rune('0'+i))]; n != 1 {
@@ -317,9 +317,9 @@ func TestLoopVariablesStayLocal(t *testing.T) {
 	src := "# %% a\ntotal = 0\nfor x in [1, 2]:\n    total += x\n\n# %% b\nn = 0\nfor x in [3]:\n    n += x\nn + total\n"
 	r := runNotebook(t, t.TempDir(), src, Options{})
 	if r.status("b") != "ran" || r.outputs["b"] != "6" {
-		t.Fatalf("b: %s %q %v", r.status("b"), r.outputs["b"], r.e.State("b").Err)
+		t.Fatalf("b: %s %q %v", r.status("b"), r.outputs["b"], r.e.CellRun("b").Err)
 	}
-	if d := r.e.State("a").Def.Defines; strings.Join(d, ",") != "total" {
+	if d := r.e.CellRun("a").Def.Defines; strings.Join(d, ",") != "total" {
 		t.Errorf("a defines %v, want [total]", d)
 	}
 }
@@ -414,11 +414,11 @@ func TestLostDisplayWarns(t *testing.T) {
 	dir := t.TempDir()
 	helpers := "# %% helpers\ndef table(rows):\n    return rows\n\ndef md(s):\n    return s\n\ndef show(*a):\n    return a\n\n"
 	r := runNotebook(t, dir, helpers+"# %% a\ntable([{\"x\": 1}])\nn = 1\nmd(\"last\")\n\n# %% b\nshow(md(\"one\"), md(\"two\"))\nmd(\"three\")\n", Options{})
-	w := r.e.State("a").warnings
+	w := r.e.CellRun("a").warnings
 	if len(w) != 1 || !strings.Contains(w[0], "line 12: the value of table(...) is not displayed") {
 		t.Errorf("cell a warnings: %q", w)
 	}
-	if w := r.e.State("b").warnings; len(w) != 0 {
+	if w := r.e.CellRun("b").warnings; len(w) != 0 {
 		t.Errorf("cell b: show(...) displays, yet warnings %q", w)
 	}
 }
@@ -434,7 +434,7 @@ func TestNotebooksShareADirectory(t *testing.T) {
 	a.Close()
 	b := open("b.star", "# %% total\ntotal = 2\ntotal\n")
 	b.Run(true)
-	if why := b.State("total").Why; why != "no entry in the cache" {
+	if why := b.CellRun("total").Why; why != "no entry in the cache" {
 		t.Errorf("b's first run explains its miss with a's memory: %q", why)
 	}
 	if _, err := b.Clean(); err != nil {
@@ -443,7 +443,7 @@ func TestNotebooksShareADirectory(t *testing.T) {
 	b.Close()
 	a = open("a.star", "")
 	a.Run(true)
-	if st := a.State("total"); st.Status != StatusHit {
+	if st := a.CellRun("total"); st.Status != StatusHit {
 		t.Errorf("after cleaning b, a's cell is %s (%s)", st.Status, st.Why)
 	}
 }

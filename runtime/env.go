@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/benchbook/benchbook/runtime/resstate"
+
 	"go.starlark.net/starlark"
 )
 
@@ -86,9 +88,9 @@ type Session struct {
 	CacheDir    string            // the notebook's cache directory (.benchbook/NAME)
 	Params      map[string]string // -p name=value, as typed on the command line
 
-	memo      MemoStore // nil: memo runs fn every time
-	paramSalt []byte    // the cache's salt for parameter hashes (salt.go); nil without a cache
-	states    *tracker  // live resources' states; nil outside the engine
+	memo      MemoStore         // nil: memo runs fn every time
+	paramSalt []byte            // the cache's salt for parameter hashes (salt.go); nil without a cache
+	tracker   *resstate.Tracker // live resources' states; nil outside the engine
 	// fingerprint identifies a memoized function's computation (fingerprint.go).
 	fingerprint func(*starlark.Thread, starlark.Value) (string, bool)
 
@@ -140,8 +142,8 @@ type Cell struct {
 	text     strings.Builder // printed text after the last of outputs, not yet one of them
 	warnings []string
 
-	forceMemo bool        // --rerun: ignore memo entries of this cell
-	st        *cellStates // what it did to live resources (state.go)
+	forceMemo bool           // --rerun: ignore memo entries of this cell
+	st        *resstate.Cell // what it did to live resources (state.go)
 }
 
 const (

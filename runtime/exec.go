@@ -33,7 +33,7 @@ func frames(bt string) string {
 	return strings.Join(keep, "\n")
 }
 
-func (e *Engine) execute(st *State) {
+func (e *Engine) execute(st *CellRun) {
 	c := st.Def
 	st.Executed = true
 	globals, err := e.cellGlobals(c)
@@ -185,7 +185,7 @@ func isCallOf(x syntax.Expr, name string) bool {
 
 // store1 encodes a finished cell and writes its entry. A cell whose values
 // cannot be stored becomes live: its outputs are kept, its values are not.
-func (e *Engine) store1(st *State) {
+func (e *Engine) store1(st *CellRun) {
 	ent := &entry{
 		Format: FormatVersion, Cell: st.Def.Name, Key: st.Key,
 		Values: map[string][]byte{}, Hashes: map[string]string{},

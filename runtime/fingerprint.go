@@ -181,7 +181,7 @@ func (e *Engine) readPart(name string, line int32) (string, bool) {
 	if def == nil || cellAt(e.NB, line) == def {
 		return "", false
 	}
-	up := e.states[def]
+	up := e.runs[def]
 	if up == nil {
 		return "", false
 	}

@@ -35,18 +35,18 @@ func (e *Engine) SetParams(p map[string]string) {
 
 // Plan recomputes every cell's state without executing anything.
 func (e *Engine) Plan() {
-	e.states = map[*CellDef]*State{}
-	e.sess.states.startWalk()
+	e.runs = map[*CellDef]*CellRun{}
+	e.sess.tracker.StartWalk()
 	for _, c := range e.g.order {
 		e.advance(e.plan(c))
 	}
 }
 
-// States returns the code cells' states in file order (after Plan or Run).
-func (e *Engine) States() []*State {
-	var out []*State
+// CellRuns returns the code cells' runs in file order (after Plan or Run).
+func (e *Engine) CellRuns() []*CellRun {
+	var out []*CellRun
 	for _, c := range e.NB.Cells {
-		if st := e.states[c]; st != nil {
+		if st := e.runs[c]; st != nil {
 			out = append(out, st)
 		}
 	}
@@ -56,7 +56,7 @@ func (e *Engine) States() []*State {
 // CellValues returns the globals a cell defined, decoded from the cache if
 // need be, or nil when it has none at hand: a live cell is not executed for
 // this, nor is a cell that failed or was never computed.
-func (e *Engine) CellValues(st *State) starlark.StringDict {
+func (e *Engine) CellValues(st *CellRun) starlark.StringDict {
 	if st.values != nil || st.Status == StatusLive || st.entry == nil || st.entry.Live {
 		return st.values
 	}
@@ -68,13 +68,13 @@ func (e *Engine) CellValues(st *State) starlark.StringDict {
 }
 
 // Outputs are what the cell displayed, in order.
-func (st *State) Outputs() []starlark.Value { return st.outputs }
+func (st *CellRun) Outputs() []starlark.Value { return st.outputs }
 
 // Warnings are the cell's non-fatal problems.
-func (st *State) Warnings() []string { return st.warnings }
+func (st *CellRun) Warnings() []string { return st.warnings }
 
 // Duration is how long the cell took when it was computed.
-func (st *State) Duration() time.Duration { return st.duration }
+func (st *CellRun) Duration() time.Duration { return st.duration }
 
 // RunCell brings the named cell up to date, executing its stale upstream
 // cells first. With force it executes the cell even if it is cached (its
@@ -94,8 +94,8 @@ func (e *Engine) RunCell(name string, force bool) error {
 		defer func() { e.force = nil }()
 	}
 	need := e.g.upstream(target)
-	e.states = map[*CellDef]*State{}
-	e.sess.states.startWalk()
+	e.runs = map[*CellDef]*CellRun{}
+	e.sess.tracker.StartWalk()
 	for _, c := range e.g.order {
 		st := e.plan(c)
 		if (c == target || need[c]) && st.Status == StatusStale {
@@ -105,7 +105,7 @@ func (e *Engine) RunCell(name string, force bool) error {
 		e.advance(st)
 	}
 	e.saveMemory()
-	if st := e.states[target]; st.Err != nil {
+	if st := e.runs[target]; st.Err != nil {
 		return st.Err
 	}
 	return nil
@@ -235,7 +235,7 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 
 // value returns one global of a cell, computing the cell if needed.
 func (e *Engine) value(def *CellDef, name string) (starlark.Value, error) {
-	st := e.states[def]
+	st := e.runs[def]
 	if st == nil || st.Status == StatusStale || st.Status == StatusNever {
 		if err := e.RunCell(def.Name, false); err != nil {
 			return nil, err
@@ -287,7 +287,7 @@ func (e *Engine) Reload(nb *Notebook) (Edit, error) {
 		return Edit{}, err
 	}
 	oldKey := map[string]string{}
-	for c, st := range e.states {
+	for c, st := range e.runs {
 		oldKey[c.Name] = st.Key
 	}
 	oldCells := map[string]*CellDef{}
@@ -300,7 +300,7 @@ func (e *Engine) Reload(nb *Notebook) (Edit, error) {
 	for _, c := range nb.Cells {
 		old, ok := oldCells[c.Name]
 		delete(oldCells, c.Name)
-		st := e.states[c]
+		st := e.runs[c]
 		switch {
 		case !ok:
 			ed.Added = append(ed.Added, c.Name)

@@ -57,7 +57,7 @@ func TestEvalComputesOnFirstUse(t *testing.T) {
 		t.Errorf("forced run: a executed %d times, want 2", calls["eval-a"])
 	}
 	e.Plan()
-	if st := e.State("b"); st.Status != StatusStale {
+	if st := e.CellRun("b"); st.Status != StatusStale {
 		t.Errorf("after forcing a (new value), b is %s, want stale", st.Status)
 	}
 }
@@ -78,8 +78,8 @@ func TestReloadListsChangedCells(t *testing.T) {
 		t.Fatalf("edit = %+v, %v", ed, err)
 	}
 	e.Run(true)
-	if e.State("a").Executed || !e.State("b").Executed || e.State("c").Executed {
-		t.Errorf("executed: a=%v b=%v c=%v, want only b", e.State("a").Executed, e.State("b").Executed, e.State("c").Executed)
+	if e.CellRun("a").Executed || !e.CellRun("b").Executed || e.CellRun("c").Executed {
+		t.Errorf("executed: a=%v b=%v c=%v, want only b", e.CellRun("a").Executed, e.CellRun("b").Executed, e.CellRun("c").Executed)
 	}
 }
 

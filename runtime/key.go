@@ -24,7 +24,7 @@ func (e *Engine) key(c *CellDef) string {
 func (e *Engine) keyParts(c *CellDef) []string {
 	var parts []string
 	for _, name := range c.Reads {
-		up := e.states[e.g.definer[name]]
+		up := e.runs[e.g.definer[name]]
 		h := up.hashes[name]
 		if up.Status == StatusLive || up.entry != nil && up.entry.Live {
 			// A live value is not hashed: its cell's key stands for it, with
@@ -69,7 +69,7 @@ func (e *Engine) loadMemory() map[string]cellMemory {
 
 func (e *Engine) saveMemory() {
 	m := map[string]cellMemory{}
-	for c, st := range e.states {
+	for c, st := range e.runs {
 		if st.Key != "" {
 			m[c.Name] = cellMemory{Key: st.Key, Src: c.srcHash, Parts: e.keyParts(c)}
 		}
@@ -80,7 +80,7 @@ func (e *Engine) saveMemory() {
 }
 
 // whyMiss explains a cache miss by comparing with the last run's key parts.
-func (e *Engine) whyMiss(st *State) string {
+func (e *Engine) whyMiss(st *CellRun) string {
 	prev, ok := e.prev[st.Def.Name]
 	switch {
 	case !ok:

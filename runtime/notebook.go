@@ -1,12 +1,12 @@
 package runtime
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/benchbook/benchbook/runtime/resstate"
 
 	"go.starlark.net/syntax"
 )
@@ -282,10 +282,4 @@ func quotedEnd(src string, i int) int {
 	return len(src)
 }
 
-func hashString(parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		fmt.Fprintf(h, "%d:%s\n", len(p), p)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
+func hashString(parts ...string) string { return resstate.HashString(parts...) }

@@ -17,7 +17,7 @@ func (e *Engine) Peek(name string) (starlark.Value, bool) {
 	if def == nil {
 		return nil, false
 	}
-	st := e.states[def]
+	st := e.runs[def]
 	if st == nil || (st.values == nil && (st.entry == nil || st.Status == StatusLive)) {
 		return nil, false
 	}

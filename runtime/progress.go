@@ -21,7 +21,7 @@ var statusColor = map[Status]string{
 }
 
 // progress prints one line per cell: status, name, time, reason.
-func (e *Engine) progress(st *State) {
+func (e *Engine) progress(st *CellRun) {
 	dur := ""
 	if st.Executed {
 		dur = fmtDuration(st.duration)
@@ -66,7 +66,7 @@ func (e *Engine) checkParams() {
 			read[p] = true
 		}
 	}
-	for _, st := range e.states {
+	for _, st := range e.runs {
 		for _, in := range st.inputs {
 			if in.Kind == "param" {
 				read[in.Name] = true
@@ -88,7 +88,7 @@ func (e *Engine) checkParams() {
 // Summary counts cells by status.
 func (e *Engine) Summary() map[Status]int {
 	n := map[Status]int{}
-	for _, st := range e.states {
+	for _, st := range e.runs {
 		n[st.Status]++
 	}
 	return n

@@ -212,11 +212,11 @@ func TestWarmCacheEqualsEmptyCache(t *testing.T) {
 			}
 			if got.outputs[c.label] != want.outputs[c.label] || (got.status(c.label) == StatusError) != (want.status(c.label) == StatusError) {
 				t.Fatalf("edit %d (%s): cell %s shows %q (%s, %s) on the warm cache, %q (%s) on an empty one\n%s\n%s",
-					step, what, c.label, got.outputs[c.label], got.status(c.label), got.e.State(c.label).Why,
+					step, what, c.label, got.outputs[c.label], got.status(c.label), got.e.CellRun(c.label).Why,
 					want.outputs[c.label], want.status(c.label), src, got.stderr.String())
 			}
 			if want.status(c.label) == StatusError {
-				t.Fatalf("edit %d: the generated notebook fails in %s: %v\n%s", step, c.label, want.e.State(c.label).Err, src)
+				t.Fatalf("edit %d: the generated notebook fails in %s: %v\n%s", step, c.label, want.e.CellRun(c.label).Err, src)
 			}
 		}
 	}

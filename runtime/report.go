@@ -26,7 +26,7 @@ func (e *Engine) Record() *record.Record {
 	for _, c := range e.NB.Cells {
 		src, whole := shownSource(c.Name, redact.String(c.Body), c.Markdown)
 		rc := record.Cell{Name: c.Name, Markdown: c.Markdown, Source: src, Line: c.Line}
-		if st := e.states[c]; st != nil {
+		if st := e.runs[c]; st != nil {
 			e.fillCell(&rc, st)
 		} else if !c.Markdown {
 			rc.Status = StatusNever
@@ -42,7 +42,7 @@ func (e *Engine) Record() *record.Record {
 	return r
 }
 
-func (e *Engine) fillCell(rc *record.Cell, st *State) {
+func (e *Engine) fillCell(rc *record.Cell, st *CellRun) {
 	rc.Status, rc.Why = st.Status, st.Why
 	rc.Reads, rc.Defines = st.Def.Reads, st.Def.Defines
 	rc.Duration, rc.ComputedAt = st.duration, st.started
@@ -81,7 +81,7 @@ func (e *Engine) title() string {
 func (e *Engine) verdict() starlark.Value {
 	var found starlark.Value
 	for _, c := range e.g.order {
-		st := e.states[c]
+		st := e.runs[c]
 		if st == nil {
 			continue
 		}

@@ -3,8 +3,12 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/benchbook/benchbook/runtime/resstate"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -32,8 +36,8 @@ type stateMark struct{ states map[string]string }
 
 func (m *stateMark) String() string {
 	var parts []string
-	for _, id := range sortedKeys(boolKeys(m.states)) {
-		parts = append(parts, resourceLabel(id)+"@"+short(m.states[id]))
+	for _, id := range slices.Sorted(maps.Keys(m.states)) {
+		parts = append(parts, resstate.Label(id)+"@"+resstate.Short(m.states[id]))
 	}
 	return "<mark " + strings.Join(parts, ", ") + ">"
 }

@@ -116,7 +116,7 @@ func TestCacheSoundnessRandomEdits(t *testing.T) {
 				wantRan = append(wantRan, c.name)
 				seen[sig] = true
 			}
-			if inc.e.State(c.name).Executed {
+			if inc.e.CellRun(c.name).Executed {
 				gotRan = append(gotRan, c.name)
 			}
 			if inc.outputs[c.name] != fresh.outputs[c.name] {

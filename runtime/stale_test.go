@@ -46,7 +46,7 @@ func TestMemoReplaysOutputsAndInputs(t *testing.T) {
 	if second.outputs["a"] != first.outputs["a"] {
 		t.Errorf("outputs: first %q, from the checkpoint %q", first.outputs["a"], second.outputs["a"])
 	}
-	if got := second.e.State("a").inputs; len(got) != 1 || got[0].Kind != "file" {
+	if got := second.e.CellRun("a").inputs; len(got) != 1 || got[0].Kind != "file" {
 		t.Errorf("inputs from the checkpoint: %v", got)
 	}
 }

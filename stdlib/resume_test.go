@@ -74,7 +74,7 @@ func TestResumeInEngine(t *testing.T) {
 	if got := tickArms(); fmt.Sprint(got) != "[B A A B B A]" {
 		t.Errorf("second run measured %v, want runs 3 to 8: [B A A B B A]", got)
 	}
-	st := second.State("verdict")
+	st := second.CellRun("verdict")
 	if st == nil || st.Err != nil {
 		t.Fatalf("verdict cell: %+v", st)
 	}

@@ -41,7 +41,7 @@ func (o *gateOptions) register(fs *flag.FlagSet) {
 // cell order, so that the record carries them for a later -baseline.
 func namedComparisons(e *runtime.Engine) []record.Named {
 	var out []record.Named
-	for _, st := range e.States() {
+	for _, st := range e.CellRuns() {
 		vals := e.CellValues(st)
 		for _, name := range slices.Sorted(maps.Keys(vals)) {
 			if v := vals[name]; v.Type() == "comparison" {

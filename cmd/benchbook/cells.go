@@ -44,7 +44,7 @@ func cmdCells(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 		ci := cellInfo{Name: c.Name, Line: c.Line, Kind: "code", Reads: c.Reads, Defines: c.Defines}
 		if c.Markdown {
 			ci.Kind = "markdown"
-		} else if st := e.State(c.Name); st != nil {
+		} else if st := e.CellRun(c.Name); st != nil {
 			ci.Status, ci.Why, ci.Key = string(st.Status), st.Why, st.Key
 		}
 		cells = append(cells, ci)

@@ -164,7 +164,7 @@ func (r *repl) printError(err error, trace string) {
 func (r *repl) cmdCells(args []string) error {
 	tw := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CELL\tSTATUS\tREADS\tLAST\tWHY")
-	for _, st := range r.e.States() {
+	for _, st := range r.e.CellRuns() {
 		if st.Def == nil || st.Def.Markdown {
 			continue
 		}
@@ -222,7 +222,7 @@ func (r *repl) runOne(name string) error {
 
 func (r *repl) staleNames() []string {
 	var names []string
-	for _, st := range r.e.States() {
+	for _, st := range r.e.CellRuns() {
 		if st.Def != nil && st.Status == runtime.StatusStale {
 			names = append(names, st.Def.Name)
 		}
@@ -243,7 +243,7 @@ func (r *repl) cmdShow(args []string) error {
 }
 
 // showState prints a cell's status line, its outputs and its error.
-func (r *repl) showState(st *runtime.State) {
+func (r *repl) showState(st *runtime.CellRun) {
 	line := fmt.Sprintf("%s: %s", st.Def.Name, st.Status)
 	if d := st.Duration(); d > 0 {
 		line += " in " + fmtLast(d)
@@ -262,7 +262,7 @@ func (r *repl) showState(st *runtime.State) {
 // cells an input reads) leaves the cells after it unplanned. Cells that
 // have a state keep it, with its error and trace.
 func (r *repl) refresh() {
-	if len(r.e.States()) < len(r.cellNames()) {
+	if len(r.e.CellRuns()) < len(r.cellNames()) {
 		r.e.Plan()
 	}
 }
@@ -276,8 +276,8 @@ func (r *repl) def(name string) *runtime.CellDef {
 	return nil
 }
 
-func (r *repl) state(name string) *runtime.State {
-	for _, st := range r.e.States() {
+func (r *repl) state(name string) *runtime.CellRun {
+	for _, st := range r.e.CellRuns() {
 		if st.Def != nil && st.Def.Name == name && !st.Def.Markdown {
 			return st
 		}

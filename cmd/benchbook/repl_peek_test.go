@@ -43,7 +43,7 @@ func TestCompleterAttributes(t *testing.T) {
 	if got, _ := c.Do([]rune("slow.x"), 6); len(got) != 0 {
 		t.Errorf("completion on a never-computed cell offered %q", got)
 	}
-	for _, st := range e.States() {
+	for _, st := range e.CellRuns() {
 		if st.Def.Name == "never" && (st.Executed || st.Err != nil) {
 			t.Errorf("completion ran cell never: status %s, err %v", st.Status, st.Err)
 		}

@@ -159,7 +159,7 @@ func (w *watcher) cycle(ctx context.Context) {
 	w.e.SetContext(ctx)
 	w.e.Run(true)
 	var ran, failed []string
-	for _, st := range w.e.States() {
+	for _, st := range w.e.CellRuns() {
 		switch {
 		case st.Status == runtime.StatusRan:
 			ran = append(ran, st.Def.Name)

@@ -44,7 +44,7 @@ func TestOutsideChangeIsDetected(t *testing.T) {
 	}
 	e.Run(true)
 	e.Close()
-	if got := e.State("measure").Outputs(); len(got) != 1 || got[0].String() != "200" {
+	if got := e.CellRun("measure").Outputs(); len(got) != 1 || got[0].String() != "200" {
 		t.Fatalf("measure after an outside change shows %v, want 200\n%s", got, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "changed outside benchbook") {

@@ -40,7 +40,7 @@ func TestREPLChangeIsNotALeftover(t *testing.T) {
 	if err := e.RunCell("measure", true); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.State("measure").Outputs(); len(got) != 1 || got[0].String() != "200" {
+	if got := e.CellRun("measure").Outputs(); len(got) != 1 || got[0].String() != "200" {
 		t.Fatalf("measure after a change at the prompt shows %v, want 200 (the data cell's state)\n%s", got, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "changed at the prompt") || !strings.Contains(stderr.String(), "restored from its snapshot") {

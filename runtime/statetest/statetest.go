@@ -44,7 +44,7 @@ func RunNB(t *testing.T, dir, cacheDir, src string, params map[string]string, ex
 	e.Run(execute)
 	e.Close()
 	r := Result{Status: map[string]string{}, Why: map[string]string{}, Outputs: map[string]string{}, Stderr: stderr.String()}
-	for _, st := range e.States() {
+	for _, st := range e.CellRuns() {
 		name := st.Def.Name
 		r.Status[name], r.Why[name] = string(st.Status), st.Why
 		var parts []string
