@@ -61,10 +61,20 @@
 // statuses for the engine, the records and the CLI.
 //
 // Around the pipeline: builtins (builtins/...) reach the run only through
-// env.go, keeping per-run state with SessionValue; builtins/internal/starval
-// reads the values they share; runtime/startest runs every package's
-// testdata/*.star tests in a Session, and runtime/needs stops a test for a
-// missing tool (a skip locally, a failure under CI).
+// env.go, keeping per-run state with SessionValue. The rooms:
+//
+//   - runtime/codec, runtime/record, runtime/redact, runtime/hostinfo: the
+//     engine's own packages (values to and from the cache; HTML, Markdown
+//     and JSON records; the one redaction pass; the machine). Builtins use
+//     them too, so they are not internal.
+//   - runtime/resstate: live resources' states, without Starlark (below).
+//   - runtime/testsupport: startest runs every package's testdata/*.star
+//     tests in a Session, golden compares golden files, pgtest starts a
+//     throwaway PostgreSQL for a test, needs stops a test for a missing
+//     tool (a skip locally, a failure under CI).
+//   - builtins/internal: what only builtins share: starval (reading
+//     values), child (the one way a child process starts, and the
+//     supervisor), guard (run guards).
 //
 // # Live resources (resstate/, state.go, resources.go, fingerprint.go)
 //

@@ -11,7 +11,7 @@ import (
 
 	_ "github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/runtime/codec"
-	"github.com/benchbook/benchbook/runtime/startest"
+	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
 // TestABABWithRealRuns drives a real HTTP server through abab with

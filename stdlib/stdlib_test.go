@@ -13,7 +13,7 @@ import (
 	_ "github.com/benchbook/benchbook/builtins/host"
 	_ "github.com/benchbook/benchbook/builtins/metric"
 	"github.com/benchbook/benchbook/runtime"
-	"github.com/benchbook/benchbook/runtime/startest"
+	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 	"github.com/benchbook/benchbook/stdlib"
 )
 

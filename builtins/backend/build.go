@@ -17,8 +17,8 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/benchbook/benchbook/builtins/internal/child"
 	"github.com/benchbook/benchbook/runtime"
-	"github.com/benchbook/benchbook/runtime/child"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 

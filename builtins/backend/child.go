@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/benchbook/benchbook/runtime/child"
+	"github.com/benchbook/benchbook/builtins/internal/child"
 )
 
 // This file holds what the backends' children share: they start through

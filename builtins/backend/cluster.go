@@ -20,7 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/benchbook/benchbook/runtime/child"
+	"github.com/benchbook/benchbook/builtins/internal/child"
 )
 
 // cluster is a PostgreSQL cluster of benchbook's own: a data directory under

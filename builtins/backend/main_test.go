@@ -11,7 +11,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime"
-	"github.com/benchbook/benchbook/runtime/startest"
+	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
 // One cluster serves the whole test binary. It is created by a first

@@ -19,10 +19,10 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/child"
+	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
-	"github.com/benchbook/benchbook/runtime/child"
-	"github.com/benchbook/benchbook/runtime/guard"
 )
 
 // procSpec is everything needed to (re)start a target process.

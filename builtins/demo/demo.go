@@ -33,9 +33,9 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/child"
+	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/runtime"
-	"github.com/benchbook/benchbook/runtime/child"
-	"github.com/benchbook/benchbook/runtime/guard"
 )
 
 // Builtin is backend.demo(**options).

@@ -15,7 +15,7 @@ import (
 	"go.starlark.net/starlark"
 
 	_ "github.com/benchbook/benchbook/builtins/workload"
-	"github.com/benchbook/benchbook/runtime/startest"
+	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
 // TestMain plays the benchbook binary's part: "__demo" runs the server.

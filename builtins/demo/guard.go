@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/benchbook/benchbook/runtime/guard"
+	"github.com/benchbook/benchbook/builtins/internal/guard"
 )
 
 var _ guard.Watcher = (*Handle)(nil)

@@ -7,7 +7,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime/codec"
-	"github.com/benchbook/benchbook/runtime/startest"
+	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
 // TestStarlark runs every testdata/*.star file.

@@ -8,7 +8,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime"
-	"github.com/benchbook/benchbook/runtime/startest"
+	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
 // thread returns a thread of one cell in a session whose notebook

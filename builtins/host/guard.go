@@ -7,8 +7,8 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/runtime"
-	"github.com/benchbook/benchbook/runtime/guard"
 )
 
 // hostGuard is the value of host.guard(...): the box's run guards with the

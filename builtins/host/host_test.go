@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchbook/benchbook/runtime/startest"
+	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
 // spin starts a CPU-bound shell loop that ends by itself after 5 s.

@@ -11,8 +11,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/benchbook/benchbook/runtime/codec"
-	"github.com/benchbook/benchbook/runtime/golden"
-	"github.com/benchbook/benchbook/runtime/startest"
+	"github.com/benchbook/benchbook/runtime/testsupport/golden"
+	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
 // maxFigureBytes is the size budget of one figure.

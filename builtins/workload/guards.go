@@ -7,7 +7,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
-	"github.com/benchbook/benchbook/runtime/guard"
+	"github.com/benchbook/benchbook/builtins/internal/guard"
 )
 
 // A run's guard trips (loadgen/guards.go watches them) as the notebook sees

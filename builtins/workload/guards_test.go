@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/runtime/codec"
-	"github.com/benchbook/benchbook/runtime/guard"
 )
 
 // The record shows each trip under its run, escaped, and a stored run keeps

@@ -2,21 +2,6 @@ package workload
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"fmt"
-	"math/big"
-	"net"
-	"os"
-	"os/exec"
-	"os/user"
-	"path/filepath"
-	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,129 +9,13 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
-	"github.com/benchbook/benchbook/runtime/needs"
+	"github.com/benchbook/benchbook/runtime/testsupport/pgtest"
 )
 
-// startPostgres starts a throwaway cluster owned by the postgres user,
-// listening only on a unix socket in its own directory, and returns its DSN.
+// startPostgres starts a throwaway cluster (pgtest) and returns its DSN.
 func startPostgres(t *testing.T) string {
 	t.Helper()
-	dsn, _ := startPostgresProc(t)
-	return dsn
-}
-
-// startPostgresProc is startPostgres that also returns the postmaster, for
-// tests that stop it.
-func startPostgresProc(t *testing.T) (string, *exec.Cmd) {
-	t.Helper()
-	return startPostgresWith(t, false)
-}
-
-// startPostgresWith starts the throwaway cluster; with tls it also listens
-// on 127.0.0.1 with ssl = on (a self-signed certificate made here) and the
-// DSN reaches it there with sslmode=require.
-func startPostgresWith(t *testing.T, tls bool) (string, *exec.Cmd) {
-	t.Helper()
-	pgBin := needs.Postgres(t)
-	pgUser, err := user.Lookup("postgres")
-	if err != nil {
-		needs.Missing(t, "a postgres user to run the throwaway cluster as", "apt-get install postgresql")
-	}
-	uid, _ := strconv.Atoi(pgUser.Uid)
-	gid, _ := strconv.Atoi(pgUser.Gid)
-	dir, err := os.MkdirTemp("", "workload-pg-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chown(dir, uid, gid); err != nil {
-		t.Fatal(err)
-	}
-	cred := pgProcAttr(uint32(uid), uint32(gid))
-	initdb := exec.Command(filepath.Join(pgBin, "initdb"), "-D", filepath.Join(dir, "data"), "-A", "trust", "-U", "postgres", "--no-sync")
-	initdb.SysProcAttr = cred
-	if out, err := initdb.CombinedOutput(); err != nil {
-		t.Fatalf("initdb: %v\n%s", err, out)
-	}
-	port := freePort(t)
-	args := []string{"-D", filepath.Join(dir, "data"), "-p", strconv.Itoa(port),
-		"-k", dir, "-c", "listen_addresses=", "-c", "fsync=off", "-c", "max_connections=50"}
-	if tls {
-		cert, key := selfSigned(t, dir, uid, gid)
-		args = append(args, "-c", "listen_addresses=127.0.0.1", "-c", "ssl=on", "-c", "ssl_cert_file="+cert, "-c", "ssl_key_file="+key)
-	}
-	pg := exec.Command(filepath.Join(pgBin, "postgres"), args...)
-	pg.SysProcAttr = cred
-	if err := pg.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = pg.Process.Signal(syscall.SIGQUIT)
-		_ = pg.Wait()
-	})
-	dsn := fmt.Sprintf("host=%s port=%d user=postgres dbname=postgres", dir, port)
-	if tls {
-		dsn = fmt.Sprintf("host=127.0.0.1 port=%d user=postgres dbname=postgres sslmode=require", port)
-	}
-	waitReady(t, dsn)
-	return dsn, pg
-}
-
-// selfSigned writes a certificate and key for 127.0.0.1 into dir, owned by
-// the cluster's user (PostgreSQL refuses a key others can read).
-func selfSigned(t *testing.T, dir string, uid, gid int) (certFile, keyFile string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key")
-	for f, b := range map[string]*pem.Block{certFile: {Type: "CERTIFICATE", Bytes: der}, keyFile: {Type: "EC PRIVATE KEY", Bytes: kder}} {
-		if err := os.WriteFile(f, pem.EncodeToMemory(b), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chown(f, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return certFile, keyFile
-}
-
-func freePort(t *testing.T) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
-func waitReady(t *testing.T, dsn string) {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		conn, err := pgx.Connect(context.Background(), dsn)
-		if err == nil {
-			conn.Close(context.Background())
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("postgres not ready: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return pgtest.Start(t, pgtest.Options{}).DSN
 }
 
 func TestSQL(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchbook/benchbook/runtime/testsupport/pgtest"
 	"github.com/jackc/pgx/v5"
 	"go.starlark.net/starlark"
 )
@@ -85,7 +86,8 @@ assert.eq(e.by_tag["SELECT #3"].count, 0)
 // so reconnects fail as "refused" (at most one attempt per client every
 // 10 ms) and the run still ends on time.
 func TestSQLServerGone(t *testing.T) {
-	dsn, pg := startPostgresProc(t)
+	c := pgtest.Start(t, pgtest.Options{})
+	dsn, pg := c.DSN, c.Proc
 	time.AfterFunc(600*time.Millisecond, func() { _ = pg.Process.Signal(syscall.SIGQUIT) }) // immediate shutdown
 	start := time.Now()
 	g := mustExec(t, `r = workload.sql(dsn, query = "SELECT 1", clients = 2, duration = "1.5s", warmup = 0, timeout = "500ms")`,
@@ -104,7 +106,7 @@ func TestSQLServerGone(t *testing.T) {
 // loops cannot read raw; closed and open loops then run on workers (pgx
 // itself) and count every request, with no error.
 func TestSQLOverTLS(t *testing.T) {
-	dsn, _ := startPostgresWith(t, true)
+	dsn := pgtest.Start(t, pgtest.Options{TLS: true}).DSN
 	mustExec(t, `
 c = workload.sql(dsn, query = "SELECT 1", clients = 2, duration = "400ms", warmup = 0)
 assert.eq(c.errors, {})

@@ -16,7 +16,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime/codec"
-	"github.com/benchbook/benchbook/runtime/startest"
+	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
 // execStar runs src with the builtins, assert and globals.

@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchbook/benchbook/runtime/child"
-	"github.com/benchbook/benchbook/runtime/needs"
+	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
 // orphanNB starts a target whose shell leaves grandchildren (one of them in
@@ -55,7 +54,7 @@ func testNoOrphans(t *testing.T, cgroup string) {
 	nb := writeNB(t, src)
 	mark := fmt.Sprintf("BENCHBOOK_ORPHAN_TEST=%d-%d", os.Getpid(), time.Now().UnixNano())
 	cmd := exec.Command(binary, "run", "-no-color", nb)
-	cmd.Env = append(os.Environ(), mark, child.CgroupVar+"="+cgroup)
+	cmd.Env = append(os.Environ(), mark, "BENCHBOOK_CGROUP="+cgroup)
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if err := cmd.Start(); err != nil {

@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/benchbook/benchbook/runtime/needs"
 	"github.com/benchbook/benchbook/runtime/record/browsertest"
+	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
 // soakNotebook is a short soak against the embedded demo, the third kind

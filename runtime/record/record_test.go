@@ -13,8 +13,8 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/runtime/golden"
 	"github.com/benchbook/benchbook/runtime/record"
+	"github.com/benchbook/benchbook/runtime/testsupport/golden"
 )
 
 func renderHTML(t *testing.T, r *record.Record) string {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchbook/benchbook/runtime/needs"
+	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
 // An arm that creates an index must not leave it to the next run, nor to

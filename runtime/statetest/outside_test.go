@@ -2,18 +2,13 @@ package statetest
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/benchbook/benchbook/runtime"
-	"github.com/benchbook/benchbook/runtime/needs"
+	"github.com/benchbook/benchbook/runtime/testsupport/needs"
+	"github.com/benchbook/benchbook/runtime/testsupport/pgtest"
 )
 
 // A data dir changed while benchbook was not running (a server started on
@@ -56,37 +51,7 @@ func TestOutsideChangeIsDetected(t *testing.T) {
 // as a user with psql in another terminal would.
 func byHand(t *testing.T, dataDir, sql string) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/pg_ctl")
-	if len(bins) == 0 {
-		t.Skip("pg_ctl not found")
-	}
-	sock, _ := os.MkdirTemp("", "bbout")
-	os.Chmod(sock, 0o777)
-	defer os.RemoveAll(sock)
-	pgctl := func(args ...string) {
-		cmd := exec.Command(bins[len(bins)-1], args...)
-		if os.Getuid() == 0 {
-			cmd = exec.Command("runuser", append([]string{"-u", "postgres", "--", bins[len(bins)-1]}, args...)...)
-		}
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("pg_ctl %v: %v\n%s", args, err, out)
-		}
-	}
-	// -l: the server must not hold our output pipe open.
-	pgctl("-D", dataDir, "-w", "-l", filepath.Join(sock, "log"), "-o", fmt.Sprintf("-p %d -k %s", port, sock), "start")
-	defer pgctl("-D", dataDir, "-w", "-m", "fast", "stop")
-	conn, err := pgx.Connect(context.Background(), fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(context.Background(), sql); err != nil {
-		t.Fatal(err)
-	}
+	c := pgtest.Start(t, pgtest.Options{DataDir: dataDir})
+	defer c.Stop()
+	c.Exec(t, sql)
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/benchbook/benchbook/runtime"
-	"github.com/benchbook/benchbook/runtime/needs"
+	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
 // The REPL goes through the same rules: a change typed at the prompt leaves

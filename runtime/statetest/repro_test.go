@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchbook/benchbook/runtime/needs"
+	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
 // The reproduction: a data cell fills a table from a parameter, a

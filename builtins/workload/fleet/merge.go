@@ -8,7 +8,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/benchbook/benchbook/runtime/guard"
+	"github.com/benchbook/benchbook/builtins/internal/guard"
 )
 
 // Outcome is how one agent's part of a run ended.

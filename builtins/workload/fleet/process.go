@@ -9,7 +9,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/benchbook/benchbook/runtime/child"
+	"github.com/benchbook/benchbook/builtins/internal/child"
 )
 
 // procAgent runs an agent as a child process speaking on its stdin and

@@ -9,7 +9,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/benchbook/benchbook/runtime/guard"
+	"github.com/benchbook/benchbook/builtins/internal/guard"
 )
 
 // Version is the protocol version; an agent of another version refuses.

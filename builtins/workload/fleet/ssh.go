@@ -11,8 +11,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/benchbook/benchbook/builtins/internal/child"
 	bbruntime "github.com/benchbook/benchbook/runtime"
-	"github.com/benchbook/benchbook/runtime/child"
 )
 
 // SSH starts agents through the system's OpenSSH client, so ~/.ssh/config

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/benchbook/benchbook/runtime/guard"
+	"github.com/benchbook/benchbook/builtins/internal/guard"
 )
 
 // Run guards: every run watches the observers that can trip (a process, a

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchbook/benchbook/runtime/needs"
+	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
 // probe is put at the top of the test's copy of the page: it records

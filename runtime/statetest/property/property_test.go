@@ -15,8 +15,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchbook/benchbook/runtime/needs"
 	"github.com/benchbook/benchbook/runtime/statetest"
+	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
 // The state property test: a notebook with a cluster, a data cell and a

@@ -27,7 +27,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/fleet/fleettest"
 	"github.com/benchbook/benchbook/builtins/workload/fleet/kube"
-	"github.com/benchbook/benchbook/runtime/golden"
+	"github.com/benchbook/benchbook/runtime/testsupport/golden"
 )
 
 func TestMain(m *testing.M) {
