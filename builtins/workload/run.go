@@ -13,12 +13,33 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
 
-// Run is the result of one workload: a Starlark value of type "run".
+// Run is the result of one workload: a Starlark value of type "run". Its
+// attributes (TestRunDocListsEveryAttr keeps this list whole):
+//
+//   - what ran: kind ("http", "sql", "exec"), label, duration (s of
+//     measurement), interrupted (Ctrl-C ended it), warnings.
+//   - counts: intended, count (successes), errors (a dict by class),
+//     dropped and late (open loop), undecided (Ctrl-C); count +
+//     sum(errors) + dropped + undecided == intended.
+//   - latency, ms: p(q) and hist (every decided request, failures and drops
+//     as lower bounds), ok_p(q) and ok_hist (successes alone), mean, max,
+//     min and stddev (exec: of the wall times), service (service-time
+//     histogram), by_tag and acquire (sql), windows (per window: start,
+//     count, rps, p50, p99, errors), rps.
+//   - the generator: gen_cpu_us_per_req, tick_ms (open loop: the tick it
+//     sent on, 0 for each request at its intended start).
+//   - exec, per measured run: wall_ms, cpu_ms, user_ms, sys_ms, max_rss_kb.
+//   - run guards: valid, invalid_reason, trips (at, source, kind, fatal,
+//     evidence).
+//   - a fleet run: agents (one row per agent), incomplete (an agent was
+//     lost).
+//   - the observers' figures, by the names they give (db_cpu_us_per_req...).
 type Run struct {
 	d       runData
 	hist    *hdrhistogram.Histogram // every decided request; failures and drops as lower bounds
@@ -170,13 +191,13 @@ func (r *Run) Attr(name string) (starlark.Value, error) {
 	case "by_tag":
 		return r.byTagDict(), nil
 	case "warnings":
-		return stringList(r.d.Warnings), nil
+		return starval.StringList(r.d.Warnings), nil
 	case "wall_ms", "cpu_ms", "user_ms", "sys_ms":
-		return floatList(map[string][]float64{"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs, "user_ms": r.d.UserMs, "sys_ms": r.d.SysMs}[name]), nil
+		return starval.FloatList(map[string][]float64{"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs, "user_ms": r.d.UserMs, "sys_ms": r.d.SysMs}[name]), nil
 	case "min", "stddev":
 		return starlark.Float(r.spread(name)), nil
 	case "max_rss_kb":
-		return intList(r.d.MaxRSSKb), nil
+		return starval.IntList(r.d.MaxRSSKb), nil
 	case "agents":
 		return agentList(r.d.Agents), nil
 	case "incomplete":
@@ -256,30 +277,6 @@ func windowList(ws []windowStat) *starlark.List {
 			"rps": starlark.Float(w.RPS), "p50": starlark.Float(w.P50), "p99": starlark.Float(w.P99),
 			"errors": intDict(w.Errors),
 		})
-	}
-	return starlark.NewList(l)
-}
-
-func stringList(s []string) *starlark.List {
-	l := make([]starlark.Value, len(s))
-	for i, v := range s {
-		l[i] = starlark.String(v)
-	}
-	return starlark.NewList(l)
-}
-
-func floatList(s []float64) *starlark.List {
-	l := make([]starlark.Value, len(s))
-	for i, v := range s {
-		l[i] = starlark.Float(v)
-	}
-	return starlark.NewList(l)
-}
-
-func intList(s []int64) *starlark.List {
-	l := make([]starlark.Value, len(s))
-	for i, v := range s {
-		l[i] = starlark.MakeInt64(v)
 	}
 	return starlark.NewList(l)
 }
