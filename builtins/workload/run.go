@@ -96,9 +96,10 @@ var (
 
 func init() { codec.Register("run", decodeRun) }
 
-// newRun turns what loadgen measured into a Run. Its label (a URL by
-// default) shows in records, file names and the cache: a password in it is
-// hidden.
+// newRun turns what loadgen measured into a Run: the one constructor, for
+// http and sql (loadgen.Run's result), a fleet (the merged result) and exec
+// (an empty result its samples fill). Its label (a URL by default) shows
+// in records, file names and the cache: a password in it is hidden.
 func newRun(kind string, spec loadgen.Spec, res *loadgen.Result) *Run {
 	r := &Run{hist: res.Hist, ok: res.OK, service: res.Service, lag: res.Lag, d: runData{
 		Kind: kind, Label: redact.String(spec.Label), Clients: spec.Clients, Rate: spec.Rate,
