@@ -32,8 +32,9 @@ import (
 //     min and stddev (exec: of the wall times), service (service-time
 //     histogram), by_tag and acquire (sql), windows (per window: start,
 //     count, rps, p50, p99, errors), rps.
-//   - the generator: gen_cpu_us_per_req, tick_ms (open loop: the tick it
-//     sent on, 0 for each request at its intended start).
+//   - the generator: gen_cpu_us_per_req, gen_gc_pause_ms (its GC pauses
+//     over the window, summed over a fleet's agents), tick_ms (open loop:
+//     the tick it sent on, 0 for each request at its intended start).
 //   - exec, per measured run: wall_ms, cpu_ms, user_ms, sys_ms, max_rss_kb.
 //   - run guards: valid, invalid_reason, trips (at, source, kind, fatal,
 //     evidence).
@@ -67,6 +68,7 @@ type runData struct {
 	Undecided   int64              `json:"undecided"`         // Ctrl-C came before their outcome
 	Windows     []windowStat       `json:"windows"`
 	GenCPU      float64            `json:"gen_cpu_us_per_req"`
+	GenGCPause  float64            `json:"gen_gc_pause_ms,omitempty"` // the generator's GC pauses over the window
 	Interrupted bool               `json:"interrupted"`
 	Warnings    []string           `json:"warnings"`
 	Observed    map[string]float64 `json:"observed,omitempty"`
@@ -106,6 +108,7 @@ func newRun(kind string, spec loadgen.Spec, res *loadgen.Result) *Run {
 		Intended: res.Intended, Count: res.Count, Errors: res.Errors, Duration: res.Measured.Seconds(),
 		Late: res.Late, TickUs: float64(res.Tick) / float64(time.Microsecond), Dropped: res.Dropped, Undecided: res.Undecided, Interrupted: res.Interrupted,
 		Warnings: res.Warnings, Observed: res.Observed, Windows: res.Windows, Trips: res.Trips,
+		GenGCPause: float64(res.GCPause) / float64(time.Millisecond),
 	}}
 	if n := res.Count + sumErrors(res.Errors); n > 0 {
 		r.d.GenCPU = float64(res.CPU.Microseconds()) / float64(n)
@@ -159,7 +162,7 @@ func (r *Run) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: run") }
 var runAttrs = []string{"acquire", "by_tag", "count", "cpu_ms", "dropped", "duration", "errors",
 	"gen_cpu_us_per_req", "hist", "intended", "interrupted", "kind", "label", "late", "tick_ms", "max", "max_rss_kb",
 	"mean", "min", "ok_hist", "ok_p", "p", "rps", "service", "stddev", "sys_ms", "undecided", "user_ms", "wall_ms", "warnings", "windows",
-	"valid", "invalid_reason", "trips", "agents", "incomplete"}
+	"valid", "invalid_reason", "trips", "agents", "incomplete", "gen_gc_pause_ms"}
 
 func (r *Run) AttrNames() []string {
 	return append(append([]string(nil), runAttrs...), sortedKeys(r.d.Observed)...)
@@ -235,6 +238,8 @@ func (r *Run) scalarAttr(name string) starlark.Value {
 		return starlark.MakeInt64(r.d.Undecided)
 	case "gen_cpu_us_per_req":
 		return starlark.Float(r.d.GenCPU)
+	case "gen_gc_pause_ms":
+		return starlark.Float(r.d.GenGCPause)
 	case "interrupted":
 		return starlark.Bool(r.d.Interrupted)
 	case "duration":
@@ -439,7 +444,7 @@ func (r *Run) JSON() any {
 		"errors": r.d.Errors, "duration": r.d.Duration, "late": r.d.Late, "dropped": r.d.Dropped,
 		"intended": r.d.Intended, "undecided": r.d.Undecided,
 		"latency": (&Histogram{h: r.hist}).JSON(), "ok_latency": (&Histogram{h: r.okHist()}).JSON(), "windows": r.d.Windows,
-		"gen_cpu_us_per_req": r.d.GenCPU, "interrupted": r.d.Interrupted,
+		"gen_cpu_us_per_req": r.d.GenCPU, "gen_gc_pause_ms": r.d.GenGCPause, "interrupted": r.d.Interrupted,
 		"warnings": r.d.Warnings, "observed": r.d.Observed,
 		"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs, "max_rss_kb": r.d.MaxRSSKb,
 		"user_ms": r.d.UserMs, "sys_ms": r.d.SysMs,

@@ -185,7 +185,7 @@ func (r *engine) measure() *Result {
 		res.Measured = r.spec.Duration
 	}
 	r.self = takeSelf().since(before, res.Measured)
-	res.CPU = r.self.cpu
+	res.CPU, res.GCPause = r.self.cpu, r.self.gcPause
 	var warnings []string
 	res.Observed, res.Trips, warnings = w.Stop(r.successes())
 	res.Warnings = append(append(res.Warnings, warnings...), TripWarnings(res.Trips)...)

@@ -36,6 +36,7 @@ type Result struct {
 	Measured    time.Duration             `json:"measured_ns"`        // how long the window lasted (shorter when interrupted)
 	Interrupted bool                      `json:"interrupted"`        // Ctrl-C ended the run early
 	CPU         time.Duration             `json:"cpu_ns"`             // the generator's own CPU (user + system) over the window
+	GCPause     time.Duration             `json:"gc_pause_ns"`        // the generator's stop-the-world GC pauses over the window
 	Observed    map[string]float64        `json:"observed,omitempty"` // the observers' figures; not merged (a fleet's observers run on the coordinator)
 	Warnings    []string                  `json:"warnings,omitempty"` // what may make the figures less than they seem
 	Trips       []guard.Trip              `json:"trips,omitempty"`    // run guards that tripped (guards.go): fatal ones make the run invalid
@@ -77,6 +78,7 @@ func (r *Result) Merge(o *Result, shift int) {
 	r.Measured = max(r.Measured, o.Measured)
 	r.Interrupted = r.Interrupted || o.Interrupted
 	r.CPU += o.CPU
+	r.GCPause += o.GCPause
 	r.Warnings = append(r.Warnings, o.Warnings...)
 	r.Trips = append(r.Trips, o.Trips...)
 	r.mergeWindows(o, max(shift, 0))
