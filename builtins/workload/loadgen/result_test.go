@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	goruntime "runtime"
 	"testing"
 	"time"
 
@@ -55,6 +56,22 @@ func TestResultWireRoundTrip(t *testing.T) {
 	}
 }
 
+// A generator that collects garbage during the window reports its pauses:
+// here the target, in the same process, forces a collection per request.
+func TestResultCountsGCPauses(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { goruntime.GC() }))
+	defer srv.Close()
+	tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Clients: 1, Duration: 200 * time.Millisecond, Window: 100 * time.Millisecond, Timeout: time.Second}
+	res := Run(context.Background(), spec, tgt)
+	if res.Count == 0 || res.GCPause <= 0 || res.GCPause > res.Measured {
+		t.Fatalf("%d requests, each with a GC, paused %s over %s", res.Count, res.GCPause, res.Measured)
+	}
+}
+
 // synthetic is a result of n requests with latencies drawn from rng, in
 // windows of one second; all, when given, records every latency too.
 func synthetic(rng *rand.Rand, n, windows int, all *hdrhistogram.Histogram) *Result {
@@ -85,6 +102,7 @@ func TestResultMerge(t *testing.T) {
 	all := NewHist()
 	a, b := synthetic(rng, 5000, 3, all), synthetic(rng, 3000, 3, all)
 	b.Warnings, b.Interrupted, b.Measured = []string{"b warned"}, true, 2*time.Second
+	a.GCPause, b.GCPause = 3*time.Millisecond, 4*time.Millisecond
 	m := NewResult()
 	m.Merge(a, 0)
 	m.Merge(b, 1)
@@ -92,8 +110,8 @@ func TestResultMerge(t *testing.T) {
 	if !m.Hist.Equals(all) || m.Count != 8000 || m.Intended != 8006 || m.Errors["timeout"] != 6 {
 		t.Fatalf("merged: count %d intended %d errors %v, hist equal %v", m.Count, m.Intended, m.Errors, m.Hist.Equals(all))
 	}
-	if m.CPU != 600*time.Millisecond || m.Measured != 3*time.Second || !m.Interrupted || len(m.Warnings) != 1 {
-		t.Errorf("merged CPU %s, measured %s, interrupted %v, warnings %v", m.CPU, m.Measured, m.Interrupted, m.Warnings)
+	if m.CPU != 600*time.Millisecond || m.GCPause != 7*time.Millisecond || m.Measured != 3*time.Second || !m.Interrupted || len(m.Warnings) != 1 {
+		t.Errorf("merged CPU %s, GC pause %s, measured %s, interrupted %v, warnings %v", m.CPU, m.GCPause, m.Measured, m.Interrupted, m.Warnings)
 	}
 	if len(m.Windows) != 4 || m.Windows[0].Count != a.Windows[0].Count || m.Windows[3].Count != b.Windows[2].Count ||
 		m.Windows[1].Count != a.Windows[1].Count+b.Windows[0].Count || m.Windows[1].Errors["timeout"] != 2 {
