@@ -41,7 +41,14 @@ func RunLoad(ctx context.Context, l Launcher, n int, kind string, load Load, o O
 	}
 	o.Warmup, o.Duration, o.Window, o.Timeout = s.Warmup, s.Duration, s.Window, s.Timeout
 	obs := &observers{spec: s, done: make(chan struct{})}
-	o.OnStart = func(at time.Time) { obs.started = true; go obs.run(ctx, at) }
+	onStart := o.OnStart
+	o.OnStart = func(at time.Time) {
+		obs.started = true
+		go obs.run(ctx, at)
+		if onStart != nil {
+			onStart(at)
+		}
+	}
 	m, err := Run(ctx, l, specs, o)
 	if err != nil {
 		return nil, err
