@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/filehash"
 )
 
 // The engine's own builtins:
@@ -127,27 +127,17 @@ func file(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs [
 
 // fileHash re-checks a file input; a missing file is its own hash value.
 func fileHash(path string) (string, error) {
-	sum, err := FileSHA256(path)
+	sum, err := filehash.SHA256(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "missing", nil
 	}
 	return sum, err
 }
 
-// FileSHA256 is the hex SHA-256 of a file's content, read as a stream: the
-// hash of every file-like input (notebook files, binaries, SQLite files).
-func FileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+// FileSHA256 is filehash.SHA256, kept for the builtins that call it here.
+//
+// Deprecated: call filehash.SHA256.
+func FileSHA256(path string) (string, error) { return filehash.SHA256(path) }
 
 func memo(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var key string

@@ -68,6 +68,9 @@
 //     and JSON records; the one redaction pass; the machine). Builtins use
 //     them too, so they are not internal.
 //   - runtime/resstate: live resources' states, without Starlark (below).
+//   - runtime/filehash: a file's SHA-256, a leaf: the engine keys file
+//     inputs with it, and package fleet checks the binary it copies to a
+//     remote agent with it without linking the engine.
 //   - runtime/testsupport: startest runs every package's testdata/*.star
 //     tests in a Session, golden compares golden files, pgtest starts a
 //     throwaway PostgreSQL for a test, needs stops a test for a missing

@@ -6,6 +6,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/metric/stats"
 )
 
@@ -63,11 +64,11 @@ func (c *Comparison) Attr(name string) (starlark.Value, error) {
 	case "b_label":
 		return starlark.String(c.BLabel), nil
 	case "a":
-		return floatList(c.A), nil
+		return starval.FloatList(c.A), nil
 	case "b":
-		return floatList(c.B), nil
+		return starval.FloatList(c.B), nil
 	case "ratios":
-		return floatList(c.Ratios), nil
+		return starval.FloatList(c.Ratios), nil
 	case "index":
 		return starlark.Float(stats.DisplayIndex(100 * c.Ratio)), nil
 	case "every_b_beats_every_a":
@@ -102,7 +103,7 @@ func (c *Comparison) Attr(name string) (starlark.Value, error) {
 	case "sentence":
 		return starlark.String(c.Sentence()), nil
 	case "warnings":
-		return stringList(c.Warnings), nil
+		return starval.StringList(c.Warnings), nil
 	}
 	if f, ok := c.floatAttr(name); ok {
 		return floatOrNone(f), nil
@@ -127,20 +128,4 @@ func floatOrNone(f float64) starlark.Value {
 		return starlark.None
 	}
 	return starlark.Float(f)
-}
-
-func floatList(xs []float64) *starlark.List {
-	l := make([]starlark.Value, len(xs))
-	for i, x := range xs {
-		l[i] = starlark.Float(x)
-	}
-	return starlark.NewList(l)
-}
-
-func stringList(ss []string) *starlark.List {
-	l := make([]starlark.Value, len(ss))
-	for i, s := range ss {
-		l[i] = starlark.String(s)
-	}
-	return starlark.NewList(l)
 }

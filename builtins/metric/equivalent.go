@@ -7,6 +7,8 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
+
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
 // maxListed bounds how many mismatches an equivalence result spells out.
@@ -179,8 +181,8 @@ func (e *equivalence) value() starlark.Value {
 		"ok":             starlark.Bool(e.ok()),
 		"compared":       starlark.MakeInt(e.compared),
 		"mismatch_count": starlark.MakeInt(len(e.mismatches)),
-		"mismatches":     stringList(listed),
-		"missing":        stringList(e.missing),
+		"mismatches":     starval.StringList(listed),
+		"missing":        starval.StringList(e.missing),
 		"distinct_a":     starlark.MakeInt(e.distinctA),
 		"distinct_b":     starlark.MakeInt(e.distinctB),
 		"vacuous":        starlark.Bool(e.vacuous),

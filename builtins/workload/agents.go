@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -11,7 +10,6 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
-	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
@@ -214,100 +212,27 @@ func (c *fleetConfig) launcher(run time.Duration) (fleet.Launcher, error) {
 	return KubernetesLauncher(c.Kube, c.Selector, run)
 }
 
-// agentLoad is what an agent of an http or sql fleet runs (fleet.Spec.Load).
-type agentLoad struct {
-	Spec loadgen.Spec      `json:"spec"`
-	HTTP *loadgen.HTTPSpec `json:"http,omitempty"`
-	SQL  *agentSQL         `json:"sql,omitempty"`
-}
-
-// agentSQL is loadgen.SQLSpec's plain part, with static args.
-type agentSQL struct {
-	DSN        string              `json:"dsn"`
-	Statements []loadgen.Statement `json:"statements"`
-	Args       json.RawMessage     `json:"args,omitempty"` // static args; decodeArgs reads them
-}
-
-// runOnFleet runs spec's load on f's agents and merges their runs.
-func runOnFleet(th *starlark.Thread, name, kind string, spec loadgen.Spec, load agentLoad, f *Fleet) (*Run, error) {
-	specs, err := agentSpecs(kind, spec, load, f.c)
+// runOnFleet runs spec's load on f's agents: one merged run, with the
+// agents' rows.
+func runOnFleet(th *starlark.Thread, name, kind string, spec loadgen.Spec, load fleet.Load, f *Fleet) (*Run, error) {
+	l, err := f.c.launcher(spec.Warmup + spec.Duration + spec.Timeout)
 	if err != nil {
 		return nil, fmt.Errorf("%s: agents: %w", name, err)
 	}
-	total := spec.Warmup + spec.Duration + spec.Timeout
-	l, err := f.c.launcher(total)
+	load.Spec = spec
+	m, err := fleet.RunLoad(runtime.Context(th), l, f.c.N, kind, load,
+		fleet.Options{Hang: f.c.Hang, AllowClockOffset: f.c.AllowClock, Progress: spec.Progress})
 	if err != nil {
 		return nil, fmt.Errorf("%s: agents: %w", name, err)
 	}
-	ctx := runtime.Context(th)
-	obs := &fleetObservers{spec: spec, done: make(chan struct{})}
-	m, err := fleet.Run(ctx, l, specs, fleet.Options{Warmup: spec.Warmup, Duration: spec.Duration,
-		Window: spec.Window, Timeout: spec.Timeout, Hang: f.c.Hang, AllowClockOffset: f.c.AllowClock, Progress: spec.Progress,
-		OnStart: func(at time.Time) { obs.started = true; go obs.run(ctx, at) }})
-	if err != nil {
-		return nil, fmt.Errorf("%s: agents: %w", name, err)
-	}
-	return newFleetRun(kind, spec, m, obs), nil
+	return fleetRun(kind, spec, m), nil
 }
 
-// newFleetRun is the Run of a fleet: merged figures, observers' figures
-// and trips, the agents' rows.
-func newFleetRun(kind string, spec loadgen.Spec, m *fleet.Merged, obs *fleetObservers) *Run {
-	res := mergedResult(m, spec)
-	res.Observed = obs.figures(m.Count, res)
-	var observed []guard.Trip
-	if obs != nil {
-		observed = obs.trips
-	}
-	fleetTrips(res, m.Trips, observed)
-	r := newRun(kind, spec, res)
+// fleetRun is the Run of a fleet: its merged run, and the agents' rows.
+func fleetRun(kind string, spec loadgen.Spec, m *fleet.Merged) *Run {
+	r := newRun(kind, spec, m.Result)
 	r.d.Agents, r.d.Incomplete = agentRows(m.Rows), m.Incomplete
 	return r
-}
-
-// agentSpecs divides the load: clients or rate (and the open loop's bound
-// on requests in flight) across the agents, each with its own sequence range.
-func agentSpecs(kind string, spec loadgen.Spec, load agentLoad, c fleetConfig) ([]fleet.Spec, error) {
-	shares, err := fleet.Split(spec.Clients, spec.Rate, c.N)
-	if err != nil {
-		return nil, err
-	}
-	var out []fleet.Spec
-	for i, sh := range shares {
-		l := load
-		l.Spec = spec
-		l.Spec.Clients, l.Spec.Rate, l.Spec.SeqBase = sh.Clients, sh.Rate, sh.SeqBase
-		if spec.MaxInflight > 0 {
-			l.Spec.MaxInflight = int(math.Ceil(float64(spec.MaxInflight) / float64(c.N)))
-		}
-		b, err := json.Marshal(l)
-		if err != nil {
-			return nil, err
-		}
-		silence := max(3*c.Hang, 30*time.Second)
-		out = append(out, fleet.Spec{Version: fleet.Version, Kind: kind, Load: b, Agent: i, Agents: c.N,
-			SeqBase: sh.SeqBase, Silence: int64(silence)})
-	}
-	return out, nil
-}
-
-// mergedResult is a fleet's merged figures in the shape of one local run.
-func mergedResult(m *fleet.Merged, spec loadgen.Spec) *loadgen.Result {
-	res := &loadgen.Result{Hist: m.Hist, OK: m.OK, Service: m.Service, Errors: m.Errors, Intended: m.Intended,
-		Count: m.Count, Late: m.Late, Tick: m.Tick, Dropped: m.Dropped, Undecided: m.Undecided, Interrupted: m.Interrupted,
-		Measured: time.Duration(m.Duration * float64(time.Second)), CPU: time.Duration(m.CPU * float64(time.Second)),
-		Warnings: m.Warnings}
-	for i, w := range m.Windows {
-		ws := loadgen.Window{Start: (spec.Window * time.Duration(i)).Seconds(), Count: w.OK, Errors: w.Errors}
-		if w.Hist != nil {
-			ws.P50, ws.P99 = loadgen.QuantileMs(w.Hist, 50), loadgen.QuantileMs(w.Hist, 99)
-		}
-		if length := min(spec.Window.Seconds(), spec.Duration.Seconds()-ws.Start); length > 0 {
-			ws.RPS = float64(ws.Count) / length
-		}
-		res.Windows = append(res.Windows, ws)
-	}
-	return res
 }
 
 // agentRow is one agent in a fleet run's table.
@@ -429,12 +354,12 @@ func (h *httpArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, 
 	if _, err := loadgen.NewHTTPTarget(hs); err != nil { // refuse a bad URL here, not on every agent
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return runOnFleet(th, name, "http", spec, agentLoad{HTTP: &hs}, f)
+	return runOnFleet(th, name, "http", spec, fleet.Load{HTTP: &hs}, f)
 }
 
 // onFleet runs workload.sql on a fleet; args must be a static list.
 func (s *sqlArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, f *Fleet) (starlark.Value, error) {
-	sq := &agentSQL{}
+	sq := &fleet.SQLLoad{}
 	var err error
 	if sq.DSN, err = dsnOf(name, s.db); err != nil {
 		return nil, err
@@ -461,76 +386,5 @@ func (s *sqlArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, f
 	if spec.Label == "" {
 		spec.Label = sq.Statements[0].SQL
 	}
-	return runOnFleet(th, name, "sql", spec, agentLoad{SQL: sq}, f)
-}
-
-// RunLocalFleet runs an HTTP load on n local agents (this executable's
-// `agent` mode) without Starlark: the path agents = workload.agents(local
-// = n) takes, for bench/fleet's overhead measurement.
-func RunLocalFleet(ctx context.Context, n int, spec loadgen.Spec, hs loadgen.HTTPSpec) (*fleet.Merged, error) {
-	c := fleetConfig{Kind: "local", N: n, Hang: 10 * time.Second}
-	specs, err := agentSpecs("http", spec, agentLoad{HTTP: &hs}, c)
-	if err != nil {
-		return nil, err
-	}
-	return fleet.Run(ctx, &fleet.Local{}, specs, fleet.Options{Warmup: spec.Warmup, Duration: spec.Duration,
-		Window: spec.Window, Timeout: spec.Timeout, Hang: c.Hang})
-}
-
-// fleetObservers sample the server around a fleet's measurement window, on
-// this machine's clock, as a local run does around its own.
-type fleetObservers struct {
-	spec     loadgen.Spec
-	done     chan struct{} // closed when run has stopped them
-	started  bool          // set by OnStart, on the caller's goroutine
-	totals   map[string]float64
-	trips    []guard.Trip // the observed targets' run guards (a process died...)
-	warnings []string
-}
-
-// run starts the observers when the window opens and stops them when it
-// closes (or at Ctrl-C), asking each for its figures per one request: its
-// totals, which figures divides by the merged count once it is known.
-func (o *fleetObservers) run(ctx context.Context, at time.Time) {
-	defer close(o.done)
-	if len(o.spec.Observers) == 0 || !loadgen.SleepUntil(ctx, at.Add(o.spec.Warmup)) {
-		return
-	}
-	w := loadgen.StartWatch(ctx, o.spec.Observers, time.Now(), false) // each agent guards its own host
-	loadgen.SleepUntil(ctx, at.Add(o.spec.Warmup+o.spec.Duration))
-	var warnings []string
-	o.totals, o.trips, warnings = w.Stop(1)
-	o.warnings = append(o.warnings, warnings...)
-}
-
-// figures are the observers' figures for count requests: every observer
-// names a figure NAME_per_req for NAME / requests, so with one request it
-// gave NAME, divided here.
-func (o *fleetObservers) figures(count int64, res *loadgen.Result) map[string]float64 {
-	if o == nil || !o.started {
-		return nil
-	}
-	<-o.done
-	res.Warnings = append(res.Warnings, o.warnings...)
-	out := map[string]float64{}
-	for k, v := range o.totals {
-		if strings.HasSuffix(k, "_per_req") {
-			if count == 0 {
-				continue
-			}
-			v /= float64(count)
-		}
-		out[k] = v
-	}
-	return out
-}
-
-// fleetTrips gives a fleet run its run guards, as loadgen gives a local
-// run its own: the agents' (a lost agent is a fatal one) and the observed
-// targets'; the non-fatal ones become warnings, a fatal one makes the run
-// invalid, so compare refuses it and abab runs it again.
-func fleetTrips(res *loadgen.Result, agents, observed []guard.Trip) {
-	res.Trips = append(append(res.Trips, agents...), observed...)
-	guard.Sort(res.Trips)
-	res.Warnings = append(res.Warnings, loadgen.TripWarnings(res.Trips)...)
+	return runOnFleet(th, name, "sql", spec, fleet.Load{SQL: sq}, f)
 }

@@ -27,7 +27,7 @@ import (
 // real generator in real processes.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "agent" {
-		if err := fleet.Main(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr, AgentRun); err != nil {
+		if err := fleet.Main(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr, fleet.AgentRun); err != nil {
 			os.Exit(1)
 		}
 		os.Exit(0)
@@ -64,10 +64,10 @@ func (l *lockedBuf) Write(p []byte) (int, error) {
 }
 
 // results are the agents' own result messages.
-func (l *teeLauncher) results(t *testing.T) []*fleet.Result {
+func (l *teeLauncher) results(t *testing.T) []*fleet.Report {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []*fleet.Result
+	var out []*fleet.Report
 	for _, b := range l.outs {
 		s := bufio.NewScanner(bytes.NewReader(b.Bytes()))
 		s.Buffer(nil, 64<<20)
@@ -94,29 +94,21 @@ func TestLocalFleetOfTwoIsLossless(t *testing.T) {
 	}))
 	defer srv.Close()
 	spec := loadgen.Spec{Clients: 4, Duration: time.Second, Warmup: 200 * time.Millisecond, Window: 500 * time.Millisecond, Timeout: 2 * time.Second}
-	c := fleetConfig{Kind: "local", N: 2, Hang: 10 * time.Second}
-	specs, err := agentSpecs("http", spec, agentLoad{HTTP: &loadgen.HTTPSpec{URL: srv.URL + "/x"}}, c)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tl := &teeLauncher{Launcher: &fleet.Local{}}
-	m, err := fleet.Run(context.Background(), tl, specs, fleet.Options{Warmup: spec.Warmup, Duration: spec.Duration, Window: spec.Window, Timeout: spec.Timeout})
+	m, err := fleet.RunLoad(context.Background(), tl, 2, "http", fleet.Load{Spec: spec, HTTP: &loadgen.HTTPSpec{URL: srv.URL + "/x"}}, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newFleetRun("http", spec, m, nil)
+	r := fleetRun("http", spec, m)
 	results := tl.results(t)
 	if len(results) != 2 || m.Incomplete {
 		t.Fatalf("%d results, incomplete %v, rows %+v", len(results), m.Incomplete, m.Rows)
 	}
 	one := loadgen.NewHist()
 	var count, intended, errs int64
-	for _, res := range results {
-		h, err := fleet.DecodeHist(res.Hist)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, bar := range h.Distribution() {
+	for _, rep := range results {
+		res := rep.Run
+		for _, bar := range res.Hist.Distribution() {
 			if bar.Count > 0 {
 				_ = one.RecordValues(bar.From, bar.Count)
 			}
@@ -230,17 +222,13 @@ func TestFleetRunWithALostAgentIsInvalid(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
 	defer srv.Close()
 	spec := loadgen.Spec{Clients: 2, Duration: 2 * time.Second, Window: time.Second, Timeout: time.Second}
-	specs, err := agentSpecs("http", spec, agentLoad{HTTP: &loadgen.HTTPSpec{URL: srv.URL + "/"}}, fleetConfig{Kind: "local", N: 2, Hang: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
 	tl := &teeLauncher{Launcher: &fleet.Local{}}
 	kill := &killLauncher{Launcher: tl, after: 700 * time.Millisecond}
-	m, err := fleet.Run(context.Background(), kill, specs, fleet.Options{Duration: spec.Duration, Window: spec.Window, Timeout: spec.Timeout})
+	m, err := fleet.RunLoad(context.Background(), kill, 2, "http", fleet.Load{Spec: spec, HTTP: &loadgen.HTTPSpec{URL: srv.URL + "/"}}, fleet.Options{Hang: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newFleetRun("http", spec, m, nil)
+	r := fleetRun("http", spec, m)
 	if r.valid() || !r.d.Incomplete || r.d.Agents[1].Status != "died: signal: killed" || r.d.Agents[0].Status != "ok" {
 		t.Fatalf("valid %v incomplete %v rows %+v", r.valid(), r.d.Incomplete, r.d.Agents)
 	}
@@ -307,23 +295,19 @@ func TestSSHFleetRealGenerator(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
 	defer srv.Close()
 	spec := loadgen.Spec{Rate: 300, Arrival: "poisson", Duration: time.Second, Warmup: 200 * time.Millisecond, Window: 500 * time.Millisecond, Timeout: time.Second, MaxInflight: 16}
-	specs, err := agentSpecs("http", spec, agentLoad{HTTP: &loadgen.HTTPSpec{URL: srv.URL + "/"}}, fleetConfig{Kind: "ssh", N: 2, Hang: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
 	tl := &teeLauncher{Launcher: &fleet.SSH{Hosts: []string{"root@127.0.0.1", "root@127.0.0.1"}, Command: client, Binary: os.Args[0], Dir: t.TempDir()}}
-	m, err := fleet.Run(context.Background(), tl, specs, fleet.Options{Warmup: spec.Warmup, Duration: spec.Duration, Window: spec.Window, Timeout: spec.Timeout})
+	m, err := fleet.RunLoad(context.Background(), tl, 2, "http", fleet.Load{Spec: spec, HTTP: &loadgen.HTTPSpec{URL: srv.URL + "/"}}, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := newFleetRun("http", spec, m, nil)
+	r := fleetRun("http", spec, m)
 	results := tl.results(t)
 	if len(results) != 2 || !r.valid() {
 		t.Fatalf("%d results, valid %v, rows %+v", len(results), r.valid(), r.d.Agents)
 	}
 	var intended int64
 	for i, res := range results {
-		intended += res.Intended
+		intended += res.Run.Intended
 		if !res.ClockMeasured || r.d.Agents[i].Status != "ok" {
 			t.Fatalf("agent %d: %+v", i, r.d.Agents[i])
 		}
@@ -332,7 +316,7 @@ func TestSSHFleetRealGenerator(t *testing.T) {
 	if r.d.Intended != intended || intended < 200 || intended > 400 {
 		t.Fatalf("merged intended %d, agents' sum %d (about 300 expected)", r.d.Intended, intended)
 	}
-	if results[0].Intended == results[1].Intended {
-		t.Logf("both agents drew %d arrivals: possible, but their Poisson seeds should differ", results[0].Intended)
+	if results[0].Run.Intended == results[1].Run.Intended {
+		t.Logf("both agents drew %d arrivals: possible, but their Poisson seeds should differ", results[0].Run.Intended)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
-	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // execArgs are workload.exec's arguments.
@@ -103,7 +102,7 @@ func (a *execArgs) measure(th *starlark.Thread, argv []string, timeout time.Dura
 	ctx := runtime.Context(th)
 	stderr := runtime.Stderr(th)
 	hist := newHist()
-	r := &Run{d: runData{Kind: "exec", Label: redact.String(a.label), Errors: map[string]int64{}}}
+	r := newRun("exec", loadgen.Spec{Label: a.label}, &loadgen.Result{Errors: map[string]int64{}})
 	var start time.Time
 	var w *loadgen.Watch
 	for i := range a.warmup + a.runs {

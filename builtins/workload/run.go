@@ -13,12 +13,34 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
 
-// Run is the result of one workload: a Starlark value of type "run".
+// Run is the result of one workload: a Starlark value of type "run". Its
+// attributes (TestRunDocListsEveryAttr keeps this list whole):
+//
+//   - what ran: kind ("http", "sql", "exec"), label, duration (s of
+//     measurement), interrupted (Ctrl-C ended it), warnings.
+//   - counts: intended, count (successes), errors (a dict by class),
+//     dropped and late (open loop), undecided (Ctrl-C); count +
+//     sum(errors) + dropped + undecided == intended.
+//   - latency, ms: p(q) and hist (every decided request, failures and drops
+//     as lower bounds), ok_p(q) and ok_hist (successes alone), mean, max,
+//     min and stddev (exec: of the wall times), service (service-time
+//     histogram), by_tag and acquire (sql), windows (per window: start,
+//     count, rps, p50, p99, errors), rps.
+//   - the generator: gen_cpu_us_per_req, gen_gc_pause_ms (its GC pauses
+//     over the window, summed over a fleet's agents), tick_ms (open loop:
+//     the tick it sent on, 0 for each request at its intended start).
+//   - exec, per measured run: wall_ms, cpu_ms, user_ms, sys_ms, max_rss_kb.
+//   - run guards: valid, invalid_reason, trips (at, source, kind, fatal,
+//     evidence).
+//   - a fleet run: agents (one row per agent), incomplete (an agent was
+//     lost).
+//   - the observers' figures, by the names they give (db_cpu_us_per_req...).
 type Run struct {
 	d       runData
 	hist    *hdrhistogram.Histogram // every decided request; failures and drops as lower bounds
@@ -46,6 +68,7 @@ type runData struct {
 	Undecided   int64              `json:"undecided"`         // Ctrl-C came before their outcome
 	Windows     []windowStat       `json:"windows"`
 	GenCPU      float64            `json:"gen_cpu_us_per_req"`
+	GenGCPause  float64            `json:"gen_gc_pause_ms,omitempty"` // the generator's GC pauses over the window
 	Interrupted bool               `json:"interrupted"`
 	Warnings    []string           `json:"warnings"`
 	Observed    map[string]float64 `json:"observed,omitempty"`
@@ -75,15 +98,17 @@ var (
 
 func init() { codec.Register("run", decodeRun) }
 
-// newRun turns what loadgen measured into a Run. Its label (a URL by
-// default) shows in records, file names and the cache: a password in it is
-// hidden.
+// newRun turns what loadgen measured into a Run: the one constructor, for
+// http and sql (loadgen.Run's result), a fleet (the merged result) and exec
+// (an empty result its samples fill). Its label (a URL by default) shows
+// in records, file names and the cache: a password in it is hidden.
 func newRun(kind string, spec loadgen.Spec, res *loadgen.Result) *Run {
 	r := &Run{hist: res.Hist, ok: res.OK, service: res.Service, lag: res.Lag, d: runData{
 		Kind: kind, Label: redact.String(spec.Label), Clients: spec.Clients, Rate: spec.Rate,
 		Intended: res.Intended, Count: res.Count, Errors: res.Errors, Duration: res.Measured.Seconds(),
 		Late: res.Late, TickUs: float64(res.Tick) / float64(time.Microsecond), Dropped: res.Dropped, Undecided: res.Undecided, Interrupted: res.Interrupted,
 		Warnings: res.Warnings, Observed: res.Observed, Windows: res.Windows, Trips: res.Trips,
+		GenGCPause: float64(res.GCPause) / float64(time.Millisecond),
 	}}
 	if n := res.Count + sumErrors(res.Errors); n > 0 {
 		r.d.GenCPU = float64(res.CPU.Microseconds()) / float64(n)
@@ -137,7 +162,7 @@ func (r *Run) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: run") }
 var runAttrs = []string{"acquire", "by_tag", "count", "cpu_ms", "dropped", "duration", "errors",
 	"gen_cpu_us_per_req", "hist", "intended", "interrupted", "kind", "label", "late", "tick_ms", "max", "max_rss_kb",
 	"mean", "min", "ok_hist", "ok_p", "p", "rps", "service", "stddev", "sys_ms", "undecided", "user_ms", "wall_ms", "warnings", "windows",
-	"valid", "invalid_reason", "trips", "agents", "incomplete"}
+	"valid", "invalid_reason", "trips", "agents", "incomplete", "gen_gc_pause_ms"}
 
 func (r *Run) AttrNames() []string {
 	return append(append([]string(nil), runAttrs...), sortedKeys(r.d.Observed)...)
@@ -170,13 +195,13 @@ func (r *Run) Attr(name string) (starlark.Value, error) {
 	case "by_tag":
 		return r.byTagDict(), nil
 	case "warnings":
-		return stringList(r.d.Warnings), nil
+		return starval.StringList(r.d.Warnings), nil
 	case "wall_ms", "cpu_ms", "user_ms", "sys_ms":
-		return floatList(map[string][]float64{"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs, "user_ms": r.d.UserMs, "sys_ms": r.d.SysMs}[name]), nil
+		return starval.FloatList(map[string][]float64{"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs, "user_ms": r.d.UserMs, "sys_ms": r.d.SysMs}[name]), nil
 	case "min", "stddev":
 		return starlark.Float(r.spread(name)), nil
 	case "max_rss_kb":
-		return intList(r.d.MaxRSSKb), nil
+		return starval.IntList(r.d.MaxRSSKb), nil
 	case "agents":
 		return agentList(r.d.Agents), nil
 	case "incomplete":
@@ -213,6 +238,8 @@ func (r *Run) scalarAttr(name string) starlark.Value {
 		return starlark.MakeInt64(r.d.Undecided)
 	case "gen_cpu_us_per_req":
 		return starlark.Float(r.d.GenCPU)
+	case "gen_gc_pause_ms":
+		return starlark.Float(r.d.GenGCPause)
 	case "interrupted":
 		return starlark.Bool(r.d.Interrupted)
 	case "duration":
@@ -256,30 +283,6 @@ func windowList(ws []windowStat) *starlark.List {
 			"rps": starlark.Float(w.RPS), "p50": starlark.Float(w.P50), "p99": starlark.Float(w.P99),
 			"errors": intDict(w.Errors),
 		})
-	}
-	return starlark.NewList(l)
-}
-
-func stringList(s []string) *starlark.List {
-	l := make([]starlark.Value, len(s))
-	for i, v := range s {
-		l[i] = starlark.String(v)
-	}
-	return starlark.NewList(l)
-}
-
-func floatList(s []float64) *starlark.List {
-	l := make([]starlark.Value, len(s))
-	for i, v := range s {
-		l[i] = starlark.Float(v)
-	}
-	return starlark.NewList(l)
-}
-
-func intList(s []int64) *starlark.List {
-	l := make([]starlark.Value, len(s))
-	for i, v := range s {
-		l[i] = starlark.MakeInt64(v)
 	}
 	return starlark.NewList(l)
 }
@@ -441,7 +444,7 @@ func (r *Run) JSON() any {
 		"errors": r.d.Errors, "duration": r.d.Duration, "late": r.d.Late, "dropped": r.d.Dropped,
 		"intended": r.d.Intended, "undecided": r.d.Undecided,
 		"latency": (&Histogram{h: r.hist}).JSON(), "ok_latency": (&Histogram{h: r.okHist()}).JSON(), "windows": r.d.Windows,
-		"gen_cpu_us_per_req": r.d.GenCPU, "interrupted": r.d.Interrupted,
+		"gen_cpu_us_per_req": r.d.GenCPU, "gen_gc_pause_ms": r.d.GenGCPause, "interrupted": r.d.Interrupted,
 		"warnings": r.d.Warnings, "observed": r.d.Observed,
 		"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs, "max_rss_kb": r.d.MaxRSSKb,
 		"user_ms": r.d.UserMs, "sys_ms": r.d.SysMs,

@@ -31,20 +31,21 @@
 // intended start and latency is measured from it, so a stalled target
 // shows in the tail instead of being hidden (coordinated omission).
 //
-// A run has: intended, count, errors, dropped, undecided, rps, p(q), mean,
-// max, late, windows, gen_cpu_us_per_req, interrupted, duration, label,
-// kind, hist, ok_p(q), ok_hist, warnings, service (service-time histogram,
-// open loop), by_tag and acquire (sql), wall_ms, cpu_ms, max_rss_kb (exec),
-// and the observers' figures. count + sum(errors) + dropped + undecided ==
-// intended, always; p(q) and hist count failed and dropped requests as
-// lower bounds (time to failure or give-up), ok_p(q) the successes alone.
+// Every builtin returns a run (Run, run.go, whose doc lists every
+// attribute): count + sum(errors) + dropped + undecided == intended,
+// always; p(q) and hist count failed and dropped requests as lower bounds
+// (time to failure or give-up), ok_p(q) the successes alone.
+//
+// The rooms: this package only converts arguments and values. The load
+// generator and a run's figures (loadgen.Result, with its wire encoding and
+// Merge) are package loadgen; running a load on agents and merging their
+// runs is package fleet (fleet.RunLoad), which links no Starlark. A local
+// run and a fleet run both become a Run through one call, newRun.
 package workload
 
 import (
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -117,7 +118,7 @@ func (a *loadArgs) spec(name string, th *starlark.Thread) (loadgen.Spec, error) 
 	}
 	s.Label = a.label
 	s.Progress = runtime.Stderr(th)
-	s.Terminal = isTerminal(s.Progress)
+	s.Terminal = runtime.IsTerminal(s.Progress)
 	return s, nil
 }
 
@@ -226,17 +227,4 @@ func observers(name string, l *starlark.List) ([]loadgen.Observer, error) {
 		out = append(out, o)
 	}
 	return out, nil
-}
-
-// isTerminal says whether the progress line can be rewritten in place.
-func isTerminal(w io.Writer) bool {
-	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // the redacting writer
-		w = u.Unwrap()
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

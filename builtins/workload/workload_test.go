@@ -59,6 +59,7 @@ assert.true(r.ok_p(99) <= r.ok_hist.max)
 assert.true(any(["lower bounds" in w for w in r.warnings]))
 assert.eq(r.interrupted, False)
 assert.true(r.gen_cpu_us_per_req > 0)
+assert.true(r.gen_gc_pause_ms >= 0 and r.gen_gc_pause_ms < r.duration * 1000)
 assert.fails(lambda: r.p(101), "q must be a number in 0..100")
 `, starlark.StringDict{"url": str(srv.URL + "/hello")})
 	r := g["r"].(*Run)
@@ -75,7 +76,8 @@ assert.fails(lambda: r.p(101), "q must be a number in 0..100")
 		t.Fatal(err)
 	}
 	r2 := back.(*Run)
-	if r2.Hdr().TotalCount() != r.Hdr().TotalCount() || r2.d.Errors["status 500"] != r.d.Errors["status 500"] || len(r2.d.Windows) != 3 {
+	if r2.Hdr().TotalCount() != r.Hdr().TotalCount() || r2.d.Errors["status 500"] != r.d.Errors["status 500"] || len(r2.d.Windows) != 3 ||
+		r2.d.GenGCPause != r.d.GenGCPause {
 		t.Errorf("codec round trip lost data: %v vs %v", r2, r)
 	}
 	if !strings.Contains(r.Markdown(), "| run |") || !strings.Contains(r.HTML(), "<table") {

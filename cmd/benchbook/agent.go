@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 )
 
@@ -17,7 +16,7 @@ import (
 // an ssh session) or as a Kubernetes pod with -spec and -start-at. It runs
 // its share through the same generator as a local workload.
 func cmdAgent(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	return fleet.Main(ctx, args, os.Stdin, stdout, stderr, workload.AgentRun)
+	return fleet.Main(ctx, args, os.Stdin, stdout, stderr, fleet.AgentRun)
 }
 
 // serveAgentChild runs `agent` and exits when this process was started as

@@ -96,18 +96,7 @@ func newFlagSet(name, synopsis string) *flag.FlagSet {
 
 // useColor: a terminal on stderr and no NO_COLOR.
 func useColor(noColor bool, w io.Writer) bool {
-	if noColor || os.Getenv("NO_COLOR") != "" {
-		return false
-	}
-	if u, ok := w.(interface{ Unwrap() io.Writer }); ok { // the redacting writer
-		w = u.Unwrap()
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return !noColor && os.Getenv("NO_COLOR") == "" && runtime.IsTerminal(w)
 }
 
 // openNotebook parses the notebook and opens its engine.

@@ -31,7 +31,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 )
@@ -40,7 +39,7 @@ func main() {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case "agent": // what `benchbook agent` runs
-			exit(fleet.Main(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr, workload.AgentRun))
+			exit(fleet.Main(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr, fleet.AgentRun))
 		case "serve":
 			exit(serve(os.Args[2]))
 		case "arm":
@@ -179,7 +178,7 @@ func arm(args []string) error {
 		res := loadgen.Run(context.Background(), spec, t)
 		l.Requests, l.P99Ms = res.Count+loadgen.SumErrors(res.Errors), loadgen.QuantileMs(res.Hist, 99)
 	case "fleet2":
-		m, err := workload.RunLocalFleet(context.Background(), 2, spec, hs)
+		m, err := fleet.RunLoad(context.Background(), &fleet.Local{}, 2, "http", fleet.Load{Spec: spec, HTTP: &hs}, fleet.Options{})
 		if err != nil {
 			return err
 		}

@@ -147,3 +147,26 @@ func Percentile(name string) (float64, bool) {
 	}
 	return q, true
 }
+
+// FloatList is xs as a Starlark list of floats.
+func FloatList(xs []float64) *starlark.List {
+	return list(xs, func(x float64) starlark.Value { return starlark.Float(x) })
+}
+
+// StringList is ss as a Starlark list of strings.
+func StringList(ss []string) *starlark.List {
+	return list(ss, func(s string) starlark.Value { return starlark.String(s) })
+}
+
+// IntList is ns as a Starlark list of ints.
+func IntList(ns []int64) *starlark.List {
+	return list(ns, func(n int64) starlark.Value { return starlark.MakeInt64(n) })
+}
+
+func list[T any](xs []T, conv func(T) starlark.Value) *starlark.List {
+	l := make([]starlark.Value, len(xs))
+	for i, x := range xs {
+		l[i] = conv(x)
+	}
+	return starlark.NewList(l)
+}

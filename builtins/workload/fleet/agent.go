@@ -17,7 +17,7 @@ import (
 // the load until its end or until ctx ends, writes its progress lines to
 // progress, and returns what it measured. The caller supplies the generator
 // a local workload runs, so an agent has no second one.
-type RunFunc func(ctx context.Context, spec Spec, start func() error, progress io.Writer) (*Result, error)
+type RunFunc func(ctx context.Context, spec Spec, start func() error, progress io.Writer) (*Report, error)
 
 // AgentOptions say where an agent reads and writes and what it runs.
 type AgentOptions struct {
@@ -151,7 +151,7 @@ func (a *agent) listen(msgs <-chan Message, cancel context.CancelCauseFunc) {
 }
 
 // run waits for the start instant and runs the load with a heartbeat.
-func (a *agent) run(ctx context.Context, run RunFunc) (*Result, error) {
+func (a *agent) run(ctx context.Context, run RunFunc) (*Report, error) {
 	stop := a.heartbeat()
 	defer stop()
 	var late time.Duration
@@ -170,10 +170,13 @@ func (a *agent) run(ctx context.Context, run RunFunc) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if res == nil || res.Run == nil {
+		return nil, errors.New("the load reported no run")
+	}
 	res.Host, res.ClockOffset, res.LateStart = a.host, a.offset, int64(max(late, 0))
 	res.ClockMeasured = a.measured
 	if errors.Is(context.Cause(ctx), ErrSilent) {
-		res.Warnings = append(res.Warnings, "stopped early: "+ErrSilent.Error())
+		res.Run.Warnings = append(res.Run.Warnings, "stopped early: "+ErrSilent.Error())
 	}
 	return res, nil
 }

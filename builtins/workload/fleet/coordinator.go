@@ -96,7 +96,7 @@ func Run(ctx context.Context, l Launcher, specs []Spec, o Options) (*Merged, err
 		o.OnStart(at)
 	}
 	outs := watchAll(ctx, conns, at, o)
-	return Merge(outs, MergeOptions{Start: at.Add(o.Warmup), Window: o.Window})
+	return Merge(outs, MergeOptions{Start: at.Add(o.Warmup), Window: o.Window, Duration: o.Duration})
 }
 
 // closeLauncher cleans up with a context of its own: Ctrl-C has cancelled
@@ -317,7 +317,7 @@ func (c *conn) watch(ctx context.Context, at, deadline time.Time, hang time.Dura
 			silent.Reset(hang)
 			switch m.Type {
 			case "result":
-				out.Result = m.Result
+				out.Report = m.Result
 				c.finish()
 				return out
 			case "error":

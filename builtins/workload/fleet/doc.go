@@ -1,8 +1,11 @@
 // Package fleet runs one workload on many agents and merges what they
-// measured into one run, losslessly. It holds no generator and no Starlark:
-// an agent runs the same load generator a local workload runs (through a
-// RunFunc the caller supplies), and the Starlark module turns a Merged into
-// a run value.
+// measured into one run, losslessly. It holds no Starlark and links none
+// (nor the engine): an agent runs package loadgen's generator, as a local
+// workload does (AgentRun, the RunFunc of `benchbook agent`), reports
+// loadgen's own Result, and the merged run is a loadgen.Result too, which
+// the Starlark module turns into a run value with one call. RunLoad is the
+// whole path for an http or sql load (Load); Run takes ready specs (tests
+// run a synthetic load through it, package fleettest).
 //
 // The pipeline, as numbered steps:
 //
@@ -18,11 +21,14 @@
 //     one whose stream ends without a result died or lost its connection.
 //     Ctrl-C closes every agent's stdin (it stops and reports what it
 //     measured) and kills what does not exit.
-//  5. Merge: histograms added, windows aligned on the common start, counts
-//     summed, one row per agent (Merge). An agent that failed is named and
-//     the merged run is marked incomplete, never presented as whole.
+//  5. Merge: the agents' results merged (loadgen.Result.Merge: histograms
+//     added, counts summed), windows aligned on the common start, one row
+//     per agent (Merge). An agent that failed is named and the merged run
+//     is marked incomplete, never presented as whole. The spec's observers
+//     sample the server around the common window on this machine (RunLoad).
 //
-// The wire protocol is JSON lines (Message); histograms travel in
-// HdrHistogram's standard V2 compressed encoding, base64, as wrk2 and
-// HdrHistogram's log tools exchange them.
+// The wire protocol is JSON lines (Message); an agent's last message is a
+// Report holding its loadgen.Result in that type's own encoding, whose
+// histograms travel in HdrHistogram's standard V2 compressed encoding,
+// base64, as wrk2 and HdrHistogram's log tools exchange them.
 package fleet

@@ -26,11 +26,7 @@ func TestMergeEqualsOneHistogram(t *testing.T) {
 		var outs []fleet.Outcome
 		var agents []int
 		for i := range n {
-			res, err := fleettest.Fill(&fleet.Result{Errors: map[string]int64{}, Duration: 1}, l, i)
-			if err != nil {
-				t.Fatal(err)
-			}
-			outs = append(outs, fleet.Outcome{Name: "a", Result: res})
+			outs = append(outs, fleet.Outcome{Name: "a", Report: fleettest.Fill(l, i, time.Second)})
 			agents = append(agents, i)
 		}
 		m, err := fleet.Merge(outs, fleet.MergeOptions{})
@@ -43,8 +39,8 @@ func TestMergeEqualsOneHistogram(t *testing.T) {
 			t.Fatalf("%d agents: count %d ok hist %d intended %d, want %d %d %d", n, m.Count, m.OK.TotalCount(), m.Intended, ok, ok, n*l.Values)
 		}
 		var win int64
-		for _, w := range m.Windows {
-			win += w.Hist.TotalCount()
+		for _, h := range m.WindowHists {
+			win += h.TotalCount()
 		}
 		if win != all.TotalCount() || len(m.Windows) != l.Windows {
 			t.Fatalf("%d agents: windows hold %d values in %d windows, want %d in %d", n, win, len(m.Windows), all.TotalCount(), l.Windows)
@@ -58,9 +54,9 @@ func TestMergeAlignsWindows(t *testing.T) {
 	start := time.Unix(1000, 0)
 	l := fleettest.Load{Values: 100, Seed: 1, Windows: 2, DieAgent: -1}
 	mk := func(agent int, began time.Time, offset time.Duration) fleet.Outcome {
-		res, _ := fleettest.Fill(&fleet.Result{Errors: map[string]int64{}, Duration: 2}, l, agent)
-		res.MeasureStart, res.ClockOffset = began.Add(offset).UnixNano(), int64(offset)
-		return fleet.Outcome{Name: "a", Result: res}
+		rep := fleettest.Fill(l, agent, 2*time.Second)
+		rep.MeasureStart, rep.ClockOffset = began.Add(offset).UnixNano(), int64(offset)
+		return fleet.Outcome{Name: "a", Report: rep}
 	}
 	m, err := fleet.Merge([]fleet.Outcome{
 		mk(0, start.Add(20*time.Millisecond), 0),
@@ -72,7 +68,7 @@ func TestMergeAlignsWindows(t *testing.T) {
 	if len(m.Windows) != 3 {
 		t.Fatalf("%d windows, want 3 (agent 1 one window late)", len(m.Windows))
 	}
-	if got, want := m.Windows[0].Hist.TotalCount(), int64(50); got != want {
+	if got, want := m.WindowHists[0].TotalCount(), int64(50); got != want {
 		t.Fatalf("window 0 holds %d, want agent 0's first half (%d)", got, want)
 	}
 }

@@ -3,17 +3,15 @@ package fleet
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"sync"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 )
 
 // Version is the protocol version; an agent of another version refuses.
-const Version = 1
+// 2: the result is a Report carrying loadgen.Result.
+const Version = 2
 
 // SeqRange is how many request sequence numbers each agent owns: agent i
 // numbers its requests from i*SeqRange, so per-request generators stay
@@ -34,48 +32,25 @@ type Spec struct {
 	Silence int64 `json:"silence_ns,omitempty"`
 }
 
-// Result is what one agent measured, its last message.
-type Result struct {
-	Host      string           `json:"host"`
-	Count     int64            `json:"count"`    // successful requests in the measurement window
-	Intended  int64            `json:"intended"` // requests due (open loop) or started (closed)
-	Errors    map[string]int64 `json:"errors"`   // by class
-	Late      int64            `json:"late"`
-	Tick      int64            `json:"tick_ns,omitempty"` // open loop: the tick the agent sent on (loadgen.AutoTick)
-	Dropped   int64            `json:"dropped"`
-	Undecided int64            `json:"undecided"`
-	Duration  float64          `json:"duration"` // s of measurement
-	Hist      string           `json:"hist"`     // every decided request, µs; base64 HDR V2 compressed
-	OK        string           `json:"ok_hist,omitempty"`
-	Service   string           `json:"service,omitempty"`
-	Windows   []Window         `json:"windows"`
+// Report is what one agent measured, its last message: its run, in
+// loadgen's own shape and wire encoding, and what places it among the
+// others (host, clock, start).
+type Report struct {
+	Run  *loadgen.Result `json:"run"`
+	Host string          `json:"host"`
 	// MeasureStart is when the measurement window opened, Unix ns on the
 	// agent's clock; with the clock offset it places the windows on the
 	// coordinator's time line.
-	MeasureStart int64    `json:"measure_start"`
-	CPU          float64  `json:"cpu_s"` // user+sys CPU of the whole agent process during measurement
-	Procs        int      `json:"procs"` // CPUs the agent could use (GOMAXPROCS)
-	GenCPU       float64  `json:"gen_cpu_us_per_req"`
-	Interrupted  bool     `json:"interrupted"`
-	Warnings     []string `json:"warnings,omitempty"`
+	MeasureStart int64 `json:"measure_start"`
+	Procs        int   `json:"procs"` // CPUs the agent could use (GOMAXPROCS)
 	// ClockOffset is the agent's clock minus the coordinator's, ns, as the
-	// coordinator estimated it (echoed back so the result is whole alone).
+	// coordinator estimated it (echoed back so the report is whole alone).
 	ClockOffset int64 `json:"clock_offset_ns"`
 	// ClockMeasured: the offset was estimated. A pod that took its start
 	// instant from its arguments trusts the cluster's clocks, unmeasured.
 	ClockMeasured bool `json:"clock_measured"`
 	// LateStart is how long after the agreed instant the load began, ns.
 	LateStart int64 `json:"late_start_ns"`
-	// Trips are the run guards that tripped on the agent's side (its box:
-	// disk, memory pressure, swap).
-	Trips []guard.Trip `json:"trips,omitempty"`
-}
-
-// Window is one measurement window of one agent.
-type Window struct {
-	Hist   string           `json:"hist"` // base64 HDR V2 compressed, µs
-	OK     int64            `json:"ok"`
-	Errors map[string]int64 `json:"errors,omitempty"`
 }
 
 // Message is one line of the protocol, in either direction.
@@ -95,7 +70,7 @@ type Message struct {
 	At      int64   `json:"at,omitempty"` // start instant, Unix ns on the agent's clock
 	Offset  int64   `json:"offset,omitempty"`
 	Line    string  `json:"line,omitempty"`
-	Result  *Result `json:"result,omitempty"`
+	Result  *Report `json:"result,omitempty"`
 	Error   string  `json:"error,omitempty"`
 }
 
@@ -142,29 +117,4 @@ func (l *lineReader) next() (Message, error) {
 		return Message{Type: "noise", Line: string(l.s.Bytes())}, nil
 	}
 	return m, nil
-}
-
-// EncodeHist is a histogram in HdrHistogram's V2 compressed encoding;
-// hdrhistogram-go already gives it as base64, the form HdrHistogram logs use.
-func EncodeHist(h *hdrhistogram.Histogram) (string, error) {
-	if h == nil {
-		return "", nil
-	}
-	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
-	if err != nil {
-		return "", fmt.Errorf("encode histogram: %w", err)
-	}
-	return string(b), nil
-}
-
-// DecodeHist reverses EncodeHist; "" is nil.
-func DecodeHist(s string) (*hdrhistogram.Histogram, error) {
-	if s == "" {
-		return nil, nil
-	}
-	h, err := hdrhistogram.Decode([]byte(s))
-	if err != nil {
-		return nil, fmt.Errorf("decode histogram: %w", err)
-	}
-	return h, nil
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/benchbook/benchbook/builtins/internal/child"
-	bbruntime "github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/filehash"
 )
 
 // SSH starts agents through the system's OpenSSH client, so ~/.ssh/config
@@ -90,7 +90,7 @@ func (s *SSH) binary() (path, sum string, err error) {
 			return "", "", fmt.Errorf("ssh agents: %w", err)
 		}
 	}
-	if sum, err = bbruntime.FileSHA256(path); err != nil {
+	if sum, err = filehash.SHA256(path); err != nil {
 		return "", "", fmt.Errorf("ssh agents: %w", err)
 	}
 	return path, sum, nil

@@ -26,4 +26,9 @@
 //     per window, merged at the end into a Result whose counts add up to
 //     Intended and whose warnings say what may make its figures less than
 //     they seem (the generator the bottleneck, requests late or dropped).
+//  5. A Result is the one shape of a run's figures (result.go): a local
+//     run's, an agent's share (its JSON, histograms in HDR V2, is what
+//     package fleet sends) and a fleet's merged run (Result.Merge). A new
+//     figure is a field and a Merge line there, its measurement in the
+//     engine, and its attribute in the workload module's run.go.
 package loadgen

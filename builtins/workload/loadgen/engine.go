@@ -9,8 +9,6 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/benchbook/benchbook/builtins/internal/guard"
 )
 
 // client sends requests of one kind over its own connection. One client
@@ -90,41 +88,6 @@ type Spec struct {
 // lateAfter is the dispatch lag past which an open-loop request counts as
 // late: it was sent noticeably after its intended start.
 const lateAfter = 10 * time.Millisecond
-
-// Result is what one run measured. Its counts obey
-// Count + sum(Errors) + Dropped + Undecided == Intended (see recorder).
-type Result struct {
-	Hist        *hdrhistogram.Histogram   // latency from the intended start, µs: every decided request, failures and drops as lower bounds
-	OK          *hdrhistogram.Histogram   // the same, successful requests alone
-	Service     *hdrhistogram.Histogram   // service time of the successes, from the actual send, µs
-	Lag         *hdrhistogram.Histogram   // open loop: dispatch lag, send time minus intended start, µs
-	Errors      map[string]int64          // failed requests by class (see classify)
-	Windows     []Window                  // per-window figures over the measurement window
-	WindowHists []*hdrhistogram.Histogram // each window's latencies (2 digits), for merging runs
-	Intended    int64                     // requests due (open loop) or started (closed loop) in the window
-	Count       int64                     // successful requests in the window
-	Late        int64                     // open loop: sent more than 10 ms after their intended start
-	After       int64                     // open loop: successes (of requests due in the window) answered after it closed
-	Tick        time.Duration             // open loop: the tick it ran with (Spec.Tick, or AutoTick's choice)
-	Dropped     int64                     // open loop: given up unsent, a timeout or more behind
-	Undecided   int64                     // Ctrl-C came before their outcome
-	Measured    time.Duration             // how long the window lasted (shorter when interrupted)
-	Interrupted bool                      // Ctrl-C ended the run early
-	CPU         time.Duration             // the generator's own CPU (user + system) over the window
-	Observed    map[string]float64        // the observers' figures
-	Warnings    []string                  // what may make the figures less than they seem
-	Trips       []guard.Trip              // run guards that tripped (guards.go): fatal ones make the run invalid
-}
-
-// Window is one measurement window of a run.
-type Window struct {
-	Start  float64          `json:"start"` // s since measurement start
-	Count  int64            `json:"count"` // successful requests
-	RPS    float64          `json:"rps"`   // successes per second
-	P50    float64          `json:"p50"`   // ms, every decided request
-	P99    float64          `json:"p99"`   // ms
-	Errors map[string]int64 `json:"errors"`
-}
 
 // engine is one execution of Run.
 type engine struct {
@@ -222,7 +185,7 @@ func (r *engine) measure() *Result {
 		res.Measured = r.spec.Duration
 	}
 	r.self = takeSelf().since(before, res.Measured)
-	res.CPU = r.self.cpu
+	res.CPU, res.GCPause = r.self.cpu, r.self.gcPause
 	var warnings []string
 	res.Observed, res.Trips, warnings = w.Stop(r.successes())
 	res.Warnings = append(append(res.Warnings, warnings...), TripWarnings(res.Trips)...)
@@ -393,10 +356,10 @@ func (r *engine) collect(res *Result) *Result {
 		// Cannot happen: said out loud rather than trusted if it does.
 		res.Warnings = append(res.Warnings, fmt.Sprintf("accounting: %d requests intended, %d accounted for (a generator bug)", res.Intended, got))
 	}
-	res.Windows = windowStats(r.shared, r.spec)
 	r.shared.mu.Lock()
-	res.WindowHists = append([]*hdrhistogram.Histogram(nil), r.shared.hist...)
+	res.Windows, res.WindowHists = windowCounts(r.shared, r.spec)
 	r.shared.mu.Unlock()
+	res.WindowFigures(r.spec.Window, r.spec.Duration)
 	res.Warnings = append(res.Warnings, r.self.warnings(r.spec, res)...)
 	if failed := SumErrors(res.Errors) + res.Dropped; failed > 0 {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("the percentiles count %d failed or dropped requests as lower bounds "+
@@ -408,25 +371,20 @@ func (r *engine) collect(res *Result) *Result {
 	return res
 }
 
-// windowStats are the per-window figures of the measurement window.
-func windowStats(w *windows, spec Spec) []Window {
+// windowCounts are the measurement window's per-window counts and
+// histograms as the recorders folded them; Result.WindowFigures derives
+// the rest.
+func windowCounts(w *windows, spec Spec) ([]Window, []*hdrhistogram.Histogram) {
 	n := int((spec.Duration + spec.Window - 1) / spec.Window)
 	n = max(n, len(w.hist))
-	out := make([]Window, 0, n)
-	for i := range n {
-		ws := Window{Start: (spec.Window * time.Duration(i)).Seconds(), Errors: map[string]int64{}}
-		length := min(spec.Window.Seconds(), spec.Duration.Seconds()-ws.Start)
+	out := make([]Window, n)
+	for i := range out {
+		out[i].Errors = map[string]int64{}
 		if i < len(w.hist) {
-			h := w.hist[i]
-			ws.Count, ws.P50, ws.P99 = w.ok[i], QuantileMs(h, 50), QuantileMs(h, 99)
-			ws.Errors = w.errs[i]
+			out[i].Count, out[i].Errors = w.ok[i], w.errs[i]
 		}
-		if length > 0 {
-			ws.RPS = float64(ws.Count) / length
-		}
-		out = append(out, ws)
 	}
-	return out
+	return out, append([]*hdrhistogram.Histogram(nil), w.hist...)
 }
 
 func btoi(b bool) int {

@@ -20,6 +20,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 )
 
 // AgentMain makes a test binary double as an agent: call it first in
@@ -63,7 +64,7 @@ func Values(l Load, agent int) (us []int64, failed []bool) {
 
 // Run is the simulated agents' RunFunc: it lasts Load.Ms, prints progress, and
 // reports the values Values gives for its agent index.
-func Run(ctx context.Context, spec fleet.Spec, begin func() error, progress io.Writer) (*fleet.Result, error) {
+func Run(ctx context.Context, spec fleet.Spec, begin func() error, progress io.Writer) (*fleet.Report, error) {
 	var l Load
 	if err := json.Unmarshal(spec.Load, &l); err != nil {
 		return nil, fmt.Errorf("synthetic load: %w", err)
@@ -72,7 +73,6 @@ func Run(ctx context.Context, spec fleet.Spec, begin func() error, progress io.W
 		return nil, err
 	}
 	start := time.Now()
-	res := &fleet.Result{Errors: map[string]int64{}, MeasureStart: time.Now().UnixNano(), Procs: 1}
 	die := time.Duration(math.MaxInt64)
 	if spec.Agent == l.DieAgent {
 		die = time.Duration(l.DieMs) * time.Millisecond
@@ -84,48 +84,43 @@ func Run(ctx context.Context, spec fleet.Spec, begin func() error, progress io.W
 		fmt.Fprintf(progress, "synthetic %.1fs\n", el.Seconds())
 		select {
 		case <-ctx.Done():
-			res.Interrupted = true
-			return Fill(res, l, spec.Agent)
+			rep := Fill(l, spec.Agent, time.Since(start))
+			rep.Run.Interrupted, rep.MeasureStart = true, start.UnixNano()
+			return rep, nil
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	res.Duration = time.Since(start).Seconds()
-	return Fill(res, l, spec.Agent)
+	rep := Fill(l, spec.Agent, time.Since(start))
+	rep.MeasureStart = start.UnixNano()
+	return rep, nil
 }
 
-func Fill(res *fleet.Result, l Load, agent int) (*fleet.Result, error) {
+// Fill is agent's report of load l, measured for the given span: the
+// values Values gives, spread evenly over l.Windows windows.
+func Fill(l Load, agent int, measured time.Duration) *fleet.Report {
 	us, failed := Values(l, agent)
-	h, ok := fleet.NewHist(), fleet.NewHist()
-	wins := make([]*hdrhistogram.Histogram, l.Windows)
-	res.Windows = make([]fleet.Window, l.Windows)
-	for i := range wins {
-		wins[i] = hdrhistogram.New(1, 3_600_000_000, 2)
+	res := loadgen.NewResult()
+	res.Measured = measured
+	res.Windows = make([]loadgen.Window, l.Windows)
+	res.WindowHists = make([]*hdrhistogram.Histogram, l.Windows)
+	for i := range res.WindowHists {
+		res.WindowHists[i] = hdrhistogram.New(loadgen.HistMin, loadgen.HistMax, 2)
+		res.Windows[i].Errors = map[string]int64{}
 	}
 	for i, v := range us {
 		w := i * l.Windows / len(us)
-		_ = h.RecordValue(v)
-		_ = wins[w].RecordValue(v)
+		_ = res.Hist.RecordValue(v)
+		_ = res.WindowHists[w].RecordValue(v)
 		if failed[i] {
 			res.Errors["timeout"]++
+			res.Windows[w].Errors["timeout"]++
 			continue
 		}
-		_ = ok.RecordValue(v)
-		res.Windows[w].OK++
+		_ = res.OK.RecordValue(v)
+		res.Windows[w].Count++
 	}
-	res.Count, res.Intended = ok.TotalCount(), int64(len(us))
-	var err error
-	if res.Hist, err = fleet.EncodeHist(h); err != nil {
-		return nil, err
-	}
-	if res.OK, err = fleet.EncodeHist(ok); err != nil {
-		return nil, err
-	}
-	for i, w := range wins {
-		if res.Windows[i].Hist, err = fleet.EncodeHist(w); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
+	res.Count, res.Intended = res.OK.TotalCount(), int64(len(us))
+	return &fleet.Report{Run: res, Procs: 1}
 }
 
 // Specs are n agents' specs for load l.
@@ -144,7 +139,7 @@ func Specs(t *testing.T, l Load, n int) []fleet.Spec {
 
 // Oracle is one histogram holding every agent's values, and their successes.
 func Oracle(l Load, agents []int) (all *hdrhistogram.Histogram, ok int64) {
-	all = fleet.NewHist()
+	all = loadgen.NewHist()
 	for _, a := range agents {
 		us, failed := Values(l, a)
 		for i, v := range us {

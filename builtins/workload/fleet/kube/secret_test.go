@@ -75,16 +75,13 @@ func TestSQLPasswordOnlyInSecret(t *testing.T) {
 }
 
 // sqlSpecs are n agents' specs for a workload.sql load, in the shape
-// builtins/workload gives them (agentLoad: the loadgen.Spec and the plain
-// part of the SQL spec, DSN included).
+// fleet.Specs gives them (fleet.Load: the loadgen.Spec and the plain part
+// of the SQL spec, DSN included).
 func sqlSpecs(t *testing.T, n int) []fleet.Spec {
 	t.Helper()
-	load := struct {
-		Spec loadgen.Spec `json:"spec"`
-		SQL  any          `json:"sql"`
-	}{
+	load := fleet.Load{
 		Spec: loadgen.Spec{Clients: 4, Duration: time.Second, Label: "SELECT 1"},
-		SQL:  map[string]any{"dsn": leakDSN, "statements": []loadgen.Statement{{SQL: "SELECT 1"}}},
+		SQL:  &fleet.SQLLoad{DSN: leakDSN, Statements: []loadgen.Statement{{SQL: "SELECT 1"}}},
 	}
 	b, err := json.Marshal(load)
 	if err != nil {

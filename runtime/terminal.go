@@ -1,0 +1,21 @@
+package runtime
+
+import (
+	"io"
+	"os"
+)
+
+// IsTerminal says whether w is a terminal, seen through the redacting
+// writer Stderr returns: a progress line may then be rewritten in place,
+// and colours shown.
+func IsTerminal(w io.Writer) bool {
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap()
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
