@@ -66,6 +66,7 @@ var Module = &starlarkstruct.Module{
 		"postgres": starlark.NewBuiltin("backend.postgres", postgresBuiltin),
 		"process":  starlark.NewBuiltin("backend.process", processBuiltin),
 		"sqlite":   starlark.NewBuiltin("backend.sqlite", sqliteBuiltin),
+		"mongo":    starlark.NewBuiltin("backend.mongo", mongoBuiltin),
 		"demo":     demo.Builtin,
 	},
 }
