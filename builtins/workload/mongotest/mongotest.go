@@ -60,7 +60,7 @@ func Start(t testing.TB) string {
 // The server also dies with its parent (its stdin closes, and on Linux
 // the kernel sends it SIGKILL).
 func Run(bin, dir string) (uri string, stop func(), err error) {
-	cmd := exec.Command(bin, "-dir", dir)
+	cmd := exec.Command(bin, "-dir", dir, "-stdin-exit")
 	cmd.SysProcAttr = sysProcAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

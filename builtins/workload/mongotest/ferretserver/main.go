@@ -26,14 +26,15 @@ import (
 func main() {
 	dir := flag.String("dir", "", "SQLite data directory (required)")
 	addr := flag.String("addr", "127.0.0.1:0", "TCP listen address")
+	stdinExit := flag.Bool("stdin-exit", false, "exit when stdin closes")
 	flag.Parse()
-	if err := run(*dir, *addr); err != nil {
+	if err := run(*dir, *addr, *stdinExit); err != nil {
 		fmt.Fprintln(os.Stderr, "ferretserver:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, addr string) error {
+func run(dir, addr string, stdinExit bool) error {
 	if dir == "" {
 		return fmt.Errorf("-dir is required")
 	}
@@ -53,10 +54,12 @@ func run(dir, addr string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		io.Copy(io.Discard, os.Stdin) // returns when the parent closes the pipe or dies
-		cancel()
-	}()
+	if stdinExit {
+		go func() {
+			io.Copy(io.Discard, os.Stdin) // returns when the parent closes the pipe or dies
+			cancel()
+		}()
+	}
 	fmt.Println(f.MongoDBURI())
 	return f.Run(ctx)
 }
