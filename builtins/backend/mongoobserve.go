@@ -28,6 +28,8 @@ import (
 //	                       getmore, command; MongoDB)
 //	mongo_docs_<kind>      documents returned, inserted, updated, deleted
 //	                       (metrics.document; MongoDB)
+//	mongo_keys_examined    index keys scanned (metrics.queryExecutor.scanned; MongoDB)
+//	mongo_docs_examined    documents scanned (queryExecutor.scannedObjects; MongoDB)
 //	mongo_cpu_us           the server process's CPU (µs), from /proc, when
 //	                       the server runs on this machine (loopback URI)
 //	mongo_wt_read_bytes    WiredTiger bytes read into cache (MongoDB)
@@ -95,6 +97,12 @@ func counters(st bson.Raw) map[string]float64 {
 	}
 	addNumbers(out, st, "mongo_op_", "opcounters")
 	addNumbers(out, st, "mongo_docs_", "metrics", "document")
+	if v, ok := numberAt(st, "metrics", "queryExecutor", "scanned"); ok {
+		out["mongo_keys_examined"] = v
+	}
+	if v, ok := numberAt(st, "metrics", "queryExecutor", "scannedObjects"); ok {
+		out["mongo_docs_examined"] = v
+	}
 	if v, ok := numberAt(st, "wiredTiger", "cache", "bytes read into cache"); ok {
 		out["mongo_wt_read_bytes"] = v
 	}
