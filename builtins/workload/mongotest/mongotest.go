@@ -146,7 +146,9 @@ func build() (string, error) {
 	tmp := fmt.Sprintf("%s.%d", bin, os.Getpid())
 	cmd := exec.Command("go", "build", "-o", tmp, ".")
 	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
+	// The nested module's go.sum pins FerretDB's dependencies; no VCS
+	// stamping (the tree may be a git worktree git refuses to read).
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=readonly -buildvcs=false"))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		os.Remove(tmp)
 		return "", fmt.Errorf("go build ferretserver: %w\n%s", err, out)
