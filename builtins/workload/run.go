@@ -32,7 +32,7 @@ type Run struct {
 // runData is everything a Run stores besides its histograms; it is also
 // the codec's JSON body (histograms travel as HDR V2 bytes beside it).
 type runData struct {
-	Kind        string             `json:"kind"`  // "http", "sql", "mongo", "exec"
+	Kind        string             `json:"kind"`  // "http", "sql", "exec"
 	Label       string             `json:"label"` // what ran
 	Clients     int                `json:"clients,omitempty"`
 	Rate        float64            `json:"rate,omitempty"`
