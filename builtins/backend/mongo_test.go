@@ -87,6 +87,7 @@ errs = 0
 for n in r.errors.values():
     errs += n
 assert.true(errs > 0, r.errors)
+assert.true("refused" in r.errors and "other" not in r.errors, r.errors)  # the dead server named as such
 assert.eq(r.intended, r.count + errs + r.dropped + r.undecided)
 `, bin, t.TempDir(), port, port, port))
 }

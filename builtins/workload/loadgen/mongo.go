@@ -10,6 +10,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 )
 
 // The Mongo operations a request can run (MongoSpec.Op).
@@ -165,6 +166,9 @@ func (c *mongoClient) do(ctx context.Context, r request) string {
 	defer cancel()
 	n, err := c.run(ctx, req)
 	if err != nil {
+		if c := unreachable(err); c != "" {
+			return c
+		}
 		if ctx.Err() == context.DeadlineExceeded {
 			return classTimeout
 		}
@@ -260,6 +264,9 @@ func drain(ctx context.Context, open func() (*mongo.Cursor, error)) (int64, erro
 // classifyMongo names a failed operation: a server error by its code
 // ("mongo 11000" for a duplicate key), else as any other request's error.
 func classifyMongo(err error) string {
+	if c := unreachable(err); c != "" {
+		return c
+	}
 	if mongo.IsTimeout(err) {
 		return classTimeout
 	}
@@ -285,6 +292,24 @@ func classifyMongo(err error) string {
 		return classClosed
 	}
 	return classify(err)
+}
+
+// unreachable names a request that found no server to send to: the
+// driver waits for one until the deadline, then says why the server was
+// unusable (a refused connection when it died) in the topology it returns.
+func unreachable(err error) string {
+	var sse topology.ServerSelectionError
+	if !errors.As(err, &sse) {
+		return ""
+	}
+	for _, s := range sse.Desc.Servers {
+		if s.LastError != nil {
+			if c := classify(s.LastError); c != classOther && c != classInterrupted {
+				return c
+			}
+		}
+	}
+	return ""
 }
 
 var mongoClasses sync.Map // int -> string, so error paths do not allocate
