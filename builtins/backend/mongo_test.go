@@ -91,3 +91,28 @@ assert.true("refused" in r.errors and "other" not in r.errors, r.errors)  # the 
 assert.eq(r.intended, r.count + errs + r.dropped + r.undecided)
 `, bin, t.TempDir(), port, port, port))
 }
+
+// On a real MongoDB (BENCHBOOK_MONGO_URI; FerretDB has no queryExecutor
+// metrics and no index effect over SQLite) the observers see what an index
+// changes: a compound index examines about limit keys per search, the
+// single-field one every key of the customer.
+func TestMongoIndexEffectRealMongo(t *testing.T) {
+	uri := mongotest.Real(t)
+	mustRun(t, fmt.Sprintf(`
+m = backend.mongo(%q, db = "benchbook_test_index")
+m.drop("orders")
+m.insert("orders", [{"_id": i, "customer": i %% 20, "created": i} for i in range(4000)])
+m.create_index("orders", {"customer": 1}, name = "c")
+def run():
+    return workload.mongo(m, op = "find", collection = "orders", request = lambda seq: {"filter": {"customer": seq %% 20}, "sort": {"created": -1}, "limit": 10},
+                          clients = 2, duration = "1s", warmup = "200ms", observe = [m])
+a = run()
+m.drop_index("orders", "c")
+m.create_index("orders", {"customer": 1, "created": -1}, name = "cc")
+b = run()
+m.drop("orders")
+assert.true(a.mongo_keys_examined_per_req > 150, a.mongo_keys_examined_per_req)
+assert.true(b.mongo_keys_examined_per_req < 15, b.mongo_keys_examined_per_req)
+assert.true(b.mongo_docs_examined_per_req < a.mongo_docs_examined_per_req)
+`, uri))
+}
