@@ -100,11 +100,15 @@ func (h *mongoHandle) AttrNames() []string {
 	return names
 }
 
-// mongoBuiltin is backend.mongo(uri, db = "", collections = []).
+// mongoBuiltin is backend.mongo(uri, db = "", collections = [], track = True).
+// track = False leaves the database untracked (no dumps, no content hash
+// per cell, for a database too big to read whole): cached cells are then
+// reused whatever state the database is in, and the record says so.
 func mongoBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	h := &mongoHandle{}
 	var colls *starlark.List
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "uri", &h.connURI, "db?", &h.db, "collections?", &colls); err != nil {
+	track := true
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "uri", &h.connURI, "db?", &h.db, "collections?", &colls, "track?", &track); err != nil {
 		return nil, err
 	}
 	redact.Learn("uri", h.connURI)
@@ -124,6 +128,10 @@ func mongoBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 		return nil, fmt.Errorf("%s: %s", b.Name(), redact.String(err.Error()))
 	}
 	runtime.AtExit(th, h.close)
+	if !track {
+		runtime.Warn(th, "%s: database %s is not tracked (track = False): cells that use it are reused from the cache whatever state it is in", b.Name(), h.db)
+		return h, nil
+	}
 	if err := h.register(th); err != nil {
 		return nil, fmt.Errorf("%s: %s", b.Name(), redact.String(err.Error()))
 	}

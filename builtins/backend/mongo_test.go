@@ -34,6 +34,7 @@ u = workload.mongo(m, op = "update", collection = "kv", request = {"filter": {"k
 assert.true(abs(u.mongo_cmd_update - u.count) <= 1, (u.mongo_cmd_update, u.count))
 assert.fails(lambda: m.insert("kv", {"_id": 1}), "duplicate key")
 assert.fails(lambda: backend.mongo(%q), "db is required")
+assert.eq(backend.mongo(m.uri, track = False).count("kv"), 200)
 m.drop_index("kv", "k_1")
 assert.eq(m.stats("kv")["indexes"], 1)
 m.drop("kv")
