@@ -1,8 +1,13 @@
 package statetest
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/benchbook/benchbook/builtins/workload/mongotest"
 )
@@ -62,5 +67,36 @@ func TestMongoChangedCollectionIsNotAHit(t *testing.T) {
 			t.Errorf("%s: measure %s (%s), want %s", s.name, r.Status["measure"], r.Why["measure"], s.measureStatus)
 		}
 		t.Logf("%s: %v", s.name, r.Status)
+	}
+}
+
+// A collection changed while benchbook was not running (another client) is
+// seen by the database's content hash at the next start: benchbook warns,
+// and the cell rerun gets the state the notebook order gives it back.
+func TestMongoOutsideChangeIsDetected(t *testing.T) {
+	uri := mongotest.Start(t) + "outside"
+	dir := t.TempDir()
+	cache := dir + "/cache"
+	params := map[string]string{"uri": uri, "k": "0"}
+	nb := strings.Replace(mongoNB, "%s", "", 1)
+	if r := RunNB(t, dir, cache, nb, params, true); r.Outputs["count"] != "100" {
+		t.Fatalf("first run: %v\n%s", r.Outputs, r.Stderr)
+	}
+	c, err := mongo.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Database("outside").Collection("kv").DeleteMany(context.Background(), bson.D{{Key: "_id", Value: bson.D{{Key: "$gte", Value: 50}}}})
+	c.Disconnect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	params["k"] = "1" // count reruns
+	r := RunNB(t, dir, cache, nb, params, true)
+	if r.Outputs["count"] != "100" || r.Status["count"] != "ran" {
+		t.Fatalf("after an outside change: count %s %q, want ran 100\n%s", r.Status["count"], r.Outputs["count"], r.Stderr)
+	}
+	if !strings.Contains(r.Stderr, "changed outside benchbook") {
+		t.Errorf("no warning about the outside change:\n%s", r.Stderr)
 	}
 }
