@@ -77,11 +77,14 @@
 //     tool (a skip locally, a failure under CI).
 //   - builtins/internal: what only builtins share: starval (reading
 //     values), child (the one way a child process starts, and the
-//     supervisor), guard (run guards).
+//     supervisor), guard (run guards), starbson (Starlark <-> BSON and
+//     canonical documents). builtins/workload/mongotest starts FerretDB
+//     for tests, built from its own nested module.
 //
 // # Live resources (resstate/, state.go, resources.go, fingerprint.go)
 //
-// A live resource (a PostgreSQL cluster of the notebook's own) holds data
+// A live resource (a PostgreSQL cluster of the notebook's own, a SQLite
+// file, the notebook's database on a MongoDB server) holds data
 // that cells change, so its state is a value of the notebook like any other,
 // named by an identity:
 //

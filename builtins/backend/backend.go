@@ -25,6 +25,17 @@
 //	    cmd: "prog arg", a binary, or a list of strings and binaries;
 //	    ready: "http://...", "tcp:PORT" or "log:REGEX".
 //	  .pid .cpu() -> seconds .rss() -> kB .logs(tail=50) .restart() .stop(grace="5s")
+//	backend.mongo(uri, db="", collections=[], track=True) -> mongo
+//	    a MongoDB server you run; db defaults to the URI's path.
+//	  .uri (password hidden) .db .version
+//	  .command(doc) -> dict  .insert(collection, docs) -> n
+//	  .find(collection, filter={}, sort=None, limit=0) -> [dict]
+//	  .count(collection, filter={}) -> n
+//	  .create_index(collection, keys, name="", unique=False) -> name
+//	  .drop_index(collection, name)  .drop(collection)
+//	  .stats(collection) -> dict     collStats: docs, bytes, indexes...
+//	  .fingerprint(collections) -> {name: struct(docs, hash)}
+//	  in observe: serverStatus deltas (mongo_cmd_*, mongo_op_*, ...)
 //	backend.sqlite(path) -> sqlite
 //	  .exec(sql, *args) -> rows affected   .query(sql, *args) -> table
 //	backend.demo(**options)                the embedded demo target
@@ -42,7 +53,8 @@
 // cell needs before it runs. The creating cell records a "resource" input
 // (the id written at initdb), so it goes stale when the data dir is created
 // afresh. .snapshot(name) / .restore(name) remain for a notebook's own use.
-// A SQLite file is tracked the same way (sqlitestate.go).
+// A SQLite file is tracked the same way (sqlitestate.go), and so is the
+// notebook's database on a MongoDB server, by dump and reload (mongostate.go).
 //
 // As root, PostgreSQL runs as the "postgres" user; the resource dir's
 // ancestors get o+x (traverse only) where they lack it. Clusters trust
@@ -66,6 +78,7 @@ var Module = &starlarkstruct.Module{
 		"postgres": starlark.NewBuiltin("backend.postgres", postgresBuiltin),
 		"process":  starlark.NewBuiltin("backend.process", processBuiltin),
 		"sqlite":   starlark.NewBuiltin("backend.sqlite", sqliteBuiltin),
+		"mongo":    starlark.NewBuiltin("backend.mongo", mongoBuiltin),
 		"demo":     demo.Builtin,
 	},
 }

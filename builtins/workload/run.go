@@ -36,6 +36,7 @@ import (
 //     over the window, summed over a fleet's agents), tick_ms (open loop:
 //     the tick it sent on, 0 for each request at its intended start).
 //   - exec, per measured run: wall_ms, cpu_ms, user_ms, sys_ms, max_rss_kb.
+//   - mongo: docs_per_req (documents returned or written per request).
 //   - run guards: valid, invalid_reason, trips (at, source, kind, fatal,
 //     evidence).
 //   - a fleet run: agents (one row per agent), incomplete (an agent was

@@ -10,6 +10,16 @@
 //	             clients = N | rate = R, arrival, duration, warmup = "1s",
 //	             timeout = "5s", max_inflight = auto, window = "1s", tick = "auto",
 //	             observe = [], label = "") -> run
+//	workload.mongo(target, op = "find" | "insert" | "update" | "aggregate" | "bulk",
+//	               collection, db = "", request = {} | func(seq) -> {} | gocode func,
+//	               clients = N | rate = R, arrival, duration, warmup = "1s",
+//	               timeout = "5s", max_inflight = auto, window = "1s", tick = "auto",
+//	               observe = [], label = "") -> run
+//	    target: a mongodb:// URI (its path names the database) or a
+//	    backend.mongo handle; request: the op's arguments (find: filter,
+//	    projection, sort, limit; insert: document or documents; update:
+//	    filter, update, upsert, many; aggregate: pipeline; bulk: writes,
+//	    ordered), the same every request or from a generator per request.
 //	workload.agents(local = N | ssh = [hosts] | kubernetes = {...}) -> fleet
 //	workload.exec(cmd, runs = 10, warmup = 1, timeout = None, observe = [], label = "") -> run
 //
@@ -60,9 +70,10 @@ import (
 var Module = &starlarkstruct.Module{
 	Name: "workload",
 	Members: starlark.StringDict{
-		"http": starlark.NewBuiltin("workload.http", httpBuiltin),
-		"sql":  starlark.NewBuiltin("workload.sql", sqlBuiltin),
-		"exec": starlark.NewBuiltin("workload.exec", execBuiltin),
+		"http":  starlark.NewBuiltin("workload.http", httpBuiltin),
+		"sql":   starlark.NewBuiltin("workload.sql", sqlBuiltin),
+		"exec":  starlark.NewBuiltin("workload.exec", execBuiltin),
+		"mongo": starlark.NewBuiltin("workload.mongo", mongoBuiltin),
 	},
 }
 

@@ -1,0 +1,178 @@
+package workload
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/redact"
+)
+
+// mongoArgs are workload.mongo's own arguments.
+type mongoArgs struct {
+	target     starlark.Value // a URI or a backend.mongo handle
+	op         string
+	collection string
+	db         string
+	request    starlark.Value
+}
+
+// MongoHandle is what workload.mongo needs of a backend.mongo value: the
+// URI to connect with (it may hold a password, and is never shown) and the
+// notebook's database.
+type MongoHandle interface {
+	starlark.Value
+	ConnURI() string
+	Database() string
+}
+
+// maxMongoInflight caps the default open-loop pool, as for sql: every
+// in-flight slot is a server connection.
+const maxMongoInflight = 64
+
+// mongoBuiltin is workload.mongo(target, op, collection, db = "", request = {}, ...).
+func mongoBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	m := mongoArgs{request: starlark.None}
+	la := newLoadArgs()
+	pairs := append([]any{"target", &m.target, "op", &m.op, "collection", &m.collection, "db?", &m.db, "request?", &m.request}, la.pairs()...)
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, pairs...); err != nil {
+		return nil, err
+	}
+	spec, err := la.spec(b.Name(), th)
+	if err != nil {
+		return nil, err
+	}
+	if la.agents != nil {
+		return nil, fmt.Errorf("%s: agents: not supported for mongo yet", b.Name())
+	}
+	if spec.Clients == 0 && la.maxInflight == starlark.None {
+		spec.MaxInflight = min(spec.MaxInflight, maxMongoInflight)
+	}
+	tgt, check, err := m.open(b.Name(), th, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer tgt.Close()
+	if spec.Label == "" {
+		spec.Label = m.op + " " + m.db + "." + m.collection
+	}
+	res := loadgen.Run(runtime.Context(th), spec, tgt)
+	if w := check(); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
+	return mongoRun(spec, res, tgt), nil
+}
+
+// mongoRun makes the run object; the one place a Mongo run is built.
+func mongoRun(spec loadgen.Spec, res *loadgen.Result, tgt *loadgen.MongoTarget) *Run {
+	if res.Observed == nil {
+		res.Observed = map[string]float64{}
+	}
+	if res.Count > 0 {
+		res.Observed["docs_per_req"] = float64(tgt.Docs()) / float64(res.Count)
+	}
+	return newRun("mongo", spec, res)
+}
+
+// open converts the arguments and connects.
+func (m *mongoArgs) open(name string, th *starlark.Thread, spec loadgen.Spec) (*loadgen.MongoTarget, func() string, error) {
+	ms := loadgen.MongoSpec{Op: m.op, Collection: m.collection, Conns: spec.Clients, Timeout: spec.Timeout}
+	if ms.Conns == 0 {
+		ms.Conns = spec.MaxInflight
+	}
+	var err error
+	if ms.URI, ms.Database, err = m.where(name); err != nil {
+		return nil, nil, err
+	}
+	m.db = ms.Database
+	if _, ok := mongoFields[m.op]; !ok {
+		return nil, nil, fmt.Errorf("%s: op must be one of %s, got %q", name, strings.Join(loadgen.MongoOps, ", "), m.op)
+	}
+	if m.collection == "" {
+		return nil, nil, fmt.Errorf("%s: collection is required", name)
+	}
+	check, err := m.requestGen(name, th, &ms)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The run may write: the database's state is checked before it and
+	// compared after the cell (backend/mongostate.go).
+	if err := runtime.TouchValue(th, m.target); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	t, err := loadgen.OpenMongo(runtime.Context(th), ms)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %s", name, redact.String(err.Error()))
+	}
+	return t, check, nil
+}
+
+// where reads the URI and database from target (a string or a handle) and db.
+func (m *mongoArgs) where(name string) (uri, db string, err error) {
+	switch t := m.target.(type) {
+	case MongoHandle:
+		uri, db = t.ConnURI(), t.Database()
+	case starlark.String:
+		uri = string(t)
+		redact.Learn("uri", uri)
+		if u, perr := url.Parse(uri); perr == nil {
+			db = strings.TrimPrefix(u.Path, "/")
+		}
+	default:
+		return "", "", fmt.Errorf("%s: target must be a mongodb:// URI or a backend.mongo handle, got %s", name, m.target.Type())
+	}
+	if m.db != "" {
+		db = m.db
+	}
+	if db == "" {
+		return "", "", fmt.Errorf("%s: db is required (or a database in the URI's path)", name)
+	}
+	return uri, db, nil
+}
+
+// requestGen installs request: a dict, a gocode func, or a Starlark callable.
+func (m *mongoArgs) requestGen(name string, th *starlark.Thread, ms *loadgen.MongoSpec) (func() string, error) {
+	switch v := m.request.(type) {
+	case starlark.NoneType, *starlark.Dict:
+		if v == starlark.None {
+			v = starlark.NewDict(0)
+		}
+		req, err := starlarkRequest(m.op, v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: request: %w", name, err)
+		}
+		ms.Request = func(int64) (*loadgen.MongoRequest, error) { return req, nil }
+		return noWarning, nil
+	case interface{ Func() any }:
+		recordGenInput(th, v)
+		gen, err := goMongoGen(name, m.op, v.Func())
+		ms.Request = recovered(gen)
+		return noWarning, err
+	case starlark.Callable:
+		call, check := starlarkCaller(th, v)
+		op := m.op
+		ms.Request = func(seq int64) (*loadgen.MongoRequest, error) {
+			res, err := call(seq)
+			if err != nil {
+				return nil, err
+			}
+			return starlarkRequest(op, res)
+		}
+		return check, nil
+	}
+	return nil, fmt.Errorf("%s: request must be a dict, a function or None, got %s", name, m.request.Type())
+}
+
+func goMongoGen(name, op string, f any) (func(int64) (*loadgen.MongoRequest, error), error) {
+	switch f := f.(type) {
+	case func() map[string]any:
+		return func(int64) (*loadgen.MongoRequest, error) { return goRequest(op, f()) }, nil
+	case func(int64) map[string]any:
+		return func(seq int64) (*loadgen.MongoRequest, error) { return goRequest(op, f(seq)) }, nil
+	}
+	return nil, fmt.Errorf("%s: request: a Go function must be func() map[string]any or func(int64) map[string]any, got %T", name, f)
+}

@@ -1,0 +1,7 @@
+package mongotest
+
+import "syscall"
+
+func procAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
