@@ -10,7 +10,7 @@ import (
 // procStat is what /proc says about one process.
 type procStat struct {
 	pid, ppid int
-	cpuNS     int64 // own CPU time: schedstat (ns) when available, else stat ticks
+	cpuNS     int64 // own CPU time, all threads: schedstat (ns) when finer than stat ticks
 	childNS   int64 // CPU of waited-for children (cutime+cstime)
 	rssKB     int64
 	cmdline   string
@@ -39,17 +39,49 @@ func readProc(pid int) (procStat, bool) {
 	st.cpuNS = (num(14) + num(15)) * (1e9 / ticksPerSec)
 	st.childNS = (num(16) + num(17)) * (1e9 / ticksPerSec)
 	st.rssKB = num(24) * int64(os.Getpagesize()) / 1024
-	if ss, err := os.ReadFile(dir + "/schedstat"); err == nil {
-		if g := strings.Fields(string(ss)); len(g) > 0 {
-			if ns, err := strconv.ParseInt(g[0], 10, 64); err == nil {
-				st.cpuNS = ns
-			}
-		}
+	if ns, ok := threadsCPU(dir, num(20)); ok && ns > st.cpuNS {
+		st.cpuNS = ns
 	}
 	if cl, err := os.ReadFile(dir + "/cmdline"); err == nil {
 		st.cmdline = strings.TrimSpace(strings.ReplaceAll(string(cl), "\x00", " "))
 	}
 	return st, true
+}
+
+// threadsCPU sums schedstat's run time (ns) over the live threads of the
+// process in dir. /proc/<pid>/schedstat counts the main thread alone, which
+// undercounts a Go or Java server whose work runs on other threads; threads
+// that exited are gone from task/, so the caller keeps the larger of this
+// and stat's whole-process ticks.
+func threadsCPU(dir string, threads int64) (int64, bool) {
+	names := []string{"."}
+	if threads > 1 {
+		ents, err := os.ReadDir(dir + "/task")
+		if err != nil {
+			return 0, false
+		}
+		names = names[:0]
+		for _, e := range ents {
+			names = append(names, "task/"+e.Name())
+		}
+	}
+	var sum int64
+	for _, n := range names {
+		ss, err := os.ReadFile(dir + "/" + n + "/schedstat")
+		if err != nil {
+			continue // the thread exited
+		}
+		g := strings.Fields(string(ss))
+		if len(g) == 0 {
+			return 0, false
+		}
+		ns, err := strconv.ParseInt(g[0], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		sum += ns
+	}
+	return sum, true
 }
 
 // procTree returns root and all its live descendants.
