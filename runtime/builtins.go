@@ -17,6 +17,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/limits"
 )
 
 // The engine's own builtins:
@@ -116,7 +117,7 @@ func file(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs [
 	if err != nil {
 		return nil, fmt.Errorf("file: %v", err)
 	}
-	data, err := os.ReadFile(full)
+	data, err := limits.ReadFile(full, limits.File)
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
@@ -137,6 +138,9 @@ func fileHash(path string) (string, error) {
 // FileSHA256 is the hex SHA-256 of a file's content, read as a stream: the
 // hash of every file-like input (notebook files, binaries, SQLite files).
 func FileSHA256(path string) (string, error) {
+	if err := limits.Regular(path); err != nil {
+		return "", err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err

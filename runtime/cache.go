@@ -17,6 +17,7 @@ import (
 
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/hostinfo"
+	"github.com/benchbook/benchbook/runtime/limits"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
 
@@ -150,7 +151,7 @@ func (s *store) getVariant(key string, ok func([]Input) bool) *entry {
 
 // readChecked reads a file written by writeChecked into v.
 func readChecked(path string, v any) error {
-	data, err := os.ReadFile(path)
+	data, err := limits.ReadFile(path, limits.Record)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}

@@ -60,6 +60,12 @@ func (e *Engine) execute(st *CellRun) {
 	st.duration = time.Since(st.started)
 	st.inputs, st.outputs, st.warnings = cell.snapshot()
 	st.warnings = append(append([]string(nil), c.lint...), st.warnings...)
+	if berr := boundOutputs(c.Name, st.outputs); err == nil {
+		err = berr
+	}
+	if err == nil {
+		err = boundValues(c.Name, c.Defines, globals)
+	}
 	if err != nil {
 		st.Status, st.Err = StatusError, err
 		var ee *starlark.EvalError

@@ -1,0 +1,67 @@
+package runtime
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestDeepValueIsAnErrorNamingTheCell: a cell that builds a list nested a
+// million deep fails at once with an error naming the cell, the value and
+// the variable that raises the limit. Before, displaying it took minutes
+// (Starlark prints in time quadratic in the depth).
+func TestDeepValueIsAnErrorNamingTheCell(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"# %% deep\nx = []\nfor i in range(1000000):\n    x = [x]\nx\n", "cell deep: output 1 (list): nested too deeply"},
+		{"# %% deep\nx = []\nfor i in range(1000000):\n    x = [x]\n", "cell deep: value x (list): nested too deeply"},
+	} {
+		start := time.Now()
+		r := runNotebook(t, t.TempDir(), tc.src, Options{})
+		st := r.e.CellRun("deep")
+		if st.Status != StatusError || st.Err == nil || !strings.Contains(st.Err.Error(), tc.want) || !strings.Contains(st.Err.Error(), "BENCHBOOK_MAX_DEPTH") {
+			t.Errorf("status %s, err %v; want %q", st.Status, st.Err, tc.want)
+		}
+		if d := time.Since(start); d > 30*time.Second {
+			t.Errorf("the run took %v", d)
+		}
+	}
+}
+
+// TestFileRefusesDevicesAndFIFOs: file() on /dev/zero or a FIFO is an
+// error naming the builtin and the path, not an endless read or a block.
+func TestFileRefusesDevicesAndFIFOs(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/dev/zero", "pipe"} {
+		done := make(chan *nbRun, 1)
+		go func() { done <- runNotebook(t, dir, "# %% read\nx = file(\""+path+"\")\n", Options{}) }()
+		select {
+		case r := <-done:
+			st := r.e.CellRun("read")
+			if st.Err == nil || !strings.Contains(st.Err.Error(), "file: ") || !strings.Contains(st.Err.Error(), path) || !strings.Contains(st.Err.Error(), "not a regular file") {
+				t.Errorf("%s: %v", path, st.Err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("file(%q) still running after 20s", path)
+		}
+	}
+}
+
+// TestNotebookOverTheSizeLimit: a notebook over BENCHBOOK_MAX_FILE is
+// refused by name before it is parsed.
+func TestNotebookOverTheSizeLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nb.star")
+	os.WriteFile(path, []byte("# %% a\nx = 1\n"+strings.Repeat("# padding\n", 300)), 0o644)
+	t.Setenv("BENCHBOOK_MAX_FILE", "1K")
+	if _, err := ParseFile(path); err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "BENCHBOOK_MAX_FILE") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := ParseFile("/dev/zero"); err == nil || !strings.Contains(err.Error(), "/dev/zero: not a regular file") {
+		t.Fatalf("/dev/zero: %v", err)
+	}
+}
