@@ -65,3 +65,16 @@ func TestNotebookOverTheSizeLimit(t *testing.T) {
 		t.Fatalf("/dev/zero: %v", err)
 	}
 }
+
+// TestRunawayRecursionTraceIsBounded: Starlark stops a runaway recursion
+// near 100,000 frames; the trace keeps a few of them, not a 2 MB record.
+func TestRunawayRecursionTraceIsBounded(t *testing.T) {
+	r := runNotebook(t, t.TempDir(), "# %% rec\ndef f(n):\n    return f(n + 1)\nx = f(0)\n", Options{})
+	st := r.e.CellRun("rec")
+	if st.Err == nil || !strings.Contains(st.Err.Error(), "stack overflow") {
+		t.Fatalf("err = %v", st.Err)
+	}
+	if n := strings.Count(st.Trace, "\n"); n > 2*maxFrames || !strings.Contains(st.Trace, "frames not shown") || !strings.Contains(st.Trace, "in <toplevel>") {
+		t.Errorf("trace of %d lines:\n%.2000s", n, st.Trace)
+	}
+}
