@@ -78,3 +78,24 @@ func TestRunawayRecursionTraceIsBounded(t *testing.T) {
 		t.Errorf("trace of %d lines:\n%.2000s", n, st.Trace)
 	}
 }
+
+// TestReplDeepOutputIsBounded: an expression typed at the REPL that shows
+// a million-deep list gets the same error as a cell, not minutes of
+// printing.
+func TestReplDeepOutputIsBounded(t *testing.T) {
+	r := runNotebook(t, t.TempDir(), "# %% a\nx = 1\n", Options{})
+	nb, _ := ParseFile(r.e.NB.Path)
+	e, err := Open(t.Context(), nb, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	start := time.Now()
+	outs, err := e.Eval("y = []\nfor i in range(1000000):\n    y = [y]\ny\n")
+	if err == nil || !strings.Contains(err.Error(), "nested too deeply") || len(outs) != 1 || !strings.Contains(outs[0].String(), "not shown") {
+		t.Fatalf("err %v, outputs %d", err, len(outs))
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
