@@ -17,6 +17,7 @@ import (
 
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/filehash"
+	"github.com/benchbook/benchbook/runtime/limits"
 )
 
 // The engine's own builtins:
@@ -116,7 +117,7 @@ func file(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs [
 	if err != nil {
 		return nil, fmt.Errorf("file: %v", err)
 	}
-	data, err := os.ReadFile(full)
+	data, err := limits.ReadFile(full, limits.File)
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
 	}
@@ -134,10 +135,16 @@ func fileHash(path string) (string, error) {
 	return sum, err
 }
 
-// FileSHA256 is filehash.SHA256, kept for the builtins that call it here.
-//
-// Deprecated: call filehash.SHA256.
-func FileSHA256(path string) (string, error) { return filehash.SHA256(path) }
+// FileSHA256 is filehash.SHA256 of a regular file: a FIFO or a device is
+// refused by name (limits.Regular) instead of read until it ends, which it
+// may never do. The check lives here, not in filehash, so that the agent's
+// leaf stays free of Starlark.
+func FileSHA256(path string) (string, error) {
+	if err := limits.Regular(path); err != nil {
+		return "", err
+	}
+	return filehash.SHA256(path)
+}
 
 func memo(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var key string

@@ -17,6 +17,7 @@ import (
 
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/hostinfo"
+	"github.com/benchbook/benchbook/runtime/limits"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
 
@@ -49,6 +50,9 @@ type store struct {
 func openStore(cacheDir string) (*store, error) {
 	dir := filepath.Join(cacheDir, "v"+strconv.Itoa(FormatVersion))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		if errors.Is(err, syscall.EROFS) || errors.Is(err, os.ErrPermission) {
+			return nil, fmt.Errorf("cache: %w (the cache lives beside the notebook by default; give a writable one with -cache-dir DIR)", err)
+		}
 		return nil, fmt.Errorf("cache: %w", err)
 	}
 	return &store{dir: dir}, nil
@@ -150,7 +154,7 @@ func (s *store) getVariant(key string, ok func([]Input) bool) *entry {
 
 // readChecked reads a file written by writeChecked into v.
 func readChecked(path string, v any) error {
-	data, err := os.ReadFile(path)
+	data, err := limits.ReadFile(path, limits.Record)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -188,8 +192,16 @@ func writeChecked(path string, v any) error {
 		return fmt.Errorf("cache: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	fmt.Fprintf(tmp, "%s %d %s\n", magic, FormatVersion, hex.EncodeToString(sum[:]))
-	tmp.Write(body)
+	// A full disk fails a write (on tmpfs only the write says so, not
+	// Sync): the entry must not be renamed into place short.
+	if _, err := fmt.Fprintf(tmp, "%s %d %s\n", magic, FormatVersion, hex.EncodeToString(sum[:])); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cache: %w", err)
+	}
+	if _, err := tmp.Write(body); err != nil {
+		tmp.Close()
+		return fmt.Errorf("cache: %w", err)
+	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
 		return fmt.Errorf("cache: %w", err)

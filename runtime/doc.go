@@ -67,6 +67,9 @@
 //     engine's own packages (values to and from the cache; HTML, Markdown
 //     and JSON records; the one redaction pass; the machine). Builtins use
 //     them too, so they are not internal.
+//   - runtime/limits: the bounds on untrusted inputs (files that are not
+//     regular, file and record sizes, value depth and size), each raised
+//     by an environment variable; runtime/nbfuzz fuzzes whole notebooks.
 //   - runtime/resstate: live resources' states, without Starlark (below).
 //   - runtime/filehash: a file's SHA-256, a leaf: the engine keys file
 //     inputs with it, and package fleet checks the binary it copies to a

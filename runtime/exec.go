@@ -22,6 +22,8 @@ import (
 // frames keeps a Starlark backtrace's header and call frames and drops its
 // closing "Error in f: msg", which st.Err already says: every error would
 // otherwise print twice, in the terminal and in the record.
+// A runaway recursion's trace (Starlark stops it near 100,000 frames) keeps
+// its first and last maxFrames/2 frames: the whole one made a 2 MB record.
 func frames(bt string) string {
 	var keep []string
 	for i, line := range strings.Split(bt, "\n") {
@@ -30,8 +32,15 @@ func frames(bt string) string {
 		}
 		keep = append(keep, line)
 	}
+	if n := len(keep) - 1 - maxFrames; n > 0 {
+		elided := fmt.Sprintf("  ... %d frames not shown ...", n)
+		keep = append(append(keep[:1+maxFrames/2:1+maxFrames/2], elided), keep[len(keep)-maxFrames/2:]...)
+	}
 	return strings.Join(keep, "\n")
 }
+
+// maxFrames is the most call frames an error's trace shows.
+const maxFrames = 40
 
 func (e *Engine) execute(st *CellRun) {
 	c := st.Def
@@ -60,6 +69,12 @@ func (e *Engine) execute(st *CellRun) {
 	st.duration = time.Since(st.started)
 	st.inputs, st.outputs, st.warnings = cell.snapshot()
 	st.warnings = append(append([]string(nil), c.lint...), st.warnings...)
+	if berr := boundOutputs(c.Name, st.outputs); err == nil {
+		err = berr
+	}
+	if err == nil {
+		err = boundValues(c.Name, c.Defines, globals)
+	}
 	if err != nil {
 		st.Status, st.Err = StatusError, err
 		var ee *starlark.EvalError

@@ -230,6 +230,9 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 		e.scratch[k] = v
 	}
 	_, outputs, _ := cell.snapshot()
+	if berr := boundOutputs("repl", outputs); err == nil {
+		err = berr // the REPL prints what it gets: bound it as a cell's
+	}
 	return outputs, err
 }
 

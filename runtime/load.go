@@ -4,13 +4,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
+	"github.com/benchbook/benchbook/runtime/limits"
 	"github.com/benchbook/benchbook/stdlib"
 )
 
@@ -45,7 +45,7 @@ func (s *Session) moduleSource(name string) ([]byte, error) {
 	if !strings.HasPrefix(p, "/") && s.NotebookDir != "" {
 		p = s.NotebookDir + "/" + p
 	}
-	return os.ReadFile(p)
+	return limits.ReadFile(p, limits.File)
 }
 
 // ModuleHash is the hash of a loadable module's source, a part of the key of

@@ -2,10 +2,10 @@ package runtime
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/benchbook/benchbook/runtime/limits"
 	"github.com/benchbook/benchbook/runtime/resstate"
 
 	"go.starlark.net/syntax"
@@ -43,7 +43,7 @@ func (c *CellDef) Label() string { return fmt.Sprintf("%s (line %d)", c.Name, ma
 
 // ParseFile reads and parses a notebook.
 func ParseFile(path string) (*Notebook, error) {
-	src, err := os.ReadFile(path)
+	src, err := limits.ReadFile(path, limits.File)
 	if err != nil {
 		return nil, err
 	}

@@ -105,14 +105,21 @@ func stopChild(pid int, sig syscall.Signal, grace time.Duration, done <-chan str
 
 // logRing keeps the last lines a child wrote; it is the child's stdout and
 // stderr. Waiters are woken on every write (for "log:REGEX" readiness).
+// It holds at most max lines of at most maxLogLine bytes: a child that
+// floods its output without a newline (cat /dev/zero) used to grow the
+// partial line until benchbook ran out of memory.
 type logRing struct {
 	mu      sync.Mutex
 	lines   []string
 	partial []byte
+	cutting bool // the partial line passed maxLogLine: drop the rest of it
 	max     int
 	seq     int64 // complete lines ever written, for followers (since)
 	changed chan struct{}
 }
+
+// maxLogLine is the longest line a logRing keeps; the rest is cut.
+const maxLogLine = 4096
 
 func newLogRing(max int) *logRing {
 	return &logRing{max: max, changed: make(chan struct{})}
@@ -121,22 +128,44 @@ func newLogRing(max int) *logRing {
 func (r *logRing) Write(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.partial = append(r.partial, p...)
-	for {
-		i := bytes.IndexByte(r.partial, '\n')
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		r.add(chunk)
 		if i < 0 {
 			break
 		}
-		r.lines = append(r.lines, string(r.partial[:i]))
-		r.partial = r.partial[i+1:]
-		r.seq++
+		r.endLine()
+		p = p[i+1:]
 	}
 	if over := len(r.lines) - r.max; over > 0 {
 		r.lines = append([]string(nil), r.lines[over:]...)
 	}
 	close(r.changed)
 	r.changed = make(chan struct{})
-	return len(p), nil
+	return n, nil
+}
+
+// add appends to the partial line what fits in maxLogLine.
+func (r *logRing) add(chunk []byte) {
+	if room := maxLogLine - len(r.partial); len(chunk) > room {
+		chunk, r.cutting = chunk[:room], true
+	}
+	r.partial = append(r.partial, chunk...)
+}
+
+func (r *logRing) endLine() {
+	line := string(r.partial)
+	if r.cutting {
+		line += fmt.Sprintf(" … (line cut at %d bytes)", maxLogLine)
+	}
+	r.lines = append(r.lines, line)
+	r.partial, r.cutting = r.partial[:0], false
+	r.seq++
 }
 
 // tail returns the last n lines (all when n <= 0), including a partial line.

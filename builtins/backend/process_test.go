@@ -2,6 +2,7 @@ package backend
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -240,4 +241,48 @@ rows = db.query("SELECT id, v FROM t ORDER BY id")
 assert.eq(len(rows), 2)
 assert.eq(rows[1]["v"], "b")
 `)
+}
+
+// TestProcessFloodingStdoutIsBounded: a target that writes without end and
+// without a newline (cat /dev/zero) leaves benchbook holding at most the
+// ring's lines of maxLogLine bytes each. Before, the partial line grew by
+// the target's whole output, until memory ran out.
+func TestProcessFloodingStdoutIsBounded(t *testing.T) {
+	g := mustRun(t, `p = backend.process(["sh", "-c", "echo ready; exec cat /dev/zero"], ready = "log:^ready$")`)
+	p := g["p"].(*procHandle)
+	defer p.stop(time.Second)
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		held := 0
+		for _, l := range p.log.tail(0) {
+			held += len(l)
+		}
+		if held > 2000*(maxLogLine+64) {
+			t.Fatalf("the ring holds %d bytes of a flood", held)
+		}
+	}
+	last := p.log.tail(1)
+	if len(last) != 1 || len(last[0]) > maxLogLine+64 {
+		t.Fatalf("last line of %d bytes", len(last[0]))
+	}
+}
+
+// TestLogRingCutsLongLines: long lines are cut and marked, short ones kept
+// whole, and the count of lines stays at the ring's size.
+func TestLogRingCutsLongLines(t *testing.T) {
+	r := newLogRing(3)
+	big := bytes.Repeat([]byte("x"), 3*maxLogLine)
+	r.Write(big)
+	r.Write(big)
+	r.Write([]byte("\nshort\none\ntwo\n"))
+	got := r.tail(0)
+	if len(got) != 3 || got[0] != "short" || got[2] != "two" {
+		t.Fatalf("tail = %.200q", got)
+	}
+	r = newLogRing(3)
+	r.Write(append(big, '\n'))
+	if l := r.tail(0)[0]; len(l) > maxLogLine+64 || !strings.Contains(l, "line cut at") {
+		t.Fatalf("a long line kept %d bytes: %.100q", len(l), l)
+	}
 }

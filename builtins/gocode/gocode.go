@@ -60,13 +60,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/limits"
 )
 
 // Module is the gocode module as notebooks see it.
@@ -90,7 +90,7 @@ func load(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwa
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
-	text, err := os.ReadFile(full)
+	text, err := limits.ReadFile(full, limits.File)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.starlark.net/starlark"
 	"gonum.org/v1/plot/plotter"
@@ -289,5 +290,24 @@ func BenchmarkFigures(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestTicksFarFromZeroEnd (issue 25's audit): an axis whose range is below
+// its values' precision (1e17 to 1e17+16) gets ticks and ends; before,
+// v += step did not move v and the render never returned.
+func TestTicksFarFromZeroEnd(t *testing.T) {
+	done := make(chan int, 1)
+	go func() { done <- len(niceTicks{}.Ticks(1e17, 1e17+16)) }()
+	select {
+	case n := <-done:
+		if n == 0 || n > maxTicks+1 {
+			t.Errorf("%d ticks", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Ticks(1e17, 1e17+16) still running after 5s")
+	}
+	if n := len(niceTicks{}.Ticks(0, 10)); n < 3 || n > 12 {
+		t.Errorf("Ticks(0, 10): %d ticks", n)
 	}
 }

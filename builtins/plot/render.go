@@ -186,7 +186,15 @@ func (niceTicks) Ticks(lo, hi float64) []gplot.Tick {
 	}
 	step := niceStep((hi - lo) / 6)
 	var ticks []gplot.Tick
-	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+	// Ticks are counted, not stepped to: far from zero a step below the
+	// values' precision (lo = 1e17, hi = lo + 16) left v += step unchanged
+	// and the loop never ended.
+	first := math.Ceil(lo/step) * step
+	for k := 0; k <= maxTicks; k++ {
+		v := first + float64(k)*step
+		if v > hi+step*1e-9 {
+			break
+		}
 		if math.Abs(v) < step*1e-9 {
 			v = 0
 		}
@@ -194,6 +202,9 @@ func (niceTicks) Ticks(lo, hi float64) []gplot.Tick {
 	}
 	return ticks
 }
+
+// maxTicks bounds the ticks of an axis (about six are asked for).
+const maxTicks = 20
 
 func niceStep(raw float64) float64 {
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 
 	"github.com/benchbook/benchbook/builtins/metric/gate"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/limits"
 	"github.com/benchbook/benchbook/runtime/record"
 )
 
@@ -80,7 +80,7 @@ func applyGates(rec *record.Record, o gateOptions, stderr io.Writer) error {
 }
 
 func readBaseline(path string) (gate.Baseline, error) {
-	data, err := os.ReadFile(path)
+	data, err := limits.ReadFile(path, limits.Record)
 	if err != nil {
 		return gate.Baseline{}, fmt.Errorf("-baseline: %w", err)
 	}

@@ -55,6 +55,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"run", gated, "-baseline", filepath.Join(t.TempDir(), "missing.json")}, 2, "-baseline: open"},
 		{[]string{"run", gated, "-baseline", bad}, 2, "not a JSON record"},
 		{[]string{"frobnicate"}, 2, "unknown command"},
+		{[]string{"run", "/dev/zero"}, 1, "/dev/zero: not a regular file (a character device)"},
 		{[]string{"run", "-h"}, 0, "Usage: benchbook run"},
 		{[]string{"run", ok, "-p", "unused=3"}, 0, "parameter unused is not read by any cell"},
 		{[]string{"render", bad}, 0, "1 never"},

@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // TestLastParamsAndIndex: after a run with -p, cells, render and index show
@@ -97,5 +99,50 @@ func TestRenderSaysLastParams(t *testing.T) {
 		if code != 0 || !strings.Contains(stderr, "with the last run's parameters: -p rows=100000") {
 			t.Errorf("%s: exit %d, does not name the last run's parameters:\n%s", cmd, code, stderr)
 		}
+	}
+}
+
+// TestIndexSymlinkLoopsAndFIFOs (issue 25): a folder linking to its parent,
+// a link to itself named like a notebook and a FIFO named like one end in
+// an error naming each, and the table is still written. Before, the FIFO
+// blocked index forever.
+func TestIndexSymlinkLoopsAndFIFOs(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "good.star"), []byte("# %% a\nx = 1\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink("..", filepath.Join(dir, "sub", "up")))
+	must(os.Symlink("self.star", filepath.Join(dir, "self.star")))
+	must(syscall.Mkfifo(filepath.Join(dir, "pipe.star"), 0o644))
+	type result struct {
+		code   int
+		stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, _, stderr := runCLI(t, "index", dir)
+		done <- result{code, stderr}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("index still running after 30s")
+	}
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"pipe.star: not a regular file (a FIFO)", "self.star: too many levels of symbolic links"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	table, _ := os.ReadFile(filepath.Join(dir, "index.md"))
+	if !strings.Contains(string(table), "good.star") || strings.Contains(string(table), "sub/up") {
+		t.Errorf("table:\n%s", table)
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/limits"
 	"github.com/benchbook/benchbook/runtime/record"
 )
 
@@ -54,7 +54,7 @@ func checkBaseline(path string) error {
 	if path == "" {
 		return nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := limits.ReadFile(path, limits.Record)
 	if err != nil {
 		return usageError{fmt.Sprintf("-baseline: %v", err)}
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/limits"
 )
 
 // watchInterval is how often watch looks at the notebook file. Polling the
@@ -108,7 +109,7 @@ func (w *watcher) changed() (bool, error) {
 	if st.ModTime().Equal(w.mtime) && st.Size() == w.size {
 		return false, nil
 	}
-	src, err := os.ReadFile(w.path)
+	src, err := limits.ReadFile(w.path, limits.File)
 	if err != nil {
 		return false, err
 	}

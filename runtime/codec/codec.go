@@ -20,6 +20,8 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
+
+	"github.com/benchbook/benchbook/runtime/limits"
 )
 
 // Version is written in front of every encoded value; a change of format
@@ -75,7 +77,7 @@ const (
 // Encode returns the bytes of v. It fails with an error wrapping
 // ErrNotStorable if v (or anything inside it) cannot be stored.
 func Encode(v starlark.Value) ([]byte, error) {
-	var e encoder
+	e := encoder{maxDepth: int(limits.Depth.Get()), maxSize: int(limits.Value.Get())}
 	e.buf.WriteByte(Version)
 	if err := e.value(v, 0); err != nil {
 		return nil, err
@@ -88,7 +90,7 @@ func Decode(data []byte) (starlark.Value, error) {
 	if len(data) == 0 || data[0] != Version {
 		return nil, fmt.Errorf("codec: unknown format version")
 	}
-	d := decoder{data: data[1:]}
+	d := decoder{data: data[1:], maxDepth: int(limits.Depth.Get())}
 	v, err := d.value(0)
 	if err != nil {
 		return nil, err
@@ -100,10 +102,14 @@ func Decode(data []byte) (starlark.Value, error) {
 	return v, nil
 }
 
-// maxDepth bounds recursion so that a cyclic value is an error, not a crash.
-const maxDepth = 256
-
-type encoder struct{ buf bytes.Buffer }
+// An encoder and a decoder bound their recursion by limits.Depth, so that a
+// cyclic or hostile value is an error, not a crash; the encoder bounds its
+// output by limits.Value.
+type encoder struct {
+	buf      bytes.Buffer
+	maxDepth int
+	maxSize  int
+}
 
 func (e *encoder) uvarint(n uint64) {
 	var b [binary.MaxVarintLen64]byte
@@ -116,8 +122,11 @@ func (e *encoder) str(s string) {
 }
 
 func (e *encoder) value(v starlark.Value, depth int) error {
-	if depth > maxDepth {
-		return fmt.Errorf("%w: nested too deeply (a cycle?)", ErrNotStorable)
+	if depth > e.maxDepth {
+		return fmt.Errorf("%w: nested more than %d levels (a cycle?) (%s)", ErrNotStorable, e.maxDepth, limits.Depth.Hint())
+	}
+	if e.buf.Len() > e.maxSize {
+		return fmt.Errorf("codec: %w: more than %d bytes (%s)", limits.ErrTooLarge, e.maxSize, limits.Value.Hint())
 	}
 	switch v := v.(type) {
 	case starlark.NoneType:
@@ -227,7 +236,10 @@ func (e *encoder) structValue(s *starlarkstruct.Struct, depth int) error {
 	return nil
 }
 
-type decoder struct{ data []byte }
+type decoder struct {
+	data     []byte
+	maxDepth int
+}
 
 var errShort = errors.New("codec: truncated data")
 
@@ -266,7 +278,7 @@ func (d *decoder) count() (int, error) {
 }
 
 func (d *decoder) value(depth int) (starlark.Value, error) {
-	if depth > maxDepth {
+	if depth > d.maxDepth {
 		return nil, fmt.Errorf("codec: nested too deeply")
 	}
 	if len(d.data) == 0 {

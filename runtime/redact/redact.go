@@ -27,6 +27,8 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
+
+	"github.com/benchbook/benchbook/runtime/limits"
 )
 
 // Mask replaces a secret. It is net/url's choice (URL.Redacted), so a
@@ -272,9 +274,6 @@ type Redacter interface {
 	Redacted() (starlark.Value, bool)
 }
 
-// maxDepth stops the walk of a cyclic value.
-const maxDepth = 64
-
 // Value returns v with its secrets hidden, and whether it held any:
 // strings as free text, dict entries and struct fields whose name says
 // secret masked whole, host values through Redacter. v itself comes back
@@ -290,8 +289,11 @@ func Field(name string, v starlark.Value) (starlark.Value, bool) {
 }
 
 func walk(v starlark.Value, depth int) (starlark.Value, bool) {
-	if depth > maxDepth {
-		return v, false
+	if depth > int(limits.Depth.Get()) {
+		// Too deep to look inside (or cyclic): it may hold a secret, so it
+		// is masked whole and never written. It used to pass as clean past
+		// depth 64, and a secret nested deeper reached the cache.
+		return starlark.String(Mask), true
 	}
 	switch v := v.(type) {
 	case starlark.String:

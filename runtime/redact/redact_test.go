@@ -128,3 +128,20 @@ func TestWriter(t *testing.T) {
 		t.Error("a redacting writer was wrapped twice")
 	}
 }
+
+// TestDeepSecretIsHidden: a secret nested deeper than the walk goes is
+// reported and masked. Before, the walk stopped at depth 64 and called
+// the value clean, so the cache stored the password.
+func TestDeepSecretIsHidden(t *testing.T) {
+	var v starlark.Value = starlark.String("postgres://u:pwDeep@h/db")
+	for range 2000 {
+		v = starlark.NewList([]starlark.Value{v})
+	}
+	out, secret := Value(v)
+	if !secret {
+		t.Fatal("a secret 2000 levels down was called clean")
+	}
+	if strings.Contains(out.String(), "pwDeep") {
+		t.Error("the deep secret survived")
+	}
+}

@@ -1,0 +1,75 @@
+package workload
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"go.starlark.net/starlark"
+)
+
+// flood writes head, then fill forever, until the client goes away (or a
+// minute passes: every loop in a test is bounded).
+func flood(head, fill string) func(*net.TCPConn) {
+	return func(c *net.TCPConn) {
+		c.Write([]byte(head))
+		chunk := []byte(strings.Repeat(fill, 4096/len(fill)))
+		for end := time.Now().Add(time.Minute); time.Now().Before(end); {
+			c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+			if _, err := c.Write(chunk); err != nil {
+				c.Close()
+				return
+			}
+		}
+	}
+}
+
+// TestHostileHTTPTargets (issue 25): a target that sends an endless header
+// or an endless body costs each request at most its timeout and bounded
+// memory, in every loop; the failures get a class and the counts add up.
+func TestHostileHTTPTargets(t *testing.T) {
+	targets := []struct {
+		name, head, fill string
+		class            []string // acceptable classes
+	}{
+		{"endless header", "HTTP/1.1 200 OK\r\nX-A: ", "a", []string{"malformed response"}},
+		{"endless header lines", "HTTP/1.1 200 OK\r\n", "X-A: b\r\n", []string{"malformed response"}},
+		{"endless body, no length", "HTTP/1.1 200 OK\r\n\r\n", "z", []string{"timeout"}},
+		{"endless body, huge length", "HTTP/1.1 200 OK\r\nContent-Length: 1000000000000\r\n\r\n", "z", []string{"timeout"}},
+		{"endless chunks", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "4\r\nzzzz\r\n", []string{"timeout"}},
+	}
+	for _, tg := range targets {
+		url := rawServer(t, flood(tg.head, tg.fill))
+		for _, loop := range []string{`clients = 2`, `rate = 20`} {
+			start := time.Now()
+			g := mustExec(t, `r = workload.http(url, duration = "500ms", warmup = 0, timeout = "200ms", `+loop+`)`,
+				starlark.StringDict{"url": str(url)})
+			r := g["r"].(*Run)
+			if took := time.Since(start); took > 10*time.Second {
+				t.Errorf("%s, %s: the run took %v", tg.name, loop, took)
+			}
+			if r.d.Count != 0 || sumErrors(r.d.Errors) == 0 {
+				t.Errorf("%s, %s: count %d errors %v", tg.name, loop, r.d.Count, r.d.Errors)
+			}
+			for class := range r.d.Errors {
+				if !contains(tg.class, class) {
+					t.Errorf("%s, %s: class %q, want one of %q", tg.name, loop, class, tg.class)
+				}
+			}
+			if got := accounted(r); got != r.d.Intended {
+				t.Errorf("%s, %s: %d requests accounted for, %d intended", tg.name, loop, got, r.d.Intended)
+			}
+			t.Logf("%s, %s: intended %d errors %v in %v", tg.name, loop, r.d.Intended, r.d.Errors, time.Since(start).Round(time.Millisecond))
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

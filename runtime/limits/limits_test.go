@@ -1,0 +1,102 @@
+package limits
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.starlark.net/starlark"
+)
+
+// TestReadFileRefusesWhatNeverEnds: /dev/zero, a FIFO with no writer and a
+// directory are refused at once with an error naming the path; before, a
+// FIFO blocked forever and /dev/zero was read until the kernel killed us.
+func TestReadFileRefusesWhatNeverEnds(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "pipe.star")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, kind string }{
+		{"/dev/zero", "a character device"},
+		{fifo, "a FIFO"},
+		{t.TempDir(), "a directory"},
+	} {
+		done := make(chan error, 1)
+		go func() { _, err := ReadFile(tc.path, File); done <- err }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), tc.path) || !strings.Contains(err.Error(), tc.kind) {
+				t.Errorf("%s: err = %v", tc.path, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s: ReadFile still reading after 5s", tc.path)
+		}
+		if err := Regular(tc.path); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("Regular(%s) = %v", tc.path, err)
+		}
+	}
+}
+
+// TestReadFileSizeLimit: a file over the limit is refused naming the
+// variable; setting the variable lets it through.
+func TestReadFileSizeLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big")
+	if err := os.WriteFile(path, make([]byte, 3000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(File.Env, "2K")
+	_, err := ReadFile(path, File)
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "BENCHBOOK_MAX_FILE") || !strings.Contains(err.Error(), path) {
+		t.Fatalf("err = %v", err)
+	}
+	t.Setenv(File.Env, "3000")
+	if data, err := ReadFile(path, File); err != nil || len(data) != 3000 {
+		t.Fatalf("at the limit: %d bytes, %v", len(data), err)
+	}
+	t.Setenv(File.Env, "nonsense")
+	if File.Get() != File.Default {
+		t.Errorf("a malformed variable gave %d", File.Get())
+	}
+}
+
+func nested(depth int) starlark.Value {
+	var v starlark.Value = starlark.NewList(nil)
+	for range depth {
+		v = starlark.NewList([]starlark.Value{v})
+	}
+	return v
+}
+
+// TestCheckValue: depth and size are bounded without recursion, at a cost
+// linear in the value: six million levels are refused in well under a
+// second, a cycle is found as depth, and the variables raise the limits.
+func TestCheckValue(t *testing.T) {
+	start := time.Now()
+	if err := CheckValue(nested(6_000_000)); !errors.Is(err, ErrTooDeep) || !strings.Contains(err.Error(), Depth.Env) {
+		t.Fatalf("6M deep: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("6M deep took %v", d)
+	}
+	if err := CheckValue(nested(999)); err != nil {
+		t.Errorf("999 deep: %v", err)
+	}
+	t.Setenv(Depth.Env, "5000")
+	if err := CheckValue(nested(4000)); err != nil {
+		t.Errorf("4000 deep with the limit raised: %v", err)
+	}
+	cyc := starlark.NewList(nil)
+	cyc.Append(cyc)
+	if err := CheckValue(cyc); !errors.Is(err, ErrTooDeep) {
+		t.Errorf("cycle: %v", err)
+	}
+	t.Setenv(Value.Env, "1M")
+	big := starlark.String(strings.Repeat("x", 2<<20))
+	if err := CheckValue(starlark.Tuple{big}); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), Value.Env) {
+		t.Errorf("2 MB string under a 1M limit: %v", err)
+	}
+}

@@ -1,0 +1,170 @@
+package nbfuzz
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/benchbook/benchbook/builtins/display"
+	_ "github.com/benchbook/benchbook/builtins/metric"
+	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/record"
+)
+
+// runBound is how long one input may run (both runs and the renders); each
+// run's context ends after cellBound, which cancels the cell running then,
+// so only a hang outside Starlark's reach (a builtin, the engine, a render)
+// passes runBound.
+const (
+	cellBound = time.Second
+	runBound  = 20 * time.Second
+)
+
+// FuzzNotebook runs whole notebooks. Seeds: each notebook of the project,
+// each of its cells alone, random recombinations of cells and mutations of
+// them, and a few hostile cells (issue 25's list).
+func FuzzNotebook(f *testing.F) {
+	for _, s := range seeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		if len(src) > 1<<16 {
+			return
+		}
+		done := make(chan error, 1)
+		dir := t.TempDir()
+		go func() { done <- runTwice(dir, src) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(runBound):
+			t.Fatalf("the notebook still runs after %v:\n%s", runBound, src)
+		}
+	})
+}
+
+// runTwice parses and runs src twice (the second run reads the cache the
+// first wrote) and renders each record; a parse error ends it quietly.
+func runTwice(dir string, src []byte) error {
+	path := filepath.Join(dir, "nb.star")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		return err
+	}
+	for range 2 {
+		nb, err := runtime.ParseFile(path)
+		if err != nil {
+			return nil
+		}
+		if err := runOnce(nb, filepath.Join(dir, "cache")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runOnce(nb *runtime.Notebook, cache string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), cellBound)
+	defer cancel()
+	e, err := runtime.Open(ctx, nb, runtime.Options{CacheDir: cache, Stderr: io.Discard})
+	if err != nil {
+		return nil // a notebook the engine refuses (a parameter, a cycle) is fine
+	}
+	defer e.Close()
+	e.Run(true)
+	rec := e.Record()
+	for _, c := range rec.Cells {
+		if strings.Contains(c.Error, "panic") || strings.Contains(c.Error, "goroutine ") {
+			return fmt.Errorf("cell %s: a Go panic reached the record: %s", c.Name, c.Error)
+		}
+	}
+	if err := record.HTML(io.Discard, rec); err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	var js bytes.Buffer
+	return record.JSON(&js, rec)
+}
+
+// seeds are whole notebooks from the project's notebooks and hostile
+// cells, recombined with a fixed seed so the corpus is reproducible.
+func seeds(tb testing.TB) [][]byte {
+	files, _ := filepath.Glob("../../notebooks/*.star")
+	var cells []string
+	var out [][]byte
+	for _, p := range files {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, src)
+		cells = append(cells, split(string(src))...)
+	}
+	cells = append(cells, hostile...)
+	for _, c := range cells {
+		out = append(out, []byte(c))
+	}
+	rng := rand.New(rand.NewPCG(25, 1))
+	for range 40 {
+		var b strings.Builder
+		for range 1 + rng.IntN(4) {
+			b.WriteString(mutate(rng, cells[rng.IntN(len(cells))]))
+		}
+		out = append(out, []byte(b.String()))
+	}
+	return out
+}
+
+// split cuts a notebook at its "# %%" lines, each cell keeping its header.
+func split(src string) []string {
+	var cells []string
+	for _, part := range strings.Split(src, "\n# %%") {
+		if !strings.HasPrefix(part, "# %%") {
+			part = "# %%" + part
+		}
+		cells = append(cells, strings.TrimRight(part, "\n")+"\n")
+	}
+	return cells
+}
+
+// mutate drops, duplicates or swaps a line of a cell, or leaves it.
+func mutate(rng *rand.Rand, cell string) string {
+	lines := strings.Split(cell, "\n")
+	if len(lines) < 3 {
+		return cell
+	}
+	i := 1 + rng.IntN(len(lines)-2)
+	switch rng.IntN(4) {
+	case 0:
+		lines = append(lines[:i], lines[i+1:]...)
+	case 1:
+		lines = append(lines[:i+1], lines[i:]...)
+	case 2:
+		lines[i], lines[i+1] = lines[i+1], lines[i]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// hostile cells: what issue 25 found and its neighbours.
+var hostile = []string{
+	"# %% deep\nx = []\nfor i in range(5000):\n    x = [x]\nx\n",
+	"# %% wide\nx = [\"y\" * 1000] * 1000\nlen(x)\n",
+	"# %% cyc\nx = []\nx.append(x)\n",
+	"# %% dev\nx = file(\"/dev/zero\")\n",
+	"# %% dir\nx = file(\".\")\n",
+	"# %% rec\ndef f(n):\n    return f(n + 1)\nx = f(0)\n",
+	"# %% spin\nn = 0\nfor i in range(10000000):\n    n += i\nn\n",
+	"# %% memo\nx = memo(\"k\", lambda: [1, 2, 3])\nx\n",
+	"# %% par\np = param(\"n\", 3)\np\n",
+	"# %% a\nx = 1\n\n# %% b\ny = x + 1\n\n# %% c\nx = 2\n",
+	"# %% [markdown]\n# # title <script>alert(1)</script>\n",
+	"# %% nul\nx = \"\x00\"\n",
+	"# %% secret\nx = {\"password\": \"pw\", \"url\": \"postgres://u:pw@h/db\"}\nx\n",
+}
