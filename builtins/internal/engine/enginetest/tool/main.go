@@ -1,0 +1,64 @@
+// Command tool is the one program of the test image (FROM scratch, static):
+//
+//	tool spin [N]        N goroutines in busy loops (1)
+//	tool alloc MB        touch MB MiB of memory, then sleep
+//	tool listen PORT     accept TCP connections on 127.0.0.1:PORT
+//	tool exit CODE       exit at once
+//
+// Every mode prints "ready" once it is doing what it says.
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: tool spin|alloc|listen|exit ...")
+		os.Exit(2)
+	}
+	n := 1
+	if len(os.Args) > 2 {
+		n, _ = strconv.Atoi(os.Args[2])
+	}
+	switch os.Args[1] {
+	case "spin":
+		for range n {
+			go spin()
+		}
+		fmt.Println("ready")
+		select {}
+	case "alloc":
+		buf := make([]byte, n<<20)
+		for i := 0; i < len(buf); i += 4096 {
+			buf[i] = 1
+		}
+		fmt.Println("ready")
+		time.Sleep(time.Hour)
+	case "listen":
+		ln, err := net.Listen("tcp", "127.0.0.1:"+os.Args[2])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("ready")
+		for {
+			c, err := ln.Accept()
+			if err == nil {
+				c.Close()
+			}
+		}
+	case "exit":
+		os.Exit(n)
+	}
+}
+
+func spin() {
+	for i := 0; ; i++ {
+		_ = i * i
+	}
+}
