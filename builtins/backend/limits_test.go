@@ -1,0 +1,75 @@
+package backend
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestProcessCPULimit: a plain process under cpus = 0.5 burns a busy loop;
+// its own CPU time from /proc (not the cgroup's) must stay near half a core.
+func TestProcessCPULimit(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("cgroup limits need root")
+	}
+	g := mustRun(t, `p = backend.process(["sh", "-c", "while :; do :; done"], cpus = 0.5, memory = "64MB")`)
+	p := g["p"].(*procHandle)
+	defer p.stop(time.Second)
+	time.Sleep(300 * time.Millisecond)
+	stop, err := p.StartObserving(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	time.Sleep(2 * time.Second)
+	figs, err := stop(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procCores := figs["server_cpu_us"] / 1e6 / time.Since(t0).Seconds()
+	t.Logf("process cpus=0.5: %.3f cores from /proc, %.3f from the cgroup", procCores, figs["server_cpu_cores"])
+	if procCores > 0.55 || procCores < 0.1 {
+		t.Errorf("busy loop under cpus=0.5 used %.3f cores, want 0.1..0.55", procCores)
+	}
+	if _, ok := figs["mem_anon_kb"]; !ok {
+		t.Errorf("no cgroup figures in %v", figs)
+	}
+}
+
+func TestProcessMemoryLimitKills(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("cgroup limits need root")
+	}
+	// The shell holds a command substitution's whole output in memory.
+	g := mustRun(t, `p = backend.process(["sh", "-c", "x=$(head -c 100000000 /dev/zero | tr '\\0' a); sleep 100"], memory = "32MB")`)
+	p := g["p"].(*procHandle)
+	defer p.stop(time.Second)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := p.group.Read()
+		if err == nil && st.OOMKills > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no OOM kill under memory=32MB: %+v %v", st, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestLimitArgErrors(t *testing.T) {
+	for src, want := range map[string]string{
+		`backend.process("sleep 1", cpus = -1)`:       "backend.process: cpus: want a number of CPUs > 0",
+		`backend.process("sleep 1", memory = "lots")`: "backend.process: memory: want a size",
+		`backend.process("sleep 1", memory = "1MB")`:  "below the 6MB",
+		`backend.process("sleep 1", cpuset = "1-0")`:  "backend.process: cpuset:",
+		`backend.process("sleep 1", pids = -2)`:       "backend.process: pids:",
+	} {
+		_, err := run(t, src)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", src, err, want)
+		}
+	}
+}
