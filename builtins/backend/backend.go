@@ -63,10 +63,11 @@ import (
 var Module = &starlarkstruct.Module{
 	Name: "backend",
 	Members: starlark.StringDict{
-		"postgres": starlark.NewBuiltin("backend.postgres", postgresBuiltin),
-		"process":  starlark.NewBuiltin("backend.process", processBuiltin),
-		"sqlite":   starlark.NewBuiltin("backend.sqlite", sqliteBuiltin),
-		"demo":     demo.Builtin,
+		"postgres":  starlark.NewBuiltin("backend.postgres", postgresBuiltin),
+		"process":   starlark.NewBuiltin("backend.process", processBuiltin),
+		"container": starlark.NewBuiltin("backend.container", containerBuiltin),
+		"sqlite":    starlark.NewBuiltin("backend.sqlite", sqliteBuiltin),
+		"demo":      demo.Builtin,
 	},
 }
 

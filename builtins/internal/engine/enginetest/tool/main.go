@@ -1,9 +1,9 @@
 // Command tool is the one program of the test image (FROM scratch, static):
 //
 //	tool spin [N]        N goroutines in busy loops (1)
-//	tool alloc MB        touch MB MiB of memory, then sleep
+//	tool alloc MB [S]    after S seconds (0), touch MB MiB of memory, then sleep
 //	tool listen PORT     accept TCP connections on 127.0.0.1:PORT
-//	tool exit CODE       exit at once
+//	tool exit CODE [S]   exit after S seconds (0)
 //
 // Every mode prints "ready" once it is doing what it says.
 package main
@@ -33,6 +33,11 @@ func main() {
 		fmt.Println("ready")
 		select {}
 	case "alloc":
+		if len(os.Args) > 3 {
+			s, _ := strconv.ParseFloat(os.Args[3], 64)
+			fmt.Println("waiting")
+			time.Sleep(time.Duration(s * float64(time.Second)))
+		}
 		buf := make([]byte, n<<20)
 		for i := 0; i < len(buf); i += 4096 {
 			buf[i] = 1
@@ -53,6 +58,11 @@ func main() {
 			}
 		}
 	case "exit":
+		if len(os.Args) > 3 {
+			s, _ := strconv.ParseFloat(os.Args[3], 64)
+			fmt.Println("ready")
+			time.Sleep(time.Duration(s * float64(time.Second)))
+		}
 		os.Exit(n)
 	}
 }

@@ -1,0 +1,87 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/internal/engine/enginetest"
+)
+
+// The container tests run the FROM-scratch test tool image on the real
+// engine (enginetest): each asserts what the engine or the kernel did.
+
+func toolImage(t *testing.T) string {
+	t.Helper()
+	e := enginetest.Engine(t)
+	return enginetest.Tool(t, e)
+}
+
+// TestContainerOOMKillInvalidatesRun: 64MB, then 200 MB allocated in the
+// middle of a run: the run is invalid and says OOM.
+func TestContainerOOMKillInvalidatesRun(t *testing.T) {
+	img := toolImage(t)
+	mustRun(t, fmt.Sprintf(`
+c = backend.container(%q, cmd = ["alloc", "200", "1"], memory = "64MB", ready = "log:waiting")
+assert.eq(c.limits, "memory=64MB")
+r = workload.http(%q, clients = 1, duration = "4s", warmup = "0s", observe = [c])
+assert.eq(r.valid, False)
+assert.eq([t.kind for t in r.trips if t.fatal], ["oom_killed"])
+assert.true("OOM" in r.invalid_reason, r.invalid_reason)
+`, img, guardServer(t)))
+}
+
+// TestContainerCPULimitObserved: two busy goroutines under cpus = 0.5 are
+// seen at no more than 0.55 cores over a run's window.
+func TestContainerCPULimitObserved(t *testing.T) {
+	img := toolImage(t)
+	g := mustRun(t, fmt.Sprintf(`
+c = backend.container(%q, cmd = ["spin", "2"], cpus = 0.5, ready = "log:ready")
+r = workload.http(%q, clients = 1, duration = "2s", warmup = "0.3s", observe = [c])
+assert.eq(r.valid, True)
+cores = r.server_cpu_cores
+assert.true(cores <= 0.55 and cores > 0.1, cores)
+assert.true(r.mem_anon_kb > 0, r.mem_anon_kb)
+`, img, guardServer(t)))
+	t.Logf("container cpus=0.5, 2 busy goroutines: %v cores", g["cores"])
+}
+
+// TestContainerExitAndRemoval: a container that exits mid-run trips
+// "exited" with its code; .stop() removes it from the engine.
+func TestContainerExitAndRemoval(t *testing.T) {
+	img := toolImage(t)
+	g := mustRun(t, fmt.Sprintf(`
+c = backend.container(%q, cmd = ["listen", "18765"], ready = "tcp:18765")
+assert.true(c.digest.startswith("sha256:"), c.digest)
+assert.true("API" in c.engine, c.engine)
+id = c.id
+c.stop()
+assert.eq(c.pid, None)
+e = backend.container(%q, cmd = ["exit", "7", "1"], ready = "log:ready")
+r = workload.http(%q, clients = 1, duration = "3s", warmup = "0s", observe = [e])
+assert.eq([t.kind for t in r.trips if t.fatal], ["exited"])
+assert.true("exit code 7" in r.invalid_reason, r.invalid_reason)
+`, img, img, guardServer(t)))
+	e := enginetest.Engine(t)
+	if _, err := e.Inspect(context.Background(), string(g["id"].(starlark.String))); err == nil {
+		t.Errorf("the container is still on the engine after .stop()")
+	}
+}
+
+func TestContainerBadInput(t *testing.T) {
+	img := toolImage(t)
+	for src, want := range map[string]string{
+		`backend.container("benchbook-test/absent:0")`:                                  "backend.container: image \"benchbook-test/absent:0\" is not on this engine",
+		fmt.Sprintf(`backend.container(%q, memory = "lots")`, img):                      "backend.container: memory:",
+		fmt.Sprintf(`backend.container(%q, ready = "ftp://x")`, img):                    "backend.container: ready must be",
+		fmt.Sprintf(`backend.container(%q, cmd = ["exit", "3"], ready = "tcp:1")`, img): "exited before it was ready",
+	} {
+		_, err := run(t, src)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", src, err, want)
+		}
+	}
+}
