@@ -234,3 +234,29 @@ func (g *Group) Empty() bool {
 
 // ErrNoGroup is returned by Read for a group whose directories are gone.
 var ErrNoGroup = errors.New("cgroup is gone")
+
+// RemoveStale removes the empty groups below this process's own cgroups
+// whose name starts with prefix and for which stale says yes (their owner
+// is gone); it returns how many directories went. A group that still holds
+// a process stays (rmdir refuses it).
+func RemoveStale(prefix string, stale func(name string) bool) int {
+	own, err := FromPid(os.Getpid())
+	if err != nil {
+		return 0
+	}
+	n := 0
+	seen := map[string]bool{}
+	for _, parent := range own.dirs {
+		if seen[parent] {
+			continue
+		}
+		seen[parent] = true
+		dirs, _ := filepath.Glob(filepath.Join(parent, prefix+"*"))
+		for _, d := range dirs {
+			if stale(filepath.Base(d)) && os.Remove(d) == nil {
+				n++
+			}
+		}
+	}
+	return n
+}
