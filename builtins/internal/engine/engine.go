@@ -84,6 +84,7 @@ func (e *Engine) Describe() string {
 // Spec says what to run.
 type Spec struct {
 	Image   string
+	Entry   []string          // replaces the image's entrypoint; empty keeps it
 	Cmd     []string          // replaces the image's command (not its entrypoint); empty keeps it
 	Env     []string          // NAME=value
 	Limits  cgroup.Limits     // CPU quota, cpuset, memory (swap off), pids
@@ -156,6 +157,9 @@ func configs(s Spec, token string) (*container.Config, *container.HostConfig) {
 	}
 	if len(s.Cmd) > 0 {
 		cfg.Cmd = s.Cmd
+	}
+	if len(s.Entry) > 0 {
+		cfg.Entrypoint = s.Entry
 	}
 	net := s.Network
 	if net == "" {
@@ -264,4 +268,26 @@ func (e *Engine) Import(ctx context.Context, tarball io.Reader, ref string, chan
 		return fmt.Errorf("import %s: %s", ref, out)
 	}
 	return nil
+}
+
+// Kill sends a signal ("SIGINT") to the container's init.
+func (e *Engine) Kill(ctx context.Context, id, signal string) error {
+	return e.cli.ContainerKill(ctx, id, signal)
+}
+
+// Wait returns a channel that gets the container's exit code when it stops
+// (-1 when the engine cannot say), and is closed after.
+func (e *Engine) Wait(ctx context.Context, id string) <-chan int {
+	out := make(chan int, 1)
+	res, errs := e.cli.ContainerWait(ctx, id, container.WaitConditionNotRunning)
+	go func() {
+		defer close(out)
+		select {
+		case r := <-res:
+			out <- int(r.StatusCode)
+		case <-errs:
+			out <- -1
+		}
+	}()
+	return out
 }
