@@ -26,7 +26,7 @@ var (
 	pgErr  error
 )
 
-// Postgres builds, once per test binary, an image of the host's PostgreSQL
+// Postgres builds, unless the engine has it already, an image of the host's PostgreSQL
 // ("benchbook-test/postgres-host:15"): its bin, lib and share dirs, the
 // shared libraries they link (ldd), time zones, and PATH set to its bin.
 func Postgres(t testing.TB, e *engine.Engine) string {
@@ -43,6 +43,11 @@ func buildPostgres(e *engine.Engine, bin string) (string, error) {
 	base := filepath.Dir(bin) // /usr/lib/postgresql/15
 	version := filepath.Base(base)
 	ref := "benchbook-test/postgres-host:" + version
+	ctx0, cancel0 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel0()
+	if _, err := e.ImageDigest(ctx0, ref); err == nil {
+		return ref, nil // the host's PostgreSQL changes with a package upgrade only: remove the image then
+	}
 	files, err := postgresFiles(base, version)
 	if err != nil {
 		return "", err
