@@ -4,6 +4,7 @@
 //	tool alloc MB [S]    after S seconds (0), touch MB MiB of memory, then sleep
 //	tool listen PORT     accept TCP connections on 127.0.0.1:PORT
 //	tool exit CODE [S]   exit after S seconds (0)
+//	tool                 serve HTTP ("ok") on 127.0.0.1:$PORT
 //
 // Every mode prints "ready" once it is doing what it says.
 package main
@@ -11,6 +12,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"strconv"
 	"time"
@@ -18,8 +20,12 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: tool spin|alloc|listen|exit ...")
-		os.Exit(2)
+		fmt.Println("ready")
+		err := http.ListenAndServe("127.0.0.1:"+os.Getenv("PORT"), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Write([]byte("ok\n"))
+		}))
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	n := 1
 	if len(os.Args) > 2 {
