@@ -42,33 +42,46 @@ func (h *containerHandle) watch(ctx context.Context, t0 time.Time, rules guard.L
 		}
 		return func() []guard.Trip { return []guard.Trip{trip} }
 	}
-	w := &containerWatch{h: h, id: c.ID, src: src, t0: t0, st0: st0, seen: map[string]bool{}}
-	if g, err := cgroup.FromPid(st0.Pid); err == nil {
+	byUs := func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.stopping
+	}
+	ended := watchContainer(ctx, &containerWatch{eng: h.eng, id: c.ID, src: src, t0: t0, st0: st0, limits: h.spec.Limits, byUs: byUs})
+	logs := guard.FollowLog(ctx, t0, src, rules, h.lines())
+	return func() []guard.Trip { return append(ended(), logs()...) }
+}
+
+// watchContainer polls the engine (and the container's cgroup) until the
+// returned stop, which gives the trips seen.
+func watchContainer(ctx context.Context, w *containerWatch) func() []guard.Trip {
+	w.seen = map[string]bool{}
+	if g, err := cgroup.FromPid(w.st0.Pid); err == nil {
 		if s, err := g.Read(); err == nil {
 			w.group, w.oom0 = g, s.OOMKills
 		}
 	}
 	stop := guard.Every(ctx, containerPoll, func() { w.check(ctx) })
-	logs := guard.FollowLog(ctx, t0, src, rules, h.lines())
 	return func() []guard.Trip {
 		stop()
 		w.check(ctx)
 		w.mu.Lock()
-		trips := append([]guard.Trip(nil), w.trips...)
-		w.mu.Unlock()
-		return append(trips, logs()...)
+		defer w.mu.Unlock()
+		return append([]guard.Trip(nil), w.trips...)
 	}
 }
 
 // containerWatch is one run's watch of one container.
 type containerWatch struct {
-	h     *containerHandle
-	id    string
-	src   string
-	t0    time.Time
-	st0   engine.State
-	group *cgroup.Group
-	oom0  int64
+	eng    *engine.Engine
+	id     string
+	src    string
+	t0     time.Time
+	st0    engine.State
+	limits cgroup.Limits
+	byUs   func() bool // benchbook stopped it
+	group  *cgroup.Group
+	oom0   int64
 
 	mu    sync.Mutex
 	trips []guard.Trip
@@ -78,19 +91,17 @@ type containerWatch struct {
 func (w *containerWatch) check(ctx context.Context) {
 	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	st, err := w.h.eng.Inspect(qctx, w.id)
-	w.h.mu.Lock()
-	byUs := w.h.stopping
-	w.h.mu.Unlock()
+	st, err := w.eng.Inspect(qctx, w.id)
+	byUs := w.byUs()
 	switch {
 	case err != nil && byUs, err == nil && !st.Running && byUs:
 		w.trip("stopped", "stopped by benchbook")
 	case err != nil:
-		w.trip("exited", exitEvidence(st, err, w.h.spec.Limits))
+		w.trip("exited", exitEvidence(st, err, w.limits))
 	case st.OOMKilled:
-		w.trip("oom_killed", exitEvidence(st, nil, w.h.spec.Limits))
+		w.trip("oom_killed", exitEvidence(st, nil, w.limits))
 	case !st.Running:
-		w.trip("exited", exitEvidence(st, nil, w.h.spec.Limits))
+		w.trip("exited", exitEvidence(st, nil, w.limits))
 	case st.RestartCount != w.st0.RestartCount || st.StartedAt != w.st0.StartedAt:
 		w.trip("restarted", fmt.Sprintf("started at %s, now at %s (%d restarts)", w.st0.StartedAt, st.StartedAt, st.RestartCount))
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
 	"github.com/benchbook/benchbook/builtins/internal/engine"
+	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -262,4 +263,22 @@ func (h *pgHandle) cgroup() *cgroup.Group {
 		return nil
 	}
 	return h.c.cgroup()
+}
+
+// watch guards the postmaster's container through a run: its exit, an
+// OOM kill (the engine's or its cgroup's), a restart.
+func (p *pgImage) watch(ctx context.Context, t0 time.Time, l cgroup.Limits) func() []guard.Trip {
+	p.mu.Lock()
+	ctr := p.ctr
+	p.mu.Unlock()
+	if ctr == nil {
+		return guard.NotRunning("postgres in container")
+	}
+	src := fmt.Sprintf("postgres (container %s)", ctr.Name)
+	st0, err := p.eng.Inspect(ctx, ctr.ID)
+	if err != nil || !st0.Running {
+		return guard.NotRunning(src)
+	}
+	return watchContainer(ctx, &containerWatch{eng: p.eng, id: ctr.ID, src: src, t0: t0, st0: st0, limits: l,
+		byUs: func() bool { return !p.started() }})
 }

@@ -67,6 +67,14 @@ r = workload.sql(db, query = "SELECT count(*) FROM t", clients = 2, duration = "
 assert.eq(r.valid, True)
 assert.true(r.server_cpu_cores > 0, r.server_cpu_cores)
 assert.true(r.mem_anon_kb > 0, r.mem_anon_kb)
+
+# A backend that outgrows the container's memory is OOM-killed inside it:
+# the run is invalid and says so, and the postmaster lives on.
+hog = "SELECT length(string_agg(repeat('x', 1000), '')) FROM generate_series(1, 2000000)"
+r2 = workload.sql(db, query = hog, clients = 1, duration = "3s", warmup = "0s", timeout = "20s", observe = [db])
+assert.eq(r2.valid, False)
+assert.true("oom_killed" in [t.kind for t in r2.trips], [t.kind for t in r2.trips])
+assert.true(db.pid != None)  # the container, postmaster and all, lives on
 `, img))
 	db := g["db"].(*pgHandle)
 	pid := int64(db.postmasterPID())
