@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 	"testing"
 
@@ -73,15 +74,33 @@ assert.true("exit code 7" in r.invalid_reason, r.invalid_reason)
 
 func TestContainerBadInput(t *testing.T) {
 	img := toolImage(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	port := fmt.Sprint(taken.Addr().(*net.TCPAddr).Port)
 	for src, want := range map[string]string{
 		`backend.container("benchbook-test/absent:0")`:                                  "backend.container: image \"benchbook-test/absent:0\" is not on this engine",
 		fmt.Sprintf(`backend.container(%q, memory = "lots")`, img):                      "backend.container: memory:",
 		fmt.Sprintf(`backend.container(%q, ready = "ftp://x")`, img):                    "backend.container: ready must be",
 		fmt.Sprintf(`backend.container(%q, cmd = ["exit", "3"], ready = "tcp:1")`, img): "exited before it was ready",
+		fmt.Sprintf(`backend.container(%q, cmd = ["listen", "%s"], ready = "log:ready")`, img, port): "address already in use",
+		fmt.Sprintf(`backend.container(%q, cmd = ["alloc", "100"], memory = "8MB", ready = "log:ready")`, img): "OOMKilled",
 	} {
 		_, err := run(t, src)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", src, err, want)
 		}
+	}
+}
+
+// TestContainerNoEngine: an engine that does not answer is one error
+// naming the builtin and saying what to do.
+func TestContainerNoEngine(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	_, err := run(t, `backend.container("any:1")`)
+	if err == nil || !strings.Contains(err.Error(), "backend.container: no container engine at unix:///nonexistent/docker.sock") {
+		t.Fatalf("err = %v", err)
 	}
 }

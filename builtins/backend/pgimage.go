@@ -96,8 +96,12 @@ func (c *cluster) initdbInImage(ctx context.Context) error {
 	_ = c.img.eng.FollowLogs(lctx, ctr.ID, &out)
 	code := <-c.img.eng.Wait(lctx, ctr.ID)
 	if code != 0 {
+		why := fmt.Sprintf("exit code %d", code)
+		if st, err := c.img.eng.Inspect(ctx, ctr.ID); err == nil {
+			why = exitEvidence(settled(ctx, c.img.eng, ctr.ID, st), nil, c.limits)
+		}
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		return fmt.Errorf("initdb in %s: exit code %d\n%s", c.img.image, code, indent(lines[max(0, len(lines)-15):]))
+		return fmt.Errorf("initdb in %s: %s\n%s", c.img.image, why, indent(lines[max(0, len(lines)-15):]))
 	}
 	return nil
 }
