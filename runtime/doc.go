@@ -74,7 +74,9 @@
 //     tool (a skip locally, a failure under CI).
 //   - builtins/internal: what only builtins share: starval (reading
 //     values), child (the one way a child process starts, and the
-//     supervisor), guard (run guards).
+//     supervisor), guard (run guards), engine (containers through the
+//     Docker Engine API, and their reaper), cgroup (limits and per-window
+//     figures of a group of processes, v1 and v2).
 //
 // # Live resources (resstate/, state.go, resources.go, fingerprint.go)
 //
