@@ -81,7 +81,7 @@ func newContainer(th *starlark.Thread, name string, args starlark.Tuple, kwargs 
 		eng.Close()
 		return nil, err
 	}
-	runtime.AtExit(th, h.remove)
+	runtime.AtExit(th, func() { h.remove(); eng.Close() })
 	runtime.AddInput(th, runtime.Input{Kind: "server", Name: h.describe()})
 	return h, nil
 }
