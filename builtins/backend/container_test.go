@@ -1,15 +1,22 @@
 package backend
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
+	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/engine/enginetest"
+	"github.com/benchbook/benchbook/runtime"
 )
 
 // The container tests run the FROM-scratch test tool image on the real
@@ -102,5 +109,61 @@ func TestContainerNoEngine(t *testing.T) {
 	_, err := run(t, `backend.container("any:1")`)
 	if err == nil || !strings.Contains(err.Error(), "backend.container: no container engine at unix:///nonexistent/docker.sock") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// containerOrphanHelper is the test binary re-executed as a benchbook that
+// starts a container and a cluster in an image, prints their ids and
+// blocks until it is killed.
+func containerOrphanHelper(dir string) {
+	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
+	th := s.NewThread(&runtime.Cell{Name: "orphan", Key: "c0ffeec0ffeec0ffee"})
+	g, err := starlark.ExecFileOptions(runtime.FileOptions(), th, "orphan.star", fmt.Sprintf(`
+c = backend.container(%q, cmd = ["spin"], cpus = 0.1)
+pg = backend.postgres(image = %q, memory = "256MB")
+`, os.Getenv("TOOL_IMAGE"), os.Getenv("PG_IMAGE")), runtime.Predeclared())
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	fmt.Println("IDS", g["c"].(*containerHandle).current().ID, g["pg"].(*pgHandle).c.img.ctr.ID)
+	select {}
+}
+
+// TestNoContainerOutlivesKill9: a benchbook with a container and a cluster
+// in an image is killed with SIGKILL; the reaper removes both containers.
+func TestNoContainerOutlivesKill9(t *testing.T) {
+	e := enginetest.Engine(t)
+	tool, pgImg := enginetest.Tool(t, e), enginetest.Postgres(t, e)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BACKEND_CONTAINER_ORPHAN="+t.TempDir(), "TOOL_IMAGE="+tool, "PG_IMAGE="+pgImg)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	ids := strings.Fields(strings.TrimPrefix(line, "IDS "))
+	if !strings.HasPrefix(line, "IDS ") || len(ids) != 2 {
+		t.Fatalf("helper: %q", line)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, id := range ids {
+		for {
+			if _, err := e.Inspect(context.Background(), id); err != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = e.Remove(context.Background(), id)
+				t.Fatalf("container %.12s outlived a SIGKILL of its benchbook by 30s", id)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 }
