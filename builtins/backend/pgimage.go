@@ -54,6 +54,9 @@ func (c *cluster) imageSpec(entry string, args ...string) (engine.Spec, error) {
 		Image: c.img.image, Entry: []string{entry}, Cmd: args, Limits: c.limits,
 		Volumes: map[string]string{c.root: c.root, passwd: "/etc/passwd:ro"},
 		User:    strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid()),
+		// The server's pids are the host's: pg_stat_activity's pids and
+		// /proc's agree, so backend CPU is read as for a host cluster.
+		HostPID: true,
 	}
 	if c.as != nil {
 		s.User = fmt.Sprintf("%d:%d", c.as.uid, c.as.gid)

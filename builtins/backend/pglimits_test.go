@@ -67,6 +67,7 @@ r = workload.sql(db, query = "SELECT count(*) FROM t", clients = 2, duration = "
 assert.eq(r.valid, True)
 assert.true(r.server_cpu_cores > 0, r.server_cpu_cores)
 assert.true(r.mem_anon_kb > 0, r.mem_anon_kb)
+assert.true(r.db_cpu_us_per_req > 0, r.db_cpu_us_per_req)  # /proc of the host sees the server's pids
 
 # A backend that outgrows the container's memory is OOM-killed inside it:
 # the run is invalid and says so, and the postmaster lives on.

@@ -92,6 +92,7 @@ type Spec struct {
 	Name    string            // the container's name; "" lets the engine pick
 	User    string            // uid[:gid] to run as; "" is the image's
 	Network string            // "host" unless set
+	HostPID bool              // share the host's pid namespace: pids inside are the host's
 }
 
 // Container is one started container.
@@ -166,6 +167,9 @@ func configs(s Spec, token string) (*container.Config, *container.HostConfig) {
 		net = "host"
 	}
 	host := &container.HostConfig{NetworkMode: container.NetworkMode(net)}
+	if s.HostPID {
+		host.PidMode = "host"
+	}
 	l := s.Limits
 	host.NanoCPUs = int64(l.CPUs * 1e9)
 	host.CpusetCpus = l.Cpuset
