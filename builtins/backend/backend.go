@@ -31,7 +31,8 @@
 //	  .pid .cpu() -> seconds .rss() -> kB .logs(tail=50) .restart() .stop(grace="5s")
 //	backend.container(image, cmd=[], env={}, cpus=None, memory=None,
 //	                  cpuset=None, pids=None, ready=None, ready_timeout="60s",
-//	                  volumes={}, name=None, user=None, network="host") -> container
+//	                  volumes={}, name=None, user=None, network="host",
+//	                  restart="no") -> container
 //	    through the Docker Engine API (builtins/internal/engine); cpus is a
 //	    quota (0.5 = half a core), memory a size ("64MB") with swap off.
 //	  .id .name .image .digest .limits .engine .pid .url

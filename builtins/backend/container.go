@@ -39,7 +39,7 @@ var _ starlark.HasAttrs = (*containerHandle)(nil)
 
 // containerBuiltin is backend.container(image, cmd=[], env={}, cpus=None,
 // memory=None, cpuset=None, pids=None, ready=None, ready_timeout="60s",
-// volumes={}, name=None, user=None, network="host").
+// volumes={}, name=None, user=None, network="host", restart="no").
 func containerBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	h, err := newContainer(th, b.Name(), args, kwargs)
 	if err != nil {
@@ -49,14 +49,14 @@ func containerBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tu
 }
 
 func newContainer(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (*containerHandle, error) {
-	var image, ready, cname, user string
+	var image, ready, cname, user, restart string
 	network := "host"
 	var cmd starlark.Value = starlark.NewList(nil)
 	var env, volumes *starlark.Dict
 	timeout := starval.Duration(60 * time.Second)
 	var lim limitArgs
 	pairs := append([]any{"image", &image, "cmd?", &cmd, "env?", &env}, lim.pairs()...)
-	pairs = append(pairs, "ready?", &ready, "ready_timeout?", &timeout, "volumes?", &volumes, "name?", &cname, "user?", &user, "network?", &network)
+	pairs = append(pairs, "ready?", &ready, "ready_timeout?", &timeout, "volumes?", &volumes, "name?", &cname, "user?", &user, "network?", &network, "restart?", &restart)
 	if err := starlark.UnpackArgs(name, args, kwargs, pairs...); err != nil {
 		return nil, err
 	}
@@ -70,7 +70,12 @@ func newContainer(th *starlark.Thread, name string, args starlark.Tuple, kwargs 
 	if err := checkReady(ready); err != nil {
 		return nil, err
 	}
-	spec.Name, spec.User, spec.Network = cname, user, network
+	switch restart {
+	case "", "no", "on-failure", "always", "unless-stopped":
+	default:
+		return nil, fmt.Errorf(`restart: want "no", "on-failure", "always" or "unless-stopped", got %q`, restart)
+	}
+	spec.Name, spec.User, spec.Network, spec.Restart = cname, user, network, restart
 	ctx := runtime.Context(th)
 	eng, err := engine.Connect(ctx)
 	if err != nil {

@@ -79,6 +79,18 @@ assert.true("exit code 7" in r.invalid_reason, r.invalid_reason)
 	}
 }
 
+// TestContainerRestartedByEngine: a container that exits under the
+// engine's "always" policy comes back; the run says it restarted.
+func TestContainerRestartedByEngine(t *testing.T) {
+	img := toolImage(t)
+	mustRun(t, fmt.Sprintf(`
+c = backend.container(%q, cmd = ["exit", "3", "1"], restart = "always", ready = "log:ready")
+r = workload.http(%q, clients = 1, duration = "3s", warmup = "0s", observe = [c])
+assert.eq(r.valid, False)
+assert.true("restarted" in [t.kind for t in r.trips], [t.kind for t in r.trips])
+`, img, guardServer(t)))
+}
+
 func TestContainerBadInput(t *testing.T) {
 	img := toolImage(t)
 	taken, err := net.Listen("tcp", "127.0.0.1:0")

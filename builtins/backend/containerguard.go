@@ -47,7 +47,11 @@ func (h *containerHandle) watch(ctx context.Context, t0 time.Time, rules guard.L
 		defer h.mu.Unlock()
 		return h.stopping
 	}
-	ended := watchContainer(ctx, &containerWatch{eng: h.eng, id: c.ID, src: src, t0: t0, st0: st0, limits: h.spec.Limits, byUs: byUs})
+	replaced := func() bool {
+		now := h.current()
+		return now != nil && now.ID != c.ID
+	}
+	ended := watchContainer(ctx, &containerWatch{eng: h.eng, id: c.ID, src: src, t0: t0, st0: st0, limits: h.spec.Limits, byUs: byUs, replaced: replaced})
 	logs := guard.FollowLog(ctx, t0, src, rules, h.lines())
 	return func() []guard.Trip { return append(ended(), logs()...) }
 }
@@ -73,15 +77,16 @@ func watchContainer(ctx context.Context, w *containerWatch) func() []guard.Trip 
 
 // containerWatch is one run's watch of one container.
 type containerWatch struct {
-	eng    *engine.Engine
-	id     string
-	src    string
-	t0     time.Time
-	st0    engine.State
-	limits cgroup.Limits
-	byUs   func() bool // benchbook stopped it
-	group  *cgroup.Group
-	oom0   int64
+	eng      *engine.Engine
+	id       string
+	src      string
+	t0       time.Time
+	st0      engine.State
+	limits   cgroup.Limits
+	byUs     func() bool // benchbook stopped it
+	replaced func() bool // .restart() put a new container in its place (nil: never)
+	group    *cgroup.Group
+	oom0     int64
 
 	mu    sync.Mutex
 	trips []guard.Trip
@@ -94,6 +99,8 @@ func (w *containerWatch) check(ctx context.Context) {
 	st, err := w.eng.Inspect(qctx, w.id)
 	byUs := w.byUs()
 	switch {
+	case err != nil && w.replaced != nil && w.replaced():
+		w.trip("restarted", "replaced by a new container (.restart())")
 	case err != nil && byUs, err == nil && !st.Running && byUs:
 		w.trip("stopped", "stopped by benchbook")
 	case err != nil:

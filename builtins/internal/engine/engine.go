@@ -93,6 +93,7 @@ type Spec struct {
 	User    string            // uid[:gid] to run as; "" is the image's
 	Network string            // "host" unless set
 	HostPID bool              // share the host's pid namespace: pids inside are the host's
+	Restart string            // the engine's restart policy: "no" (""), "on-failure", "always", "unless-stopped"
 }
 
 // Container is one started container.
@@ -169,6 +170,9 @@ func configs(s Spec, token string) (*container.Config, *container.HostConfig) {
 	host := &container.HostConfig{NetworkMode: container.NetworkMode(net)}
 	if s.HostPID {
 		host.PidMode = "host"
+	}
+	if s.Restart != "" {
+		host.RestartPolicy = container.RestartPolicy{Name: container.RestartPolicyMode(s.Restart)}
 	}
 	l := s.Limits
 	host.NanoCPUs = int64(l.CPUs * 1e9)
