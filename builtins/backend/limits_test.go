@@ -2,10 +2,13 @@ package backend
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/internal/cgroup"
 )
 
 // TestProcessCPULimit: a plain process under cpus = 0.5 burns a busy loop;
@@ -71,5 +74,32 @@ func TestLimitArgErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", src, err, want)
 		}
+	}
+}
+
+// TestCleanOrphansRemovesStaleGroups: the empty limits cgroup of a
+// benchbook that is gone (its pid in the name is dead) is removed; ours stays.
+func TestCleanOrphansRemovesStaleGroups(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("cgroup limits need root")
+	}
+	dead, err := cgroup.New(groupPrefix+"2147480000-1", cgroup.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, err := cgroup.New(fmt.Sprintf("%s%d-999999", groupPrefix, os.Getpid()), cgroup.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Remove()
+	msg := CleanOrphans(context.Background())
+	if !strings.Contains(msg, "empty cgroups of benchbooks that are gone") {
+		t.Errorf("CleanOrphans said %q", msg)
+	}
+	if _, err := dead.Read(); err == nil {
+		t.Errorf("the stale group %s is still there", dead.Describe())
+	}
+	if _, err := live.Read(); err != nil {
+		t.Errorf("our own group went: %v", err)
 	}
 }
