@@ -103,3 +103,29 @@ func TestCleanOrphansRemovesStaleGroups(t *testing.T) {
 		t.Errorf("our own group went: %v", err)
 	}
 }
+
+// TestProcessCpusetAndPids: cpuset pins the process (the kernel's own
+// Cpus_allowed_list says so) and pids caps how many tasks it may have.
+func TestProcessCpusetAndPids(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("cgroup limits need root")
+	}
+	g := mustRun(t, `p = backend.process(["sh", "-c", "sleep 0.3; for i in 1 2 3 4 5 6 7 8; do sleep 30 & done; echo spawned; wait"], cpuset = "0", pids = 4)`)
+	p := g["p"].(*procHandle)
+	defer p.stop(time.Second)
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(status), "Cpus_allowed_list:\t0\n") {
+		t.Errorf("cpuset = \"0\" not applied:\n%s", status)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for out := ""; !strings.Contains(out, "spawned") && !strings.Contains(out, "fork") && time.Now().Before(deadline); out = strings.Join(p.log.tail(0), "\n") {
+		time.Sleep(50 * time.Millisecond)
+	}
+	logs := strings.Join(p.log.tail(0), "\n")
+	if !strings.Contains(logs, "fork") && !strings.Contains(logs, "Resource temporarily unavailable") {
+		t.Errorf("8 background sleeps under pids = 4 all started; output:\n%s", logs)
+	}
+}
