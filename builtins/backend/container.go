@@ -143,12 +143,6 @@ func stringDict(d *starlark.Dict, what string) (map[string]string, error) {
 	return out, nil
 }
 
-// checkReady accepts what backend.process accepts.
-func checkReady(ready string) error {
-	_, err := makeSpec(nil, starlark.String("x"), nil, "", ready, 0)
-	return err
-}
-
 // start runs the container, follows its output and waits until it is
 // ready; on failure it is removed and the error carries its last lines.
 func (h *containerHandle) start(ctx context.Context) error {

@@ -84,14 +84,8 @@ func makeSpec(th *starlark.Thread, cmd starlark.Value, env *starlark.Dict, cwd, 
 	if s.argv, err = argv(cmd); err != nil {
 		return s, err
 	}
-	if ready != "" && !strings.HasPrefix(ready, "http://") && !strings.HasPrefix(ready, "https://") &&
-		!strings.HasPrefix(ready, "tcp:") && !strings.HasPrefix(ready, "log:") {
-		return s, fmt.Errorf(`ready must be "http://...", "tcp:PORT" or "log:REGEX", got %q`, ready)
-	}
-	if rest, ok := strings.CutPrefix(ready, "log:"); ok {
-		if _, err := regexp.Compile(rest); err != nil {
-			return s, fmt.Errorf("ready: %w", err)
-		}
+	if err := checkReady(ready); err != nil {
+		return s, err
 	}
 	s.ready = ready
 	if cwd != "" {
@@ -109,6 +103,20 @@ func makeSpec(th *starlark.Thread, cmd starlark.Value, env *starlark.Dict, cwd, 
 		}
 	}
 	return s, nil
+}
+
+// checkReady accepts "", "http://...", "tcp:PORT" and "log:REGEX".
+func checkReady(ready string) error {
+	if ready != "" && !strings.HasPrefix(ready, "http://") && !strings.HasPrefix(ready, "https://") &&
+		!strings.HasPrefix(ready, "tcp:") && !strings.HasPrefix(ready, "log:") {
+		return fmt.Errorf(`ready must be "http://...", "tcp:PORT" or "log:REGEX", got %q`, ready)
+	}
+	if rest, ok := strings.CutPrefix(ready, "log:"); ok {
+		if _, err := regexp.Compile(rest); err != nil {
+			return fmt.Errorf("ready: %w", err)
+		}
+	}
+	return nil
 }
 
 // argv accepts a string (split at spaces), a binary from build(), or a list
