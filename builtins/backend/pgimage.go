@@ -289,3 +289,20 @@ func (p *pgImage) watch(ctx context.Context, t0 time.Time, l cgroup.Limits) func
 	return watchContainer(ctx, &containerWatch{eng: p.eng, id: ctr.ID, src: src, t0: t0, st0: st0, limits: l,
 		byUs: func() bool { return !p.started() }})
 }
+
+// binaries names the PostgreSQL the cluster runs: the host's postgres, or
+// the image by its digest (a tag that moves to another build is another
+// server, so another initial state).
+func (c *cluster) binaries() string {
+	if c.img == nil {
+		bin, _ := lookBin("postgres")
+		return bin
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, err := c.img.eng.ImageDigest(ctx, c.img.image)
+	if err != nil {
+		return "image " + c.img.image
+	}
+	return "image " + c.img.image + " " + d
+}
