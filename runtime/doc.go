@@ -81,8 +81,10 @@
 //   - builtins/internal: what only builtins share: starval (reading
 //     values), child (the one way a child process starts, and the
 //     supervisor), guard (run guards), starbson (Starlark <-> BSON and
-//     canonical documents). builtins/workload/mongotest starts FerretDB
-//     for tests, built from its own nested module.
+//     canonical documents), engine (containers through the Docker Engine
+//     API, and their reaper), cgroup (limits and per-window figures of a
+//     group of processes, v1 and v2). builtins/workload/mongotest starts
+//     FerretDB for tests, built from its own nested module.
 //
 // # Live resources (resstate/, state.go, resources.go, fingerprint.go)
 //

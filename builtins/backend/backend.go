@@ -4,9 +4,12 @@
 //
 // Starlark API (module backend, plus the top-level build):
 //
-//	backend.postgres(settings={}, dsn=None) -> postgres
+//	backend.postgres(settings={}, dsn=None, image=None, cpus=None,
+//	                 memory=None, cpuset=None, pids=None) -> postgres
 //	    settings: postgresql.conf values (strings, numbers, bools); dsn
-//	    attaches to an existing server instead of starting one.
+//	    attaches to an existing server instead of starting one; image runs
+//	    the cluster in containers of that image (pgimage.go); the limits
+//	    hold it to CPUs and memory (limits.go).
 //	  .dsn .version .pid
 //	  .exec(sql) -> rows affected           one or many statements
 //	  .query(sql, *args) -> table           $1, $2... placeholders
@@ -21,7 +24,8 @@
 //	      .seconds .delta .warnings
 //	  .logs(tail=50) -> str
 //	  .stop()
-//	backend.process(cmd, env={}, cwd=None, ready=None, ready_timeout="30s") -> process
+//	backend.process(cmd, env={}, cwd=None, ready=None, ready_timeout="30s",
+//	                cpus=None, memory=None, cpuset=None, pids=None) -> process
 //	    cmd: "prog arg", a binary, or a list of strings and binaries;
 //	    ready: "http://...", "tcp:PORT" or "log:REGEX".
 //	  .pid .cpu() -> seconds .rss() -> kB .logs(tail=50) .restart() .stop(grace="5s")
@@ -36,6 +40,14 @@
 //	  .stats(collection) -> dict     collStats: docs, bytes, indexes...
 //	  .fingerprint(collections) -> {name: struct(docs, hash)}
 //	  in observe: serverStatus deltas (mongo_cmd_*, mongo_op_*, ...)
+//	backend.container(image, cmd=[], env={}, cpus=None, memory=None,
+//	                  cpuset=None, pids=None, ready=None, ready_timeout="60s",
+//	                  volumes={}, name=None, user=None, network="host",
+//	                  restart="no") -> container
+//	    through the Docker Engine API (builtins/internal/engine); cpus is a
+//	    quota (0.5 = half a core), memory a size ("64MB") with swap off.
+//	  .id .name .image .digest .limits .engine .pid .url
+//	  .logs(tail=50) .restart() .stop() .watch(count={}, allow=[])
 //	backend.sqlite(path) -> sqlite
 //	  .exec(sql, *args) -> rows affected   .query(sql, *args) -> table
 //	backend.demo(**options)                the embedded demo target
@@ -75,11 +87,12 @@ import (
 var Module = &starlarkstruct.Module{
 	Name: "backend",
 	Members: starlark.StringDict{
-		"postgres": starlark.NewBuiltin("backend.postgres", postgresBuiltin),
-		"process":  starlark.NewBuiltin("backend.process", processBuiltin),
-		"sqlite":   starlark.NewBuiltin("backend.sqlite", sqliteBuiltin),
-		"mongo":    starlark.NewBuiltin("backend.mongo", mongoBuiltin),
-		"demo":     demo.Builtin,
+		"postgres":  starlark.NewBuiltin("backend.postgres", postgresBuiltin),
+		"process":   starlark.NewBuiltin("backend.process", processBuiltin),
+		"container": starlark.NewBuiltin("backend.container", containerBuiltin),
+		"sqlite":    starlark.NewBuiltin("backend.sqlite", sqliteBuiltin),
+		"mongo":     starlark.NewBuiltin("backend.mongo", mongoBuiltin),
+		"demo":      demo.Builtin,
 	},
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/benchbook/benchbook/builtins/internal/cgroup"
 	"github.com/benchbook/benchbook/builtins/internal/child"
 )
 
@@ -39,6 +40,10 @@ type cluster struct {
 	sockDir string
 	cmd     *exec.Cmd
 	done    chan struct{}
+
+	limits cgroup.Limits // cpus, memory, cpuset, pids (limits.go)
+	group  *cgroup.Group // a host postmaster's limits group, nil without limits
+	img    *pgImage      // the container side, nil on the host (pgimage.go)
 }
 
 // readyTimeout bounds how long a start may take before it counts as failed.
@@ -84,9 +89,12 @@ func (c *cluster) ensure(ctx context.Context) (bool, error) {
 // limited to the private socket and 127.0.0.1: DSNs carry no password.
 // --no-sync only skips the flush of the fresh template files.
 func (c *cluster) initdb(ctx context.Context) error {
-	initdb, err := lookBin("initdb")
-	if err != nil {
-		return err
+	initdb := ""
+	if c.img == nil {
+		var err error
+		if initdb, err = lookBin("initdb"); err != nil {
+			return err
+		}
 	}
 	if err := openPath(c.root, c.as); err != nil {
 		return err
@@ -97,6 +105,24 @@ func (c *cluster) initdb(ctx context.Context) error {
 	if err := chownTree(c.dataDir(), c.as); err != nil {
 		return err
 	}
+	if c.img != nil {
+		if err := c.initdbInImage(ctx); err != nil {
+			return err
+		}
+	} else if err := c.initdbOnHost(ctx, initdb); err != nil {
+		return err
+	}
+	conf := filepath.Join(c.dataDir(), "postgresql.conf")
+	f, err := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString("\n# benchbook: its settings, rewritten at every start\ninclude_if_exists = 'benchbook.conf'\n")
+	return err
+}
+
+func (c *cluster) initdbOnHost(ctx context.Context, initdb string) error {
 	cmd := exec.CommandContext(ctx, initdb, "-D", c.dataDir(), "-U", "postgres", "--auth=trust",
 		"-E", "UTF8", "--locale=C", "--no-sync")
 	cmd.SysProcAttr = credential(c.as)
@@ -107,14 +133,7 @@ func (c *cluster) initdb(ctx context.Context) error {
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 		return fmt.Errorf("initdb: %w\n%s", err, indent(lines[max(0, len(lines)-15):]))
 	}
-	conf := filepath.Join(c.dataDir(), "postgresql.conf")
-	f, err := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	_, err = f.WriteString("\n# benchbook: its settings, rewritten at every start\ninclude_if_exists = 'benchbook.conf'\n")
-	return err
+	return nil
 }
 
 // confLines returns benchbook.conf: the user's settings, plus what
@@ -204,9 +223,11 @@ func freePort() (int, error) {
 // start runs the postmaster and waits until it accepts connections. On
 // failure the error carries PostgreSQL's own log lines.
 func (c *cluster) start(ctx context.Context) error {
-	postgres, err := lookBin("postgres")
-	if err != nil {
-		return err
+	postgres, err := "", error(nil)
+	if c.img == nil {
+		if postgres, err = lookBin("postgres"); err != nil {
+			return err
+		}
 	}
 	if c.port, err = c.pickPort(); err != nil {
 		return err
@@ -230,6 +251,12 @@ func (c *cluster) start(ctx context.Context) error {
 	}
 	defer logf.Close()
 	offset, _ := logf.Seek(0, 2)
+	if c.img != nil {
+		if err := c.startInImage(ctx); err != nil {
+			return err
+		}
+		return c.readyOrStop(ctx, offset)
+	}
 	cmd := exec.Command(postgres, "-D", c.dataDir())
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = c.dataDir()
@@ -239,6 +266,18 @@ func (c *cluster) start(ctx context.Context) error {
 	}
 	c.cmd, c.done = cmd, make(chan struct{})
 	go func(done chan struct{}) { _ = cmd.Wait(); close(done) }(c.done)
+	if !c.limits.Zero() { // before the postmaster forks: it reads its config first
+		if c.group, err = limitPid(cmd.Process.Pid, c.limits); err != nil {
+			c.stop()
+			return fmt.Errorf("limits (%s): %w", c.limits, err)
+		}
+	}
+	return c.readyOrStop(ctx, offset)
+}
+
+// readyOrStop waits until the server accepts connections, or stops it and
+// returns its log lines since offset.
+func (c *cluster) readyOrStop(ctx context.Context, offset int64) error {
 	if err := c.waitReady(ctx); err != nil {
 		c.stop()
 		return fmt.Errorf("%w\npostgres log:\n%s", err, indent(c.logSince(offset, 20)))
@@ -288,11 +327,17 @@ func (c *cluster) waitReady(ctx context.Context) error {
 // stop shuts the postmaster down (fast shutdown: SIGINT), killing its group
 // if it takes too long. Safe to call when not running.
 func (c *cluster) stop() {
-	if c.cmd == nil {
+	if c.cmd == nil && !c.img.started() {
 		return
 	}
-	stopChild(c.cmd.Process.Pid, syscall.SIGINT, 20*time.Second, c.done)
+	if c.img != nil {
+		c.img.stop(c.done)
+	} else {
+		stopChild(c.cmd.Process.Pid, syscall.SIGINT, 20*time.Second, c.done)
+	}
 	c.cmd = nil
+	dropGroup(c.group)
+	c.group = nil
 	c.dropSocketDir()
 	c.recordCheckpoint()
 }
@@ -306,7 +351,7 @@ func (c *cluster) dropSocketDir() {
 }
 
 func (c *cluster) running() bool {
-	if c.cmd == nil {
+	if c.cmd == nil && !c.img.started() {
 		return false
 	}
 	select {
@@ -318,6 +363,9 @@ func (c *cluster) running() bool {
 }
 
 func (c *cluster) pid() int {
+	if c.img != nil {
+		return c.img.pid()
+	}
 	if c.cmd == nil {
 		return 0
 	}

@@ -97,6 +97,9 @@ func (h *pgHandle) watch(ctx context.Context, t0 time.Time, rules guard.LogRules
 			return guard.ExitTrip(fmt.Sprintf("postgres (postmaster pid %d)", pid), guard.Since(t0), pid, cmd.ProcessState, false)
 		})
 		logs = guard.FollowLog(ctx, t0, src, rules, followFile(c.logPath()))
+	} else if c != nil && c.img != nil {
+		ended = c.img.watch(ctx, t0, c.limits)
+		logs = guard.FollowLog(ctx, t0, src, rules, followFile(c.logPath()))
 	}
 	h.mu.Unlock()
 	return func() []guard.Trip {

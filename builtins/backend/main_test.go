@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("BACKEND_ORPHAN_HELPER"); dir != "" {
 		orphanHelper(dir) // never returns
 	}
+	if dir := os.Getenv("BACKEND_CONTAINER_ORPHAN"); dir != "" {
+		containerOrphanHelper(dir) // never returns
+	}
 	os.Exit(runMain(m))
 }
 

@@ -28,7 +28,9 @@ const sampleEvery = 200 * time.Millisecond
 //	wait_samples           samples taken of pg_stat_activity
 //
 // plus the window's totals (db_cpu_us, db_cpu_us_bg, buffers, wal_bytes,
-// plan_exec_ms, statements). The workload package calls it through an
+// plan_exec_ms, statements); a cluster with limits or in an image adds its
+// cgroup's figures (server_cpu_cores, mem_anon_kb, ...: cgroup.Observe).
+// The workload package calls it through an
 // interface of its own.
 func (h *pgHandle) StartObserving(ctx context.Context) (func(requests int64) (map[string]float64, error), error) {
 	conn, err := h.conn(ctx)
@@ -62,7 +64,7 @@ func (h *pgHandle) StartObserving(ctx context.Context) (func(requests int64) (ma
 		}
 		return pgFigures(after.sub(before), w, requests), nil
 	}
-	return stop, nil
+	return observeGroup(ctx, h.cgroup(), stop), nil
 }
 
 // pgFigures turns a window's delta into the figures StartObserving promises.

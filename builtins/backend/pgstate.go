@@ -49,7 +49,7 @@ func (h *pgHandle) touch(th *starlark.Thread, change bool) error {
 // the creating cell asked for.
 func (h *pgHandle) register(th *starlark.Thread, spec map[string]string, created, outside bool) error {
 	c := h.c
-	bin, _ := lookBin("postgres")
+	bin := c.binaries()
 	sum := sha256.Sum256([]byte("postgres initdb\x00" + bin + "\x00" + settingsKey(spec)))
 	return runtime.RegisterResource(th, &runtime.Resource{
 		ID:      c.root,

@@ -135,18 +135,27 @@ func (h *pgHandle) postmasterPID() int {
 func postgresBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var settings *starlark.Dict
 	var dsn string
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "settings?", &settings, "dsn?", &dsn); err != nil {
+	var opts pgOptions
+	var lim limitArgs
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, append([]any{"settings?", &settings, "dsn?", &dsn,
+		"image?", &opts.image}, lim.pairs()...)...); err != nil {
 		return nil, err
 	}
 	set, err := settingsDict(settings)
 	if err != nil {
 		return nil, fmt.Errorf("%s: settings: %w", b.Name(), err)
 	}
+	if opts.limits, err = lim.limits(); err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	if dsn != "" && (opts.image != "" || !opts.limits.Zero()) {
+		return nil, fmt.Errorf("%s: dsn: a server reached by DSN is not ours to put in an image or limit", b.Name())
+	}
 	var h *pgHandle
 	if dsn != "" {
 		h, err = attach(runtime.Context(th), dsn)
 	} else {
-		h, err = ownCluster(th, set)
+		h, err = ownCluster(th, set, opts)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", b.Name(), redact.String(err.Error()))
@@ -164,7 +173,7 @@ func attach(ctx context.Context, dsn string) (*pgHandle, error) {
 }
 
 // ownCluster finds or creates the cell's cluster and starts it.
-func ownCluster(th *starlark.Thread, set map[string]string) (*pgHandle, error) {
+func ownCluster(th *starlark.Thread, set map[string]string, opts pgOptions) (*pgHandle, error) {
 	root, err := runtime.ResourceDir(th, "postgres")
 	if err != nil {
 		return nil, err
@@ -173,7 +182,7 @@ func ownCluster(th *starlark.Thread, set map[string]string) (*pgHandle, error) {
 		return nil, err
 	}
 	running := runningIn(th)
-	if h := running.reuse(root, set); h != nil {
+	if h := running.reuse(root, set, opts); h != nil {
 		h.addInput(th)
 		return h, h.register(th, set, false, false)
 	}
@@ -181,11 +190,11 @@ func ownCluster(th *starlark.Thread, set map[string]string) (*pgHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := lookBin("postgres"); err != nil {
+	ctx := runtime.Context(th)
+	c := &cluster{root: root, as: as, settings: set, limits: opts.limits}
+	if err := c.place(ctx, opts); err != nil {
 		return nil, err
 	}
-	c := &cluster{root: root, as: as, settings: set}
-	ctx := runtime.Context(th)
 	created, err := c.ensure(ctx)
 	if err != nil {
 		return nil, err
@@ -208,12 +217,13 @@ func ownCluster(th *starlark.Thread, set map[string]string) (*pgHandle, error) {
 	running.mu.Unlock()
 	runtime.AtExit(th, h.shutdown)
 	h.addInput(th)
+	c.addPlaceInput(th)
 	return h, h.register(th, set, created, outside)
 }
 
 // reuse returns the running handle of root when its settings are the same;
 // a running cluster with other settings is stopped.
-func (r *runningClusters) reuse(root string, set map[string]string) *pgHandle {
+func (r *runningClusters) reuse(root string, set map[string]string, opts pgOptions) *pgHandle {
 	r.mu.Lock()
 	old := r.byRoot[root]
 	delete(r.byRoot, root)
@@ -222,7 +232,7 @@ func (r *runningClusters) reuse(root string, set map[string]string) *pgHandle {
 		return nil
 	}
 	old.mu.Lock()
-	same := old.c != nil && old.c.running() && equalSettings(old.c.settings, set)
+	same := old.c != nil && old.c.running() && equalSettings(old.c.settings, set) && old.c.placed(opts)
 	old.mu.Unlock()
 	if same {
 		r.mu.Lock()

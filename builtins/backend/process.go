@@ -19,6 +19,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/cgroup"
 	"github.com/benchbook/benchbook/builtins/internal/child"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
@@ -32,6 +33,7 @@ type procSpec struct {
 	dir          string
 	ready        string
 	readyTimeout time.Duration
+	limits       cgroup.Limits // cpus, memory, cpuset, pids (limits.go)
 }
 
 // procHandle is the value of backend.process(...).
@@ -42,22 +44,28 @@ type procHandle struct {
 	cmd      *exec.Cmd
 	done     chan struct{}
 	log      *logRing
-	stopping *atomic.Bool // set when benchbook stops this cmd: its end is no guard trip
+	stopping *atomic.Bool  // set when benchbook stops this cmd: its end is no guard trip
+	group    *cgroup.Group // the cgroup holding the limits, nil without limits
 }
 
 var _ starlark.HasAttrs = (*procHandle)(nil)
 
-// processBuiltin is backend.process(cmd, env={}, cwd=None, ready=None, ready_timeout="30s").
+// processBuiltin is backend.process(cmd, env={}, cwd=None, ready=None,
+// ready_timeout="30s", cpus=None, memory=None, cpuset=None, pids=None).
 func processBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var cmd starlark.Value
 	var env *starlark.Dict
 	var cwd, ready string
 	timeout := starval.Duration(30 * time.Second)
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "cmd", &cmd, "env?", &env, "cwd?", &cwd,
-		"ready?", &ready, "ready_timeout?", &timeout); err != nil {
+	var lim limitArgs
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, append([]any{"cmd", &cmd, "env?", &env, "cwd?", &cwd,
+		"ready?", &ready, "ready_timeout?", &timeout}, lim.pairs()...)...); err != nil {
 		return nil, err
 	}
 	spec, err := makeSpec(th, cmd, env, cwd, ready, timeout)
+	if err == nil {
+		spec.limits, err = lim.limits()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
@@ -66,6 +74,7 @@ func processBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	runtime.AtExit(th, func() { p.stop(5 * time.Second) })
+	addLimitsInput(th, "process "+spec.argv[0], spec.limits, p.group)
 	return p, nil
 }
 
@@ -75,14 +84,8 @@ func makeSpec(th *starlark.Thread, cmd starlark.Value, env *starlark.Dict, cwd, 
 	if s.argv, err = argv(cmd); err != nil {
 		return s, err
 	}
-	if ready != "" && !strings.HasPrefix(ready, "http://") && !strings.HasPrefix(ready, "https://") &&
-		!strings.HasPrefix(ready, "tcp:") && !strings.HasPrefix(ready, "log:") {
-		return s, fmt.Errorf(`ready must be "http://...", "tcp:PORT" or "log:REGEX", got %q`, ready)
-	}
-	if rest, ok := strings.CutPrefix(ready, "log:"); ok {
-		if _, err := regexp.Compile(rest); err != nil {
-			return s, fmt.Errorf("ready: %w", err)
-		}
+	if err := checkReady(ready); err != nil {
+		return s, err
 	}
 	s.ready = ready
 	if cwd != "" {
@@ -100,6 +103,20 @@ func makeSpec(th *starlark.Thread, cmd starlark.Value, env *starlark.Dict, cwd, 
 		}
 	}
 	return s, nil
+}
+
+// checkReady accepts "", "http://...", "tcp:PORT" and "log:REGEX".
+func checkReady(ready string) error {
+	if ready != "" && !strings.HasPrefix(ready, "http://") && !strings.HasPrefix(ready, "https://") &&
+		!strings.HasPrefix(ready, "tcp:") && !strings.HasPrefix(ready, "log:") {
+		return fmt.Errorf(`ready must be "http://...", "tcp:PORT" or "log:REGEX", got %q`, ready)
+	}
+	if rest, ok := strings.CutPrefix(ready, "log:"); ok {
+		if _, err := regexp.Compile(rest); err != nil {
+			return fmt.Errorf("ready: %w", err)
+		}
+	}
+	return nil
 }
 
 // argv accepts a string (split at spaces), a binary from build(), or a list
@@ -145,8 +162,16 @@ func (p *procHandle) start(ctx context.Context) error {
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
+	var group *cgroup.Group
+	if !p.spec.limits.Zero() {
+		var err error
+		if group, err = limitPid(cmd.Process.Pid, p.spec.limits); err != nil {
+			stopChild(cmd.Process.Pid, syscall.SIGKILL, time.Second, done)
+			return fmt.Errorf("limits (%s): %w", p.spec.limits, err)
+		}
+	}
 	p.mu.Lock()
-	p.cmd, p.done, p.log, p.stopping = cmd, done, log, new(atomic.Bool)
+	p.cmd, p.done, p.log, p.stopping, p.group = cmd, done, log, new(atomic.Bool), group
 	p.mu.Unlock()
 	if err := p.waitReady(ctx, cmd, done, log); err != nil {
 		stopChild(cmd.Process.Pid, syscall.SIGTERM, time.Second, done)
@@ -219,13 +244,14 @@ func readyCheck(ready string, log *logRing) func() bool {
 // stop ends the process group: SIGTERM, then SIGKILL after grace.
 func (p *procHandle) stop(grace time.Duration) {
 	p.mu.Lock()
-	cmd, done, stopping := p.cmd, p.done, p.stopping
-	p.cmd = nil
+	cmd, done, stopping, group := p.cmd, p.done, p.stopping, p.group
+	p.cmd, p.group = nil, nil
 	p.mu.Unlock()
 	if cmd != nil {
 		stopping.Store(true)
 		stopChild(cmd.Process.Pid, syscall.SIGTERM, grace, done)
 	}
+	dropGroup(group)
 }
 
 func (p *procHandle) pid() int {
@@ -353,7 +379,8 @@ func (p *procHandle) stopMethod(th *starlark.Thread, name string, args starlark.
 // StartObserving begins a measurement window on the process; stop returns
 // server_cpu_us_per_req (CPU of the process tree per request, µs),
 // server_cpu_us (the window's total) and server_rss_peak_kb (the largest
-// resident size sampled every 100 ms).
+// resident size sampled every 100 ms); a process with limits adds its
+// cgroup's figures (server_cpu_cores, mem_anon_kb, ...: cgroup.Observe).
 func (p *procHandle) StartObserving(ctx context.Context) (func(requests int64) (map[string]float64, error), error) {
 	pid := p.pid()
 	if pid == 0 {
@@ -365,7 +392,10 @@ func (p *procHandle) StartObserving(ctx context.Context) (func(requests int64) (
 		_, kb := treeUsage(pid)
 		peak = max(peak, kb)
 	})
-	return func(requests int64) (map[string]float64, error) {
+	p.mu.Lock()
+	group := p.group
+	p.mu.Unlock()
+	return observeGroup(ctx, group, func(requests int64) (map[string]float64, error) {
 		stop()
 		cpu1, rss1 := treeUsage(pid)
 		out := map[string]float64{
@@ -376,5 +406,5 @@ func (p *procHandle) StartObserving(ctx context.Context) (func(requests int64) (
 			out["server_cpu_us_per_req"] = out["server_cpu_us"] / float64(requests)
 		}
 		return out, nil
-	}, nil
+	}), nil
 }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"net"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func TestHostileHTTPTargets(t *testing.T) {
 				t.Errorf("%s, %s: count %d errors %v", tg.name, loop, r.d.Count, r.d.Errors)
 			}
 			for class := range r.d.Errors {
-				if !contains(tg.class, class) {
+				if !slices.Contains(tg.class, class) {
 					t.Errorf("%s, %s: class %q, want one of %q", tg.name, loop, class, tg.class)
 				}
 			}
@@ -63,13 +64,4 @@ func TestHostileHTTPTargets(t *testing.T) {
 			t.Logf("%s, %s: intended %d errors %v in %v", tg.name, loop, r.d.Intended, r.d.Errors, time.Since(start).Round(time.Millisecond))
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

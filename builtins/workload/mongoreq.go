@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -47,7 +48,7 @@ func starlarkRequest(op string, v starlark.Value) (*loadgen.MongoRequest, error)
 func goRequest(op string, m map[string]any) (*loadgen.MongoRequest, error) {
 	allowed := mongoFields[op]
 	for k := range m {
-		if !contains(allowed, k) {
+		if !slices.Contains(allowed, k) {
 			return nil, fmt.Errorf("%s takes %s, not %q", op, strings.Join(allowed, ", "), k)
 		}
 	}
@@ -209,13 +210,4 @@ func boolField(m map[string]any, k string) (bool, error) {
 		return v, nil
 	}
 	return false, fmt.Errorf("%s must be a bool, got %T", k, m[k])
-}
-
-func contains(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

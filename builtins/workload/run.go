@@ -374,7 +374,7 @@ func (r *Run) summaryRow() (head, row []string) {
 	}
 	head = append(head, "gen CPU/req")
 	row = append(row, fmt.Sprintf("%.1f µs", r.d.GenCPU))
-	return head, row
+	return appendCgroupCols(head, row, r.d.Observed)
 }
 
 func (r *Run) errorText() string {

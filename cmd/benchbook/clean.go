@@ -6,11 +6,12 @@ import (
 	"io"
 	"os"
 
+	"github.com/benchbook/benchbook/builtins/backend"
 	"github.com/benchbook/benchbook/runtime"
 )
 
 func cmdClean(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("clean", "Removes cache entries, memo checkpoints and resources (cluster data, process\nfiles) that no cell of the notebook references any more. With -all, removes the\nwhole cache directory.")
+	fs := newFlagSet("clean", "Removes cache entries, memo checkpoints and resources (cluster data, process\nfiles) that no cell of the notebook references any more. With -all, removes the\nwhole cache directory. Also removes the containers and cgroups of benchbooks\nthat are gone.")
 	var nf notebookFlags
 	nf.register(fs)
 	all := fs.Bool("all", false, "remove the whole cache directory")
@@ -21,6 +22,9 @@ func cmdClean(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	e, err := openNotebook(ctx, path, &nf, runtime.Options{}, io.Discard)
 	if err != nil {
 		return err
+	}
+	if msg := backend.CleanOrphans(ctx); msg != "" {
+		fmt.Fprintln(stdout, msg)
 	}
 	if *all {
 		dir := e.CacheDir()

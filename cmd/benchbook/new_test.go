@@ -11,7 +11,7 @@ import (
 // http one runs as written (against the embedded demo) to a verdict.
 func TestNew(t *testing.T) {
 	dir := t.TempDir()
-	web, pg := filepath.Join(dir, "cache-study.star"), filepath.Join(dir, "pg_study.star")
+	web, pg, ctr := filepath.Join(dir, "cache-study.star"), filepath.Join(dir, "pg_study.star"), filepath.Join(dir, "image_study.star")
 	if code, out, stderr := runCLI(t, "new", web); code != 0 || !strings.Contains(out, "wrote "+web) {
 		t.Fatalf("new: exit %d\n%s%s", code, out, stderr)
 	}
@@ -22,13 +22,16 @@ func TestNew(t *testing.T) {
 	if code, _, stderr := runCLI(t, "new", web); code != 1 || !strings.Contains(stderr, "already exists") {
 		t.Errorf("new over an existing file: exit %d, %s", code, stderr)
 	}
-	if code, _, stderr := runCLI(t, "new", "-template", "mongo", filepath.Join(dir, "m.star")); code != 2 || !strings.Contains(stderr, "have http, postgres") {
+	if code, _, stderr := runCLI(t, "new", "-template", "mongo", filepath.Join(dir, "m.star")); code != 2 || !strings.Contains(stderr, "have container, http, postgres") {
 		t.Errorf("unknown template: exit %d, %s", code, stderr)
 	}
 	if code, _, stderr := runCLI(t, "new", "-template", "postgres", pg); code != 0 {
 		t.Fatalf("new -template postgres: exit %d, %s", code, stderr)
 	}
-	for _, nb := range []string{web, pg} {
+	if code, _, stderr := runCLI(t, "new", "-template", "container", ctr); code != 0 {
+		t.Fatalf("new -template container: exit %d, %s", code, stderr)
+	}
+	for _, nb := range []string{web, pg, ctr} {
 		if code, out, stderr := runCLI(t, "cells", nb); code != 0 || !strings.Contains(out, "decision") {
 			t.Errorf("cells %s: exit %d\n%s%s", filepath.Base(nb), code, out, stderr)
 		}

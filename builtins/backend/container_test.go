@@ -1,0 +1,181 @@
+package backend
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/internal/engine/enginetest"
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// The container tests run the FROM-scratch test tool image on the real
+// engine (enginetest): each asserts what the engine or the kernel did.
+
+func toolImage(t *testing.T) string {
+	t.Helper()
+	e := enginetest.Engine(t)
+	return enginetest.Tool(t, e)
+}
+
+// TestContainerOOMKillInvalidatesRun: 64MB, then 200 MB allocated in the
+// middle of a run: the run is invalid and says OOM.
+func TestContainerOOMKillInvalidatesRun(t *testing.T) {
+	img := toolImage(t)
+	mustRun(t, fmt.Sprintf(`
+c = backend.container(%q, cmd = ["alloc", "200", "1"], memory = "64MB", ready = "log:waiting")
+assert.eq(c.limits, "memory=64MB")
+r = workload.http(%q, clients = 1, duration = "4s", warmup = "0s", observe = [c])
+assert.eq(r.valid, False)
+assert.eq([t.kind for t in r.trips if t.fatal], ["oom_killed"])
+assert.true("OOM" in r.invalid_reason, r.invalid_reason)
+`, img, guardServer(t)))
+}
+
+// TestContainerCPULimitObserved: two busy goroutines under cpus = 0.5 are
+// seen at no more than 0.55 cores over a run's window.
+func TestContainerCPULimitObserved(t *testing.T) {
+	img := toolImage(t)
+	g := mustRun(t, fmt.Sprintf(`
+c = backend.container(%q, cmd = ["spin", "2"], cpus = 0.5, ready = "log:ready")
+r = workload.http(%q, clients = 1, duration = "2s", warmup = "0.3s", observe = [c])
+assert.eq(r.valid, True)
+cores = r.server_cpu_cores
+assert.true(cores <= 0.55 and cores > 0, cores)
+assert.true(r.mem_anon_kb > 0, r.mem_anon_kb)
+`, img, guardServer(t)))
+	t.Logf("container cpus=0.5, 2 busy goroutines: %v cores", g["cores"])
+}
+
+// TestContainerExitAndRemoval: a container that exits mid-run trips
+// "exited" with its code; .stop() removes it from the engine.
+func TestContainerExitAndRemoval(t *testing.T) {
+	img := toolImage(t)
+	g := mustRun(t, fmt.Sprintf(`
+c = backend.container(%q, cmd = ["listen", "18765"], ready = "tcp:18765")
+assert.true(c.digest.startswith("sha256:"), c.digest)
+assert.true("API" in c.engine, c.engine)
+id = c.id
+c.stop()
+assert.eq(c.pid, None)
+e = backend.container(%q, cmd = ["exit", "7", "1"], ready = "log:ready")
+r = workload.http(%q, clients = 1, duration = "3s", warmup = "0s", observe = [e])
+assert.eq([t.kind for t in r.trips if t.fatal], ["exited"])
+assert.true("exit code 7" in r.invalid_reason, r.invalid_reason)
+`, img, img, guardServer(t)))
+	e := enginetest.Engine(t)
+	if _, err := e.Inspect(context.Background(), string(g["id"].(starlark.String))); err == nil {
+		t.Errorf("the container is still on the engine after .stop()")
+	}
+}
+
+// TestContainerRestartedByEngine: a container that exits under the
+// engine's "always" policy comes back; the run says it restarted.
+func TestContainerRestartedByEngine(t *testing.T) {
+	img := toolImage(t)
+	mustRun(t, fmt.Sprintf(`
+c = backend.container(%q, cmd = ["exit", "3", "1"], restart = "always", ready = "log:ready")
+r = workload.http(%q, clients = 1, duration = "3s", warmup = "0s", observe = [c])
+assert.eq(r.valid, False)
+assert.true("restarted" in [t.kind for t in r.trips], [t.kind for t in r.trips])
+`, img, guardServer(t)))
+}
+
+func TestContainerBadInput(t *testing.T) {
+	img := toolImage(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	port := fmt.Sprint(taken.Addr().(*net.TCPAddr).Port)
+	for src, want := range map[string]string{
+		`backend.container("benchbook-test/absent:0")`:                                                         "backend.container: image \"benchbook-test/absent:0\" is not on this engine",
+		fmt.Sprintf(`backend.container(%q, memory = "lots")`, img):                                             "backend.container: memory:",
+		fmt.Sprintf(`backend.container(%q, ready = "ftp://x")`, img):                                           "backend.container: ready must be",
+		fmt.Sprintf(`backend.container(%q, cmd = ["exit", "3"], ready = "tcp:1")`, img):                        "exited before it was ready",
+		fmt.Sprintf(`backend.container(%q, cmd = ["listen", "%s"], ready = "log:ready")`, img, port):           "address already in use",
+		fmt.Sprintf(`backend.container(%q, cmd = ["alloc", "100"], memory = "8MB", ready = "log:ready")`, img): "OOMKilled",
+	} {
+		_, err := run(t, src)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q", src, err, want)
+		}
+	}
+}
+
+// TestContainerNoEngine: an engine that does not answer is one error
+// naming the builtin and saying what to do.
+func TestContainerNoEngine(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	_, err := run(t, `backend.container("any:1")`)
+	if err == nil || !strings.Contains(err.Error(), "backend.container: no container engine at unix:///nonexistent/docker.sock") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// containerOrphanHelper is the test binary re-executed as a benchbook that
+// starts a container and a cluster in an image, prints their ids and
+// blocks until it is killed.
+func containerOrphanHelper(dir string) {
+	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
+	th := s.NewThread(&runtime.Cell{Name: "orphan", Key: "c0ffeec0ffeec0ffee"})
+	g, err := starlark.ExecFileOptions(runtime.FileOptions(), th, "orphan.star", fmt.Sprintf(`
+c = backend.container(%q, cmd = ["spin"], cpus = 0.1)
+pg = backend.postgres(image = %q, memory = "256MB")
+`, os.Getenv("TOOL_IMAGE"), os.Getenv("PG_IMAGE")), runtime.Predeclared())
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	fmt.Println("IDS", g["c"].(*containerHandle).current().ID, g["pg"].(*pgHandle).c.img.ctr.ID)
+	select {}
+}
+
+// TestNoContainerOutlivesKill9: a benchbook with a container and a cluster
+// in an image is killed with SIGKILL; the reaper removes both containers.
+func TestNoContainerOutlivesKill9(t *testing.T) {
+	e := enginetest.Engine(t)
+	tool, pgImg := enginetest.Tool(t, e), enginetest.Postgres(t, e)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BACKEND_CONTAINER_ORPHAN="+t.TempDir(), "TOOL_IMAGE="+tool, "PG_IMAGE="+pgImg)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	ids := strings.Fields(strings.TrimPrefix(line, "IDS "))
+	if !strings.HasPrefix(line, "IDS ") || len(ids) != 2 {
+		t.Fatalf("helper: %q", line)
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, id := range ids {
+		for {
+			if _, err := e.Inspect(context.Background(), id); err != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = e.Remove(context.Background(), id)
+				t.Fatalf("container %.12s outlived a SIGKILL of its benchbook by 30s", id)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+}

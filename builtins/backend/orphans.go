@@ -1,0 +1,42 @@
+package backend
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/benchbook/benchbook/builtins/internal/cgroup"
+	"github.com/benchbook/benchbook/builtins/internal/engine"
+)
+
+// CleanOrphans removes what benchbooks that are gone left outside any
+// cache dir: their containers (which the reaper removes unless it died
+// too) and their empty limit cgroups. It says what it removed, "" for
+// nothing; an engine that does not run is no error (there is nothing of
+// ours on it to remove).
+func CleanOrphans(ctx context.Context) string {
+	var parts []string
+	if e, err := engine.Connect(ctx); err == nil {
+		defer e.Close()
+		gone, err := e.Sweep(ctx)
+		if len(gone) > 0 {
+			parts = append(parts, fmt.Sprintf("removed %d containers of benchbooks that are gone (%s)", len(gone), strings.Join(gone, ", ")))
+		}
+		if err != nil {
+			parts = append(parts, "container sweep: "+err.Error())
+		}
+	}
+	if n := cgroup.RemoveStale(groupPrefix, staleGroup); n > 0 {
+		parts = append(parts, fmt.Sprintf("removed %d empty cgroups of benchbooks that are gone", n))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// staleGroup says whether a limits group's owner (the pid in its name,
+// "benchbook-limits-PID-N") is gone.
+func staleGroup(name string) bool {
+	pid, err := strconv.Atoi(strings.Split(strings.TrimPrefix(name, groupPrefix), "-")[0])
+	return err == nil && syscall.Kill(pid, 0) == syscall.ESRCH
+}

@@ -1,0 +1,92 @@
+// Package enginetest gives tests a running container engine and images
+// built without a registry: a FROM-scratch image holding a static Go tool
+// (tool/main.go), and a PostgreSQL image made of the host's own PostgreSQL
+// files. Without an engine a test skips, or fails under CI (needs).
+package enginetest
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benchbook/benchbook/builtins/internal/engine"
+	"github.com/benchbook/benchbook/runtime/testsupport/needs"
+)
+
+// ToolImage is the test tool's image; its entrypoint is the tool.
+const ToolImage = "benchbook-test/tool:1"
+
+// Engine connects to the engine, or skips (fails under CI) without one.
+func Engine(t testing.TB) *engine.Engine {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e, err := engine.Connect(ctx)
+	if err != nil {
+		needs.Missing(t, "a container engine ("+err.Error()+")", "apt-get install docker.io; dockerd &")
+		return nil
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+var (
+	toolOnce sync.Once
+	toolErr  error
+)
+
+// Tool builds ToolImage once per test binary (it is rebuilt each time, so
+// it is always this source's).
+func Tool(t testing.TB, e *engine.Engine) string {
+	t.Helper()
+	toolOnce.Do(func() { toolErr = buildTool(e) })
+	if toolErr != nil {
+		t.Fatalf("build %s: %v", ToolImage, toolErr)
+	}
+	return ToolImage
+}
+
+func buildTool(e *engine.Engine) error {
+	dir, err := os.MkdirTemp("", "bbtool-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "tool")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/benchbook/benchbook/builtins/internal/engine/enginetest/tool")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return &buildError{err, out}
+	}
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	if err := tw.WriteHeader(&tar.Header{Name: "tool", Mode: 0o755, Size: int64(len(data))}); err != nil {
+		return err
+	}
+	if _, err := tw.Write(data); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	return e.Import(ctx, &buf, ToolImage, []string{`ENTRYPOINT ["/tool"]`})
+}
+
+type buildError struct {
+	err error
+	out []byte
+}
+
+func (b *buildError) Error() string { return b.err.Error() + ": " + string(b.out) }
