@@ -268,7 +268,7 @@ func (h *containerHandle) Freeze()               {}
 func (h *containerHandle) Truth() starlark.Bool  { return true }
 func (h *containerHandle) Hash() (uint32, error) { return 0, errors.New("unhashable type: container") }
 
-var containerMethods = map[string]func(*containerHandle, *starlark.Thread, string, starlark.Tuple, []starlark.Tuple) (starlark.Value, error){
+var containerMethods = methods[*containerHandle]{
 	"logs":    (*containerHandle).logs,
 	"stop":    (*containerHandle).stopMethod,
 	"restart": (*containerHandle).restart,
@@ -278,12 +278,7 @@ var containerMethods = map[string]func(*containerHandle, *starlark.Thread, strin
 }
 
 func (h *containerHandle) AttrNames() []string {
-	names := []string{"digest", "engine", "id", "image", "limits", "name", "pid", "url"}
-	for k := range containerMethods {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
+	return containerMethods.names("digest", "engine", "id", "image", "limits", "name", "pid", "url")
 }
 
 func (h *containerHandle) Attr(name string) (starlark.Value, error) {
@@ -315,14 +310,7 @@ func (h *containerHandle) Attr(name string) (starlark.Value, error) {
 	case "url":
 		return h.url(), nil
 	}
-	m, ok := containerMethods[name]
-	if !ok {
-		return nil, nil
-	}
-	full := "container." + name
-	return starlark.NewBuiltin(full, func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		return m(h, th, full, args, kwargs)
-	}), nil
+	return containerMethods.bind(h, "container", name), nil
 }
 
 // pid is the container's init on the host, 0 when it does not run.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -56,7 +55,7 @@ func (h *mongoHandle) uri() string { return redact.String(h.connURI) }
 func (h *mongoHandle) ConnURI() string  { return h.connURI }
 func (h *mongoHandle) Database() string { return h.db }
 
-var mongoMethods = map[string]func(*mongoHandle, *starlark.Thread, string, starlark.Tuple, []starlark.Tuple) (starlark.Value, error){
+var mongoMethods = methods[*mongoHandle]{
 	"command":      (*mongoHandle).command,
 	"insert":       (*mongoHandle).insert,
 	"find":         (*mongoHandle).find,
@@ -77,27 +76,11 @@ func (h *mongoHandle) Attr(name string) (starlark.Value, error) {
 	case "version":
 		return starlark.String(h.version), nil
 	}
-	m, ok := mongoMethods[name]
-	if !ok {
-		return nil, nil
-	}
-	full := "mongo." + name
-	return starlark.NewBuiltin(full, func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		v, err := m(h, th, full, args, kwargs)
-		if err != nil {
-			return nil, errors.New(redact.String(err.Error()))
-		}
-		return v, nil
-	}), nil
+	return mongoMethods.bind(h, "mongo", name), nil
 }
 
 func (h *mongoHandle) AttrNames() []string {
-	names := []string{"uri", "db", "version"}
-	for k := range mongoMethods {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
+	return mongoMethods.names("uri", "db", "version")
 }
 
 // mongoBuiltin is backend.mongo(uri, db = "", collections = [], track = True).

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 
@@ -70,7 +69,7 @@ func (h *pgHandle) dsnString() string {
 	return redact.String(h.connDSN)
 }
 
-var pgMethods = map[string]func(*pgHandle, *starlark.Thread, string, starlark.Tuple, []starlark.Tuple) (starlark.Value, error){
+var pgMethods = methods[*pgHandle]{
 	"exec":     (*pgHandle).exec,
 	"query":    (*pgHandle).query,
 	"explain":  (*pgHandle).explain,
@@ -99,27 +98,11 @@ func (h *pgHandle) Attr(name string) (starlark.Value, error) {
 		}
 		return starlark.None, nil
 	}
-	m, ok := pgMethods[name]
-	if !ok {
-		return nil, nil
-	}
-	full := "postgres." + name
-	return starlark.NewBuiltin(full, func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		v, err := m(h, th, full, args, kwargs)
-		if err != nil {
-			return nil, errors.New(redact.String(err.Error()))
-		}
-		return v, nil
-	}), nil
+	return pgMethods.bind(h, "postgres", name), nil
 }
 
 func (h *pgHandle) AttrNames() []string {
-	names := []string{"dsn", "version", "pid"}
-	for k := range pgMethods {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
+	return pgMethods.names("dsn", "version", "pid")
 }
 
 func (h *pgHandle) postmasterPID() int {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -276,7 +275,7 @@ func (p *procHandle) Freeze()               {}
 func (p *procHandle) Truth() starlark.Bool  { return true }
 func (p *procHandle) Hash() (uint32, error) { return 0, errors.New("unhashable type: process") }
 
-var procMethods = map[string]func(*procHandle, *starlark.Thread, string, starlark.Tuple, []starlark.Tuple) (starlark.Value, error){
+var procMethods = methods[*procHandle]{
 	"cpu":     (*procHandle).cpu,
 	"rss":     (*procHandle).rss,
 	"logs":    (*procHandle).logs,
@@ -288,12 +287,7 @@ var procMethods = map[string]func(*procHandle, *starlark.Thread, string, starlar
 }
 
 func (p *procHandle) AttrNames() []string {
-	names := []string{"pid", "url"}
-	for k := range procMethods {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	return names
+	return procMethods.names("pid", "url")
 }
 
 func (p *procHandle) Attr(name string) (starlark.Value, error) {
@@ -306,14 +300,7 @@ func (p *procHandle) Attr(name string) (starlark.Value, error) {
 	case "url":
 		return p.url(), nil
 	}
-	m, ok := procMethods[name]
-	if !ok {
-		return nil, nil
-	}
-	full := "process." + name
-	return starlark.NewBuiltin(full, func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-		return m(p, th, full, args, kwargs)
-	}), nil
+	return procMethods.bind(p, "process", name), nil
 }
 
 // url is the scheme and host of an HTTP ready check ("http://127.0.0.1:8080"
