@@ -319,9 +319,15 @@ func (h *containerHandle) pid() int {
 	if c == nil {
 		return 0
 	}
+	return runningPid(h.eng, c.ID)
+}
+
+// runningPid is the host pid of container id's init, 0 when it does not
+// run or the engine does not answer within 10 s.
+func runningPid(eng *engine.Engine, id string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	st, err := h.eng.Inspect(ctx, c.ID)
+	st, err := eng.Inspect(ctx, id)
 	if err != nil || !st.Running {
 		return 0
 	}

@@ -3,7 +3,6 @@ package backend
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync"
 	"time"
 
@@ -147,13 +146,5 @@ func (h *containerHandle) lines() guard.Lines {
 	h.mu.Lock()
 	log := h.log
 	h.mu.Unlock()
-	if log == nil {
-		return func() []string { return nil }
-	}
-	_, seq := log.since(math.MaxInt64)
-	return func() []string {
-		var lines []string
-		lines, seq = log.since(seq)
-		return lines
-	}
+	return follow(log)
 }

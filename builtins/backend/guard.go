@@ -63,6 +63,12 @@ func (p *procHandle) lines() guard.Lines {
 	p.mu.Lock()
 	log := p.log
 	p.mu.Unlock()
+	return follow(log)
+}
+
+// follow gives the lines a log gets from now on, for a guard; none when
+// there is no log.
+func follow(log *logRing) guard.Lines {
 	if log == nil {
 		return func() []string { return nil }
 	}

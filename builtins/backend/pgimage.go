@@ -155,13 +155,7 @@ func (p *pgImage) pid() int {
 	if ctr == nil {
 		return 0
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	st, err := p.eng.Inspect(ctx, ctr.ID)
-	if err != nil || !st.Running {
-		return 0
-	}
-	return st.Pid
+	return runningPid(p.eng, ctr.ID)
 }
 
 // stop shuts the postmaster down fast (SIGINT), waits for it (done), then
