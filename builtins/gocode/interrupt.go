@@ -2,8 +2,12 @@ package gocode
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"sync/atomic"
 	"time"
+
+	"github.com/traefik/yaegi/interp"
 )
 
 // Interrupting interpreted code. yaegi stops every running interpreted
@@ -24,9 +28,36 @@ import (
 // grace is how long a call may take to return by itself after Ctrl-C.
 const grace = 250 * time.Millisecond
 
-// stopper is a bounded busy loop, in case yaegi starts it after the
-// cancellation (then the bump came first and the loop must end by itself).
-const stopper = "for i := 0; i < 1000000; i++ {}"
+// yaegi runs the throwaway statement on a goroutine of its own: it reads
+// the run id and stores it in the module's root frame, then runs. Cancelled
+// at once, that goroutine could store an id from before the bump after
+// resync had refreshed it, on a box that preempted it in between; every
+// later call then returned zero values at once (TestCallInterrupted: 7 in
+// 20 under load). So the stopper first tells benchbook it runs (bbsys.Ran,
+// after its id is stored), then loops until the bump ends it; only then is
+// its context cancelled.
+const stopper = "bbsys.Ran(); for {}"
+
+// stopperWait bounds the wait for the stopper to start.
+const stopperWait = 2 * time.Second
+
+// installStopper gives the module's interpreter bbsys.Ran.
+func (m *Package) installStopper() error {
+	m.ran = make(chan struct{}, 1)
+	ran := func() {
+		select {
+		case m.ran <- struct{}{}:
+		default:
+		}
+	}
+	if err := m.interp.Use(interp.Exports{"bbsys/bbsys": {"Ran": reflect.ValueOf(ran)}}); err != nil {
+		return fmt.Errorf("gocode: interrupt support: %w", err)
+	}
+	if _, err := m.interp.Eval(`import "bbsys"`); err != nil {
+		return fmt.Errorf("gocode: interrupt support: %w", err)
+	}
+	return nil
+}
 
 // watch interrupts the interpreter if ctx is done before the returned stop
 // is called; stop reports whether it did.
@@ -60,8 +91,18 @@ func (m *Package) watch(ctx context.Context) (stop func() (interrupted bool)) {
 }
 
 func (m *Package) interrupt() {
+	select {
+	case <-m.ran: // from an earlier stopper that outlived its wait
+	default:
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
+	go func() {
+		select {
+		case <-m.ran:
+		case <-time.After(stopperWait):
+		}
+		cancel()
+	}()
 	m.interp.EvalWithContext(ctx, stopper) //nolint:errcheck // it is meant to be cancelled
 }
 

@@ -66,6 +66,7 @@ type Package struct {
 	trace *traceLog
 
 	interp *interp.Interpreter
+	ran    chan struct{} // the stopper started: see interrupt.go
 }
 
 var (
@@ -122,6 +123,9 @@ func compile(ctx context.Context, src *source, opts loadOptions) (*Package, erro
 		return nil, evalFault(ctx, src, err, m.trace.take())
 	}
 	if err := m.collect(i.Symbols(src.pkg)[src.pkg]); err != nil {
+		return nil, err
+	}
+	if err := m.installStopper(); err != nil {
 		return nil, err
 	}
 	return m, nil
