@@ -264,8 +264,13 @@ func (e *Engine) owned(ctx context.Context, token string) ([]container.Summary, 
 
 // Import makes image ref from a tar of its files (docker import), with
 // Dockerfile changes such as `ENTRYPOINT ["/tool"]`: how images are made
-// here without a registry.
+// here without a registry. The image ref named before is removed when
+// nothing else names or uses it, so rebuilding leaves no nameless images.
 func (e *Engine) Import(ctx context.Context, tarball io.Reader, ref string, changes []string) error {
+	var before string
+	if img, err := e.cli.ImageInspect(ctx, ref); err == nil {
+		before = img.ID
+	}
 	rc, err := e.cli.ImageImport(ctx, image.ImportSource{Source: tarball, SourceName: "-"}, ref, image.ImportOptions{Changes: changes})
 	if err != nil {
 		return fmt.Errorf("import %s: %w", ref, err)
@@ -275,7 +280,18 @@ func (e *Engine) Import(ctx context.Context, tarball io.Reader, ref string, chan
 	if bytes.Contains(out, []byte(`"errorDetail"`)) {
 		return fmt.Errorf("import %s: %s", ref, out)
 	}
+	if img, err := e.cli.ImageInspect(ctx, ref); err == nil && before != "" && img.ID != before {
+		// Refused while a container or another name uses it: then it stays.
+		e.RemoveImage(ctx, before) //nolint:errcheck
+	}
 	return nil
+}
+
+// RemoveImage removes an image by id or ref; the engine refuses while a
+// container or another name uses it.
+func (e *Engine) RemoveImage(ctx context.Context, ref string) error {
+	_, err := e.cli.ImageRemove(ctx, ref, image.RemoveOptions{})
+	return err
 }
 
 // Kill sends a signal ("SIGINT") to the container's init.
