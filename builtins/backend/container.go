@@ -16,6 +16,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/internal/engine"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // containerHandle is the value of backend.container(...): one container
@@ -109,6 +110,7 @@ func containerSpec(th *starlark.Thread, image string, cmd starlark.Value, env, v
 		return s, err
 	}
 	for k, v := range kv {
+		redact.Learn(k, v) // an image may print its own secrets to the logs a record shows
 		s.Env = append(s.Env, k+"="+v)
 	}
 	sort.Strings(s.Env)

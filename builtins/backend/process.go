@@ -23,6 +23,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // procSpec is everything needed to (re)start a target process.
@@ -98,6 +99,7 @@ func makeSpec(th *starlark.Thread, cmd starlark.Value, env *starlark.Dict, cwd, 
 			if !ok1 || !ok2 {
 				return s, fmt.Errorf("env: names and values must be strings, got %s=%s", kv[0].Type(), kv[1].Type())
 			}
+			redact.Learn(k, v) // a target may print its own secrets to the logs a record shows
 			s.env = append(s.env, k+"="+v)
 		}
 	}
