@@ -173,8 +173,8 @@ func (h *containerHandle) waitReady(ctx context.Context, c *engine.Container, lo
 	}
 	for {
 		if st, err := h.eng.Inspect(ctx, c.ID); err != nil || !st.Running {
-			if err == nil && st.ExitCode == 137 && !st.OOMKilled {
-				st = settled(ctx, h.eng, c.ID, st)
+			if err == nil {
+				st = h.eng.Settle(ctx, c.ID, st)
 			}
 			return fmt.Errorf("exited before it was ready (%s)", exitEvidence(st, err, h.spec.Limits))
 		}
@@ -189,22 +189,6 @@ func (h *containerHandle) waitReady(ctx context.Context, c *engine.Container, lo
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-// settled asks again, a moment later, about a container SIGKILLed
-// without an OOM flag yet: the engine may handle the kernel's OOM event
-// after the exit.
-func settled(ctx context.Context, eng *engine.Engine, id string, st engine.State) engine.State {
-	for range 20 {
-		time.Sleep(100 * time.Millisecond)
-		if again, err := eng.Inspect(ctx, id); err == nil {
-			st = again
-			if st.OOMKilled {
-				break
-			}
-		}
-	}
-	return st
 }
 
 // exitEvidence says how a container ended, naming the OOM kill the engine

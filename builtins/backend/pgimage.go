@@ -101,7 +101,7 @@ func (c *cluster) initdbInImage(ctx context.Context) error {
 	if code != 0 {
 		why := fmt.Sprintf("exit code %d", code)
 		if st, err := c.img.eng.Inspect(ctx, ctr.ID); err == nil {
-			why = exitEvidence(settled(ctx, c.img.eng, ctr.ID, st), nil, c.limits)
+			why = exitEvidence(c.img.eng.Settle(ctx, ctr.ID, st), nil, c.limits)
 		}
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 		return fmt.Errorf("initdb in %s: %s\n%s", c.img.image, why, indent(lines[max(0, len(lines)-15):]))

@@ -217,6 +217,25 @@ func (e *Engine) Inspect(ctx context.Context, id string) (State, error) {
 		RestartCount: st.RestartCount, StartedAt: s.StartedAt, Status: s.Status, Error: s.Error}, nil
 }
 
+// Settle asks again, for up to 2 s, about a container that ended by
+// SIGKILL (exit code 137) without the OOM flag: the engine may handle the
+// kernel's OOM event after the exit. Any other state comes back as it is.
+func (e *Engine) Settle(ctx context.Context, id string, st State) State {
+	if st.Running || st.ExitCode != 137 || st.OOMKilled {
+		return st
+	}
+	for range 20 {
+		time.Sleep(100 * time.Millisecond)
+		if again, err := e.Inspect(ctx, id); err == nil {
+			st = again
+			if st.OOMKilled {
+				break
+			}
+		}
+	}
+	return st
+}
+
 // Remove kills and removes a container with its anonymous volumes; a
 // container already gone is no error.
 func (e *Engine) Remove(ctx context.Context, id string) error {
