@@ -104,7 +104,7 @@ func TestContainerBadInput(t *testing.T) {
 		fmt.Sprintf(`backend.container(%q, memory = "lots")`, img):                                             "backend.container: memory:",
 		fmt.Sprintf(`backend.container(%q, ready = "ftp://x")`, img):                                           "backend.container: ready must be",
 		fmt.Sprintf(`backend.container(%q, cmd = ["exit", "3"], ready = "tcp:1")`, img):                        "exited before it was ready",
-		fmt.Sprintf(`backend.container(%q, cmd = ["listen", "%s"], ready = "log:ready")`, img, port):           "address already in use",
+		fmt.Sprintf(`backend.container(%q, cmd = ["listen", "%s"], ready = "log:^ready$")`, img, port):         "address already in use", // "already" holds "ready"
 		fmt.Sprintf(`backend.container(%q, cmd = ["alloc", "100"], memory = "8MB", ready = "log:ready")`, img): "OOMKilled",
 	} {
 		_, err := run(t, src)
