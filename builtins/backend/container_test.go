@@ -1,13 +1,11 @@
 package backend
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -147,18 +145,7 @@ pg = backend.postgres(image = %q, memory = "256MB")
 func TestNoContainerOutlivesKill9(t *testing.T) {
 	e := enginetest.Engine(t)
 	tool, pgImg := enginetest.Tool(t, e), enginetest.Postgres(t, e)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "BACKEND_CONTAINER_ORPHAN="+t.TempDir(), "TOOL_IMAGE="+tool, "PG_IMAGE="+pgImg)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	line, _ := bufio.NewReader(out).ReadString('\n')
+	cmd, line := startHelper(t, "BACKEND_CONTAINER_ORPHAN="+t.TempDir(), "TOOL_IMAGE="+tool, "PG_IMAGE="+pgImg)
 	ids := strings.Fields(strings.TrimPrefix(line, "IDS "))
 	if !strings.HasPrefix(line, "IDS ") || len(ids) != 2 {
 		t.Fatalf("helper: %q", line)

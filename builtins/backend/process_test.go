@@ -40,14 +40,13 @@ target = backend.process(["sleep", "1000"])
 	select {}
 }
 
-func TestOrphansDieWithBenchbook(t *testing.T) {
-	dir, err := os.MkdirTemp("", "bbpg-orphan-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
+// startHelper re-executes this test binary as a benchbook with env set,
+// which starts what the test needs and prints one line about it; the
+// helper is killed when the test ends.
+func startHelper(t *testing.T, env ...string) (*exec.Cmd, string) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "BACKEND_ORPHAN_HELPER="+dir)
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -56,8 +55,18 @@ func TestOrphansDieWithBenchbook(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	t.Cleanup(func() { cmd.Process.Kill() }) //nolint:errcheck // often gone already
 	line, _ := bufio.NewReader(out).ReadString('\n')
+	return cmd, line
+}
+
+func TestOrphansDieWithBenchbook(t *testing.T) {
+	dir, err := os.MkdirTemp("", "bbpg-orphan-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	cmd, line := startHelper(t, "BACKEND_ORPHAN_HELPER="+dir)
 	var postmaster, target int
 	var dataDir string
 	if _, err := fmt.Sscanf(line, "PIDS %d %d %s", &postmaster, &target, &dataDir); err != nil {
