@@ -34,9 +34,10 @@ const grace = 250 * time.Millisecond
 // resync had refreshed it, on a box that preempted it in between; every
 // later call then returned zero values at once (TestCallInterrupted: 7 in
 // 20 under load). So the stopper first tells benchbook it runs (bbsys.Ran,
-// after its id is stored), then loops until the bump ends it; only then is
-// its context cancelled.
-const stopper = "bbsys.Ran(); for {}"
+// after its id is stored) and waits there, in Go, until the bump is done;
+// only then is its context cancelled. A stopper that starts too late finds
+// its release closed and returns at once: nothing is left spinning.
+const stopper = "bbsys.Ran()"
 
 // stopperWait bounds the wait for the stopper to start.
 const stopperWait = 2 * time.Second
@@ -45,9 +46,15 @@ const stopperWait = 2 * time.Second
 func (m *Package) installStopper() error {
 	m.ran = make(chan struct{}, 1)
 	ran := func() {
+		m.stopMu.Lock()
+		release := m.release
+		m.stopMu.Unlock()
 		select {
 		case m.ran <- struct{}{}:
 		default:
+		}
+		if release != nil {
+			<-release
 		}
 	}
 	if err := m.interp.Use(interp.Exports{"bbsys/bbsys": {"Ran": reflect.ValueOf(ran)}}); err != nil {
@@ -91,8 +98,13 @@ func (m *Package) watch(ctx context.Context) (stop func() (interrupted bool)) {
 }
 
 func (m *Package) interrupt() {
+	release := make(chan struct{})
+	m.stopMu.Lock()
+	m.release = release
+	m.stopMu.Unlock()
+	defer close(release) // after the bump: the stopper may return
 	select {
-	case <-m.ran: // from an earlier stopper that outlived its wait
+	case <-m.ran: // from an earlier stopper that started too late
 	default:
 	}
 	ctx, cancel := context.WithCancel(context.Background())

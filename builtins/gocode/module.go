@@ -65,8 +65,10 @@ type Package struct {
 	mu    *sync.Mutex // serializes calls; nil when loaded with concurrent = True
 	trace *traceLog
 
-	interp *interp.Interpreter
-	ran    chan struct{} // the stopper started: see interrupt.go
+	interp  *interp.Interpreter
+	ran     chan struct{} // the stopper started: see interrupt.go
+	stopMu  sync.Mutex
+	release chan struct{} // closed once the current interrupt's bump is done
 }
 
 var (
