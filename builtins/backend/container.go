@@ -88,6 +88,9 @@ func newContainer(th *starlark.Thread, name string, args starlark.Tuple, kwargs 
 		return nil, err
 	}
 	runtime.AtExit(th, func() { h.remove(); eng.Close() })
+	if c := h.current(); c != nil {
+		addImageInput(th, spec.Image, c.Digest)
+	}
 	runtime.AddInput(th, runtime.Input{Kind: "server", Name: h.describe()})
 	return h, nil
 }
@@ -230,13 +233,15 @@ func (h *containerHandle) current() *engine.Container {
 	return h.c
 }
 
-// describe is the provenance line: image, digest, limits, engine.
+// describe is the provenance line: image, digest, limits, engine; nothing
+// that differs from one start to the next (the container's name), since a
+// live cell's inputs are part of its dependents' keys.
 func (h *containerHandle) describe() string {
 	c := h.current()
 	if c == nil {
 		return "container " + h.spec.Image + " (removed)"
 	}
-	s := fmt.Sprintf("container %s: image %s %s", c.Name, c.Image, c.Digest)
+	s := fmt.Sprintf("container: image %s %s", c.Image, c.Digest) // no name: inputs key the cells downstream
 	if !h.spec.Limits.Zero() {
 		s += "; " + h.spec.Limits.String()
 	}
@@ -377,4 +382,27 @@ func (h *containerHandle) StartObserving(ctx context.Context) (func(requests int
 		return nil, fmt.Errorf("container: observe: %w", err)
 	}
 	return func(requests int64) (map[string]float64, error) { return stop(requests), nil }, nil
+}
+
+func init() {
+	runtime.RegisterInputKind("image", currentImage)
+}
+
+// addImageInput records the image a cell started, by its content id: a tag
+// moved to another build since makes the entry stale (currentImage), so a
+// record is never built from the figures of the image the tag left.
+func addImageInput(th *starlark.Thread, ref, digest string) {
+	runtime.AddInput(th, runtime.Input{Kind: "image", Name: ref, Hash: digest})
+}
+
+// currentImage is what ref names on the engine now.
+func currentImage(ref string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	eng, err := engine.Connect(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer eng.Close()
+	return eng.ImageDigest(ctx, ref)
 }

@@ -179,13 +179,11 @@ func observeGroup(ctx context.Context, g *cgroup.Group, stop func(int64) (map[st
 
 // addLimitsInput records the limits a cell's target ran under, for the
 // record's provenance (it describes; it makes nothing stale).
-func addLimitsInput(th *starlark.Thread, what string, l cgroup.Limits, g *cgroup.Group) {
+func addLimitsInput(th *starlark.Thread, what string, l cgroup.Limits) {
 	if l.Zero() {
 		return
 	}
-	desc := what + ": " + l.String()
-	if g != nil {
-		desc += " (" + g.Describe() + ")"
-	}
-	runtime.AddInput(th, runtime.Input{Kind: "server", Name: desc})
+	// Not the group's path: it names benchbook's pid, and a live cell's
+	// inputs are part of its dependents' keys.
+	runtime.AddInput(th, runtime.Input{Kind: "server", Name: what + ": " + l.String()})
 }

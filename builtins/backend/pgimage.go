@@ -35,8 +35,9 @@ import (
 
 // pgImage is the container side of a cluster.
 type pgImage struct {
-	image string
-	eng   *engine.Engine
+	image  string
+	digest string // what image named when the cluster was placed
+	eng    *engine.Engine
 
 	mu   sync.Mutex
 	ctr  *engine.Container // the running postmaster's container, nil when stopped
@@ -185,9 +186,9 @@ func (p *pgImage) describe(l cgroup.Limits) string {
 	p.mu.Lock()
 	ctr := p.ctr
 	p.mu.Unlock()
-	s := "postgres in container: image " + p.image
-	if ctr != nil {
-		s += " " + ctr.Digest
+	s := "postgres in container: image " + p.image + " " + p.digest
+	if ctr == nil {
+		s += " (stopped)"
 	}
 	if !l.Zero() {
 		s += "; " + l.String()
@@ -227,11 +228,12 @@ func (c *cluster) place(ctx context.Context, opts pgOptions) error {
 	if err != nil {
 		return err
 	}
-	if _, err := eng.ImageDigest(ctx, opts.image); err != nil {
+	digest, err := eng.ImageDigest(ctx, opts.image)
+	if err != nil {
 		eng.Close()
 		return fmt.Errorf("image: %w", err)
 	}
-	c.img = &pgImage{image: opts.image, eng: eng}
+	c.img = &pgImage{image: opts.image, digest: digest, eng: eng}
 	return nil
 }
 
@@ -250,9 +252,10 @@ func (c *cluster) addPlaceInput(th *starlark.Thread) {
 	name := filepath.Base(filepath.Dir(c.root))
 	switch {
 	case c.img != nil:
+		addImageInput(th, c.img.image, c.img.digest)
 		runtime.AddInput(th, runtime.Input{Kind: "server", Name: name + ": " + c.img.describe(c.limits)})
 	default:
-		addLimitsInput(th, name+": postgres", c.limits, c.group)
+		addLimitsInput(th, name+": postgres", c.limits)
 	}
 }
 
@@ -292,11 +295,5 @@ func (c *cluster) binaries() string {
 		bin, _ := lookBin("postgres")
 		return bin
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	d, err := c.img.eng.ImageDigest(ctx, c.img.image)
-	if err != nil {
-		return "image " + c.img.image
-	}
-	return "image " + c.img.image + " " + d
+	return "image " + c.img.image + " " + c.img.digest
 }

@@ -167,6 +167,7 @@ func ownCluster(th *starlark.Thread, set map[string]string, opts pgOptions) (*pg
 	running := runningIn(th)
 	if h := running.reuse(root, set, opts); h != nil {
 		h.addInput(th)
+		h.c.addPlaceInput(th)
 		return h, h.register(th, set, false, false)
 	}
 	as, err := unprivileged()

@@ -74,7 +74,7 @@ func processBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	runtime.AtExit(th, func() { p.stop(5 * time.Second) })
-	addLimitsInput(th, "process "+spec.argv[0], spec.limits, p.group)
+	addLimitsInput(th, "process "+spec.argv[0], spec.limits)
 	return p, nil
 }
 
