@@ -128,7 +128,7 @@ func file(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs [
 
 // fileHash re-checks a file input; a missing file is its own hash value.
 func fileHash(path string) (string, error) {
-	sum, err := filehash.SHA256(path)
+	sum, err := FileSHA256(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return "missing", nil
 	}

@@ -5,7 +5,10 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The streamed hash equals the hash of the whole content read at once.
@@ -25,5 +28,24 @@ func TestSHA256(t *testing.T) {
 	}
 	if _, err := SHA256(filepath.Join(t.TempDir(), "missing")); !os.IsNotExist(err) {
 		t.Fatalf("missing file: err = %v, want not-exist", err)
+	}
+}
+
+// TestSHA256RefusesAFIFO: a FIFO is refused at once, not read until a
+// writer that never comes closes it.
+func TestSHA256RefusesAFIFO(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skip("mkfifo:", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := SHA256(p); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("SHA256 of a FIFO: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("SHA256 of a FIFO still blocks after 5s")
 	}
 }

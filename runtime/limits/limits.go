@@ -7,7 +7,7 @@
 //	limit                               default  variable
 //	size of a notebook, module, file()  16 MiB   BENCHBOOK_MAX_FILE
 //	size of a cache entry or record     1 GiB    BENCHBOOK_MAX_RECORD
-//	nesting depth of a value            1000     BENCHBOOK_MAX_DEPTH
+//	nesting depth of a value            1000     BENCHBOOK_MAX_DEPTH (at most 100000)
 //	size of a value (encoded, roughly)  64 MiB   BENCHBOOK_MAX_VALUE
 package limits
 
@@ -22,7 +22,8 @@ type Limit struct {
 	Name    string // what is bounded, for messages ("file size")
 	Env     string // the environment variable that overrides Default
 	Default int64
-	Bytes   bool // a size in bytes: the variable takes K, M and G suffixes
+	Bytes   bool  // a size in bytes: the variable takes K, M and G suffixes
+	Max     int64 // the variable is capped here (0: no cap)
 }
 
 var (
@@ -31,7 +32,9 @@ var (
 	// Record bounds a cache entry and a JSON record read back (-baseline).
 	Record = Limit{Name: "record size", Env: "BENCHBOOK_MAX_RECORD", Default: 1 << 30, Bytes: true}
 	// Depth bounds the nesting of a value displayed, encoded or hashed.
-	Depth = Limit{Name: "value depth", Env: "BENCHBOOK_MAX_DEPTH", Default: 1000}
+	// Its cap keeps the recursive walks (redaction, the codec) within Go's
+	// stack: at 3 million levels they overflowed it, a crash no error names.
+	Depth = Limit{Name: "value depth", Env: "BENCHBOOK_MAX_DEPTH", Default: 1000, Max: 100_000}
 	// Value bounds the size of a value displayed, encoded or hashed.
 	Value = Limit{Name: "value size", Env: "BENCHBOOK_MAX_VALUE", Default: 64 << 20, Bytes: true}
 )
@@ -40,8 +43,8 @@ var (
 var All = []*Limit{&File, &Record, &Depth, &Value}
 
 // Get is the limit in force: the variable when it is set to a positive
-// number, else the default. A malformed variable keeps the default (the
-// error would otherwise surface far from where it was set).
+// number (at most Max), else the default. A malformed variable keeps the
+// default (the error would otherwise surface far from where it was set).
 func (l Limit) Get() int64 {
 	s := strings.TrimSpace(os.Getenv(l.Env))
 	if s == "" {
@@ -50,6 +53,9 @@ func (l Limit) Get() int64 {
 	n, ok := parse(s, l.Bytes)
 	if !ok || n <= 0 {
 		return l.Default
+	}
+	if l.Max > 0 {
+		n = min(n, l.Max)
 	}
 	return n
 }

@@ -100,3 +100,16 @@ func TestCheckValue(t *testing.T) {
 		t.Errorf("2 MB string under a 1M limit: %v", err)
 	}
 }
+
+// TestDepthIsCapped: raising the depth limit stops at its cap, past which
+// the recursive walks overflowed Go's stack (3 million levels crashed).
+func TestDepthIsCapped(t *testing.T) {
+	t.Setenv(Depth.Env, "10000000")
+	if got := Depth.Get(); got != Depth.Max {
+		t.Errorf("%s=10000000 gives %d, want the cap %d", Depth.Env, got, Depth.Max)
+	}
+	t.Setenv(Depth.Env, "5000")
+	if got := Depth.Get(); got != 5000 {
+		t.Errorf("%s=5000 gives %d", Depth.Env, got)
+	}
+}

@@ -279,17 +279,19 @@ type Redacter interface {
 // secret masked whole, host values through Redacter. v itself comes back
 // when it holds none. A value that holds a secret must not be written to
 // disk.
-func Value(v starlark.Value) (starlark.Value, bool) { return walk(v, 0) }
+func Value(v starlark.Value) (starlark.Value, bool) { return walk(v, int(limits.Depth.Get())) }
 
 // Field is Value for the value of a named field (a column, a dict key):
 // masked whole when the name says secret (None stays None: there is
 // nothing to hide).
 func Field(name string, v starlark.Value) (starlark.Value, bool) {
-	return field(starlark.String(name), v, 0)
+	return field(starlark.String(name), v, int(limits.Depth.Get()))
 }
 
-func walk(v starlark.Value, depth int) (starlark.Value, bool) {
-	if depth > int(limits.Depth.Get()) {
+// walk looks into v, at most left more levels down (the depth limit, read
+// once per value rather than once per element).
+func walk(v starlark.Value, left int) (starlark.Value, bool) {
+	if left < 0 {
 		// Too deep to look inside (or cyclic): it may hold a secret, so it
 		// is masked whole and never written. It used to pass as clean past
 		// depth 64, and a secret nested deeper reached the cache.
@@ -300,46 +302,46 @@ func walk(v starlark.Value, depth int) (starlark.Value, bool) {
 		s := String(string(v))
 		return starlark.String(s), s != string(v)
 	case *starlark.List:
-		elems, changed := walkSeq(v, depth)
+		elems, changed := walkSeq(v, left)
 		if !changed {
 			return v, false
 		}
 		return starlark.NewList(elems), true
 	case starlark.Tuple:
-		elems, changed := walkSeq(v, depth)
+		elems, changed := walkSeq(v, left)
 		if !changed {
 			return v, false
 		}
 		return starlark.Tuple(elems), true
 	case *starlark.Dict:
-		return walkDict(v, depth)
+		return walkDict(v, left)
 	case *starlark.Set:
-		return walkSet(v, depth)
+		return walkSet(v, left)
 	case *starlarkstruct.Struct:
-		return walkStruct(v, depth)
+		return walkStruct(v, left)
 	case Redacter:
 		return v.Redacted()
 	}
 	return v, false
 }
 
-func walkSeq(s starlark.Indexable, depth int) ([]starlark.Value, bool) {
+func walkSeq(s starlark.Indexable, left int) ([]starlark.Value, bool) {
 	elems := make([]starlark.Value, s.Len())
 	changed := false
 	for i := range elems {
 		var c bool
-		elems[i], c = walk(s.Index(i), depth+1)
+		elems[i], c = walk(s.Index(i), left-1)
 		changed = changed || c
 	}
 	return elems, changed
 }
 
-func walkDict(d *starlark.Dict, depth int) (starlark.Value, bool) {
+func walkDict(d *starlark.Dict, left int) (starlark.Value, bool) {
 	out := starlark.NewDict(d.Len())
 	changed := false
 	for _, kv := range d.Items() {
-		k, kc := walk(kv[0], depth+1)
-		val, vc := field(kv[0], kv[1], depth)
+		k, kc := walk(kv[0], left-1)
+		val, vc := field(kv[0], kv[1], left)
 		changed = changed || kc || vc
 		if err := out.SetKey(k, val); err != nil {
 			return d, false // an unhashable key cannot come from a dict; keep d
@@ -353,24 +355,24 @@ func walkDict(d *starlark.Dict, depth int) (starlark.Value, bool) {
 
 // field redacts the value of a named field: masked whole when the name
 // says secret, else walked.
-func field(name, v starlark.Value, depth int) (starlark.Value, bool) {
+func field(name, v starlark.Value, left int) (starlark.Value, bool) {
 	if s, ok := name.(starlark.String); ok && SecretName(string(s)) {
 		if v == starlark.None || v == starlark.String(Mask) {
 			return v, false
 		}
 		return starlark.String(Mask), true
 	}
-	return walk(v, depth+1)
+	return walk(v, left-1)
 }
 
-func walkSet(s *starlark.Set, depth int) (starlark.Value, bool) {
+func walkSet(s *starlark.Set, left int) (starlark.Value, bool) {
 	out := starlark.NewSet(s.Len())
 	changed := false
 	iter := s.Iterate()
 	defer iter.Done()
 	var x starlark.Value
 	for iter.Next(&x) {
-		y, c := walk(x, depth+1)
+		y, c := walk(x, left-1)
 		changed = changed || c
 		if err := out.Insert(y); err != nil {
 			return s, false
@@ -382,7 +384,7 @@ func walkSet(s *starlark.Set, depth int) (starlark.Value, bool) {
 	return out, true
 }
 
-func walkStruct(s *starlarkstruct.Struct, depth int) (starlark.Value, bool) {
+func walkStruct(s *starlarkstruct.Struct, left int) (starlark.Value, bool) {
 	fields := starlark.StringDict{}
 	changed := false
 	for _, name := range s.AttrNames() {
@@ -391,7 +393,7 @@ func walkStruct(s *starlarkstruct.Struct, depth int) (starlark.Value, bool) {
 			return s, false
 		}
 		var c bool
-		fields[name], c = field(starlark.String(name), v, depth)
+		fields[name], c = field(starlark.String(name), v, left)
 		changed = changed || c
 	}
 	if !changed {
