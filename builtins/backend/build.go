@@ -229,15 +229,38 @@ func treeState(ctx context.Context, repo string) (tree, error) {
 	if status != "" {
 		diff, _ := git(ctx, repo, "diff", "HEAD")
 		io.WriteString(h, diff)
-		untracked, _ := git(ctx, repo, "ls-files", "--others", "--exclude-standard")
-		for _, f := range strings.Fields(untracked) {
-			io.WriteString(h, f+"\x00")
-			if data, err := os.ReadFile(filepath.Join(repo, f)); err == nil {
-				h.Write(data)
+		untracked, err := git(ctx, repo, "ls-files", "-z", "--others", "--exclude-standard")
+		if err != nil {
+			return tree{}, err
+		}
+		for _, f := range strings.Split(untracked, "\x00") {
+			if f == "" {
+				continue
 			}
+			sum, err := untrackedHash(filepath.Join(repo, f))
+			if err != nil {
+				return tree{}, fmt.Errorf("untracked file: %w", err)
+			}
+			io.WriteString(h, f+"\x00"+sum+"\x00")
 		}
 	}
 	return tree{head: head, dirty: status != "", diffHash: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// untrackedHash stands for an untracked file's content as git would take
+// it: a symlink by its target's name (never followed: it may lead to
+// /dev/zero), a file by its hash (a FIFO or a device refused by name).
+// Names come NUL-separated, so one with a space is hashed too.
+func untrackedHash(path string) (string, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "", err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		target, err := os.Readlink(path)
+		return "link:" + target, err
+	}
+	return runtime.FileSHA256(path)
 }
 
 // gitInputHash is the checker of "git" inputs named "repo@rev": the commit
