@@ -255,30 +255,11 @@ func (h *mongoHandle) localPID(st bson.Raw) int {
 	return int(pid)
 }
 
-// procCPU is a process's user + system CPU in ns (-1 when unreadable):
-// stat's ticks, which sum every thread (a MongoDB or FerretDB server has
-// many; schedstat counts the main thread alone).
+// procCPU is a process's CPU in ns, every thread (readProc), -1 when
+// unreadable.
 func procCPU(pid int) int64 {
-	if pid <= 0 {
-		return -1
+	if st, ok := readProc(pid); pid > 0 && ok {
+		return st.cpuNS
 	}
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return -1
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return -1
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 13 {
-		return -1
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return -1
-	}
-	return (ut + st) * int64(time.Second) / ticksPerSec
+	return -1
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/metric/stats"
 	"github.com/benchbook/benchbook/runtime"
-	"github.com/benchbook/benchbook/runtime/filehash"
 )
 
 // outlierMADs is how far from the median, in scaled median absolute
@@ -132,7 +131,7 @@ func execInputs(argv []string) []runtime.Input {
 		if abs, err := filepath.Abs(path); err == nil {
 			path = abs
 		}
-		hash, err := filehash.SHA256(path)
+		hash, err := runtime.FileSHA256(path)
 		if err != nil {
 			continue
 		}
