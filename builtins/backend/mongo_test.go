@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strings"
@@ -116,4 +117,30 @@ assert.true(a.mongo_keys_examined_per_req > 150, a.mongo_keys_examined_per_req)
 assert.true(b.mongo_keys_examined_per_req < 15, b.mongo_keys_examined_per_req)
 assert.true(b.mongo_docs_examined_per_req < a.mongo_docs_examined_per_req)
 `, uri))
+}
+
+// TestMongoStateSeesNumberTypes: the content hash that tracks a database's
+// state tells int 7 from 7.0 (a change of the stored data), while the
+// user's fingerprint, which compares answers, takes them as one number.
+func TestMongoStateSeesNumberTypes(t *testing.T) {
+	base := mongotest.Start(t)
+	g := mustRun(t, fmt.Sprintf(`
+mi = backend.mongo(%q)
+mf = backend.mongo(%q)
+mi.insert("c", [{"_id": 1, "n": 7}])
+mf.insert("c", [{"_id": 1, "n": 7.0}])
+assert.eq(mi.fingerprint(["c"])["c"].hash, mf.fingerprint(["c"])["c"].hash)
+`, base+"types_int", base+"types_float"))
+	ctx := context.Background()
+	hi, err := g["mi"].(*mongoHandle).contentHash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hf, err := g["mf"].(*mongoHandle).contentHash(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hi == hf {
+		t.Errorf("int 7 and 7.0 give one state hash %s", hi)
+	}
 }

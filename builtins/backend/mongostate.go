@@ -32,13 +32,13 @@ import (
 // dump of the database (every collection's options, indexes and documents,
 // as BSON) and a restore drops the database and reloads the dump. Writes
 // are seen two ways: the methods that write say so, and the database's
-// content hash (the fingerprint of every collection) moving between a
+// content hash (every document's bytes, and the indexes) moving between a
 // cell's first use and its end catches the rest (a workload's updates,
 // another client). Its cost is a read of the database per check: meant for
 // the notebook-sized databases an investigation loads, not a production one.
 // A database that holds what a dump cannot bring back (a view, a
-// time-series collection) is "not restorable", and the cell that needs a
-// restore says so.
+// time-series collection) fails at its first dump: backend.mongo() on
+// it, or the cell that created one, says so.
 
 // StateID is the database's resource dir, or its URI when untracked.
 func (h *mongoHandle) StateID() string {
@@ -193,7 +193,7 @@ func (h *mongoHandle) contentHash(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		fp, err := h.collFingerprint(ctx, c.Name)
+		fp, err := h.collFingerprint(ctx, c.Name, true)
 		if err != nil {
 			return "", err
 		}
@@ -219,10 +219,13 @@ type collFP struct {
 	hash string
 }
 
-// collFingerprint hashes each document canonically (starbson.Canonical:
-// field order and number types do not matter) and the sorted list of
-// those hashes: the multiset of documents, not their order on disk.
-func (h *mongoHandle) collFingerprint(ctx context.Context, coll string) (collFP, error) {
+// collFingerprint hashes each document and the sorted list of those
+// hashes: the multiset of documents, not their order on disk. For the
+// user's equivalence check a document is hashed canonically
+// (starbson.Canonical: field order and number types do not matter); for
+// state tracking (exact) by its bytes, since int32 7 becoming 7.0, or a
+// field moved, is a change of the stored data (its size, its speed).
+func (h *mongoHandle) collFingerprint(ctx context.Context, coll string, exact bool) (collFP, error) {
 	cur, err := h.client.Database(h.db).Collection(coll).Find(ctx, bson.D{})
 	if err != nil {
 		return collFP{}, err
@@ -231,7 +234,9 @@ func (h *mongoHandle) collFingerprint(ctx context.Context, coll string) (collFP,
 	var hashes [][32]byte
 	for cur.Next(ctx) {
 		d := sha256.New()
-		if err := starbson.Canonical(d, cur.Current); err != nil {
+		if exact {
+			d.Write(cur.Current)
+		} else if err := starbson.Canonical(d, cur.Current); err != nil {
 			return collFP{}, err
 		}
 		var s [32]byte
@@ -266,7 +271,7 @@ func (h *mongoHandle) fingerprint(th *starlark.Thread, name string, args starlar
 	}
 	out := starlark.NewDict(len(names))
 	for _, c := range names {
-		fp, err := h.collFingerprint(runtime.Context(th), c)
+		fp, err := h.collFingerprint(runtime.Context(th), c, false)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", name, c, err)
 		}
