@@ -98,6 +98,7 @@ func (h *mongoHandle) register(th *starlark.Thread) error {
 		Save:    func(dir string) error { return h.dump(context.WithoutCancel(ctx), dir) },
 		Load:    func(dir string) error { return h.reload(context.WithoutCancel(ctx), dir) },
 		Moved:   h.moved,
+		Shared:  true,
 		Mark:    func() { s, _ := h.contentHash(context.Background()); h.setMark(s) },
 	})
 }

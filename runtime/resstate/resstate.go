@@ -42,6 +42,10 @@ type Resource struct {
 	Initial string // the state identity of its data when created (a hash of its spec)
 	Created bool   // its data was created just now: it is in state Initial
 	Outside bool   // its data was changed outside benchbook since benchbook last saw it
+	// Shared: others write it too (a server the user runs, reached also
+	// by URI): data that moved between two cells' uses is an outside change,
+	// not the state the last cell left.
+	Shared bool
 
 	Save func(dir string) error // copy the data into dir (a snapshot)
 	Load func(dir string) error // put the data of snapshot dir back
@@ -192,6 +196,11 @@ func (tr *Tracker) enter(x *tracked, cs *Cell) error {
 	}
 	if cs.repl || want == "" {
 		want = x.actual
+	}
+	if x.r.Shared && x.r.Moved != nil && x.r.Moved() {
+		tr.say(fmt.Sprintf("%s: its data changed outside benchbook since a cell last used it; the cell gets its state back", x.r.Name))
+		x.actual = "outside:" + nonce()
+		writeStateID(id, x.actual)
 	}
 	if x.actual != want {
 		if err := tr.restore(x, want, cs); err != nil {

@@ -100,3 +100,29 @@ func TestMongoOutsideChangeIsDetected(t *testing.T) {
 		t.Errorf("no warning about the outside change:\n%s", r.Stderr)
 	}
 }
+
+// mongoTweakByURI changes the collection through a workload given the URI,
+// not the handle: no builtin says the database changed, and the next cell
+// that uses it must not take that data for the state the last cell left.
+const mongoTweakByURI = `
+# %% tweak
+workload.mongo(param("uri", ""), op = "update", collection = "kv", request = {"filter": {"_id": {"$lt": 10}}, "update": {"$set": {"v": 1}}, "many": True},
+               clients = 1, duration = "200ms", warmup = 0).count > 0
+`
+
+func TestMongoChangeBetweenCellsIsNotTheirState(t *testing.T) {
+	uri := mongotest.Start(t) + "between"
+	dir := t.TempDir()
+	params := map[string]string{"uri": uri, "k": "0"}
+	nb := strings.Replace(strings.Replace(mongoNB, "%s", "", 1), "# %% count", mongoTweakByURI+"\n# %% count", 1)
+	r := RunNB(t, dir, dir+"/cache", nb, params, true)
+	if r.Outputs["tweak"] != "True" {
+		t.Fatalf("the tweak did not write: %v\n%s", r.Outputs, r.Stderr)
+	}
+	if r.Outputs["count"] != "100" {
+		t.Fatalf("count %q after an unannounced write, want 100 (the state the notebook gives it)\n%s", r.Outputs["count"], r.Stderr)
+	}
+	if !strings.Contains(r.Stderr, "changed outside benchbook") {
+		t.Errorf("no warning about the write:\n%s", r.Stderr)
+	}
+}
