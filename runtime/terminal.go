@@ -3,6 +3,8 @@ package runtime
 import (
 	"io"
 	"os"
+
+	"golang.org/x/term"
 )
 
 // IsTerminal says whether w is a terminal, seen through the redacting
@@ -16,6 +18,5 @@ func IsTerminal(w io.Writer) bool {
 	if !ok {
 		return false
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(int(f.Fd())) // a terminal answers its ioctl; /dev/null, a character device, does not
 }

@@ -12,8 +12,9 @@ type unwrapper struct{ w io.Writer }
 func (u unwrapper) Write(p []byte) (int, error) { return u.w.Write(p) }
 func (u unwrapper) Unwrap() io.Writer           { return u.w }
 
-// A pipe or a buffer is no terminal; a character device is one, also seen
-// through a wrapper that unwraps (the redacting writer).
+// A pipe, a buffer or /dev/null (a character device, but no terminal) is
+// no terminal, also seen through a wrapper that unwraps (the redacting
+// writer).
 func TestIsTerminal(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -31,7 +32,7 @@ func TestIsTerminal(t *testing.T) {
 		w    io.Writer
 		want bool
 	}{{"pipe", w, false}, {"buffer", &bytes.Buffer{}, false}, {"wrapped pipe", unwrapper{w}, false},
-		{"char device", null, true}, {"wrapped char device", unwrapper{null}, true}} {
+		{"/dev/null", null, false}, {"wrapped /dev/null", unwrapper{null}, false}} {
 		if got := IsTerminal(c.w); got != c.want {
 			t.Errorf("IsTerminal(%s) = %v, want %v", c.name, got, c.want)
 		}

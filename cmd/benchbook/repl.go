@@ -94,7 +94,7 @@ func (r *repl) session() error {
 
 // openInput picks readline on a terminal, plain lines otherwise.
 func (r *repl) openInput() error {
-	r.tty = isTerminal(os.Stdin)
+	r.tty = runtime.IsTerminal(os.Stdin)
 	if !r.tty {
 		r.in = newPlainReader(os.Stdin)
 		return nil

@@ -111,8 +111,6 @@ func (p *plainReader) Close() error {
 	return nil
 }
 
-// isTerminal reports whether f is a terminal.
-func isTerminal(f *os.File) bool { return readline.IsTerminal(int(f.Fd())) }
 
 // interrupts turns SIGINT into the cancellation of the running input, or a
 // hint when nothing runs (Ctrl-C never exits the REPL), and SIGTERM into the
