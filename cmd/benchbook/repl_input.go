@@ -111,7 +111,6 @@ func (p *plainReader) Close() error {
 	return nil
 }
 
-
 // interrupts turns SIGINT into the cancellation of the running input, or a
 // hint when nothing runs (Ctrl-C never exits the REPL), and SIGTERM into the
 // end of the session.
