@@ -13,7 +13,9 @@ import (
 // Result is what one run measured: the one shape of a run's figures, for a
 // local run, one agent's share (it travels as JSON, histograms in HDR V2)
 // and a fleet's merged run (Merge). A new figure is a field here, a line in
-// Merge, and its measurement in the engine.
+// Merge, and its measurement in the engine; its JSON is the agent's report,
+// so bump fleet.Version with it (TestMergeAndWireCarryEveryField checks
+// Merge and the wire carry every field).
 //
 // Its counts obey Count + sum(Errors) + Dropped + Undecided == Intended
 // (see recorder). Latencies are µs in the histograms; spans are
