@@ -113,6 +113,9 @@ func TestAgentThatDiesIsNamed(t *testing.T) {
 	if len(m.Trips) != 1 || !m.Trips[0].Fatal || m.Trips[0].Source != "agent local/1" || m.Trips[0].At <= 0 {
 		t.Fatalf("trips %+v, want one fatal trip for agent local/1 during the window", m.Trips)
 	}
+	if n := strings.Count(strings.Join(m.Warnings, "\n"), "INVALID"); n != 1 {
+		t.Errorf("the lost agent's trip is said %d times in the warnings, want once: %q", n, m.Warnings)
+	}
 }
 
 // A stopped agent (SIGSTOP: a frozen VM, a swapped-out box) is hung: named,

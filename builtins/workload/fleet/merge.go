@@ -75,8 +75,10 @@ func Merge(outs []Outcome, o MergeOptions) (*Merged, error) {
 			row.Status = out.Failure
 			m.Incomplete = true
 			m.Warnings = append(m.Warnings, fmt.Sprintf("incomplete: agent %s %s; the figures are the other agents' alone", out.Name, out.Failure))
-			m.Trips = append(m.Trips, guard.Trip{At: sinceStart(out.At, o.Start), Source: "agent " + out.Name,
-				Kind: "agent_lost", Fatal: true, Evidence: out.Failure})
+			lost := guard.Trip{At: sinceStart(out.At, o.Start), Source: "agent " + out.Name,
+				Kind: "agent_lost", Fatal: true, Evidence: out.Failure}
+			m.Trips = append(m.Trips, lost)
+			m.Warnings = append(m.Warnings, loadgen.TripWarnings([]guard.Trip{lost})...)
 			m.Rows = append(m.Rows, row)
 			continue
 		}

@@ -36,8 +36,8 @@ func (o *observers) run(ctx context.Context, at time.Time) {
 }
 
 // finish gives the merged run the observers' figures, warnings and trips,
-// as loadgen gives a local run its own: the non-fatal trips (the agents'
-// and the observed targets') become warnings, a fatal one makes the run
+// as loadgen gives a local run its own: the non-fatal trips of the
+// observed targets become warnings (the agents' came with their runs), a fatal one makes the run
 // invalid, so compare refuses it and abab runs it again.
 func (o *observers) finish(res *loadgen.Result) {
 	if o.started {
@@ -47,7 +47,10 @@ func (o *observers) finish(res *loadgen.Result) {
 		res.Trips = append(res.Trips, o.trips...)
 	}
 	guard.Sort(res.Trips)
-	res.Warnings = append(res.Warnings, loadgen.TripWarnings(res.Trips)...)
+	// The agents' trips are in their warnings already (each agent's
+	// loadgen said them, Merge kept them and said a lost agent's): only
+	// the observers' here.
+	res.Warnings = append(res.Warnings, loadgen.TripWarnings(o.trips)...)
 }
 
 // figures are the observers' figures for count requests: every observer
