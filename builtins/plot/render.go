@@ -198,6 +198,9 @@ func (niceTicks) Ticks(lo, hi float64) []gplot.Tick {
 		if math.Abs(v) < step*1e-9 {
 			v = 0
 		}
+		if n := len(ticks); n > 0 && v <= ticks[n-1].Value {
+			continue // below the values' precision: the same tick again
+		}
 		ticks = append(ticks, gplot.Tick{Value: v, Label: fmtNum(v)})
 	}
 	return ticks
