@@ -3,13 +3,13 @@ package plot
 import (
 	"bytes"
 	"fmt"
-	gplot "gonum.org/v1/plot"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"go.starlark.net/starlark"
+	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/benchbook/benchbook/runtime/codec"
