@@ -142,8 +142,8 @@ func (r *logRing) Write(p []byte) (int, error) {
 		r.endLine()
 		p = p[i+1:]
 	}
-	if over := len(r.lines) - r.max; over > 0 {
-		r.lines = append([]string(nil), r.lines[over:]...)
+	if len(r.lines) >= 2*r.max { // trimmed now and then, not copied on every write
+		r.lines = append([]string(nil), r.held()...)
 	}
 	close(r.changed)
 	r.changed = make(chan struct{})
@@ -172,7 +172,7 @@ func (r *logRing) endLine() {
 func (r *logRing) tail(n int) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	all := r.lines
+	all := r.held()
 	if len(r.partial) > 0 {
 		all = append(append([]string(nil), all...), string(r.partial))
 	}
@@ -187,11 +187,17 @@ func (r *logRing) tail(n int) []string {
 func (r *logRing) since(seq int64) ([]string, int64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := min(r.seq-seq, int64(len(r.lines)))
+	held := r.held()
+	n := min(r.seq-seq, int64(len(held)))
 	if n <= 0 {
 		return nil, r.seq
 	}
-	return append([]string(nil), r.lines[int64(len(r.lines))-n:]...), r.seq
+	return append([]string(nil), held[int64(len(held))-n:]...), r.seq
+}
+
+// held is the last max complete lines: what the ring holds.
+func (r *logRing) held() []string {
+	return r.lines[max(0, len(r.lines)-r.max):]
 }
 
 // wait returns a channel closed at the next write.
