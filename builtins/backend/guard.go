@@ -36,7 +36,7 @@ func (p *procHandle) Watch(ctx context.Context, t0 time.Time) func() []guard.Tri
 
 func (p *procHandle) watch(ctx context.Context, t0 time.Time, rules guard.LogRules) func() []guard.Trip {
 	p.mu.Lock()
-	cmd, done, stopping := p.cmd, p.done, p.stopping
+	cmd, done, stopping, group := p.cmd, p.done, p.stopping, p.group
 	p.mu.Unlock()
 	src := "process " + filepath.Base(p.spec.argv[0])
 	if cmd == nil || isClosed(done) {
@@ -48,8 +48,9 @@ func (p *procHandle) watch(ctx context.Context, t0 time.Time, rules guard.LogRul
 		return guard.ExitTrip(src, guard.Since(t0), pid, cmd.ProcessState, stopping.Load())
 	})
 	logs := guard.FollowLog(ctx, t0, src, rules, p.lines())
+	ooms := oomWatch(group, src, t0)
 	return func() []guard.Trip {
-		trips := append(ended(), logs()...)
+		trips := append(append(ooms(), ended()...), logs()...)
 		if now := p.pid(); now != 0 && now != pid {
 			trips = append(trips, guard.Trip{At: guard.Since(t0), Source: src, Kind: "restarted", Fatal: true,
 				Evidence: fmt.Sprintf("pid %d is now pid %d", pid, now)})
@@ -96,8 +97,10 @@ func (h *pgHandle) watch(ctx context.Context, t0 time.Time, rules guard.LogRules
 	}
 	ended := func() []guard.Trip { return nil }
 	logs := func() []guard.Trip { return nil }
+	ooms := func() []guard.Trip { return nil }
 	h.mu.Lock()
 	if c := h.c; c != nil && c.cmd != nil {
+		ooms = oomWatch(c.group, src, t0) // a backend killed inside the limit, the postmaster living on
 		cmd, pid := c.cmd, c.cmd.Process.Pid
 		ended = guard.WatchExit(ctx, c.done, func() guard.Trip {
 			return guard.ExitTrip(fmt.Sprintf("postgres (postmaster pid %d)", pid), guard.Since(t0), pid, cmd.ProcessState, false)
@@ -109,7 +112,7 @@ func (h *pgHandle) watch(ctx context.Context, t0 time.Time, rules guard.LogRules
 	}
 	h.mu.Unlock()
 	return func() []guard.Trip {
-		trips := append(ended(), logs()...)
+		trips := append(append(ended(), logs()...), ooms()...)
 		if len(trips) > 0 && trips[0].Kind != "log_errors" && trips[0].Kind != "crashed_backend" {
 			return trips // the postmaster is gone: nothing to ask
 		}

@@ -11,6 +11,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
+	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -186,4 +187,27 @@ func addLimitsInput(th *starlark.Thread, what string, l cgroup.Limits) {
 	// Not the group's path: it names benchbook's pid, and a live cell's
 	// inputs are part of its dependents' keys.
 	runtime.AddInput(th, runtime.Input{Kind: "server", Name: what + ": " + l.String()})
+}
+
+// oomWatch notes the OOM kills of g now; the returned func gives a fatal
+// oom_killed trip when the kernel killed any process of g since: a worker
+// killed inside a limited target that lives on (a PostgreSQL backend, a
+// forked server process) would otherwise leave the run valid. Nil g: none.
+func oomWatch(g *cgroup.Group, src string, t0 time.Time) func() []guard.Trip {
+	if g == nil {
+		return func() []guard.Trip { return nil }
+	}
+	s0, err := g.Read()
+	if err != nil {
+		return func() []guard.Trip { return nil }
+	}
+	return func() []guard.Trip {
+		s, err := g.Read()
+		if err != nil || s.OOMKills <= s0.OOMKills {
+			return nil
+		}
+		return []guard.Trip{{At: guard.Since(t0), Source: src, Kind: "oom_killed", Fatal: true,
+			Evidence: fmt.Sprintf("the kernel's OOM killer killed %d process(es) in its cgroup (memory limit %s)",
+				s.OOMKills-s0.OOMKills, cgroup.FormatSize(s.Limit))}}
+	}
 }

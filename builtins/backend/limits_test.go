@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +128,39 @@ func TestProcessCpusetAndPids(t *testing.T) {
 	logs := strings.Join(p.log.tail(0), "\n")
 	if !strings.Contains(logs, "fork") && !strings.Contains(logs, "Resource temporarily unavailable") {
 		t.Errorf("8 background sleeps under pids = 4 all started; output:\n%s", logs)
+	}
+}
+
+// TestProcessOOMInsideLimitInvalidates: a child of a limited process is
+// OOM-killed while the process itself lives on; its watch trips
+// oom_killed (the cgroup's kill count is the oracle), as a container's does.
+func TestProcessOOMInsideLimitInvalidates(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("cgroup limits need root")
+	}
+	g := mustRun(t, `p = backend.process(["sh", "-c", "sleep 0.5; (x=$(head -c 100000000 /dev/zero | tr '\\0' a)); sleep 100"], memory = "32MB")`)
+	p := g["p"].(*procHandle)
+	defer p.stop(time.Second)
+	stop := p.Watch(context.Background(), time.Now())
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := p.group.Read()
+		if err == nil && st.OOMKills > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no OOM kill under memory=32MB: %+v %v", st, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var kinds []string
+	for _, tr := range stop() {
+		kinds = append(kinds, tr.Kind)
+		if tr.Kind == "oom_killed" && !tr.Fatal {
+			t.Errorf("oom_killed trip not fatal: %+v", tr)
+		}
+	}
+	if !slices.Contains(kinds, "oom_killed") {
+		t.Errorf("trips %v, want oom_killed", kinds)
 	}
 }
