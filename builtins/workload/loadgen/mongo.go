@@ -51,6 +51,37 @@ type MongoRequest struct {
 	Pipeline   any                // aggregate
 	Writes     []mongo.WriteModel // bulk
 	Ordered    bool               // bulk: stop at the first error
+
+	// The driver's options for the fields above, built once per request
+	// value: a static request is one value sent by every client, and the
+	// builders cost allocations on the request path. Read-only once built.
+	prep     sync.Once
+	findOpts *options.FindOptionsBuilder
+	oneOpts  *options.UpdateOneOptionsBuilder
+	manyOpts *options.UpdateManyOptionsBuilder
+	bulkOpts *options.BulkWriteOptionsBuilder
+}
+
+// options builds the request's driver options, once.
+func (q *MongoRequest) options() *MongoRequest {
+	q.prep.Do(func() {
+		if q.Projection != nil || q.Sort != nil || q.Limit > 0 {
+			q.findOpts = options.Find()
+			if q.Projection != nil {
+				q.findOpts.SetProjection(q.Projection)
+			}
+			if q.Sort != nil {
+				q.findOpts.SetSort(q.Sort)
+			}
+			if q.Limit > 0 {
+				q.findOpts.SetLimit(q.Limit)
+			}
+		}
+		q.oneOpts = options.UpdateOne().SetUpsert(q.Upsert)
+		q.manyOpts = options.UpdateMany().SetUpsert(q.Upsert)
+		q.bulkOpts = options.BulkWrite().SetOrdered(q.Ordered)
+	})
+	return q
 }
 
 // MongoTarget runs one operation per request on one driver client whose
@@ -183,12 +214,18 @@ func (c *mongoClient) do(ctx context.Context, r request) string {
 // run sends the operation and reads its whole answer (a find's every
 // batch), returning how many documents it read or wrote.
 func (c *mongoClient) run(ctx context.Context, req *MongoRequest) (int64, error) {
-	coll := c.t.coll
+	coll, req := c.t.coll, req.options()
 	switch c.t.op {
 	case MongoFind:
-		return drain(ctx, func() (*mongo.Cursor, error) { return coll.Find(ctx, orEmpty(req.Filter), findOptions(req)) })
+		if req.findOpts == nil {
+			cur, err := coll.Find(ctx, orEmpty(req.Filter))
+			return drain(ctx, cur, err)
+		}
+		cur, err := coll.Find(ctx, orEmpty(req.Filter), req.findOpts)
+		return drain(ctx, cur, err)
 	case MongoAggregate:
-		return drain(ctx, func() (*mongo.Cursor, error) { return coll.Aggregate(ctx, req.Pipeline) })
+		cur, err := coll.Aggregate(ctx, req.Pipeline)
+		return drain(ctx, cur, err)
 	case MongoInsert:
 		res, err := coll.InsertMany(ctx, req.Documents)
 		if err != nil {
@@ -198,7 +235,7 @@ func (c *mongoClient) run(ctx context.Context, req *MongoRequest) (int64, error)
 	case MongoUpdate:
 		return update(ctx, coll, req)
 	}
-	res, err := coll.BulkWrite(ctx, req.Writes, options.BulkWrite().SetOrdered(req.Ordered))
+	res, err := coll.BulkWrite(ctx, req.Writes, req.bulkOpts)
 	if err != nil {
 		return 0, err
 	}
@@ -206,32 +243,17 @@ func (c *mongoClient) run(ctx context.Context, req *MongoRequest) (int64, error)
 }
 
 func update(ctx context.Context, coll *mongo.Collection, req *MongoRequest) (int64, error) {
-	opts := options.UpdateOne().SetUpsert(req.Upsert)
 	var res *mongo.UpdateResult
 	var err error
 	if req.Many {
-		res, err = coll.UpdateMany(ctx, orEmpty(req.Filter), req.Update, options.UpdateMany().SetUpsert(req.Upsert))
+		res, err = coll.UpdateMany(ctx, orEmpty(req.Filter), req.Update, req.manyOpts)
 	} else {
-		res, err = coll.UpdateOne(ctx, orEmpty(req.Filter), req.Update, opts)
+		res, err = coll.UpdateOne(ctx, orEmpty(req.Filter), req.Update, req.oneOpts)
 	}
 	if err != nil {
 		return 0, err
 	}
 	return res.ModifiedCount + res.UpsertedCount, nil
-}
-
-func findOptions(req *MongoRequest) *options.FindOptionsBuilder {
-	o := options.Find()
-	if req.Projection != nil {
-		o.SetProjection(req.Projection)
-	}
-	if req.Sort != nil {
-		o.SetSort(req.Sort)
-	}
-	if req.Limit > 0 {
-		o.SetLimit(req.Limit)
-	}
-	return o
 }
 
 // emptyFilter matches every document.
@@ -244,9 +266,9 @@ func orEmpty(f any) any {
 	return f
 }
 
-// drain reads every document of a cursor without decoding them.
-func drain(ctx context.Context, open func() (*mongo.Cursor, error)) (int64, error) {
-	cur, err := open()
+// drain reads every document of a cursor without decoding them; err is
+// the opening's.
+func drain(ctx context.Context, cur *mongo.Cursor, err error) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
