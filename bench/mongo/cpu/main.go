@@ -62,6 +62,7 @@ type result struct {
 	CPUPerOp float64 `json:"cpu_us_per_op"`
 	OpsPerS  float64 `json:"ops_per_s"`
 	At       string  `json:"at"`
+	Load1    float64 `json:"load1"` // the box's 1-minute load average at the run's end
 }
 
 func run(ctx context.Context, stdout io.Writer, args []string) error {
@@ -99,6 +100,9 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 		r.CPUPerOp = r.CPUUs / float64(r.Ops)
 	}
 	r.OpsPerS = float64(r.Ops) / r.Seconds
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		fmt.Sscan(string(b), &r.Load1) //nolint:errcheck // 0 when unreadable
+	}
 	return json.NewEncoder(stdout).Encode(r)
 }
 
