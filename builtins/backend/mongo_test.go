@@ -2,8 +2,11 @@ package backend
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -142,5 +145,39 @@ assert.eq(mi.fingerprint(["c"])["c"].hash, mf.fingerprint(["c"])["c"].hash)
 	}
 	if hi == hf {
 		t.Errorf("int 7 and 7.0 give one state hash %s", hi)
+	}
+}
+
+// TestMongoReloadChecksItsDump: a reload that does not give back the
+// database that was dumped (here: a manifest whose hash no longer matches,
+// as when a client writes during the reload) is an error, not a restore.
+func TestMongoReloadChecksItsDump(t *testing.T) {
+	g := mustRun(t, fmt.Sprintf(`
+m = backend.mongo(%q)
+m.insert("c", [{"_id": i} for i in range(20)])
+`, mongotest.Start(t)+"reloadcheck"))
+	h, ctx, dir := g["m"].(*mongoHandle), context.Background(), t.TempDir()
+	if err := h.dump(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.reload(ctx, dir); err != nil {
+		t.Fatalf("reload of an untouched dump: %v", err)
+	}
+	path := filepath.Join(dir, "manifest.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m dumpManifest
+	if err := json.Unmarshal(data, &m); err != nil || m.Content == "" {
+		t.Fatalf("manifest %s: %v", data, err)
+	}
+	m.Content = strings.Repeat("0", len(m.Content))
+	data, _ = json.Marshal(m)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.reload(ctx, dir); err == nil || !strings.Contains(err.Error(), "differs from its dump") {
+		t.Errorf("reload against another content hash: %v", err)
 	}
 }

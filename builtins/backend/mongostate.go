@@ -288,6 +288,7 @@ func (h *mongoHandle) fingerprint(th *starlark.Thread, name string, args starlar
 // (concatenated BSON documents).
 type dumpManifest struct {
 	Collections []string `json:"collections"`
+	Content     string   `json:"content,omitempty"` // the database's content hash as dumped; reload checks it
 }
 
 // dump writes the database into dir.
@@ -308,6 +309,9 @@ func (h *mongoHandle) dump(ctx context.Context, dir string) error {
 		if err := h.dumpCollection(ctx, filepath.Join(dir, fmt.Sprint(i)), c); err != nil {
 			return fmt.Errorf("dump %s: %w", c.Name, err)
 		}
+	}
+	if m.Content, err = h.contentHash(ctx); err != nil {
+		return err
 	}
 	data, _ := json.Marshal(m)
 	return os.WriteFile(filepath.Join(dir, "manifest.json"), data, 0o644)
@@ -373,6 +377,19 @@ func (h *mongoHandle) reload(ctx context.Context, dir string) error {
 		if err := h.reloadCollection(ctx, filepath.Join(dir, fmt.Sprint(i)), name); err != nil {
 			return fmt.Errorf("reload %s: %w", name, err)
 		}
+	}
+	if m.Content == "" {
+		return nil // a dump from before the check
+	}
+	// A restore is a claim the record rests on: the database must hold
+	// what was dumped, not what a server that ignored an option, or a
+	// client that wrote meanwhile, left.
+	now, err := h.contentHash(ctx)
+	if err != nil {
+		return err
+	}
+	if now != m.Content {
+		return fmt.Errorf("the restored database differs from its dump (content %s, dumped %s): another client wrote meanwhile, or the server did not store what was loaded", now[:12], m.Content[:12])
 	}
 	return nil
 }
