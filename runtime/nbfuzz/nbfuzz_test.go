@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -71,6 +72,13 @@ func runTwice(dir string, src []byte) error {
 	return nil
 }
 
+// fuzzSecret is the password of the hostile secret cell: when a notebook
+// holds that cell whole, no record and no cache file may hold it.
+const (
+	fuzzSecret = "pwFuzzSecret9"
+	secretCell = `x = {"password": "` + fuzzSecret + `", "url": "postgres://u:` + fuzzSecret + `@h/db"}`
+)
+
 func runOnce(nb *runtime.Notebook, cache string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), cellBound)
 	defer cancel()
@@ -86,11 +94,41 @@ func runOnce(nb *runtime.Notebook, cache string) error {
 			return fmt.Errorf("cell %s: a Go panic reached the record: %s", c.Name, c.Error)
 		}
 	}
-	if err := record.HTML(io.Discard, rec); err != nil {
+	var html, js bytes.Buffer
+	if err := record.HTML(&html, rec); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	var js bytes.Buffer
-	return record.JSON(&js, rec)
+	if err := record.JSON(&js, rec); err != nil {
+		return err
+	}
+	if !holdsCell(nb, secretCell) {
+		return nil
+	}
+	if bytes.Contains(html.Bytes(), []byte(fuzzSecret)) || bytes.Contains(js.Bytes(), []byte(fuzzSecret)) {
+		return fmt.Errorf("the secret reached the record")
+	}
+	return filepath.WalkDir(cache, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err == nil && bytes.Contains(data, []byte(fuzzSecret)) {
+			return fmt.Errorf("the secret reached the cache: %s", path)
+		}
+		return err
+	})
+}
+
+// holdsCell says whether a cell of nb has line as one of its lines.
+func holdsCell(nb *runtime.Notebook, line string) bool {
+	for _, c := range nb.Cells {
+		for _, l := range strings.Split(c.Body, "\n") {
+			if strings.TrimSpace(l) == line {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // seeds are whole notebooks from the project's notebooks and hostile
@@ -166,5 +204,5 @@ var hostile = []string{
 	"# %% a\nx = 1\n\n# %% b\ny = x + 1\n\n# %% c\nx = 2\n",
 	"# %% [markdown]\n# # title <script>alert(1)</script>\n",
 	"# %% nul\nx = \"\x00\"\n",
-	"# %% secret\nx = {\"password\": \"pw\", \"url\": \"postgres://u:pw@h/db\"}\nx\n",
+	"# %% secret\n" + secretCell + "\nx\n",
 }
