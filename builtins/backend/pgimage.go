@@ -52,7 +52,7 @@ func (c *cluster) imageSpec(entry string, args ...string) (engine.Spec, error) {
 		return engine.Spec{}, err
 	}
 	s := engine.Spec{
-		Image: c.img.image, Entry: []string{entry}, Cmd: args, Limits: c.limits,
+		Image: engine.ImageID(c.img.digest), Entry: []string{entry}, Cmd: args, Limits: c.limits,
 		Volumes: map[string]string{c.root: c.root, passwd: "/etc/passwd:ro"},
 		User:    strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid()),
 		// The server's pids are the host's: pg_stat_activity's pids and

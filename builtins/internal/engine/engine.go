@@ -121,6 +121,13 @@ func (e *Engine) ImageDigest(ctx context.Context, ref string) (string, error) {
 	return d, nil
 }
 
+// ImageID is the content id of a Digest ("sha256:..."), which names the
+// image whatever its tags say later.
+func ImageID(digest string) string {
+	id, _, _ := strings.Cut(digest, " ")
+	return id
+}
+
 // Run creates and starts a container. It is labelled with this process's
 // ownership and the reaper watches it from creation on; on any error
 // nothing is left behind.
@@ -134,6 +141,7 @@ func (e *Engine) Run(ctx context.Context, s Spec) (*Container, error) {
 		return nil, fmt.Errorf("reaper: %w", err)
 	}
 	cfg, host := configs(s, token)
+	cfg.Image = ImageID(digest) // what the record names, even if the tag moves on meanwhile
 	created, err := e.cli.ContainerCreate(ctx, cfg, host, nil, nil, s.Name)
 	if err != nil {
 		return nil, fmt.Errorf("create: %w", err)
