@@ -1,8 +1,6 @@
 package backend
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"testing"
 	"time"
@@ -19,22 +17,14 @@ func TestImageInputFollowsTheTag(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const ref = "benchbook-test/image-input:1"
-	layer := func(content string) *bytes.Buffer {
-		var buf bytes.Buffer
-		tw := tar.NewWriter(&buf)
-		tw.WriteHeader(&tar.Header{Name: "f", Mode: 0o644, Size: int64(len(content))}) //nolint:errcheck // a bytes.Buffer
-		tw.Write([]byte(content))                                                      //nolint:errcheck
-		tw.Close()                                                                     //nolint:errcheck
-		return &buf
-	}
-	if err := e.Import(ctx, layer("build one"), ref, nil); err != nil {
+	if err := e.Import(ctx, enginetest.Layer("build one"), ref, nil); err != nil {
 		t.Fatal(err)
 	}
 	recorded, err := currentImage(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Import(ctx, layer("build two"), ref, nil); err != nil {
+	if err := e.Import(ctx, enginetest.Layer("build two"), ref, nil); err != nil {
 		t.Fatal(err)
 	}
 	want, err := e.ImageDigest(ctx, ref)

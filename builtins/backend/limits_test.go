@@ -50,17 +50,7 @@ func TestProcessMemoryLimitKills(t *testing.T) {
 	g := mustRun(t, `p = backend.process(["sh", "-c", "x=$(head -c 100000000 /dev/zero | tr '\\0' a); sleep 100"], memory = "32MB")`)
 	p := g["p"].(*procHandle)
 	defer p.stop(time.Second)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		st, err := p.group.Read()
-		if err == nil && st.OOMKills > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no OOM kill under memory=32MB: %+v %v", st, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitOOMKill(t, p)
 }
 
 func TestLimitArgErrors(t *testing.T) {
@@ -142,6 +132,23 @@ func TestProcessOOMInsideLimitInvalidates(t *testing.T) {
 	p := g["p"].(*procHandle)
 	defer p.stop(time.Second)
 	stop := p.Watch(context.Background(), time.Now())
+	waitOOMKill(t, p)
+	var kinds []string
+	for _, tr := range stop() {
+		kinds = append(kinds, tr.Kind)
+		if tr.Kind == "oom_killed" && !tr.Fatal {
+			t.Errorf("oom_killed trip not fatal: %+v", tr)
+		}
+	}
+	if !slices.Contains(kinds, "oom_killed") {
+		t.Errorf("trips %v, want oom_killed", kinds)
+	}
+}
+
+// waitOOMKill waits up to 20 s for the kernel to OOM-kill a process of p's
+// cgroup.
+func waitOOMKill(t *testing.T, p *procHandle) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		st, err := p.group.Read()
@@ -152,15 +159,5 @@ func TestProcessOOMInsideLimitInvalidates(t *testing.T) {
 			t.Fatalf("no OOM kill under memory=32MB: %+v %v", st, err)
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-	var kinds []string
-	for _, tr := range stop() {
-		kinds = append(kinds, tr.Kind)
-		if tr.Kind == "oom_killed" && !tr.Fatal {
-			t.Errorf("oom_killed trip not fatal: %+v", tr)
-		}
-	}
-	if !slices.Contains(kinds, "oom_killed") {
-		t.Errorf("trips %v, want oom_killed", kinds)
 	}
 }

@@ -1,8 +1,6 @@
 package engine_test
 
 import (
-	"archive/tar"
-	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -19,16 +17,6 @@ func TestImportReplacesTheNamedImage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const ref = "benchbook-test/import-replace:1"
-	layer := func(content string) *bytes.Buffer {
-		var buf bytes.Buffer
-		tw := tar.NewWriter(&buf)
-		if err := tw.WriteHeader(&tar.Header{Name: "f", Mode: 0o644, Size: int64(len(content))}); err != nil {
-			t.Fatal(err)
-		}
-		tw.Write([]byte(content)) //nolint:errcheck // a bytes.Buffer
-		tw.Close()                //nolint:errcheck
-		return &buf
-	}
 	id := func() string {
 		d, err := e.ImageDigest(ctx, ref)
 		if err != nil {
@@ -36,11 +24,11 @@ func TestImportReplacesTheNamedImage(t *testing.T) {
 		}
 		return strings.Fields(d)[0]
 	}
-	if err := e.Import(ctx, layer("one"), ref, nil); err != nil {
+	if err := e.Import(ctx, enginetest.Layer("one"), ref, nil); err != nil {
 		t.Fatal(err)
 	}
 	first := id()
-	if err := e.Import(ctx, layer("two"), ref, nil); err != nil {
+	if err := e.Import(ctx, enginetest.Layer("two"), ref, nil); err != nil {
 		t.Fatal(err)
 	}
 	second := id()

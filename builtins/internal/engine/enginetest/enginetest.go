@@ -90,3 +90,14 @@ type buildError struct {
 }
 
 func (b *buildError) Error() string { return b.err.Error() + ": " + string(b.out) }
+
+// Layer is a tar of one file f holding content: an image layer for
+// docker import, different content a different image.
+func Layer(content string) *bytes.Buffer {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "f", Mode: 0o644, Size: int64(len(content))}) //nolint:errcheck // a bytes.Buffer
+	tw.Write([]byte(content))                                                      //nolint:errcheck
+	tw.Close()                                                                     //nolint:errcheck
+	return &buf
+}
