@@ -104,10 +104,16 @@ func (w *containerWatch) check(ctx context.Context) {
 		w.trip("stopped", "stopped by benchbook")
 	case err != nil:
 		w.trip("exited", exitEvidence(st, err, w.limits))
+	case !st.Running:
+		// The engine may record the OOM kill a moment after the exit
+		// (seen in CI: exit code 137, no flag yet, the cgroup gone).
+		if st = w.eng.Settle(qctx, w.id, st); st.OOMKilled {
+			w.trip("oom_killed", exitEvidence(st, nil, w.limits))
+		} else {
+			w.trip("exited", exitEvidence(st, nil, w.limits))
+		}
 	case st.OOMKilled:
 		w.trip("oom_killed", exitEvidence(st, nil, w.limits))
-	case !st.Running:
-		w.trip("exited", exitEvidence(st, nil, w.limits))
 	case st.RestartCount != w.st0.RestartCount || st.StartedAt != w.st0.StartedAt:
 		w.trip("restarted", fmt.Sprintf("started at %s, now at %s (%d restarts)", w.st0.StartedAt, st.StartedAt, st.RestartCount))
 	}
