@@ -16,8 +16,10 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
+	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/builtins/internal/child"
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
@@ -289,8 +291,9 @@ func gitInputHash(name string) (string, error) {
 type binaryValue struct{ b binary }
 
 var (
-	_ starlark.HasAttrs = (*binaryValue)(nil)
-	_ codec.Marshaler   = (*binaryValue)(nil)
+	_ starlark.HasAttrs   = (*binaryValue)(nil)
+	_ starlark.Comparable = (*binaryValue)(nil)
+	_ codec.Marshaler     = (*binaryValue)(nil)
 )
 
 func (v *binaryValue) String() string {
@@ -300,10 +303,16 @@ func (v *binaryValue) String() string {
 	}
 	return fmt.Sprintf("<binary %s @%s%s sha256:%s>", v.b.Pkg, short(v.b.Rev), d, v.b.SHA256[:12])
 }
-func (v *binaryValue) Type() string                  { return "binary" }
-func (v *binaryValue) Freeze()                       {}
-func (v *binaryValue) Truth() starlark.Bool          { return true }
-func (v *binaryValue) Hash() (uint32, error)         { return starlark.String(v.b.SHA256).Hash() }
+func (v *binaryValue) Type() string          { return "binary" }
+func (v *binaryValue) Freeze()               {}
+func (v *binaryValue) Truth() starlark.Bool  { return true }
+func (v *binaryValue) Hash() (uint32, error) { return starlark.String(v.b.SHA256).Hash() }
+
+// CompareSameType: two builds are equal when they name the same binary
+// (same hash, so the same hash code), revision and package.
+func (v *binaryValue) CompareSameType(op syntax.Token, y starlark.Value, _ int) (bool, error) {
+	return starval.EqualOnly(op, v.b == y.(*binaryValue).b, v, y)
+}
 func (v *binaryValue) MarshalValue() ([]byte, error) { return json.Marshal(v.b) }
 func (v *binaryValue) AttrNames() []string           { return []string{"dirty", "path", "pkg", "rev", "sha256"} }
 

@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/record"
@@ -110,16 +112,25 @@ func parsePlan(text string) *planValue {
 type planValue struct{ p plan }
 
 var (
-	_ starlark.HasAttrs = (*planValue)(nil)
-	_ codec.Marshaler   = (*planValue)(nil)
-	_ record.Markdowner = (*planValue)(nil)
+	_ starlark.HasAttrs   = (*planValue)(nil)
+	_ starlark.Comparable = (*planValue)(nil)
+	_ codec.Marshaler     = (*planValue)(nil)
+	_ record.Markdowner   = (*planValue)(nil)
 )
 
-func (v *planValue) String() string                { return v.p.Text }
-func (v *planValue) Type() string                  { return "plan" }
-func (v *planValue) Freeze()                       {}
-func (v *planValue) Truth() starlark.Bool          { return true }
-func (v *planValue) Hash() (uint32, error)         { return starlark.String(v.p.Text).Hash() }
+func (v *planValue) String() string        { return v.p.Text }
+func (v *planValue) Type() string          { return "plan" }
+func (v *planValue) Freeze()               {}
+func (v *planValue) Truth() starlark.Bool  { return true }
+func (v *planValue) Hash() (uint32, error) { return starlark.String(v.p.Text).Hash() }
+
+// CompareSameType: two plans are equal when everything EXPLAIN said is
+// (their text, hence the hash, and the figures read from it).
+func (v *planValue) CompareSameType(op syntax.Token, y starlark.Value, _ int) (bool, error) {
+	a, _ := json.Marshal(v.p)
+	b, _ := json.Marshal(y.(*planValue).p)
+	return starval.EqualOnly(op, string(a) == string(b), v, y)
+}
 func (v *planValue) MarshalValue() ([]byte, error) { return json.Marshal(v.p) }
 func (v *planValue) Markdown() string              { return "```\n" + v.p.Text + "\n```\n" }
 

@@ -103,6 +103,33 @@ assert.fails(lambda: pg.restore("nope"), "no snapshot")
 `)
 }
 
+// TestQueryAnswersAreEquivalent: the new user's pattern (issue 33): the
+// answers of pg.query() under two arms, one with an index, are compared
+// with equivalent(). Two identical answers used to compare unequal (tables
+// compared by identity), and a real difference was shown cut to the same
+// prefix in both arms.
+func TestQueryAnswersAreEquivalent(t *testing.T) {
+	mustRun(t, `
+pg.exec("CREATE TABLE eq_obs (id int PRIMARY KEY, code text, ts timestamptz, v numeric)")
+pg.exec("INSERT INTO eq_obs SELECT i, 'c' || (i % 3), timestamptz '2025-01-01' + i * interval '1 minute', i / 7.0 FROM generate_series(1, 3000) i")
+q = "SELECT id, ts, v FROM eq_obs WHERE code = $1 ORDER BY ts DESC, id LIMIT 40"
+def answers():
+    return {"code %d" % c: pg.query(q, "c%d" % c) for c in range(3)}
+a = answers()
+pg.exec("CREATE INDEX eq_obs_ts ON eq_obs (ts DESC) WHERE code IS NOT NULL")
+b = answers()
+assert.eq(a, b)
+assert.true(equivalent(a, b).ok)
+# Plans compare by what EXPLAIN said, too.
+p = "SELECT id FROM eq_obs WHERE code = 'c1' ORDER BY ts DESC LIMIT 5"
+assert.eq(pg.explain(p, analyze = False), pg.explain(p, analyze = False))
+assert.ne(pg.explain(p, analyze = False), pg.explain("SELECT 1", analyze = False))
+pg.exec("UPDATE eq_obs SET v = v + 1 WHERE id = 2997")
+c = answers()
+assert.fails(lambda: equivalent(a, c), '"code 0": first differ at row 1, column "v": a = 428\\.142857\\d*, b = 429\\.142857')
+`)
+}
+
 func TestStatsDeltas(t *testing.T) {
 	g := mustRun(t, `
 pg.exec("CREATE TABLE stats_t (id int, v text)")

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/record"
 )
@@ -23,14 +26,15 @@ type Table struct {
 }
 
 var (
-	_ starlark.Indexable = (*Table)(nil)
-	_ starlark.Iterable  = (*Table)(nil)
-	_ starlark.HasAttrs  = (*Table)(nil)
-	_ record.HTMLer      = (*Table)(nil)
-	_ record.Markdowner  = (*Table)(nil)
-	_ record.JSONer      = (*Table)(nil)
-	_ record.Downloader  = (*Table)(nil)
-	_ codec.Marshaler    = (*Table)(nil)
+	_ starlark.Indexable  = (*Table)(nil)
+	_ starlark.Iterable   = (*Table)(nil)
+	_ starlark.HasAttrs   = (*Table)(nil)
+	_ starlark.Comparable = (*Table)(nil)
+	_ record.HTMLer       = (*Table)(nil)
+	_ record.Markdowner   = (*Table)(nil)
+	_ record.JSONer       = (*Table)(nil)
+	_ record.Downloader   = (*Table)(nil)
+	_ codec.Marshaler     = (*Table)(nil)
 )
 
 // NewTable returns a table of the given columns. Short rows are padded with
@@ -57,10 +61,63 @@ func (t *Table) Columns() []string { return append([]string(nil), t.columns...) 
 // Rows returns the rows; the caller must not modify them.
 func (t *Table) Rows() [][]starlark.Value { return t.rows }
 
-func (t *Table) Type() string          { return "table" }
-func (t *Table) Truth() starlark.Bool  { return len(t.rows) > 0 }
-func (t *Table) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable type: table") }
-func (t *Table) Len() int              { return len(t.rows) }
+func (t *Table) Type() string         { return "table" }
+func (t *Table) Truth() starlark.Bool { return len(t.rows) > 0 }
+func (t *Table) Len() int             { return len(t.rows) }
+
+// CompareSameType makes == compare content: the same columns in the same
+// order and equal cells row by row, so two query answers with the same rows
+// are equal whoever built them (equivalent() rests on it). Tables have no
+// order.
+func (t *Table) CompareSameType(op syntax.Token, y starlark.Value, depth int) (bool, error) {
+	if op != syntax.EQL && op != syntax.NEQ {
+		return starval.EqualOnly(op, false, t, y)
+	}
+	eq, err := t.equal(y.(*Table), depth)
+	if err != nil {
+		return false, err
+	}
+	return starval.EqualOnly(op, eq, t, y)
+}
+
+func (t *Table) equal(u *Table, depth int) (bool, error) {
+	if t == u {
+		return true, nil
+	}
+	if !slices.Equal(t.columns, u.columns) || len(t.rows) != len(u.rows) {
+		return false, nil
+	}
+	for i, row := range t.rows {
+		for j, v := range row {
+			if eq, err := starlark.EqualDepth(v, u.rows[i][j], depth-1); err != nil || !eq {
+				return false, err
+			}
+		}
+	}
+	return true, nil
+}
+
+// Hash is consistent with ==: it mixes the columns and every cell's own
+// hash (1 and 1.0 hash alike), so a table of scalars can be a dict key and
+// one holding a list is unhashable, as a tuple holding one is.
+func (t *Table) Hash() (uint32, error) {
+	var h uint32 = 2166136261
+	mix := func(x uint32) { h = (h ^ x) * 16777619 }
+	for _, c := range t.columns {
+		x, _ := starlark.String(c).Hash()
+		mix(x)
+	}
+	for _, row := range t.rows {
+		for j, v := range row {
+			x, err := v.Hash()
+			if err != nil {
+				return 0, fmt.Errorf("unhashable type: table (column %q holds a %s)", t.columns[j], v.Type())
+			}
+			mix(x)
+		}
+	}
+	return h, nil
+}
 
 // Freeze freezes the values inside (a table itself never changes).
 func (t *Table) Freeze() {

@@ -9,16 +9,27 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/builtins/internal/starval"
+	"github.com/benchbook/benchbook/runtime"
 )
 
 // maxListed bounds how many mismatches an equivalence result spells out.
 const maxListed = 20
 
+// The rule by which equivalent() compares answers is the input of a cell
+// that judges equivalence (as compare's method is of one that compares):
+// a result cached under another rule is computed again, and the record's
+// provenance names the rule, not compare's statistics.
+const (
+	equivalenceMethod  = "equivalent"
+	equivalenceVersion = "1: answers equal by content (==; a table row by row, in column and row order)"
+)
+
 // equivalentBuiltin implements
 // equivalent(a, b, allow_vacuous = False, allow_mismatch = False): a and b
 // are the answers of two arms to the same queries, as dicts keyed by query
 // or as lists in query order. Answers compare with ==, so they can be ids,
-// ordered lists, totals or hashes.
+// ordered lists, totals, hashes or whole query answers (tables compare by
+// content, so pg.query() results of two arms can be compared as they come).
 //
 // Arms that answer differently (or a query one arm did not answer) fail
 // the cell, listing the queries and both answers: a speed-up that changes
@@ -35,7 +46,7 @@ func equivalentBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starl
 		"allow_vacuous?", &allowVacuous, "allow_mismatch?", &allowMismatch); err != nil {
 		return nil, err
 	}
-	recordMethod(thread)
+	runtime.AddInput(thread, runtime.Input{Kind: "method", Name: equivalenceMethod, Hash: equivalenceVersion})
 	keys, av, err := answers(a, "a")
 	if err != nil {
 		return nil, err
@@ -76,7 +87,11 @@ func answers(v starlark.Value, name string) ([]starlark.Value, []starlark.Value,
 		}
 		return keys, vals, err
 	}
-	return nil, nil, fmt.Errorf("equivalent: %s must be a dict (query -> answer) or a list, got %s", name, v.Type())
+	hint := ""
+	if isTable(v) {
+		hint = ": pass {query: table} for each arm"
+	}
+	return nil, nil, fmt.Errorf("equivalent: %s must be a dict (query -> answer) or a list, got %s%s", name, v.Type(), hint)
 }
 
 type equivalence struct {
@@ -110,7 +125,7 @@ func check(keys, av, keysB, bv []starlark.Value) (*equivalence, error) {
 			return nil, fmt.Errorf("equivalent: query %s: %w", k, err)
 		}
 		if !eq {
-			res.mismatches = append(res.mismatches, fmt.Sprintf("%s: a = %s, b = %s", k, short(av[i]), short(other)))
+			res.mismatches = append(res.mismatches, fmt.Sprintf("%s: %s", k, difference(av[i], other)))
 		}
 	}
 	for _, k := range keysB {

@@ -87,10 +87,13 @@ func init() {
 	runtime.Predeclare("verdict", starlark.NewBuiltin("verdict", verdictBuiltin))
 	runtime.Predeclare("bars", starlark.NewBuiltin("bars", barsBuiltin))
 	runtime.RegisterInputKind("method", func(name string) (string, error) {
-		if name != methodName {
-			return "", fmt.Errorf("unknown method")
+		switch name {
+		case methodName:
+			return methodVersion, nil
+		case equivalenceMethod:
+			return equivalenceVersion, nil
 		}
-		return methodVersion, nil
+		return "", fmt.Errorf("unknown method")
 	})
 }
 

@@ -7,7 +7,9 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
@@ -19,8 +21,9 @@ type Histogram struct {
 }
 
 var (
-	_ starlark.HasAttrs = (*Histogram)(nil)
-	_ codec.Marshaler   = (*Histogram)(nil)
+	_ starlark.HasAttrs   = (*Histogram)(nil)
+	_ starlark.Comparable = (*Histogram)(nil)
+	_ codec.Marshaler     = (*Histogram)(nil)
 )
 
 func init() {
@@ -44,6 +47,12 @@ func (h *Histogram) Type() string          { return "histogram" }
 func (h *Histogram) Freeze()               {}
 func (h *Histogram) Truth() starlark.Bool  { return h.h.TotalCount() > 0 }
 func (h *Histogram) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: histogram") }
+
+// CompareSameType: two histograms are equal when they count the same
+// values in the same buckets (the same distribution, decoded or not).
+func (h *Histogram) CompareSameType(op syntax.Token, y starlark.Value, _ int) (bool, error) {
+	return starval.EqualOnly(op, h.h.Equals(y.(*Histogram).h), h, y)
+}
 
 // MarshalValue stores the histogram in the compact HDR V2 encoding.
 func (h *Histogram) MarshalValue() ([]byte, error) {

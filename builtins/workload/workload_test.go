@@ -80,6 +80,16 @@ assert.fails(lambda: r.p(101), "q must be a number in 0..100")
 		r2.d.GenGCPause != r.d.GenGCPause {
 		t.Errorf("codec round trip lost data: %v vs %v", r2, r)
 	}
+	// A histogram compares by its counts: the decoded one equals the
+	// original, the successes' one does not (it lacks the failures).
+	for _, c := range []struct {
+		a, b starlark.Value
+		eq   bool
+	}{{&Histogram{h: r.hist}, &Histogram{h: r2.hist}, true}, {&Histogram{h: r.hist}, &Histogram{h: r.ok}, false}} {
+		if eq, err := starlark.Equal(c.a, c.b); err != nil || eq != c.eq {
+			t.Errorf("%s == %s: %v, %v; want %v", c.a, c.b, eq, err, c.eq)
+		}
+	}
 	if !strings.Contains(r.Markdown(), "| run |") || !strings.Contains(r.HTML(), "<table") {
 		t.Errorf("displays: %q", r.Markdown())
 	}
