@@ -93,6 +93,8 @@ func analyse(path string, c *CellDef) error {
 	for _, b := range f.Module.(*resolve.Module).Globals {
 		if !strings.HasPrefix(b.First.Name, "_") && !loopOnly[b.First.Name] {
 			c.Defines = append(c.Defines, b.First.Name)
+		} else {
+			c.private = append(c.private, b.First.Name)
 		}
 	}
 	sort.Strings(c.Defines)

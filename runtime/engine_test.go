@@ -181,6 +181,8 @@ func TestStaticErrors(t *testing.T) {
 		{"syntax", "# %% a\nx = 1\n# %% b\ny = (1 +\n", "nb.star:5:1: got end of file, want primary expression (in cell b)"},
 		{"dup", "# %% a\nx = 1\n# %% b\nx = 2\n", `"x" is defined in cell a and again in cell b`},
 		{"undefined", "# %% a\nx = nope + 1\n", "nb.star:2:5: undefined: nope (in cell a)"},
+		{"private", "# %% data\n_day = 3\n# %% runs\nx = _day + 1\n", "nb.star:4:5: undefined: _day (in cell runs): names starting with _ are private to their cell, and cell data (line 2) defines _day: drop the _ there to share it"},
+		{"loop-var", "# %% data\nfor day in range(3):\n    pass\n# %% runs\nx = day + 1\n", "nb.star:5:5: undefined: day (in cell runs): a top-level loop variable is private to its cell, and cell data (line 2) loops over day: assign it to a name of its own there to share it"},
 		{"cycle", "# %% a\nx = y\n# %% b\ny = x\n", "nb.star:2:5: cells depend on each other in a cycle: a reads y from b (line 2), b reads x from a (line 4)"},
 		{"cycle-with-bystander", "# %% c\nz = x\n# %% a\nx = y\n# %% b\ny = x\n", "nb.star:4:5: cells depend on each other in a cycle: a reads y from b (line 4), b reads x from a (line 6)"},
 		{"nul", "# %% a\nx = 1\n# %% b\ny = 2 \x00\nfail(\"never\")\n", "nb.star:4:7: NUL byte in the code (in cell b)"},

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -49,12 +50,28 @@ func buildGraph(nb *Notebook, builtins starlark.StringDict) (*graph, error) {
 				}
 			case builtins.Has(name) || starlark.Universe.Has(name):
 			default:
-				return nil, fmt.Errorf("%s: undefined: %s (in cell %s): no cell defines it and it is not a builtin", c.readPos[name], name, c.Name)
+				return nil, fmt.Errorf("%s: undefined: %s (in cell %s): %s", c.readPos[name], name, c.Name, undefinedWhy(code, name))
 			}
 		}
 		c.Reads = reads
 	}
 	return g, g.sort(code)
+}
+
+// undefinedWhy explains a name no cell shares: another cell may hold it
+// privately (a _name, a top-level loop variable), which reads as defined
+// to its author.
+func undefinedWhy(code []*CellDef, name string) string {
+	for _, c := range code {
+		if !slices.Contains(c.private, name) {
+			continue
+		}
+		if strings.HasPrefix(name, "_") {
+			return fmt.Sprintf("names starting with _ are private to their cell, and cell %s defines %s: drop the _ there to share it", c.Label(), name)
+		}
+		return fmt.Sprintf("a top-level loop variable is private to its cell, and cell %s loops over %s: assign it to a name of its own there to share it", c.Label(), name)
+	}
+	return "no cell defines it and it is not a builtin"
 }
 
 // sort orders cells topologically, taking the earliest ready cell in file

@@ -36,6 +36,7 @@ type CellDef struct {
 	srcHash string   // hash of the normalized source
 	readPos map[string]syntax.Position
 	lint    []string // mistakes analysis can see, shown as the cell's warnings
+	private []string // globals kept local to the cell: _names and top-level loop variables
 }
 
 // Label names the cell for messages: its name and where it starts.
