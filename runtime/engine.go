@@ -60,6 +60,11 @@ type CellRun struct {
 	Err      error  // "file:line:col: msg (in cell NAME)"
 	Trace    string // Starlark backtrace
 	Executed bool   // executed in this process
+	// Until names the stale cell whose run decides this one's status when
+	// a plan cannot tell hit from stale before it runs (its values may
+	// come out the same, the state it leaves may be the one this cell's
+	// entry ran on); "" when the plan knows.
+	Until string
 
 	entry    *entry              // from the cache or just written
 	values   starlark.StringDict // nil until loaded or computed
@@ -249,6 +254,12 @@ func (e *Engine) plan(c *CellDef) *CellRun {
 			return st
 		case StatusStale:
 			st.Status, st.Why = StatusStale, "upstream cell "+up.Name+" is stale"
+			if _, computed := e.prev[c.Name]; computed {
+				st.Until, st.Why = up.Name, "unknown until cell "+up.Name+" runs (upstream and stale: a hit if its values come out the same)"
+				if u.Until != "" {
+					st.Until, st.Why = u.Until, "unknown until cell "+u.Until+" runs (upstream cell "+up.Name+" depends on it)"
+				}
+			}
 			return st
 		}
 	}
@@ -294,6 +305,13 @@ func (e *Engine) lookup(st *CellRun) {
 		v := e.store.getVariant(st.Key, func(in []Input) bool { return e.staleInput(in) == "" })
 		if v == nil {
 			st.Status, st.Why = StatusStale, why
+			if until := e.sess.tracker.Until(effects(ent.Inputs)); until != "" {
+				if other := e.staleOther(ent.Inputs); other != "" {
+					st.Why = other // stale whatever the state turns out to be
+				} else {
+					st.Until = until
+				}
+			}
 			return
 		}
 		ent = v // an earlier execution with today's inputs
@@ -314,6 +332,11 @@ func (e *Engine) staleInput(inputs []Input) string {
 	if why := e.staleStates(inputs); why != "" {
 		return why
 	}
+	return e.staleOther(inputs)
+}
+
+// staleOther re-checks the inputs other than resource states.
+func (e *Engine) staleOther(inputs []Input) string {
 	for _, in := range inputs {
 		var now string
 		if in.Kind == "param" {

@@ -109,7 +109,7 @@ func (e *Engine) advance(st *CellRun) {
 		e.sess.tracker.Advance(effects(st.inputs))
 	case StatusStale, StatusNever:
 		if e.mayTouch(st) {
-			e.sess.tracker.Unknown()
+			e.sess.tracker.Unknown(st.Def.Name)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 func cmdCells(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("cells", "Lists a notebook's cells in file order with their status against the cache\n(hit, live, stale, never), what they read and what they define. Executes nothing.")
+	fs := newFlagSet("cells", "Lists a notebook's cells in file order with their status against the cache\n(hit, live, stale, never; unknown until a stale cell above runs), what they read\nand what they define. Executes nothing.")
 	var nf notebookFlags
 	nf.register(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -45,7 +45,7 @@ func cmdCells(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 		if c.Markdown {
 			ci.Kind = "markdown"
 		} else if st := e.CellRun(c.Name); st != nil {
-			ci.Status, ci.Why, ci.Key = string(st.Status), st.Why, st.Key
+			ci.Status, ci.Why, ci.Key = planStatus(st), st.Why, st.Key
 		}
 		cells = append(cells, ci)
 	}
@@ -64,6 +64,17 @@ func cmdCells(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, c.Line, c.Status, join(c.Reads), join(c.Defines), c.Why)
 	}
 	return tw.Flush()
+}
+
+// planStatus is a cell's status as a plan can know it: "unknown" for a
+// cell whose status only the run of an upstream stale cell decides (it may
+// leave the same values, the same state), so that cells never calls stale
+// what run then finds a hit.
+func planStatus(st *runtime.CellRun) string {
+	if st.Status == runtime.StatusStale && st.Until != "" {
+		return "unknown"
+	}
+	return string(st.Status)
 }
 
 func join(s []string) string {

@@ -172,7 +172,7 @@ func (r *repl) cmdCells(args []string) error {
 		if d := st.Duration(); d > 0 {
 			last = fmtLast(d)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.Def.Name, st.Status, join(st.Def.Reads), last, st.Why)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.Def.Name, planStatus(st), join(st.Def.Reads), last, st.Why)
 	}
 	return tw.Flush()
 }

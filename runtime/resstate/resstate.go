@@ -68,6 +68,7 @@ type Tracker struct {
 	mu     sync.Mutex
 	res    map[string]*tracked
 	expect map[string]string // resource ID -> state at the current point of the walk ("" unknown)
+	until  map[string]string // resource ID -> the stale cell that made its state unknown
 	pins   map[string]bool   // states the running cell entered or marked: never evicted
 	say    func(string)      // a progress line
 	dur    func(time.Duration) string
@@ -86,7 +87,7 @@ func New(say func(string), dur func(time.Duration) string) *Tracker {
 	if v := os.Getenv("BENCHBOOK_STATE_LIMIT"); v != "" {
 		fmt.Sscan(v, &limit)
 	}
-	return &Tracker{res: map[string]*tracked{}, expect: map[string]string{}, pins: map[string]bool{}, say: say, dur: dur, limit: limit}
+	return &Tracker{res: map[string]*tracked{}, expect: map[string]string{}, until: map[string]string{}, pins: map[string]bool{}, say: say, dur: dur, limit: limit}
 }
 
 // Cell is what one executing cell did to resources.
@@ -446,7 +447,7 @@ func (tr *Tracker) StateOf(cs *Cell, id string) string {
 func (tr *Tracker) StartWalk() {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	tr.expect, tr.pins = map[string]string{}, map[string]bool{}
+	tr.expect, tr.pins, tr.until = map[string]string{}, map[string]bool{}, map[string]string{}
 }
 
 // ExpectNow copies the expected states at the current point of the walk.
@@ -469,19 +470,36 @@ func (tr *Tracker) Advance(effects []Effect) {
 		for _, e := range effects {
 			if e.Kind == kind {
 				tr.expect[e.ID] = e.State
+				delete(tr.until, e.ID)
 			}
 		}
 	}
 }
 
-// Unknown moves the walk past a cell that may change resources but does
-// not run now: every resource's state is unknown after it.
-func (tr *Tracker) Unknown() {
+// Unknown moves the walk past cell, which may change resources but does
+// not run now: every resource's state is unknown after it, until it runs.
+func (tr *Tracker) Unknown(cell string) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	for id := range tr.expect {
 		tr.expect[id] = ""
+		if tr.until[id] == "" {
+			tr.until[id] = cell
+		}
 	}
+}
+
+// Until names the cell whose run decides the states an entry recorded,
+// when the walk does not know them yet (see Unknown): "" when it does.
+func (tr *Tracker) Until(effects []Effect) string {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for _, e := range effects {
+		if want, ok := tr.expect[e.ID]; e.Kind == KindState && ok && want == "" {
+			return tr.until[e.ID]
+		}
+	}
+	return ""
 }
 
 // Stale checks the resource states an entry recorded: the cell must have
@@ -501,7 +519,7 @@ func (tr *Tracker) Stale(effects []Effect, legacy bool) string {
 			case !ok:
 				return fmt.Sprintf("%s is not created by any cell before it", Label(e.ID))
 			case want == "":
-				return fmt.Sprintf("the state of %s is unknown: an upstream cell has not run", Label(e.ID))
+				return fmt.Sprintf("the state of %s is unknown until cell %s runs (a hit if it leaves the state this entry ran on)", Label(e.ID), tr.until[e.ID])
 			case want != e.State:
 				return fmt.Sprintf("%s is in another state here (was %s, now %s)", Label(e.ID), Short(e.State), Short(want))
 			}
