@@ -40,6 +40,9 @@ type entry struct {
 	Duration time.Duration     `json:"duration"`
 	Host     hostinfo.Host     `json:"host"`
 	Version  string            `json:"version"` // benchbook version
+	// Identities of a live entry's values (not stored, not hashed into
+	// keys): to say which of them changed when its key moves (why.go).
+	Identities map[string]string `json:"identities,omitempty"`
 }
 
 // store is the content-addressed cache beside a notebook.

@@ -241,6 +241,9 @@ func (e *Engine) store1(st *CellRun) {
 		ent.Values[name] = data
 		ent.Hashes[name] = hex.EncodeToString(sum[:])
 	}
+	if ent.Live {
+		ent.Identities = e.identities(st.values)
+	}
 	st.outputs, st.warnings = redactOutputs(st.outputs), redactAll(st.warnings)
 	ent.Warnings = st.warnings
 	for _, out := range st.outputs {

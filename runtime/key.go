@@ -55,6 +55,9 @@ type cellMemory struct {
 	Key   string   `json:"key"`
 	Src   string   `json:"src"`
 	Parts []string `json:"parts"`
+	// Live identifies the content of each live value the cell read, whose
+	// key part moves with its cell's key (why.go).
+	Live map[string]string `json:"live,omitempty"`
 }
 
 func (e *Engine) memoryPath() string { return filepath.Join(e.store.dir, "state.json") }
@@ -71,7 +74,7 @@ func (e *Engine) saveMemory() {
 	m := map[string]cellMemory{}
 	for c, st := range e.runs {
 		if st.Key != "" {
-			m[c.Name] = cellMemory{Key: st.Key, Src: c.srcHash, Parts: e.keyParts(c)}
+			m[c.Name] = cellMemory{Key: st.Key, Src: c.srcHash, Parts: e.keyParts(c), Live: e.liveIdentities(c)}
 		}
 	}
 	if err := writeChecked(e.memoryPath(), m); err != nil && !os.IsNotExist(err) {
@@ -93,17 +96,23 @@ func (e *Engine) whyMiss(st *CellRun) string {
 		old[p] = true
 	}
 	var changed []string
+	sameLive := map[string]bool{} // cells whose live values moved in the key, not in content
 	for _, p := range e.keyParts(st.Def) {
 		if !old[p] {
 			kind, rest, _ := strings.Cut(p, " ")
 			name, _, _ := strings.Cut(rest, "=")
-			switch kind {
-			case "read":
+			switch {
+			case kind == "read" && e.unchangedLive(st.Def, name):
+				sameLive[e.g.definer[name].Name] = true
+			case kind == "read":
 				changed = append(changed, fmt.Sprintf("%s (from %s) changed", name, e.g.definer[name].Name))
 			default:
 				changed = append(changed, kind+" "+name+" changed")
 			}
 		}
+	}
+	if len(changed) == 0 && len(sameLive) > 0 {
+		return liveOnly(sameLive, st.Def.Name)
 	}
 	if len(changed) == 0 {
 		return "no entry in the cache"
