@@ -103,8 +103,8 @@ func (e *Engine) execute(st *CellRun) {
 	}
 	e.store1(st)
 	e.computed[st.Key] = st
-	if r := cell.Restored(); len(r) > 0 {
-		st.Why += "; " + strings.Join(r, "; ")
+	if r := cell.RestoreSummary(); r != "" {
+		st.Why += "; " + r
 	}
 }
 

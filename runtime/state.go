@@ -89,6 +89,9 @@ func (c *Cell) states() *resstate.Cell {
 // Restored lists the restores a cell's execution needed, for the record.
 func (c *Cell) Restored() []string { return c.st.Restored() }
 
+// RestoreSummary is the restores in a phrase for the cell's reason.
+func (c *Cell) RestoreSummary() string { return c.st.RestoreSummary() }
+
 // effects lists the resource states among a cell's inputs.
 func effects(inputs []Input) []resstate.Effect {
 	var out []resstate.Effect

@@ -1,11 +1,13 @@
 package backend
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,6 +75,7 @@ func (h *pgHandle) register(th *starlark.Thread, spec map[string]string, created
 		},
 		Moved: h.moved,
 		Mark:  func() { lsn := h.currentLSN(); h.mu.Lock(); h.lsn = lsn; h.mu.Unlock() },
+		Holds: h.holds,
 	})
 }
 
@@ -239,20 +242,84 @@ const checkpointFile = "checkpoint"
 
 // lastCheckpoint reads "Latest checkpoint location" from pg_controldata.
 func (c *cluster) lastCheckpoint() string {
+	return controlData(c.dataDir())["Latest checkpoint location"]
+}
+
+// controlData is what pg_controldata says of a data dir (a running
+// cluster's or a snapshot's), by field; empty when it cannot be read.
+func controlData(dir string) map[string]string {
+	out := map[string]string{}
 	bin, err := lookBin("pg_controldata")
 	if err != nil {
-		return ""
+		return out
 	}
-	out, err := exec.Command(bin, "-D", c.dataDir()).Output()
+	text, err := exec.Command(bin, "-D", dir).Output()
 	if err != nil {
-		return ""
+		return out
 	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(line, "Latest checkpoint location:"); ok {
-			return strings.TrimSpace(v)
+	for _, line := range strings.Split(string(text), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
 	}
-	return ""
+	return out
+}
+
+// holds reports whether the running cluster's data is what snapshot dir
+// holds, so that restoring it would copy the same data back: the same
+// cluster (system identifier, timeline), the same history up to the
+// snapshot's checkpoint (the WAL segment holding it has the same bytes up
+// to there in both), and since then nothing but housekeeping records. A
+// cell that announced a change and made none (an exec of SET) leaves a
+// new state identity over the same data; this spares its successors the
+// copy. When unsure, it does not hold.
+func (h *pgHandle) holds(dir string) bool {
+	snap, live := controlData(dir), controlData(h.c.dataDir())
+	from := snap["Latest checkpoint location"]
+	for _, f := range []string{"Database system identifier", "Latest checkpoint's TimeLineID"} {
+		if snap[f] == "" || snap[f] != live[f] {
+			return false
+		}
+	}
+	to := h.currentLSN()
+	if from == "" || to == "" || !h.flushedTo(to) || !h.sameHistory(dir, from) {
+		return false
+	}
+	return onlyHousekeeping(h.c.dataDir(), from, to)
+}
+
+// sameHistory compares the WAL segment holding lsn, up to lsn, in the
+// snapshot and in the running cluster: a cluster restored from another
+// state continues another history, and its segment differs before lsn.
+func (h *pgHandle) sameHistory(dir, lsn string) bool {
+	h.mu.Lock()
+	pool := h.pool
+	h.mu.Unlock()
+	if pool == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var file string
+	var offset int64
+	if err := pool.QueryRow(ctx, monitorTag+"SELECT file_name, file_offset FROM pg_walfile_name_offset($1::pg_lsn)", lsn).Scan(&file, &offset); err != nil {
+		return false
+	}
+	a, err1 := readPrefix(filepath.Join(dir, "pg_wal", file), offset)
+	b, err2 := readPrefix(filepath.Join(h.c.dataDir(), "pg_wal", file), offset)
+	return err1 == nil && err2 == nil && bytes.Equal(a, b)
+}
+
+// readPrefix reads the first n bytes of path.
+func readPrefix(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	_, err = io.ReadFull(f, buf)
+	return buf, err
 }
 
 // recordCheckpoint notes where the stopped data dir stands.

@@ -53,6 +53,11 @@ type Resource struct {
 	// (PostgreSQL: the WAL insert position moved); Mark sets that point.
 	Moved func() bool
 	Mark  func()
+	// Holds reports whether the data is already what snapshot dir holds
+	// (PostgreSQL: nothing but housekeeping in its WAL since that
+	// snapshot's checkpoint), so that a restore of it can be skipped; nil
+	// when the resource cannot tell.
+	Holds func(dir string) bool
 }
 
 // DefaultLimit bounds the bytes of state snapshots kept per resource; the
@@ -97,6 +102,8 @@ type Cell struct {
 	entered   map[string]string // first touch: the state the cell ran on
 	mark      map[string]string // resources.mark(): the experiment's start state
 	restored  []string          // "postgres of cell cluster: state ab12 restored ..."
+	restores  map[string]int    // restores per resource name
+	restoreT  time.Duration     // time they took
 	changes   map[string]int    // change operations per resource
 	order     []string          // touched resources, in order
 	marks     int               // resources.mark() calls so far
@@ -128,6 +135,39 @@ func (cs *Cell) Restored() []string {
 		return nil
 	}
 	return append([]string(nil), cs.restored...)
+}
+
+// RestoreSummary is the restores in a phrase for the cell's reason: the
+// one restore's message, or how many of each resource and their time (each
+// had its own progress line when it happened); "" for none.
+func (cs *Cell) RestoreSummary() string {
+	if cs == nil || len(cs.restored) == 0 {
+		return ""
+	}
+	if len(cs.restored) == 1 {
+		return cs.restored[0]
+	}
+	names := make([]string, 0, len(cs.restores))
+	for n := range cs.restores {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%d restores of %s from its snapshots", cs.restores[n], n)
+		if cs.restores[n] == 1 {
+			parts[i] = "1 restore of " + n + " from its snapshot"
+		}
+	}
+	return fmt.Sprintf("%s (%s in all)", strings.Join(parts, ", "), fmtTotal(cs.restoreT))
+}
+
+// fmtTotal rounds a total time for a phrase.
+func fmtTotal(d time.Duration) string {
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(100 * time.Millisecond).String()
 }
 
 // Register makes a resource known to the session. The cell records that
@@ -249,6 +289,14 @@ func (tr *Tracker) restore(x *tracked, want string, cs *Cell) error {
 	if _, err := os.Stat(dir); err != nil {
 		return fmt.Errorf("%s: state %s is needed by cell %s but its snapshot is gone (evicted or removed); rerun with -rerun-all", x.r.Name, Short(want), cs.name)
 	}
+	if x.r.Holds != nil && x.r.Holds(dir) {
+		// Another identity over the same data (a cell that announced a
+		// change and made none, an outside change that was not one).
+		x.actual = want
+		writeStateID(x.r.ID, want)
+		tr.say(fmt.Sprintf("    = %s already holds state %s: not restored, for cell %s", x.r.Name, Short(want), cs.name))
+		return nil
+	}
 	start := time.Now()
 	if err := x.r.Load(dir); err != nil {
 		x.actual = "dirty:" + nonce()
@@ -259,8 +307,14 @@ func (tr *Tracker) restore(x *tracked, want string, cs *Cell) error {
 	os.Chtimes(dir, now, now) // recently used: evicted last
 	x.actual = want
 	writeStateID(x.r.ID, want)
-	msg := fmt.Sprintf("%s: state %s restored from its snapshot (%s)", x.r.Name, Short(want), tr.dur(time.Since(start)))
+	took := time.Since(start)
+	msg := fmt.Sprintf("%s: state %s restored from its snapshot (%s)", x.r.Name, Short(want), tr.dur(took))
 	cs.restored = append(cs.restored, msg)
+	if cs.restores == nil {
+		cs.restores = map[string]int{}
+	}
+	cs.restores[x.r.Name]++
+	cs.restoreT += took
 	tr.say(fmt.Sprintf("    ↺ %s, for cell %s", msg, cs.name))
 	return nil
 }
