@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,6 +53,34 @@ v = verdict(status = "reverted", headline = cmp, summary = "the sleep makes it s
 		}
 		if _, err := codec.Decode(data); err != nil {
 			t.Fatalf("%s does not decode: %v", name, err)
+		}
+	}
+}
+
+// TestProgressNamesPairAndArm: the live lines of an experiment's runs did
+// not say which pair and arm was running (issue 33). Each abab run's line
+// starts "pair P/N ARM", a sweep's "sweep I/N k=v", a soak's "window I/N".
+func TestProgressNamesPairAndArm(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	var stderr strings.Builder
+	o := options(t)
+	o.Stderr = &stderr
+	o.Globals["url"] = starlark.String(srv.URL)
+	startest.MustExec(t, o, `
+load("@std/abab.star", "abab")
+load("@std/sweep.star", "sweep")
+load("@std/soak.star", "soak")
+def one(arm):
+    return workload.http(url, clients = 1, duration = "1.2s", warmup = "0s", label = "GET /")
+exp = abab(arms = {"A": None, "B": None}, pairs = 2, run = one)
+grid = sweep({"clients": [1, 2]}, lambda clients: workload.http(url, clients = clients, duration = "1.2s", warmup = "0s"))
+s = soak(lambda w: workload.http(url, clients = 1, duration = w.seconds, warmup = "0s"), duration = "2.4s", window = "1.2s")
+`)
+	for _, want := range []string{"pair 1/2 A  GET /", "pair 1/2 B  GET /", "pair 2/2 B  GET /", "pair 2/2 A  GET /",
+		"sweep 1/2 clients=1  GET ", "sweep 2/2 clients=2  GET ", "window 1/2  GET ", "window 2/2  GET "} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("no progress line starts %q:\n%s", want, stderr.String())
 		}
 	}
 }

@@ -127,7 +127,7 @@ func (a *loadArgs) spec(name string, th *starlark.Thread) (loadgen.Spec, error) 
 	if s.Observers, err = observers(name, a.observe); err != nil {
 		return s, err
 	}
-	s.Label = a.label
+	s.Label, s.Step = a.label, runtime.Step(th)
 	s.Progress = runtime.Stderr(th)
 	s.Terminal = runtime.IsTerminal(s.Progress)
 	return s, nil

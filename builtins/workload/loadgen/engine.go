@@ -76,6 +76,7 @@ type Spec struct {
 	Window      time.Duration `json:"window"`                 // length of each per-window figure
 	Timeout     time.Duration `json:"timeout"`                // per request, from its send
 	Label       string        `json:"label"`                  // names the run on the progress line
+	Step        string        `json:"-"`                      // the experiment's step before it ("pair 2/4 B")
 	// SeqBase is the first open-loop request number, and seeds the Poisson
 	// pacer: a fleet gives each agent its own range (closed-loop clients
 	// number their requests from 0 each).

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -76,12 +77,39 @@ func progressLine(r *engine, now time.Time, rps float64, errs int64) string {
 	if now.Before(r.measureAt) {
 		phase = " warmup"
 	}
-	p99 := "-"
-	if v, ok := r.shared.lastP99(); ok {
-		p99 = FormatMs(v)
+	return fmt.Sprintf("%s%s %4.1fs/%.0fs%s  %8.0f req/s  %s  errors %d",
+		stepPrefix(r.spec.Step), progressLabel(r.spec.Label), el.Seconds(), total.Seconds(), phase, rps, p99Text(r, now), errs)
+}
+
+// p99Text is the newest closed window's p99, or why there is none yet: a
+// bare "p99 -" left users guessing.
+func p99Text(r *engine, now time.Time) string {
+	switch v, ok := r.shared.lastP99(); {
+	case ok:
+		return fmt.Sprintf("p99 %s (last %s window)", FormatMs(v), r.spec.Window)
+	case now.Before(r.measureAt):
+		return "p99 not measured in warmup"
 	}
-	return fmt.Sprintf("%s %4.1fs/%.0fs%s  %8.0f req/s  p99 %s  errors %d",
-		r.spec.Label, el.Seconds(), total.Seconds(), phase, rps, p99, errs)
+	return fmt.Sprintf("p99 after the first %s window", r.spec.Window)
+}
+
+func stepPrefix(step string) string {
+	if step == "" {
+		return ""
+	}
+	return step + "  "
+}
+
+// maxProgressLabel bounds the label on the live line, which a terminal
+// rewrites in place: one short line (a SQL label is a whole statement).
+const maxProgressLabel = 50
+
+func progressLabel(label string) string {
+	s := strings.Join(strings.Fields(label), " ")
+	if r := []rune(s); len(r) > maxProgressLabel {
+		s = string(r[:maxProgressLabel-1]) + "…"
+	}
+	return s
 }
 
 func (r *engine) writeProgress(line string) {
