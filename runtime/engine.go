@@ -277,7 +277,7 @@ func (e *Engine) plan(c *CellDef) *CellRun {
 	}
 	switch {
 	case forced:
-		st.Status, st.Why = StatusStale, "forced (--rerun)"
+		st.Status, st.Why = StatusStale, e.forcedWhy(c)
 	case c.Options["cache"] == "false":
 		// Its last execution is kept for render, cells and index.
 		e.lookup(st)
@@ -448,10 +448,21 @@ func interrupted(ctx context.Context, err error) bool {
 	return errors.Is(err, context.Canceled) || ctx.Err() != nil
 }
 
-// forced reports whether c must execute even if cached (--rerun, --rerun-all,
+// forced reports whether c must execute even if cached (-rerun, -rerun-all,
 // or the REPL's :run NAME); its memo checkpoints are then ignored too.
 func (e *Engine) forced(c *CellDef) bool {
 	return e.opts.RerunAll || slices.Contains(e.opts.Rerun, c.Name) || e.force == c
+}
+
+// forcedWhy names what forced c, spelt as the user typed it.
+func (e *Engine) forcedWhy(c *CellDef) string {
+	switch {
+	case e.force == c:
+		return "forced (:run " + c.Name + ")"
+	case slices.Contains(e.opts.Rerun, c.Name):
+		return "forced (-rerun " + c.Name + ")"
+	}
+	return "forced (-rerun-all)"
 }
 
 // CacheDir is the notebook's cache directory.

@@ -244,6 +244,14 @@ func TestRerunForces(t *testing.T) {
 	if r.status("total") != "ran" || r.status("setup") != "hit" || r.status("use") != "hit" {
 		t.Errorf("setup %s total %s use %s", r.status("setup"), r.status("total"), r.status("use"))
 	}
+	// The reason names the flag as it is spelt (it said "--rerun").
+	if why := r.e.CellRun("total").Why; why != "forced (-rerun total)" {
+		t.Errorf("reason %q, want %q", why, "forced (-rerun total)")
+	}
+	r = runNotebook(t, dir, "", Options{RerunAll: true})
+	if why := r.e.CellRun("setup").Why; why != "forced (-rerun-all)" {
+		t.Errorf("reason %q, want %q", why, "forced (-rerun-all)")
+	}
 }
 
 func TestDamagedEntryIsRecomputed(t *testing.T) {

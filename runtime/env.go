@@ -142,7 +142,7 @@ type Cell struct {
 	text     strings.Builder // printed text after the last of outputs, not yet one of them
 	warnings []string
 
-	forceMemo bool           // --rerun: ignore memo entries of this cell
+	forceMemo bool           // -rerun: ignore memo entries of this cell
 	st        *resstate.Cell // what it did to live resources (state.go)
 }
 

@@ -55,6 +55,7 @@ type repl struct {
 	sig    *interrupts
 	params map[string]string
 	tty    bool
+	color  bool            // Markdown shown with bold and colours
 	ended  atomic.Bool     // SIGTERM
 	warned map[string]bool // notebook globals already reported as shadowed
 }
@@ -95,6 +96,7 @@ func (r *repl) session() error {
 // openInput picks readline on a terminal, plain lines otherwise.
 func (r *repl) openInput() error {
 	r.tty = runtime.IsTerminal(os.Stdin)
+	r.color = r.tty && useColor(false, r.out)
 	if !r.tty {
 		r.in = newPlainReader(os.Stdin)
 		return nil

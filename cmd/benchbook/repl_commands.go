@@ -118,7 +118,7 @@ func (r *repl) display(outs []starlark.Value) {
 		if v == nil || v == starlark.None {
 			continue
 		}
-		text := displayText(v)
+		text := displayText(v, r.color)
 		fmt.Fprint(r.out, text)
 		if !strings.HasSuffix(text, "\n") {
 			fmt.Fprintln(r.out)
@@ -127,9 +127,10 @@ func (r *repl) display(outs []starlark.Value) {
 }
 
 // displayText is a value for the terminal: printed text as printed, values
-// with Markdown (tables, runs) as their Markdown, others as Starlark shows
-// them. A display method that panics is reported, not fatal.
-func displayText(v starlark.Value) (text string) {
+// with Markdown (tables, runs, md()) as that Markdown rendered for a
+// terminal, others as Starlark shows them. A display method that panics is
+// reported, not fatal.
+func displayText(v starlark.Value, color bool) (text string) {
 	defer func() {
 		if p := recover(); p != nil {
 			text = fmt.Sprintf("(cannot display %s value: %v)", v.Type(), p)
@@ -139,7 +140,7 @@ func displayText(v starlark.Value) (text string) {
 	case runtime.Printed:
 		return string(v)
 	case record.Markdowner:
-		return v.Markdown()
+		return markdownForTerminal(v.Markdown(), color)
 	}
 	return v.String()
 }

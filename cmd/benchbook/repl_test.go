@@ -322,7 +322,8 @@ func TestREPLPiped(t *testing.T) {
 	nb := writeNotebook(t, replNotebook)
 	cmd := exec.Command(binary, "repl", nb)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1")
-	cmd.Stdin = strings.NewReader(":cells\n1+1\ndef triple(x):\n    return 3 * x\n\ntriple(answer)\n:deps base\nundefined_name\n:show answer\n")
+	cmd.Stdin = strings.NewReader(":cells\n1+1\ndef triple(x):\n    return 3 * x\n\ntriple(answer)\n:deps base\nundefined_name\n:show answer\n" +
+		"table([{\"db_cpu_us_per_req\": 412.5, \"arm\": \"A\"}])\nmd(\"**IMPROVES** by `12 %`\")\n")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -336,6 +337,17 @@ func TestREPLPiped(t *testing.T) {
 	}
 	if strings.Contains(out, ">>>") {
 		t.Errorf("piped input printed prompts:\n%s", out)
+	}
+	// Markdown values are shown as text, not as markup (issue 33).
+	for _, want := range []string{"db_cpu_us_per_req  arm\n", "IMPROVES by 12 %\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	for _, raw := range []string{`db\_cpu`, "**IMPROVES**", "| arm"} {
+		if strings.Contains(out, raw) {
+			t.Errorf("stdout shows raw Markdown %q:\n%s", raw, out)
+		}
 	}
 	if !strings.Contains(stderr.String(), "undefined_name") {
 		t.Errorf("stderr does not report the undefined name:\n%s", stderr.String())
