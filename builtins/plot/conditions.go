@@ -3,6 +3,8 @@ package plot
 import (
 	"fmt"
 	"image/color"
+	"math"
+	"slices"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -92,29 +94,59 @@ func generatorBound(runs starlark.Mapping, arm string, pair int) bool {
 	return false
 }
 
+// stripRows are the strip's row labels, top to bottom.
+var stripRows = []string{"other CPU (cores)", "load 1m", "flags"}
+
+// stripFont is the strip's text: small, grey, centred under each run.
+func stripFont() text.Style {
+	return text.Style{Font: font.From(sans, 7), Color: color50, XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: gplot.DefaultTextHandler}
+}
+
+// browserSlack widens a width measured with Liberation Sans for a browser
+// that draws the SVG with a wider sans-serif (DejaVu Sans is about 12 %
+// wider; the figures name no font file).
+const browserSlack = 1.15
+
+// stripLabelWidth is the room the row labels need left of the data.
+func stripLabelWidth() vg.Length {
+	var w vg.Length
+	for _, r := range stripRows {
+		w = max(w, stripFont().Width(r))
+	}
+	return w*browserSlack + vg.Points(6)
+}
+
 // conditionsStrip draws, under each run's dot, a cell shaded by the other
 // processes' CPU with the load average and the flags as text: a reviewer
-// sees at a glance which runs were measured on a disturbed box.
+// sees at a glance which runs were measured on a disturbed box. Each row's
+// figures take the most precise form that fits between neighbouring runs
+// (13.2→13.0, else 13→13, else none): on a busy box they ran together.
 func conditionsStrip(conds []condition, npairs int) func(draw.Canvas, func(float64) vg.Length) {
 	return func(c draw.Canvas, x func(float64) vg.Length) {
-		small := text.Style{Font: font.From(sans, 7), Color: color50, XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: gplot.DefaultTextHandler}
+		small := stripFont()
 		label := small
 		label.XAlign = draw.XRight
 		rowH := (c.Max.Y - c.Min.Y - vg.Points(4)) / 3
 		top := c.Max.Y - vg.Points(4)
-		rows := []string{"other CPU (cores)", "load 1m", "flags"}
-		for i, r := range rows {
+		for i, r := range stripRows {
 			c.FillText(label, vg.Point{X: c.Min.X - vg.Points(4), Y: top - rowH*(vg.Length(i)+0.5)}, r)
 		}
 		width := (c.Max.X - c.Min.X) / vg.Length(max(1, npairs)) * 0.3
-		wordy := width >= vg.Points(26) // room for numbers under each run
+		room := runSpacing(conds, x) - vg.Points(1.5)
+		cpu := fitting(small, room, conds, func(k condition) string { return fmt.Sprintf("%.2f", k.foreign) },
+			func(k condition) string { return fmt.Sprintf("%.1f", k.foreign) })
+		load := fitting(small, room, conds, func(k condition) string { return fmt.Sprintf("%.1f→%.1f", k.loadBefore, k.loadAfter) },
+			func(k condition) string { return fmt.Sprintf("%.0f→%.0f", k.loadBefore, k.loadAfter) },
+			func(k condition) string { return fmt.Sprintf("%.0f", max(k.loadBefore, k.loadAfter)) })
 		for _, k := range conds {
 			cx := x(k.x)
 			cell := vg.Rectangle{Min: vg.Point{X: cx - width/2, Y: top - rowH}, Max: vg.Point{X: cx + width/2, Y: top}}
 			c.FillPolygon(heat(k.foreign/foreignAlarm), []vg.Point{cell.Min, {X: cell.Min.X, Y: cell.Max.Y}, cell.Max, {X: cell.Max.X, Y: cell.Min.Y}})
-			if wordy {
-				c.FillText(small, vg.Point{X: cx, Y: top - rowH/2}, fmt.Sprintf("%.2f", k.foreign))
-				c.FillText(small, vg.Point{X: cx, Y: top - rowH*1.5}, fmt.Sprintf("%.1f→%.1f", k.loadBefore, k.loadAfter))
+			if cpu != nil {
+				c.FillText(small, vg.Point{X: cx, Y: top - rowH/2}, cpu(k))
+			}
+			if load != nil {
+				c.FillText(small, vg.Point{X: cx, Y: top - rowH*1.5}, load(k))
 			}
 			flags := k.flags()
 			if flags != "" {
@@ -124,6 +156,42 @@ func conditionsStrip(conds []condition, npairs int) func(draw.Canvas, func(float
 			}
 		}
 	}
+}
+
+// runSpacing is the least distance between two runs' centres (the strip's
+// whole width for one run).
+func runSpacing(conds []condition, x func(float64) vg.Length) vg.Length {
+	xs := make([]float64, len(conds))
+	for i, k := range conds {
+		xs[i] = float64(x(k.x))
+	}
+	slices.Sort(xs)
+	least := math.Inf(1)
+	for i := 1; i < len(xs); i++ {
+		least = min(least, xs[i]-xs[i-1])
+	}
+	if math.IsInf(least, 1) {
+		least = 200
+	}
+	return vg.Length(least)
+}
+
+// fitting returns the first of the forms whose text, for every run, fits
+// in room (as a browser may draw it); nil when none does.
+func fitting(st text.Style, room vg.Length, conds []condition, forms ...func(condition) string) func(condition) string {
+	for _, f := range forms {
+		fits := true
+		for _, k := range conds {
+			if st.Width(f(k))*browserSlack > room {
+				fits = false
+				break
+			}
+		}
+		if fits {
+			return f
+		}
+	}
+	return nil
 }
 
 // flags are the run's warnings in a word each ("busy", "gen" for a

@@ -117,6 +117,7 @@ func (c *chart) render() (svg []byte, err error) {
 		side := draw.Crop(dc, dc.Size().X-legendWidth-vg.Points(6), -vg.Points(6), 0, -vg.Points(24))
 		c.legend.Draw(side)
 	}
+	area = c.leftRoom(area)
 	c.p.Draw(area)
 	if c.below != nil {
 		data := c.p.DataCanvas(area)
@@ -130,6 +131,22 @@ func (c *chart) render() (svg []byte, err error) {
 	}
 	svg = bytes.ReplaceAll(buf.Bytes(), []byte(svgFamily), []byte(browserFamily))
 	return withTitle(svg, c.p.Title.Text), nil
+}
+
+// leftRoom crops area on the left so that what is drawn left of the data
+// fits in the figure: the y label as a browser's wider font draws it (it
+// lost a pixel), and a strip's row labels (they were clipped: "her CPU
+// (cores)").
+func (c *chart) leftRoom(area draw.Canvas) draw.Canvas {
+	area = draw.Crop(area, vg.Points(3), 0, 0, 0)
+	if c.below == nil {
+		return area
+	}
+	data := c.p.DataCanvas(area)
+	if have, need := data.Min.X-area.Min.X, stripLabelWidth(); have < need {
+		area = draw.Crop(area, need-have, 0, 0, 0)
+	}
+	return area
 }
 
 // withTitle adds a <title> to the SVG so screen readers and tooltips name

@@ -137,3 +137,32 @@ func ScreenshotAs(t *testing.T, page, name string) string {
 func htmlUnescape(s string) string {
 	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&quot;", `"`, "&#34;", `"`, "&#39;", "'", "&amp;", "&").Replace(s)
 }
+
+// Eval opens page in Chromium, evaluates the JavaScript expression js once
+// the page has loaded, and returns its value as JSON: for tests that
+// measure what a browser laid out (text boxes, computed font sizes).
+func Eval(t *testing.T, page, js string) string {
+	t.Helper()
+	script := `<script>window.addEventListener("load", function () {
+  var pre = document.createElement("pre"); pre.id = "bb-eval"; pre.textContent = JSON.stringify(` + js + `); document.body.appendChild(pre);
+});</script>
+`
+	test := strings.Replace(page, "default-src 'none';", "default-src 'none'; script-src 'unsafe-inline';", 1)
+	if i := strings.Index(test, "</head>"); i >= 0 {
+		test = test[:i] + script + test[i:]
+	} else {
+		test = script + test
+	}
+	file := filepath.Join(t.TempDir(), "eval.html")
+	if err := os.WriteFile(file, []byte(test), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, logs := chromium(t, file, "--virtual-time-budget=5000", "--window-size=1280,5000", "--dump-dom")
+	m := evalOut.FindStringSubmatch(dom)
+	if m == nil {
+		t.Fatalf("the page did not report (did it load?)\nstderr:\n%s", logs)
+	}
+	return htmlUnescape(m[1])
+}
+
+var evalOut = regexp.MustCompile(`(?s)<pre id="bb-eval">(.*?)</pre>`)
