@@ -14,6 +14,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/engine/enginetest"
+	"github.com/benchbook/benchbook/builtins/internal/runattrs"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -53,6 +54,9 @@ assert.true(cores <= 0.55 and cores > 0, cores)
 assert.true(r.mem_anon_kb > 0, r.mem_anon_kb)
 `, img, guardServer(t)))
 	t.Logf("container cpus=0.5, 2 busy goroutines: %v cores", g["cores"])
+	if u := runattrs.Unknown(g["r"].(starlark.HasAttrs).AttrNames()); len(u) > 0 {
+		t.Errorf("run attributes the table of run attributes (and the README) does not list: %v", u)
+	}
 }
 
 // TestContainerExitAndRemoval: a container that exits mid-run trips

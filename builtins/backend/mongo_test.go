@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/internal/runattrs"
 	"github.com/benchbook/benchbook/builtins/workload/mongotest"
 )
 
@@ -17,7 +20,7 @@ import (
 // client counted: an oracle on the other side of the wire.
 func TestMongoObserverAndMethods(t *testing.T) {
 	uri := mongotest.Start(t) + "obs"
-	mustRun(t, fmt.Sprintf(`
+	g := mustRun(t, fmt.Sprintf(`
 m = backend.mongo(%q, collections = ["kv"])
 assert.eq(m.db, "obs")
 assert.eq(m.insert("kv", [{"_id": i, "k": i, "tag": "t%%d" %% (i %% 5)} for i in range(200)]), 200)
@@ -44,6 +47,11 @@ assert.eq(m.stats("kv")["indexes"], 1)
 m.drop("kv")
 assert.eq(m.count("kv"), 0)
 `, uri, strings.TrimSuffix(uri, "obs")))
+	for _, name := range []string{"r", "u"} {
+		if u := runattrs.Unknown(g[name].(starlark.HasAttrs).AttrNames()); len(u) > 0 {
+			t.Errorf("run attributes the table of run attributes (and the README) does not list: %v", u)
+		}
+	}
 }
 
 // Fingerprints see the documents, not their order, field order or number

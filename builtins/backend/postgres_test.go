@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/benchbook/benchbook/builtins/internal/runattrs"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
@@ -227,6 +228,9 @@ func TestObservePerRequest(t *testing.T) {
 	within("plan_exec_ms_per_req", 0.0001, 50)
 	within("wait_samples", 2, 100)
 	within("walwrite_waiters_max", 0, 1)
+	if u := runattrs.Unknown(runattrs.Names(f)); len(u) > 0 {
+		t.Errorf("figures the table of run attributes (and the README) does not list: %v", u)
+	}
 }
 
 func TestAttachRedactsPassword(t *testing.T) {

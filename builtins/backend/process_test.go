@@ -18,6 +18,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/runattrs"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -170,6 +171,9 @@ assert.ne(p.pid, first)
 	t.Logf("figures: %v", f)
 	if f["server_cpu_us"] < 50_000 || f["server_rss_peak_kb"] <= 0 || f["server_cpu_us_per_req"] != f["server_cpu_us"]/100 {
 		t.Fatalf("a busy loop for 300 ms: %v", f)
+	}
+	if u := runattrs.Unknown(runattrs.Names(f)); len(u) > 0 {
+		t.Errorf("figures the table of run attributes (and the README) does not list: %v", u)
 	}
 	if v, err := p.cpu(nil, "process.cpu", nil, nil); err != nil || float64(v.(starlark.Float)) < 0.05 {
 		t.Fatalf("cpu() = %v, %v after a busy loop", v, err)

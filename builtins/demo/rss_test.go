@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/internal/runattrs"
 )
 
 // TestObserveGivesRSSPeak: observe = [demo] gives server_rss_peak_kb, as
@@ -25,6 +27,9 @@ peak = r.server_rss_peak_kb
 	rss, hwm := statusKB(t, h.cmd.Process.Pid, "VmRSS:"), statusKB(t, h.cmd.Process.Pid, "VmHWM:")
 	if peak <= 0 || peak < 0.9*rss || peak > hwm*1.02 {
 		t.Errorf("server_rss_peak_kb = %v; the kernel says VmRSS %v kB, VmHWM %v kB", peak, rss, hwm)
+	}
+	if u := runattrs.Unknown(g["r"].(starlark.HasAttrs).AttrNames()); len(u) > 0 {
+		t.Errorf("run attributes the table of run attributes (and the README) does not list: %v", u)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"go/token"
 	"regexp"
 	"testing"
+
+	"github.com/benchbook/benchbook/builtins/internal/runattrs"
 )
 
 // The doc comment of Run lists every attribute a run has, so `go doc`
@@ -28,6 +30,27 @@ func TestRunDocListsEveryAttr(t *testing.T) {
 	for _, a := range runAttrs {
 		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(a) + `\b`).MatchString(doc) {
 			t.Errorf("the doc of Run does not list the attribute %q", a)
+		}
+	}
+}
+
+// TestRunAttrsAreTheTable: the README's table of run attributes
+// (runattrs.Run) and the attributes a run answers to are the same list.
+func TestRunAttrsAreTheTable(t *testing.T) {
+	table := map[string]bool{}
+	for _, a := range runattrs.Run {
+		table[a.Name] = true
+	}
+	have := map[string]bool{}
+	for _, a := range runAttrs {
+		have[a] = true
+		if !table[a] {
+			t.Errorf("a run has %q, the table of run attributes does not list it", a)
+		}
+	}
+	for name := range table {
+		if !have[name] {
+			t.Errorf("the table lists %q, a run has no such attribute", name)
 		}
 	}
 }
