@@ -3,8 +3,11 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
 // TestNew: every template makes a notebook that parses and analyses; the
@@ -46,5 +49,31 @@ func TestNew(t *testing.T) {
 	page, _ := os.ReadFile(strings.TrimSuffix(web, ".star") + ".html")
 	if !strings.Contains(string(page), "Verdict: ") || strings.Count(string(page), "<svg") < 3 {
 		t.Errorf("the new notebook's record lacks its verdict or its 3 charts")
+	}
+}
+
+// TestPostgresTemplateRuns runs the postgres template as written, short:
+// its equivalence cell compares the answers of pg.query() under both arms
+// with equivalent() (the new user's pattern, issue 33), and the verdict
+// rests on it.
+func TestPostgresTemplateRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a PostgreSQL study")
+	}
+	needs.Postgres(t)
+	nb := filepath.Join(t.TempDir(), "pg.star")
+	if code, _, stderr := runCLI(t, "new", "-template", "postgres", nb); code != 0 {
+		t.Fatalf("new: exit %d, %s", code, stderr)
+	}
+	code, _, stderr := runCLI(t, "run", "-no-color", "-p", "duration=1s", "-p", "pairs=1", "-p", "rows=20000", "-p", "clients=2", nb)
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	if !regexp.MustCompile(`(?m)^  ran\s+equivalence`).MatchString(stderr) {
+		t.Errorf("the equivalence cell did not run:\n%s", stderr)
+	}
+	page, _ := os.ReadFile(strings.TrimSuffix(nb, ".star") + ".html")
+	if !strings.Contains(string(page), "0 mismatches in 4 queries") {
+		t.Errorf("the record does not show the equivalence check")
 	}
 }
