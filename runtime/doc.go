@@ -71,6 +71,9 @@
 //     regular, file and record sizes, value depth and size), each raised
 //     by an environment variable; runtime/nbfuzz fuzzes whole notebooks.
 //   - runtime/resstate: live resources' states, without Starlark (below).
+//   - runtime/bytesize: sizes read and written one way (Docker's binary
+//     units), a leaf: limits, resstate and the builtins' memory limits and
+//     host guard all use it.
 //   - runtime/filehash: a file's SHA-256, a leaf: the engine keys file
 //     inputs with it, and package fleet checks the binary it copies to a
 //     remote agent with it without linking the engine.
@@ -110,7 +113,7 @@
 //     the identity hash(entered, cell key) for what it left, snapshotted
 //     before its entry is written, and recorded as its "state-out" input. A
 //     cached changing cell is a hit only while that snapshot exists (they
-//     are evicted least recently used past BENCHBOOK_STATE_LIMIT bytes per
+//     are evicted least recently used past BENCHBOOK_STATE_LIMIT (a size) per
 //     resource, 8 GiB by default; never one the current walk needs), so
 //     -p rows=A -> B -> A finds A's data again without refilling it. A
 //     cache=false cell leaves a new identity every time it runs.

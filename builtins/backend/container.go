@@ -17,6 +17,8 @@ import (
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/redact"
+
+	"github.com/benchbook/benchbook/runtime/bytesize"
 )
 
 // containerHandle is the value of backend.container(...): one container
@@ -203,7 +205,7 @@ func exitEvidence(st engine.State, err error, l cgroup.Limits) string {
 	case st.OOMKilled:
 		s := fmt.Sprintf("OOMKilled: the engine reports an OOM kill, exit code %d", st.ExitCode)
 		if l.Memory > 0 {
-			s += fmt.Sprintf(", memory limit %s", cgroup.FormatSize(l.Memory))
+			s += fmt.Sprintf(", memory limit %s", bytesize.Format(l.Memory))
 		}
 		return s
 	case st.Error != "":

@@ -9,6 +9,8 @@ import (
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
 	"github.com/benchbook/benchbook/builtins/internal/engine"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
+
+	"github.com/benchbook/benchbook/runtime/bytesize"
 )
 
 // The run guards of a container: it exited, was OOM-killed (the engine's
@@ -122,7 +124,7 @@ func (w *containerWatch) check(ctx context.Context) {
 	}
 	if s, err := w.group.Read(); err == nil && s.OOMKills > w.oom0 {
 		w.trip("oom_killed", fmt.Sprintf("the kernel's OOM killer killed %d process(es) in the container (memory limit %s)",
-			s.OOMKills-w.oom0, cgroup.FormatSize(s.Limit)))
+			s.OOMKills-w.oom0, bytesize.Format(s.Limit)))
 	}
 }
 

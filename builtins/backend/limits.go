@@ -13,6 +13,8 @@ import (
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/runtime"
+
+	"github.com/benchbook/benchbook/runtime/bytesize"
 )
 
 // This file holds the resource limits that backend.container,
@@ -52,7 +54,10 @@ func (a *limitArgs) limits() (cgroup.Limits, error) {
 	switch m := a.memory.(type) {
 	case nil, starlark.NoneType:
 	case starlark.String:
-		n, err := cgroup.ParseSize(string(m))
+		n, err := bytesize.Parse(string(m))
+		if err == nil && n <= 0 {
+			err = fmt.Errorf("want a size > 0, got %q", m)
+		}
 		if err != nil {
 			return l, fmt.Errorf("memory: %w", err)
 		}
@@ -67,7 +72,7 @@ func (a *limitArgs) limits() (cgroup.Limits, error) {
 		return l, fmt.Errorf(`memory: want a size such as "64MB" or "4GB", got %s`, m.Type())
 	}
 	if l.Memory > 0 && l.Memory < 6<<20 {
-		return l, fmt.Errorf("memory: %s is below the 6MB any process needs", cgroup.FormatSize(l.Memory))
+		return l, fmt.Errorf("memory: %s is below the 6MB any process needs", bytesize.Format(l.Memory))
 	}
 	if a.cpuset != "" {
 		if err := checkCpuset(a.cpuset); err != nil {
@@ -208,6 +213,6 @@ func oomWatch(g *cgroup.Group, src string, t0 time.Time) func() []guard.Trip {
 		}
 		return []guard.Trip{{At: guard.Since(t0), Source: src, Kind: "oom_killed", Fatal: true,
 			Evidence: fmt.Sprintf("the kernel's OOM killer killed %d process(es) in its cgroup (memory limit %s)",
-				s.OOMKills-s0.OOMKills, cgroup.FormatSize(s.Limit))}}
+				s.OOMKills-s0.OOMKills, bytesize.Format(s.Limit))}}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/bytesize"
 )
 
 // hostGuard is the value of host.guard(...): the box's run guards with the
@@ -37,7 +38,7 @@ func guardBuiltin(th *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple
 		return nil, err
 	}
 	if diskMin != "" {
-		n, err := guard.ParseBytes(diskMin)
+		n, err := bytesize.Parse(diskMin)
 		if err != nil {
 			return nil, fmt.Errorf("%s: disk_free_min: %w", fn.Name(), err)
 		}

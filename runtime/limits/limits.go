@@ -15,6 +15,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/benchbook/benchbook/runtime/bytesize"
 )
 
 // A Limit is one bound: its default and the variable that overrides it.
@@ -22,7 +24,7 @@ type Limit struct {
 	Name    string // what is bounded, for messages ("file size")
 	Env     string // the environment variable that overrides Default
 	Default int64
-	Bytes   bool  // a size in bytes: the variable takes K, M and G suffixes
+	Bytes   bool  // a size in bytes: the variable takes a size ("64M", "64MB", "1GiB": runtime/bytesize)
 	Max     int64 // the variable is capped here (0: no cap)
 }
 
@@ -70,35 +72,16 @@ func (l Limit) Format(n int64) string {
 	if !l.Bytes {
 		return strconv.FormatInt(n, 10)
 	}
-	for _, u := range []struct {
-		suffix string
-		shift  uint
-	}{{"G", 30}, {"M", 20}, {"K", 10}} {
-		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
-			return strconv.FormatInt(n>>u.shift, 10) + u.suffix
-		}
-	}
-	return strconv.FormatInt(n, 10)
+	return bytesize.Format(n)
 }
 
+// parse reads a variable: a size (bytesize's rule: "64M", "64MB", "1GiB")
+// for a limit in bytes, else a number.
 func parse(s string, bytes bool) (int64, bool) {
-	shift := uint(0)
 	if bytes {
-		switch strings.ToUpper(s[len(s)-1:]) {
-		case "K":
-			shift = 10
-		case "M":
-			shift = 20
-		case "G":
-			shift = 30
-		}
-		if shift > 0 {
-			s = s[:len(s)-1]
-		}
+		n, err := bytesize.Parse(s)
+		return n, err == nil && n <= 1<<62
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n > (1<<62)>>shift {
-		return 0, false
-	}
-	return n << shift, true
+	return n, err == nil
 }

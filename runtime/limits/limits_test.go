@@ -61,6 +61,14 @@ func TestReadFileSizeLimit(t *testing.T) {
 	if File.Get() != File.Default {
 		t.Errorf("a malformed variable gave %d", File.Get())
 	}
+	// Sizes are read as everywhere else (runtime/bytesize): "64MB" was
+	// malformed here, so the default stood.
+	for in, want := range map[string]int64{"64MB": 64 << 20, "64M": 64 << 20, "1GiB": 1 << 30, "2kb": 2048} {
+		t.Setenv(File.Env, in)
+		if got := File.Get(); got != want {
+			t.Errorf("%s=%s: %d, want %d", File.Env, in, got, want)
+		}
+	}
 }
 
 func nested(depth int) starlark.Value {

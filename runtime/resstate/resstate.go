@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/benchbook/benchbook/runtime/bytesize"
 )
 
 // Input kinds the engine writes for resources; each names the resource's ID.
@@ -61,7 +63,8 @@ type Resource struct {
 }
 
 // DefaultLimit bounds the bytes of state snapshots kept per resource; the
-// least recently used go first. BENCHBOOK_STATE_LIMIT (bytes) overrides it.
+// least recently used go first. BENCHBOOK_STATE_LIMIT (a size: "20GB",
+// "500MB", bytes) overrides it.
 const DefaultLimit = 8 << 30
 
 // stateFile holds the identity of the state the resource's data is in now.
@@ -90,7 +93,11 @@ type tracked struct {
 func New(say func(string), dur func(time.Duration) string) *Tracker {
 	limit := int64(DefaultLimit)
 	if v := os.Getenv("BENCHBOOK_STATE_LIMIT"); v != "" {
-		fmt.Sscan(v, &limit)
+		if n, err := bytesize.Parse(v); err == nil && n > 0 {
+			limit = n
+		} else {
+			say(fmt.Sprintf("warning: BENCHBOOK_STATE_LIMIT=%q: %v; keeping %s", v, err, bytesize.Format(limit)))
+		}
 	}
 	return &Tracker{res: map[string]*tracked{}, expect: map[string]string{}, until: map[string]string{}, pins: map[string]bool{}, say: say, dur: dur, limit: limit}
 }

@@ -111,22 +111,6 @@ func TestMemoryLimitKills(t *testing.T) {
 	}
 }
 
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"64MB": 64 << 20, "4GB": 4 << 30, "512m": 512 << 20, "1.5GiB": 3 << 29, "1000": 1000} {
-		if got, err := ParseSize(in); err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "-1MB", "lots", "0"} {
-		if _, err := ParseSize(bad); err == nil {
-			t.Errorf("ParseSize(%q) succeeded", bad)
-		}
-	}
-	if s := FormatSize(64 << 20); s != "64MB" {
-		t.Errorf("FormatSize = %q", s)
-	}
-}
-
 func TestParseProcCgroup(t *testing.T) {
 	g, err := parseProcCgroup("0::/a/b\n", true)
 	if err != nil || g.dirs[""] != Root+"/a/b" {

@@ -3,11 +3,12 @@ package cgroup
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/benchbook/benchbook/runtime/bytesize"
 )
 
 // Limits are what a group may use; zero values mean no limit.
@@ -28,7 +29,7 @@ func (l Limits) String() string {
 		parts = append(parts, "cpus="+strconv.FormatFloat(l.CPUs, 'g', -1, 64))
 	}
 	if l.Memory > 0 {
-		parts = append(parts, "memory="+FormatSize(l.Memory))
+		parts = append(parts, "memory="+bytesize.Format(l.Memory))
 	}
 	if l.Cpuset != "" {
 		parts = append(parts, "cpuset="+l.Cpuset)
@@ -41,46 +42,6 @@ func (l Limits) String() string {
 
 // cfsPeriod is the CPU quota's period in µs (the kernel's default).
 const cfsPeriod = 100000
-
-var sizeUnits = []struct {
-	suffix string
-	mult   int64
-}{
-	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"tib", 1 << 40},
-	{"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30}, {"tb", 1 << 40},
-	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"t", 1 << 40}, {"b", 1},
-}
-
-// ParseSize reads a memory size: "64MB", "4GB", "512m", "1.5GiB" or a
-// number of bytes. Units are binary, as Docker's: 1MB = 1 MiB = 1048576.
-func ParseSize(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	mult := int64(1)
-	for _, u := range sizeUnits {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.mult
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(t, 64)
-	if err != nil || f <= 0 || math.IsInf(f, 0) || f*float64(mult) > float64(math.MaxInt64/2) {
-		return 0, fmt.Errorf(`want a size such as "64MB" or "4GB", got %q`, s)
-	}
-	return int64(f * float64(mult)), nil
-}
-
-// FormatSize writes bytes as the largest whole binary unit: 67108864 is "64MB".
-func FormatSize(n int64) string {
-	for _, u := range []struct {
-		name string
-		size int64
-	}{{"GB", 1 << 30}, {"MB", 1 << 20}, {"kB", 1 << 10}} {
-		if n >= u.size && n%u.size == 0 {
-			return fmt.Sprintf("%d%s", n/u.size, u.name)
-		}
-	}
-	return fmt.Sprintf("%dB", n)
-}
 
 // v1Controllers are the hierarchies a group joins on a v1 machine: the
 // limits' own and those it is read through.

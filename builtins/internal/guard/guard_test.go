@@ -60,19 +60,6 @@ func TestCountLog(t *testing.T) {
 	}
 }
 
-func TestParseBytes(t *testing.T) {
-	for in, want := range map[string]int64{"500MB": 500e6, "1GiB": 1 << 30, "1000TB": 1000e12, "42": 42, "1.5 KiB": 1536} {
-		if got, err := ParseBytes(in); err != nil || got != want {
-			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "-1MB", "lots", "5 parsecs"} {
-		if _, err := ParseBytes(bad); err == nil {
-			t.Errorf("ParseBytes(%q) took it", bad)
-		}
-	}
-}
-
 func TestHostDiskWatermark(t *testing.T) {
 	stop := Host{Path: t.TempDir(), DiskFreeMin: 1 << 62}.Watch(context.Background(), time.Now())
 	trips := stop()

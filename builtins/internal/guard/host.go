@@ -9,6 +9,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/benchbook/benchbook/runtime/bytesize"
 )
 
 // Host watches the box through a run: free disk under Path against a
@@ -52,7 +54,7 @@ func (h Host) Watch(ctx context.Context, t0 time.Time) func() []Trip {
 		diskTripped = true
 		mu.Lock()
 		trips = append(trips, Trip{At: Since(t0), Source: "host", Kind: "disk", Fatal: true,
-			Evidence: fmt.Sprintf("%s free on the disk of %s, under the watermark of %s", bytesText(free), path, bytesText(h.DiskFreeMin))})
+			Evidence: fmt.Sprintf("%s free on the disk of %s, under the watermark of %s", bytesize.Format(free), path, bytesize.Format(h.DiskFreeMin))})
 		mu.Unlock()
 	}
 	psi0, psiOK := memStallMicros()
@@ -123,37 +125,4 @@ func swapPages() (int64, bool) {
 		}
 	}
 	return n, found == 2
-}
-
-// ParseBytes reads "500MB", "1GiB", "2TB" or a plain number of bytes.
-func ParseBytes(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   float64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
-		{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}, {"KB", 1e3}, {"B", 1}}
-	t := strings.TrimSpace(s)
-	for _, u := range units {
-		if num, ok := strings.CutSuffix(t, u.suffix); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-			if err != nil || f < 0 {
-				break
-			}
-			return int64(f * u.mult), nil
-		}
-	}
-	if n, err := strconv.ParseInt(t, 10, 64); err == nil && n >= 0 {
-		return n, nil
-	}
-	return 0, fmt.Errorf("want a size like \"500MB\" or \"2GiB\", got %q", s)
-}
-
-func bytesText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%d B", n)
 }
