@@ -94,6 +94,7 @@ func newContainer(th *starlark.Thread, name string, args starlark.Tuple, kwargs 
 		addImageInput(th, spec.Image, c.Digest)
 	}
 	runtime.AddInput(th, runtime.Input{Kind: "server", Name: h.describe()})
+	addTarget(th, h)
 	return h, nil
 }
 

@@ -170,3 +170,39 @@ func TestNoContainerOutlivesKill9(t *testing.T) {
 		}
 	}
 }
+
+// TestUnobservedContainerOOMKillInvalidatesRun: a container started with
+// memory = "64MB" that the kernel OOM-kills during a workload.http run
+// left the run valid (7 ok, 344 refused) unless observe listed it (issue
+// 33). The container the run sends traffic to is watched whatever observe
+// says; one the run does not send traffic to trips a warning only.
+func TestUnobservedContainerOOMKillInvalidatesRun(t *testing.T) {
+	img := toolImage(t)
+	port := testPort(t)
+	mustRun(t, fmt.Sprintf(`
+c = backend.container(%q, env = {"PORT": "%d", "ALLOC_MB": "200", "ALLOC_AFTER": "1.5"}, memory = "64MB", ready = "http://127.0.0.1:%d/")
+r = workload.http(c.url + "/", clients = 1, duration = "4s", warmup = "0s")
+assert.eq(r.valid, False)
+assert.eq([t.kind for t in r.trips if t.fatal], ["oom_killed"])
+assert.true("OOM" in r.invalid_reason, r.invalid_reason)
+assert.fails(lambda: compare([r, r], [r, r]), "invalid run")
+`, img, port, port))
+	// Another target's OOM kill, with traffic elsewhere: a warning, the run valid.
+	port = testPort(t)
+	mustRun(t, fmt.Sprintf(`
+other = backend.container(%q, env = {"PORT": "%d", "ALLOC_MB": "200", "ALLOC_AFTER": "1.5"}, memory = "64MB", ready = "http://127.0.0.1:%d/")
+r = workload.http(%q, clients = 1, duration = "4s", warmup = "0s")
+assert.eq(r.valid, True)
+assert.eq([t.kind for t in r.trips], ["oom_killed"])
+assert.true(any(["oom killed" in w and "not the target of this run's traffic" in w for w in r.warnings]), r.warnings)
+`, img, port, port, guardServer(t)))
+}
+
+func testPort(t *testing.T) int {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
+}

@@ -232,6 +232,10 @@ func (w *watched) StartObserving(ctx context.Context) (func(requests int64) (map
 	}, nil
 }
 
+// Watches is the target the rules apply to: observe = [pg.watch(...)]
+// observes pg.
+func (w *watched) Watches() any { return w.target }
+
 func (w *watched) Watch(ctx context.Context, t0 time.Time) func() []guard.Trip {
 	return w.target.watch(ctx, t0, w.rules)
 }

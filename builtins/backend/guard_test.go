@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"testing"
+
+	"go.starlark.net/starlark"
 
 	_ "github.com/benchbook/benchbook/builtins/host"
 	_ "github.com/benchbook/benchbook/builtins/metric"
 	_ "github.com/benchbook/benchbook/builtins/workload"
+	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
 // The run guards against real processes, a real cluster and a real HTTP
@@ -142,7 +146,55 @@ assert.eq(r3.valid, False)
 kinds = [t.kind for t in r3.trips if t.fatal]
 assert.true("crashed_backend" in kinds, kinds)
 assert.true("terminated by signal 9" in r3.invalid_reason, r3.invalid_reason)
+
+# Unobserved, the cluster the run sends its traffic to is watched all the
+# same (issue 33: observe was what turned the guard on).
+victim = db.query("SELECT pg_backend_pid() AS pid")[0]["pid"]
+killer = backend.process(["sh", "-c", "sleep 1.5; kill -9 %d; sleep 30" % victim])
+r4 = workload.sql(db, query = "SELECT 1", clients = 2, duration = "4s", warmup = "0s")
+killer.stop()
+assert.eq(r4.valid, False)
+assert.true("crashed_backend" in [t.kind for t in r4.trips if t.fatal], r4.trips)
 `)
+}
+
+// pyServer serves HTTP on 127.0.0.1:argv[1], says "serving", and exits
+// with status 3 argv[2] seconds after it started.
+const pyServer = `import http.server, os, sys, threading
+s = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), http.server.SimpleHTTPRequestHandler)
+print("serving", flush=True)
+threading.Timer(float(sys.argv[2]), lambda: os._exit(3)).start()
+s.serve_forever()`
+
+// TestGuardUnobservedTargets: every process the notebook started is watched
+// by every run. The one the run sends traffic to (by its ready check's port,
+// or by the socket its processes listen on) makes the run invalid when it
+// dies, observe or not; another one's death is a warning on the run.
+func TestGuardUnobservedTargets(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		needs.Missing(t, "python3 (the test's HTTP target)", "apt-get install python3")
+	}
+	a, b := testPort(t), testPort(t)
+	g := mustRun(t, fmt.Sprintf(`
+web = backend.process(["python3", "-c", %q, "%d", "1.5"], cwd = %q, ready = "http://127.0.0.1:%d/")
+r1 = workload.http(web.url + "/", clients = 1, duration = "4s", warmup = "0s")
+assert.eq(r1.valid, False)
+assert.eq([t.kind for t in r1.trips if t.fatal], ["exited"])
+
+quiet = backend.process(["python3", "-c", %q, "%d", "1.5"], cwd = %q, ready = "log:^serving$")
+r2 = workload.http("http://localhost:%d/", clients = 1, duration = "4s", warmup = "0s")
+assert.eq(r2.valid, False)
+assert.eq([t.kind for t in r2.trips if t.fatal], ["exited"])
+
+other = backend.process(["sh", "-c", "sleep 1.5; exit 4"])
+r3 = workload.http(%q, clients = 1, duration = "4s", warmup = "0s")
+assert.eq(r3.valid, True)
+assert.eq([t.kind for t in r3.trips], ["exited"])
+warned = [w for w in r3.warnings if "exit status 4" in w and "not the target of this run's traffic" in w]
+`, pyServer, a, t.TempDir(), a, pyServer, b, t.TempDir(), b, guardServer(t)))
+	if n := g["warned"].(*starlark.List).Len(); n != 1 {
+		t.Errorf("the bystander's exit is not a warning on the run: %v", g["r3"].(starlark.HasAttrs))
+	}
 }
 
 func TestFingerprint(t *testing.T) {

@@ -168,6 +168,7 @@ func ownCluster(th *starlark.Thread, set map[string]string, opts pgOptions) (*pg
 	if h := running.reuse(root, set, opts); h != nil {
 		h.addInput(th)
 		h.c.addPlaceInput(th)
+		addTarget(th, h)
 		return h, h.register(th, set, false, false)
 	}
 	as, err := unprivileged()
@@ -202,6 +203,7 @@ func ownCluster(th *starlark.Thread, set map[string]string, opts pgOptions) (*pg
 	runtime.AtExit(th, h.shutdown)
 	h.addInput(th)
 	c.addPlaceInput(th)
+	addTarget(th, h)
 	return h, h.register(th, set, created, outside)
 }
 

@@ -75,6 +75,7 @@ func processBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	}
 	runtime.AtExit(th, func() { p.stop(5 * time.Second) })
 	addLimitsInput(th, "process "+spec.argv[0], spec.limits)
+	addTarget(th, p)
 	return p, nil
 }
 

@@ -59,6 +59,7 @@ func start(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	runtime.AtExit(th, h.kill)
+	runtime.SessionValue(th, guard.TargetsKey, guard.NewTargets).Add(h)
 	return h, nil
 }
 

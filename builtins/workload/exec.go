@@ -13,6 +13,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/child"
+	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
@@ -49,6 +50,7 @@ func execBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if a.obs, err = observers(b.Name(), a.observe); err != nil {
 		return nil, err
 	}
+	a.obs = withTargetGuards(th, a.obs, guard.Dest{}) // a command's traffic has no address we can see
 	argv, err := a.argv(b.Name())
 	if err != nil {
 		return nil, err
@@ -93,6 +95,14 @@ func (a *execArgs) argv(name string) ([]string, error) {
 	return nil, fmt.Errorf("%s: cmd must be a string (run by sh) or a list of arguments, got %s", name, a.cmd.Type())
 }
 
+// stepOf is the experiment's step ("pair 2/4 B  ") before a progress line.
+func stepOf(th *starlark.Thread) string {
+	if s := runtime.Step(th); s != "" {
+		return s + "  "
+	}
+	return ""
+}
+
 // measure runs warmup + runs times, keeping the measured runs. The
 // observers and the run guards (loadgen.StartWatch: a watched process or
 // cluster that dies, the host's disk, memory pressure, swapping) watch the
@@ -110,7 +120,7 @@ func (a *execArgs) measure(th *starlark.Thread, argv []string, timeout time.Dura
 			start = time.Now()
 			w = loadgen.StartWatch(ctx, a.obs, start, true)
 		}
-		fmt.Fprintf(stderr, "%s: run %d/%d%s\n", a.label, i+1, a.warmup+a.runs, map[bool]string{true: " (warmup)"}[i < a.warmup])
+		fmt.Fprintf(stderr, "%s%s: run %d/%d%s\n", stepOf(th), a.label, i+1, a.warmup+a.runs, map[bool]string{true: " (warmup)"}[i < a.warmup])
 		s := runOnce(ctx, argv, timeout)
 		if ctx.Err() != nil {
 			r.d.Interrupted = true

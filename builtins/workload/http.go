@@ -34,6 +34,7 @@ func httpBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err != nil {
 		return nil, err
 	}
+	spec.Observers = withTargetGuards(th, spec.Observers, urlDest(h.url))
 	if spec.Label == "" {
 		spec.Label = h.method + " " + h.url
 	}

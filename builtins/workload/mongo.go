@@ -52,6 +52,13 @@ func mongoBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if spec.Clients == 0 && la.maxInflight == starlark.None {
 		spec.MaxInflight = min(spec.MaxInflight, maxMongoInflight)
 	}
+	if uri, _, err := m.where(b.Name()); err == nil {
+		d := urlDest(uri)
+		if _, isString := m.target.(starlark.String); !isString {
+			d.Target = m.target
+		}
+		spec.Observers = withTargetGuards(th, spec.Observers, d)
+	}
 	tgt, check, err := m.open(b.Name(), th, spec)
 	if err != nil {
 		return nil, err

@@ -35,6 +35,9 @@ func sqlBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if spec.Clients == 0 && la.maxInflight == starlark.None {
 		spec.MaxInflight = min(spec.MaxInflight, maxSQLInflight)
 	}
+	if dsn, err := dsnOf(b.Name(), s.db); err == nil {
+		spec.Observers = withTargetGuards(th, spec.Observers, sqlDest(s.db, dsn))
+	}
 	if la.agents != nil {
 		return s.onFleet(th, b.Name(), spec, la.agents)
 	}

@@ -4,7 +4,8 @@
 //	tool alloc MB [S]    after S seconds (0), touch MB MiB of memory, then sleep
 //	tool listen PORT     accept TCP connections on 127.0.0.1:PORT
 //	tool exit CODE [S]   exit after S seconds (0)
-//	tool                 serve HTTP ("ok") on 127.0.0.1:$PORT
+//	tool                 serve HTTP ("ok") on 127.0.0.1:$PORT; with $ALLOC_MB,
+//	                     touch that many MiB $ALLOC_AFTER seconds after start
 //
 // Every mode prints "ready" once it is doing what it says.
 package main
@@ -20,6 +21,13 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
+		if mb, _ := strconv.Atoi(os.Getenv("ALLOC_MB")); mb > 0 {
+			after, _ := strconv.ParseFloat(os.Getenv("ALLOC_AFTER"), 64)
+			go func() {
+				time.Sleep(time.Duration(after * float64(time.Second)))
+				touch(mb)
+			}()
+		}
 		fmt.Println("ready")
 		err := http.ListenAndServe("127.0.0.1:"+os.Getenv("PORT"), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 			w.Write([]byte("ok\n"))
@@ -44,10 +52,7 @@ func main() {
 			fmt.Println("waiting")
 			time.Sleep(time.Duration(s * float64(time.Second)))
 		}
-		buf := make([]byte, n<<20)
-		for i := 0; i < len(buf); i += 4096 {
-			buf[i] = 1
-		}
+		touch(n)
 		fmt.Println("ready")
 		time.Sleep(time.Hour)
 	case "listen":
@@ -72,6 +77,17 @@ func main() {
 		os.Exit(n)
 	}
 }
+
+// touch allocates mb MiB and writes every page, so the kernel charges them.
+func touch(mb int) {
+	buf := make([]byte, mb<<20)
+	for i := 0; i < len(buf); i += 4096 {
+		buf[i] = 1
+	}
+	keep = buf
+}
+
+var keep []byte
 
 func spin() {
 	for i := 0; ; i++ {

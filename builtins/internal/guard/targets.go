@@ -1,0 +1,175 @@
+package guard
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Every live target the notebook started (a process, a container, a
+// PostgreSQL cluster) is watched during every measured run, observed or
+// not: a user who forgot observe = [...] measured a dead target, and the
+// run said valid (7 ok, 344 refused). The death, OOM kill or restart of
+// the target the run sends its traffic to is fatal; any other target's
+// trips are warnings on the run. observe adds figures, and makes every
+// trip of what it lists count as for the run's own target.
+
+// A Target is a live system the notebook started.
+type Target interface {
+	Watcher
+	// Watched is false once benchbook stopped it on purpose (.stop()):
+	// a target the notebook ended is no one's guard.
+	Watched() bool
+	// Alive reports whether it runs now: a bystander that died before the
+	// run had its trip in the run it died in.
+	Alive() bool
+	// Serves reports whether traffic sent to d reaches this target.
+	Serves(d Dest) bool
+}
+
+// Dest is where a run sends its traffic: the handle it was given
+// (workload.sql(pg, ...)), else the host and port of its URL, DSN or URI,
+// or a unix socket's directory.
+type Dest struct {
+	Target any    // the value the run was given, when it is a handle
+	Host   string // as written: "127.0.0.1", "localhost", "::1"
+	Port   int
+	Socket string // a DSN's host=/dir
+}
+
+// LocalPort reports whether d is port on this machine.
+func (d Dest) LocalPort(port int) bool { return port > 0 && d.Port == port && Local(d.Host) }
+
+// Targets is a session's live targets, in the order they started.
+type Targets struct {
+	mu   sync.Mutex
+	list []Target
+}
+
+// TargetsKey names a session's Targets: runtime.SessionValue(th,
+// guard.TargetsKey, guard.NewTargets).
+var TargetsKey = targetsKey{}
+
+type targetsKey struct{}
+
+// NewTargets returns an empty registry.
+func NewTargets() *Targets { return &Targets{} }
+
+// Add registers a target the notebook started (once).
+func (ts *Targets) Add(t Target) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if !slices.Contains(ts.list, t) {
+		ts.list = append(ts.list, t)
+	}
+}
+
+// Watched are the targets not stopped on purpose.
+func (ts *Targets) Watched() []Target {
+	ts.mu.Lock()
+	list := slices.Clone(ts.list)
+	ts.mu.Unlock()
+	var out []Target
+	for _, t := range list {
+		if t.Watched() {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Bystander watches a target the run neither sends traffic to nor
+// observes: its trips, all as warnings.
+type Bystander struct{ Target Watcher }
+
+// Watch watches the target and keeps its trips as warnings.
+func (b Bystander) Watch(ctx context.Context, t0 time.Time) func() []Trip {
+	stop := b.Target.Watch(ctx, t0)
+	return func() []Trip {
+		trips := stop()
+		for i := range trips {
+			if trips[i].Fatal {
+				trips[i].Fatal = false
+				trips[i].Evidence += " (not the target of this run's traffic)"
+			}
+		}
+		return trips
+	}
+}
+
+// Local reports whether host names this machine: loopback, an unspecified
+// address, or an address of one of its interfaces.
+func Local(host string) bool {
+	h := strings.Trim(host, "[]")
+	if h == "" || h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	if ip == nil {
+		return false
+	}
+	if ip.IsLoopback() || ip.IsUnspecified() {
+		return true
+	}
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// Listens reports whether one of pids holds a TCP socket listening on port
+// (/proc/net/tcp and tcp6, then the pids' descriptors): how a target whose
+// ready check names no port is still found to serve a URL.
+func Listens(pids []int, port int) bool {
+	inodes := listeningInodes(port)
+	if len(inodes) == 0 {
+		return false
+	}
+	for _, pid := range pids {
+		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
+			if err == nil && strings.HasPrefix(link, "socket:[") && inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// listeningInodes are the inodes of the sockets listening on port.
+func listeningInodes(port int) map[string]bool {
+	out := map[string]bool{}
+	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		f, err := os.Open(file)
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			fields := strings.Fields(sc.Text())
+			if len(fields) < 10 || fields[3] != "0A" { // 0A: LISTEN
+				continue
+			}
+			_, hexPort, ok := strings.Cut(fields[1], ":")
+			if p, err := strconv.ParseInt(hexPort, 16, 32); ok && err == nil && int(p) == port {
+				out[fields[9]] = true
+			}
+		}
+		f.Close()
+	}
+	return out
+}
