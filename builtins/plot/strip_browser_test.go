@@ -38,7 +38,7 @@ func TestPairsStripLegibleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := "<!doctype html><html><head><meta charset=\"utf-8\"></head><body style=\"margin:0\">" + string(fig.SVG()) + "</body></html>"
+	page := "<!doctype html><html><head>\n<meta charset=\"utf-8\"></head><body style=\"margin:0\">" + string(fig.SVG()) + "</body></html>"
 	var boxes []textBox
 	if err := json.Unmarshal([]byte(browsertest.Eval(t, page, textBoxes)), &boxes); err != nil {
 		t.Fatal(err)

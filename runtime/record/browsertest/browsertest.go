@@ -70,14 +70,7 @@ var probeOut = regexp.MustCompile(`(?s)<pre id="bb-probe">(.*?)</pre>`)
 // a chart rendered without size, and returns the measurements.
 func Check(t *testing.T, page string) Result {
 	t.Helper()
-	dir := t.TempDir()
-	test := strings.Replace(page, "default-src 'none';", "default-src 'none'; script-src 'unsafe-inline';", 1)
-	test = strings.Replace(test, "<head>\n", "<head>\n"+probe, 1)
-	testFile := filepath.Join(dir, "probe.html")
-	if err := os.WriteFile(testFile, []byte(test), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dom, logs := chromium(t, testFile, "--virtual-time-budget=5000", "--window-size=1280,5000", "--dump-dom")
+	dom, logs := dumpDOM(t, withScript(page, probe), "probe.html")
 	m := probeOut.FindStringSubmatch(dom)
 	if m == nil {
 		t.Fatalf("probe did not report (page did not load?)\nstderr:\n%s", logs)
@@ -147,17 +140,7 @@ func Eval(t *testing.T, page, js string) string {
   var pre = document.createElement("pre"); pre.id = "bb-eval"; pre.textContent = JSON.stringify(` + js + `); document.body.appendChild(pre);
 });</script>
 `
-	test := strings.Replace(page, "default-src 'none';", "default-src 'none'; script-src 'unsafe-inline';", 1)
-	if i := strings.Index(test, "</head>"); i >= 0 {
-		test = test[:i] + script + test[i:]
-	} else {
-		test = script + test
-	}
-	file := filepath.Join(t.TempDir(), "eval.html")
-	if err := os.WriteFile(file, []byte(test), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dom, logs := chromium(t, file, "--virtual-time-budget=5000", "--window-size=1280,5000", "--dump-dom")
+	dom, logs := dumpDOM(t, withScript(page, script), "eval.html")
 	m := evalOut.FindStringSubmatch(dom)
 	if m == nil {
 		t.Fatalf("the page did not report (did it load?)\nstderr:\n%s", logs)
@@ -166,3 +149,24 @@ func Eval(t *testing.T, page, js string) string {
 }
 
 var evalOut = regexp.MustCompile(`(?s)<pre id="bb-eval">(.*?)</pre>`)
+
+// withScript is a test's copy of page with script first in its head and
+// inline scripts allowed by its content security policy.
+func withScript(page, script string) string {
+	test := strings.Replace(page, "default-src 'none';", "default-src 'none'; script-src 'unsafe-inline';", 1)
+	if i := strings.Index(test, "<head>\n"); i >= 0 {
+		return test[:i+len("<head>\n")] + script + test[i+len("<head>\n"):]
+	}
+	return script + test
+}
+
+// dumpDOM writes html to a file named name, opens it in Chromium and
+// returns the DOM after the page loaded, and the browser's log.
+func dumpDOM(t *testing.T, html, name string) (dom, logs string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(file, []byte(html), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return chromium(t, file, "--virtual-time-budget=5000", "--window-size=1280,5000", "--dump-dom")
+}
