@@ -4,11 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 
 	"github.com/benchbook/benchbook/builtins/metric/gate"
-	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/limits"
 	"github.com/benchbook/benchbook/runtime/record"
 )
@@ -35,21 +32,6 @@ func (o *gateOptions) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.maxRegression, "max-regression", 5, "with -baseline: the largest allowed regression, in percent")
 	fs.BoolVar(&o.allowMismatch, "allow-env-mismatch", false, "with -baseline: compare records from different machines (exploratory: no gates)")
 	fs.BoolVar(&o.allowParamMismatch, "allow-param-mismatch", false, "with -baseline: gate even when the baseline ran with other -p parameters")
-}
-
-// namedComparisons lists the comparisons cells bound to global names, in
-// cell order, so that the record carries them for a later -baseline.
-func namedComparisons(e *runtime.Engine) []record.Named {
-	var out []record.Named
-	for _, st := range e.CellRuns() {
-		vals := e.CellValues(st)
-		for _, name := range slices.Sorted(maps.Keys(vals)) {
-			if v := vals[name]; v.Type() == "comparison" {
-				out = append(out, record.Named{Cell: st.Def.Name, Name: name, Value: v})
-			}
-		}
-	}
-	return out
 }
 
 // applyGates compares rec with the baseline; it returns an error when a

@@ -95,7 +95,7 @@ type Comparison struct {
 	Index   int
 	GainPct float64
 	Ratios  []float64 // B_i / A_i per pair, when paired
-	CI      Interval  // of Ratio, at Confidence: the ratios the test does not reject
+	CI      Interval  // of Ratio, at 1 - Alpha: the ratios the test does not reject
 
 	// Test names the test PValue comes from: "Wilcoxon signed-rank"
 	// (paired) or "Mann-Whitney" (unpaired), both exact, ties included.
@@ -213,7 +213,7 @@ func (c *Comparison) estimate() {
 	} else {
 		c.Test, c.PValue = "Mann-Whitney", MannWhitney(c.A, c.B)
 	}
-	e := ratioInterval(c.A, c.B, c.Paired, Confidence)
+	e := ratioInterval(c.A, c.B, c.Paired, c.Confidence())
 	c.Ratio, c.CI = e.ratio, e.interval
 	c.Index = int(math.Round(100 * c.Ratio))
 	c.GainPct = (c.Ratio - 1) * 100
@@ -261,7 +261,7 @@ func (c *Comparison) decide() {
 	case !c.CI.Ok():
 		reasons = append(reasons, "no interval: "+c.CI.None)
 	case !c.CI.Excludes(1):
-		r := fmt.Sprintf("the %.0f %% CI of the index, %s, includes 100", 100*Confidence, c.RatioRange())
+		r := fmt.Sprintf("the %.0f %% CI of the index, %s, includes 100", 100*c.Confidence(), c.RatioRange())
 		if c.CI.Widened != "" {
 			r += " (" + c.CI.Widened + ")"
 		}
@@ -368,6 +368,10 @@ func (c *Comparison) CountBeating() int {
 	return n
 }
 
+// Confidence is the interval's: 1 - alpha, so that the interval and the
+// test agree (95 % at the default alpha 0.05).
+func (c *Comparison) Confidence() float64 { return 1 - c.Alpha }
+
 // Design names the design, the estimate and the test, for the record.
 func (c *Comparison) Design() string {
 	if c.Paired {
@@ -385,7 +389,7 @@ func (c *Comparison) Shown() Shown {
 // results, with the acceptance rule beside the verdict.
 func (c *Comparison) Sentence() string {
 	s := fmt.Sprintf("%s (%s is better): %s 100 -> %s %s (%.0f %% CI %s), %s %+.1f %% (%s; p = %s; %s)",
-		c.Metric, c.Better, c.ALabel, c.BLabel, c.Shown().Index, 100*Confidence, c.RatioRange(), c.Verdict, c.GainPct,
+		c.Metric, c.Better, c.ALabel, c.BLabel, c.Shown().Index, 100*c.Confidence(), c.RatioRange(), c.Verdict, c.GainPct,
 		c.Design(), Num(c.PValue), c.Acceptance)
 	if c.Reason != "" {
 		s += ": no conclusion, " + c.Reason

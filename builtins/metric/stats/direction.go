@@ -29,10 +29,8 @@ func Direction(name string) (better string, ok bool) {
 	if percentileName.MatchString(name) {
 		return "lower", true
 	}
-	for _, w := range strings.FieldsFunc(name, func(r rune) bool { return !('a' <= r && r <= 'z') }) {
-		if failureWords[w] {
-			return "lower", true
-		}
+	if CountsFailures(name) {
+		return "lower", true
 	}
 	for _, s := range directionBySuffix {
 		if strings.HasSuffix(name, s.suffix) {
@@ -50,6 +48,18 @@ var directionByName = map[string]string{
 	"count": "higher", "ok": "higher",
 	"mean": "lower", "median": "lower", "max": "lower", "min": "lower", "stddev": "lower",
 	"latency": "lower", "errors": "lower", "dropped": "lower", "late": "lower", "undecided": "lower",
+}
+
+// CountsFailures reports whether a metric's name holds a failure word
+// ("errors", "retries_per_s", "timeout_count"): whatever its unit, fewer
+// is better.
+func CountsFailures(name string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return !('a' <= r && r <= 'z') }) {
+		if failureWords[w] {
+			return true
+		}
+	}
+	return false
 }
 
 // failureWords are the words of a name that count failures: whatever unit
