@@ -161,7 +161,7 @@ func (c *Comparison) fields() map[string]any {
 		"paired": c.Paired, "design": c.Design(), "ci_method": c.ciMethod(), "ci_none": c.CI.None,
 		"ci_ratio": []any{jf(c.CI.Low), jf(c.CI.High)}, "ci_achieved": jf(c.CI.Achieved), "step": jf(c.CI.Step),
 		"test": c.Test, "busy": c.Busy, "role": c.Role,
-		"shown": map[string]any{"index": c.Shown().Index, "low": c.Shown().Low, "high": c.Shown().High},
+		"shown":    map[string]any{"index": c.Shown().Index, "low": c.Shown().Low, "high": c.Shown().High},
 		"accepted": c.Accepted, "acceptance": c.Acceptance, "min_effect": jf(c.MinEffect),
 		"ratios": jsonFloats(c.Ratios), "min_a": jf(c.MinA), "max_a": jf(c.MaxA),
 		"min_b": jf(c.MinB), "max_b": jf(c.MaxB),
