@@ -83,11 +83,11 @@ type runData struct {
 	UserMs      []float64          `json:"user_ms,omitempty"` // exec: user CPU per run
 	SysMs       []float64          `json:"sys_ms,omitempty"`  // exec: system CPU per run
 	MaxRSSKb    []int64            `json:"max_rss_kb,omitempty"`
-	Trips       []guard.Trip       `json:"trips,omitempty"`      // run guards that tripped (guards.go)
+	Trips       []guard.Trip       `json:"trips,omitempty"`       // run guards that tripped (guards.go)
 	WarmupS     float64            `json:"warmup_s,omitempty"`    // how long the warm-up took (settle.go)
 	WarmupAuto  bool               `json:"warmup_auto,omitempty"` // it was warmup = "auto"
-	Agents      []agentRow         `json:"agents,omitempty"`     // a fleet run: one row per agent
-	Incomplete  bool               `json:"incomplete,omitempty"` // a fleet run that lost an agent
+	Agents      []agentRow         `json:"agents,omitempty"`      // a fleet run: one row per agent
+	Incomplete  bool               `json:"incomplete,omitempty"`  // a fleet run that lost an agent
 
 	Hist    []byte            `json:"hist"`
 	OK      []byte            `json:"ok_hist,omitempty"` // absent in runs stored before it: Hist was successes only

@@ -29,9 +29,9 @@ func TestTrendWarning(t *testing.T) {
 		t.Errorf("cold start: %q", ws)
 	}
 	for _, quiet := range [][]float64{
-		{5000, 5100, 4950},                                     // steady
-		{5000, 4300, 5600},                                     // noisy, no trend
-		{5000, 5300, 5600},                                     // +12 % over three windows: under the short limit
+		{5000, 5100, 4950}, // steady
+		{5000, 4300, 5600}, // noisy, no trend
+		{5000, 5300, 5600}, // +12 % over three windows: under the short limit
 		{5000, 5200, 4900, 5100, 5050, 4950, 5150, 5000, 4980}, // nine steady windows
 	} {
 		if ws := trendWarnings(w(quiet...), false); len(ws) != 0 {
