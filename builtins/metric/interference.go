@@ -8,6 +8,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/host"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
@@ -49,20 +50,10 @@ func number(v starlark.Value, name string) float64 {
 	return math.NaN()
 }
 
-// BusyCores is the foreign CPU, in cores, from which a run counts as busy
-// on a box of the given size: a quarter of a core, or a tenth of the box
-// if that is more. Other processes taking that much share the caches,
-// the memory bandwidth and the scheduler with the target and the load.
-func BusyCores(cores int) float64 { return math.Max(0.25, 0.1*float64(cores)) }
-
-// busyStealCores is the CPU steal from which a run counts as busy: the
-// hypervisor gave a tenth of a core to other guests.
-const busyStealCores = 0.1
-
 // warning says how busy the box was, or "" when no run was busy and the
 // arms ran under the same interference.
 func (b box) warning(aLabel, bLabel string, cores int) string {
-	limit := BusyCores(cores)
+	limit := host.BusyCores(cores)
 	all := append(append([]float64(nil), b.foreignA...), b.foreignB...)
 	known, busy := 0, 0
 	hi := 0.0
@@ -72,7 +63,7 @@ func (b box) warning(aLabel, bLabel string, cores int) string {
 		}
 		known++
 		hi = math.Max(hi, f)
-		if f >= limit || b.steal[i] >= busyStealCores {
+		if f >= limit || b.steal[i] >= host.BusyStealCores {
 			busy++
 		}
 	}
