@@ -2,6 +2,8 @@ package metric
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"go.starlark.net/starlark"
 
@@ -77,13 +79,36 @@ func adjustRecord(r *record.Record) {
 		}
 		r.Verdict = &cp
 	}
-	for _, k := range order {
-		if c := comps[k]; c.Busy != "" {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("comparison of %s: %s", c.Metric, c.Busy))
+	busyAtTop(r, comps, order, head)
+}
+
+// busyAtTop lifts the comparisons' busy-box warnings to the record's top,
+// once per distinct warning with the metrics it concerns (the comparisons
+// of one experiment share their runs, so their warning is one).
+func busyAtTop(r *record.Record, comps map[string]*Comparison, order []string, head *Comparison) {
+	var texts []string
+	metrics := map[string][]string{}
+	add := func(c *Comparison) {
+		if c.Busy == "" || slices.Contains(metrics[c.Busy], c.Metric) {
+			return
 		}
+		if metrics[c.Busy] == nil {
+			texts = append(texts, c.Busy)
+		}
+		metrics[c.Busy] = append(metrics[c.Busy], c.Metric)
 	}
-	if head != nil && head.Busy != "" && comps[headKey] == nil {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("comparison of %s: %s", head.Metric, head.Busy))
+	if head != nil {
+		add(head)
+	}
+	for _, k := range order {
+		add(comps[k])
+	}
+	for _, text := range texts {
+		what := "comparison of " + metrics[text][0]
+		if len(metrics[text]) > 1 {
+			what = "comparisons of " + strings.Join(metrics[text], ", ")
+		}
+		r.Warnings = append(r.Warnings, what+": "+text)
 	}
 }
 
