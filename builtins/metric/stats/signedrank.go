@@ -38,18 +38,7 @@ func SignedRank(d []float64) float64 {
 	if len(r2) > exactSignedLimit {
 		return normalSignedRank(r2, t)
 	}
-	ways := signFlipWays(r2)
-	var total, le, ge float64
-	for s, w := range ways {
-		total += w
-		if s <= t {
-			le += w
-		}
-		if s >= t {
-			ge += w
-		}
-	}
-	return math.Min(1, 2*math.Min(le, ge)/total)
+	return twoSided(signFlipWays(r2), t)
 }
 
 // signedRanks ranks |d| (zeros included, ties at their midrank), and
