@@ -50,6 +50,7 @@ func execBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if a.obs, err = observers(b.Name(), a.observe); err != nil {
 		return nil, err
 	}
+	a.obs = withBox(th, a.obs, a.observe)
 	a.obs = withTargetGuards(th, a.obs, guard.Dest{}) // a command's traffic has no address we can see
 	argv, err := a.argv(b.Name())
 	if err != nil {
@@ -134,6 +135,7 @@ func (a *execArgs) measure(th *starlark.Thread, argv []string, timeout time.Dura
 		var warnings []string
 		r.d.Observed, r.d.Trips, warnings = w.Stop(r.d.Count)
 		r.d.Warnings = append(append(r.d.Warnings, warnings...), loadgen.TripWarnings(r.d.Trips)...)
+		r.noteBox()
 	} else {
 		start = time.Now() // interrupted in warmup: nothing measured
 	}
