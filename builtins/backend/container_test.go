@@ -183,8 +183,9 @@ func TestUnobservedContainerOOMKillInvalidatesRun(t *testing.T) {
 c = backend.container(%q, env = {"PORT": "%d", "ALLOC_MB": "200", "ALLOC_AFTER": "1.5"}, memory = "64MB", ready = "http://127.0.0.1:%d/")
 r = workload.http(c.url + "/", clients = 1, duration = "4s", warmup = "0s")
 assert.eq(r.valid, False)
-assert.eq([t.kind for t in r.trips if t.fatal], ["oom_killed"])
-assert.true("OOM" in r.invalid_reason, r.invalid_reason)
+fatal = [t.kind for t in r.trips if t.fatal]
+# oom_killed, or (the engine's flag late on a loaded box) exit code 137.
+assert.true(fatal == ["oom_killed"] or fatal == ["exited"] and "exit code 137" in r.invalid_reason, r.invalid_reason)
 assert.fails(lambda: compare([r, r], [r, r]), "invalid run")
 `, img, port, port))
 	// Another target's OOM kill, with traffic elsewhere: a warning, the run valid.
@@ -193,8 +194,10 @@ assert.fails(lambda: compare([r, r], [r, r]), "invalid run")
 other = backend.container(%q, env = {"PORT": "%d", "ALLOC_MB": "200", "ALLOC_AFTER": "1.5"}, memory = "64MB", ready = "http://127.0.0.1:%d/")
 r = workload.http(%q, clients = 1, duration = "4s", warmup = "0s")
 assert.eq(r.valid, True)
-assert.eq([t.kind for t in r.trips], ["oom_killed"])
-assert.true(any(["oom killed" in w and "not the target of this run's traffic" in w for w in r.warnings]), r.warnings)
+# The kill's kind: oom_killed, or a bare exit 137 when the engine's OOM flag
+# comes too late on a loaded box (containerguard waits for it a while).
+assert.eq([t.kind in ["oom_killed", "exited"] and not t.fatal for t in r.trips], [True])
+assert.true(any([("oom killed" in w or "exit code 137" in w) and "not the target of this run's traffic" in w for w in r.warnings]), r.warnings)
 `, img, port, port, guardServer(t)))
 }
 

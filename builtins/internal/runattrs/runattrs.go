@@ -28,6 +28,7 @@ var Run = []Attr{
 	{"kind", false, "text", "workload", `"http", "sql", "mongo" or "exec"`},
 	{"label", false, "text", "workload", "what ran (the URL, the statement, label = ...)"},
 	{"duration", false, "s", "workload", "length of the measurement window"},
+	{"warmup_s", false, "s", "load generator", "warm-up before the window: the given warmup, or how long warmup = \"auto\" took to settle"},
 	{"intended", false, "requests", "load generator", "requests due (open loop) or started (closed loop) in the window"},
 	{"count", false, "requests", "load generator", "successful requests in the window"},
 	{"errors", false, "dict of requests", "load generator", "failed requests by class (refused, timeout, status 500, sqlstate 40001, ...)"},
