@@ -184,6 +184,9 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 	if e.scratch == nil {
 		e.scratch = starlark.StringDict{}
 	}
+	if err := checkChains("<repl>", 1, src); err != nil {
+		return nil, err
+	}
 	f, err := fileOptions.Parse("<repl>", src, 0)
 	if err != nil {
 		return nil, err

@@ -84,6 +84,9 @@ func (s *Session) loader() func(*starlark.Thread, string) (starlark.StringDict, 
 
 		e = &loadEntry{}
 		src, err := s.moduleSource(name)
+		if err == nil {
+			err = checkChains(name, 1, string(src))
+		}
 		if err != nil {
 			e.err = err
 		} else {

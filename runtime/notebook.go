@@ -70,6 +70,9 @@ func Parse(path string, src []byte) (*Notebook, error) {
 		if err := checkNUL(path, c); err != nil {
 			return nil, err
 		}
+		if err := checkChains(path, c.Line, c.Body); err != nil {
+			return nil, cellError(c, err)
+		}
 		if err := analyse(path, c); err != nil {
 			return nil, err
 		}
