@@ -99,7 +99,8 @@ type Session struct {
 
 	mu      sync.Mutex
 	cleanup []func()
-	values  map[any]any // SessionValue's, by key
+	values  map[any]any         // SessionValue's, by key
+	loads   map[string][]string // the modules a module's source loads, by the source's hash
 }
 
 // MemoStore keeps memo results; the engine backs it with its cache. scope
