@@ -2,8 +2,8 @@ package filehash
 
 import (
 	"crypto/sha256"
-	"errors"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
