@@ -18,6 +18,7 @@ import (
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/filehash"
 	"github.com/benchbook/benchbook/runtime/limits"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // The engine's own builtins:
@@ -56,6 +57,9 @@ func param(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs 
 	}
 	AddInput(t, Input{Kind: "param", Name: name, Hash: hash})
 	if !ok {
+		if s, isStr := def.(starlark.String); isStr && redact.SecretName(name) {
+			redact.LearnValue(string(s)) // a password left at its default is a password
+		}
 		return def, nil
 	}
 	if strings.HasPrefix(raw, withheldParam) {

@@ -361,6 +361,9 @@ func learnSecrets(nb *Notebook, params map[string]string) {
 	}
 	for _, c := range nb.Cells {
 		redact.Learn("", c.Body)
+		for _, v := range c.secrets {
+			redact.LearnValue(v)
+		}
 	}
 }
 

@@ -36,6 +36,7 @@ type CellDef struct {
 	srcHash string   // hash of the normalized source
 	readPos map[string]syntax.Position
 	lint    []string // mistakes analysis can see, shown as the cell's warnings
+	secrets []string // literals under secret names (secrets.go), for the redactor
 }
 
 // Label names the cell for messages: its name and where it starts.
