@@ -125,6 +125,12 @@ func file(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs [
 	if err != nil {
 		return nil, fmt.Errorf("file: %v", err)
 	}
+	if inCache(t, full) {
+		// A cluster's data dir and its snapshots hold what the server
+		// wrote (pg_stat_statements keeps CREATE ROLE ... PASSWORD texts):
+		// none of it belongs in a record.
+		return nil, fmt.Errorf("file: %s is inside benchbook's cache (resources' data, snapshots, entries): not an input a notebook reads", path)
+	}
 	data, err := limits.ReadFile(full, limits.File)
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)

@@ -155,6 +155,15 @@ func notInput(t *starlark.Thread, path string) bool {
 			return true
 		}
 	}
+	return inCache(t, path)
+}
+
+// inCache: path lies in the session's cache dir or any .benchbook dir
+// (symlinks followed).
+func inCache(t *starlark.Thread, path string) bool {
+	if real, err := filepath.EvalSymlinks(path); err == nil && real != path && inCache(t, real) {
+		return true
+	}
 	if c := session(t).CacheDir; c != "" {
 		if abs, err := filepath.Abs(c); err == nil && (path == abs || strings.HasPrefix(path, abs+"/")) {
 			return true

@@ -71,3 +71,19 @@ func TestFileHashMemo(t *testing.T) {
 		t.Errorf("the same content again hashes %s, was %s", h3, h1)
 	}
 }
+
+// TestFileRefusesTheCache: file() of anything in a benchbook cache (a
+// cluster's data, a snapshot, an entry) is refused: what a server wrote
+// there (pg_stat_statements keeps CREATE ROLE ... PASSWORD) would reach
+// the record.
+func TestFileRefusesTheCache(t *testing.T) {
+	dir := t.TempDir()
+	r := runNotebook(t, dir, "# %% a\nx = 1\n", Options{})
+	os.Symlink(filepath.Join(r.e.store.dir, "salt"), filepath.Join(dir, "link"))
+	for _, p := range []string{".benchbook/nb/v1/salt", "link"} {
+		r = runNotebook(t, dir, "# %% a\nx = file(\""+p+"\")\n", Options{})
+		if st := r.e.CellRun("a"); st.Status != StatusError || !strings.Contains(st.Err.Error(), "inside benchbook's cache") {
+			t.Errorf("file(%q): %s %v", p, st.Status, st.Err)
+		}
+	}
+}
