@@ -75,6 +75,11 @@ func String(s string) string {
 	return secretKV.ReplaceAllStringFunc(s, maskValue)
 }
 
+// HasSQLPassword reports whether SQL text holds a PASSWORD 'literal'
+// (CREATE ROLE, ALTER ROLE): a server that keeps statement texts
+// (pg_stat_statements, its log) would keep the password.
+func HasSQLPassword(sql string) bool { return sqlPassword.MatchString(sql) }
+
 // minLearned is the shortest secret Learn keeps: masking every "42" of a
 // record would hide the measurements, not a password.
 const minLearned = 4
