@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("BACKEND_ORPHAN_HELPER"); dir != "" {
 		orphanHelper(dir) // never returns
 	}
+	if image := os.Getenv("BACKEND_SPIN_HELPER"); image != "" {
+		spinHelper(image) // never returns
+	}
 	if dir := os.Getenv("BACKEND_REAPER_HELPER"); dir != "" {
 		zombieHelper(dir) // never returns
 	}
