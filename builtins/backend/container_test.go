@@ -201,7 +201,13 @@ func TestNextRunRemovesWhatADeadBenchbookLeft(t *testing.T) {
 	cmd.Wait()
 	time.Sleep(500 * time.Millisecond)
 	if _, err := e.Inspect(ctx, id); err != nil {
-		t.Fatalf("the container is gone already, the test proves nothing: %v", err)
+		// Any benchbook run on this box sweeps at its start (other
+		// packages' tests run at the same time): one did it first.
+		t.Logf("another run's sweep removed the container first: %v", err)
+		if _, err := e.Inspect(ctx, mine.ID); err != nil {
+			t.Errorf("a sweep removed the container of a live benchbook: %v", err)
+		}
+		return
 	}
 	t0 := time.Now()
 	msg := SweepDead(ctx)
