@@ -1,0 +1,138 @@
+package profile
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/benchbook/benchbook/runtime/testsupport/needs"
+)
+
+// needPerf stops the test when perf is missing (a failure under CI, which
+// installs linux-perf).
+func needPerf(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("perf"); err != nil {
+		needs.Missing(t, "perf", "apt-get install linux-perf")
+	}
+}
+
+var (
+	hotOnce sync.Once
+	hotBin  string
+	hotErr  error
+)
+
+// hotServerBinary builds testdata/hotserver once per test binary.
+func hotServerBinary(t *testing.T) string {
+	t.Helper()
+	hotOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "hotserver-")
+		if err != nil {
+			hotErr = err
+			return
+		}
+		hotBin = filepath.Join(dir, "hotserver")
+		out, err := exec.Command("go", "build", "-o", hotBin, "./testdata/hotserver").CombinedOutput()
+		if err != nil {
+			hotErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if hotErr != nil {
+		t.Fatalf("building hotserver: %v", hotErr)
+	}
+	return hotBin
+}
+
+// hotServer is one running arm of the test target.
+type hotServer struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+func startHotServer(t *testing.T, arm string) *hotServer {
+	t.Helper()
+	cmd := exec.Command(hotServerBinary(t), "-arm", arm)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "listening ") {
+		t.Fatalf("hotserver: %q, %v", line, err)
+	}
+	return &hotServer{cmd: cmd, addr: strings.TrimSpace(strings.TrimPrefix(line, "listening "))}
+}
+
+func (h *hotServer) pid() int { return h.cmd.Process.Pid }
+
+// load sends requests from clients over loopback for d (closed loop) and
+// returns how many succeeded.
+func load(t *testing.T, addr string, clients int, d time.Duration) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	tr := &http.Transport{MaxIdleConnsPerHost: clients}
+	defer tr.CloseIdleConnections()
+	cl := &http.Client{Transport: tr}
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/", nil)
+				resp, err := cl.Do(req)
+				if err != nil {
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == 200 && ctx.Err() == nil {
+					n.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return n.Load()
+}
+
+// cpuUs is a process's CPU time so far (all its threads, live and
+// exited), from /proc/PID/stat, in µs.
+func cpuUs(t *testing.T, pid int) float64 {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("/proc", itoa(pid), "stat"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	// utime, stime are fields 14 and 15 of the line: 11 and 12 here.
+	return float64(atoiT(t, f[11])+atoiT(t, f[12])) * 1e4 // ticks of 10 ms
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func atoiT(t *testing.T, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
