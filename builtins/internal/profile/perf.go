@@ -44,6 +44,14 @@ type PerfOptions struct {
 	MaxExtra int
 }
 
+// Event is the software event perf samples on: the CPU time of each task,
+// at a fixed period (-c), so every sample stands for the same CPU time
+// and samples × period is the CPU the target used (within 3 % of
+// /proc's figure here). cpu-clock, the other software clock, was not
+// inherited here by processes that a sleeping parent (a shell) forked
+// after perf attached: their samples were missing altogether.
+const Event = "task-clock"
+
 // The defaults. 499 Hz is not a divisor of the kernel's or Go's timer
 // rates, so samples do not beat with periodic work; 64 MiB holds about
 // 150,000 samples with their stacks (five minutes of one busy core).
@@ -63,12 +71,13 @@ type PerfRecording struct {
 	period int64
 	args   []string // the sampling options every perf process shares
 
-	mu       sync.Mutex
-	procs    []*perfProc // generation 0 first
-	attached []map[int]bool
-	known    map[int]bool
-	missed   []int
-	stopped  bool
+	mu        sync.Mutex
+	procs     []*perfProc // generation 0 first
+	attached  []map[int]bool
+	known     map[int]bool
+	missed    []int
+	missedErr error
+	stopped   bool
 
 	stopOnce sync.Once
 	quit     chan struct{}
@@ -93,7 +102,7 @@ func StartPerf(ctx context.Context, t Target, o PerfOptions) (*PerfRecording, er
 	}
 	r := &PerfRecording{ctx: ctx, bin: bin, target: t, o: o, period: 1_000_000_000 / int64(o.Hz),
 		known: map[int]bool{}, quit: make(chan struct{}), pollDone: make(chan struct{}), ctxDone: make(chan struct{})}
-	r.args = []string{"-e", "cpu-clock", "-c", fmt.Sprint(r.period), "-g"}
+	r.args = []string{"-e", Event, "-c", fmt.Sprint(r.period), "-g"}
 	if os.Geteuid() != 0 && paranoidLevel() >= 2 {
 		r.warnings = append(r.warnings, fmt.Sprintf("kernel frames are not sampled: kernel.perf_event_paranoid = %s lets a user who is not root sample user space only", paranoid()))
 	}
@@ -264,7 +273,7 @@ func (r *PerfRecording) catchUp() {
 	}
 	p, err := startPerfProc(r.bin, append(slices.Clone(r.args), "-p", joinPIDs(fresh)), r.o.MaxBytes)
 	if err != nil {
-		r.missed = append(r.missed, fresh...)
+		r.missed, r.missedErr = append(r.missed, fresh...), err
 		return
 	}
 	set := map[int]bool{}
@@ -366,7 +375,7 @@ func (r *PerfRecording) fold(procs []*perfProc) (*Profile, error) {
 		}
 		warnings = append(warnings, w...)
 		if p.out.Full() {
-			warnings = append(warnings, fmt.Sprintf("sampling stopped before the window ended: perf's data reached the %d MiB bound (PerfOptions.MaxBytes)", r.o.MaxBytes>>20))
+			warnings = append(warnings, fmt.Sprintf("sampling stopped before the window ended: perf's data reached the bound of %s (PerfOptions.MaxBytes)", sizeString(r.o.MaxBytes)))
 		}
 	}
 	f := newFolder()
@@ -378,7 +387,7 @@ func (r *PerfRecording) fold(procs []*perfProc) (*Profile, error) {
 		}
 	}
 	prof := f.profile()
-	prof.Source, prof.Event, prof.PeriodNs = "perf", "cpu-clock", r.period
+	prof.Source, prof.Event, prof.PeriodNs = "perf", Event, r.period
 	prof.Warnings = append(append(slices.Clone(r.warnings), warnings...), r.missedWarning()...)
 	return prof, nil
 }
@@ -387,6 +396,20 @@ func (r *PerfRecording) missedWarning() []string {
 	if len(r.missed) == 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("%d process(es) of %s joined in the window and were not sampled (past %d extra perf processes, or perf could not reach them): pids %s",
-		len(r.missed), r.name(), r.o.MaxExtra, joinPIDs(r.missed))}
+	why := fmt.Sprintf("past %d extra perf processes", r.o.MaxExtra)
+	if r.missedErr != nil {
+		why = r.missedErr.Error()
+	}
+	return []string{fmt.Sprintf("%d process(es) of %s joined in the window and were not sampled (%s): pids %s",
+		len(r.missed), r.name(), why, joinPIDs(r.missed))}
+}
+
+func sizeString(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

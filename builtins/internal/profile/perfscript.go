@@ -35,7 +35,7 @@ func ParseScript(r io.Reader, defaultPeriodNs int64, keep func(pid int) bool) (*
 		return nil, err
 	}
 	p := f.profile()
-	p.Source, p.Event, p.PeriodNs = "perf", "cpu-clock", defaultPeriodNs
+	p.Source, p.Event, p.PeriodNs = "perf", Event, defaultPeriodNs
 	return p, nil
 }
 

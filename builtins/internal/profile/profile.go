@@ -34,7 +34,7 @@ import (
 // Profile is the on-CPU samples of one target over one window.
 type Profile struct {
 	Source   string        // "perf" or "pprof"
-	Event    string        // what was sampled: "cpu-clock", "cpu" (pprof)
+	Event    string        // what was sampled: "task-clock" (perf), "cpu" (pprof)
 	PeriodNs int64         // the CPU time one sample nominally stands for
 	Window   time.Duration // wall time the sampler was on
 	// Stacks are the distinct call stacks, root first, sorted by their

@@ -136,3 +136,14 @@ func atoiT(t *testing.T, s string) int64 {
 	}
 	return n
 }
+
+// spinner runs the hot server's CPU burner for d.
+func spinner(t *testing.T, d time.Duration) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(hotServerBinary(t), "-spin", d.String())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}

@@ -5,6 +5,7 @@
 // falling and hotB rising by the same work, and nothing else moving much.
 //
 //	hotserver -arm A -addr 127.0.0.1:0
+//	hotserver -spin 500ms    # burn CPU in hotA, then exit
 //
 // prints "listening ADDR" on stdout once it serves, and serves
 // /debug/pprof/ too, so both samplers can read it.
@@ -20,6 +21,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"strconv"
+	"time"
 )
 
 // Rounds of work per request. A round of either function costs about the
@@ -61,7 +63,14 @@ func hotB(rounds int) uint64 {
 func main() {
 	arm := flag.String("arm", os.Getenv("HOTSERVER_ARM"), "A (hotA heavy) or B (hotB heavy); $HOTSERVER_ARM")
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on")
+	spin := flag.Duration("spin", 0, "instead of serving, run hotA for this long and exit")
 	flag.Parse()
+	if *spin > 0 {
+		for end := time.Now().Add(*spin); time.Now().Before(end); {
+			sink += hotA(Light)
+		}
+		return
+	}
 	a, b := Heavy, Light
 	switch *arm {
 	case "A", "":
