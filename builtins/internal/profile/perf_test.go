@@ -261,6 +261,7 @@ func TestPerfCgroup(t *testing.T) {
 		t.Errorf("samples of the process outside the cgroup")
 	}
 }
+
 // An interrupt ends the sampling: Stop says so, perf is gone, and nothing
 // perf wrote is left in the working or temporary directory.
 func TestPerfCancelAndNoFiles(t *testing.T) {
