@@ -84,6 +84,13 @@ func (h *hotServer) pid() int { return h.cmd.Process.Pid }
 // load sends requests from clients over loopback for d (closed loop) and
 // returns how many succeeded.
 func load(t *testing.T, addr string, clients int, d time.Duration) int64 {
+	return loadN(t, addr, clients, 0, d)
+}
+
+// loadN sends requests until want have succeeded (0: no such bound) or d
+// has passed, and returns how many succeeded: a busy box slows the run
+// down instead of thinning it out.
+func loadN(t *testing.T, addr string, clients int, want int64, d time.Duration) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
@@ -103,7 +110,9 @@ func load(t *testing.T, addr string, clients int, d time.Duration) int64 {
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 				if resp.StatusCode == 200 && ctx.Err() == nil {
-					n.Add(1)
+					if n.Add(1) == want {
+						cancel()
+					}
 				}
 			}
 		})
@@ -112,18 +121,24 @@ func load(t *testing.T, addr string, clients int, d time.Duration) int64 {
 	return n.Load()
 }
 
-// cpuUs is a process's CPU time so far (all its threads, live and
-// exited), from /proc/PID/stat, in µs.
+// cpuUs is a process's CPU time so far, in µs: the sum of its threads'
+// run time from /proc/PID/task/*/schedstat (ns; a Go server's threads
+// live as long as it does).
 func cpuUs(t *testing.T, pid int) float64 {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("/proc", itoa(pid), "stat"))
-	if err != nil {
-		t.Fatal(err)
+	files, err := filepath.Glob(filepath.Join("/proc", itoa(pid), "task", "*", "schedstat"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no threads of %d: %v", pid, err)
 	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	// utime, stime are fields 14 and 15 of the line: 11 and 12 here.
-	return float64(atoiT(t, f[11])+atoiT(t, f[12])) * 1e4 // ticks of 10 ms
+	var ns int64
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue // a thread that just exited
+		}
+		ns += atoiT(t, strings.Fields(string(data))[0])
+	}
+	return float64(ns) / 1e3
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
