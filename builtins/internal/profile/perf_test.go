@@ -324,3 +324,40 @@ func TestPerfSizeBound(t *testing.T) {
 		t.Errorf("%d samples in 32 KiB", p.Samples)
 	}
 }
+
+// A process two perf processes both follow (a fork in the tick of the
+// start is attached again, to be safe) is counted from the first only.
+func TestPerfCountsAProcessOnce(t *testing.T) {
+	needPerf(t)
+	sp := spinner(t, 5*time.Second)
+	rec, err := StartPerf(context.Background(), Target{Lister: PIDs(sp.Process.Pid)}, PerfOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := startPerfProc(rec.bin, append(slices.Clone(rec.args), "-p", itoa(sp.Process.Pid)), DefaultMaxBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.mu.Lock()
+	rec.procs, rec.attached = append(rec.procs, again), append(rec.attached, map[int]bool{sp.Process.Pid: true})
+	rec.mu.Unlock()
+	time.Sleep(500 * time.Millisecond)
+	p, err := rec.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(pp *perfProc) (n int64) {
+		if _, err := script(context.Background(), rec.bin, pp.out.Bytes(), rec.period, func(*sample) { n++ }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	first, second := count(rec.procs[0]), count(again)
+	t.Logf("profile %d samples; the first perf %d, the second %d", p.Samples, first, second)
+	if second == 0 {
+		t.Fatal("the second perf sampled nothing: the test shows nothing")
+	}
+	if p.Samples != first {
+		t.Errorf("profile has %d samples, the first perf alone %d", p.Samples, first)
+	}
+}

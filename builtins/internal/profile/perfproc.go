@@ -35,7 +35,7 @@ type perfProc struct {
 	err    error         // Wait's, once exited
 
 	enabledAt time.Time
-	startTick int64 // uptime ticks just after sampling was enabled
+	startTick int64 // uptime ticks just before sampling was enabled, its events open
 }
 
 // Handshake and stop bounds: perf record -a on a busy box takes a while to
@@ -84,12 +84,16 @@ func startPerfProc(bin string, args []string, maxBytes int64) (*perfProc, error)
 		p.err = cmd.Wait()
 		close(p.exited)
 	}()
+	// perf reads its control pipe only once its events are open, and a
+	// process forked after that inherits them: a start time after this
+	// tick is a process perf follows.
+	tick, _ := uptimeTicks()
 	if err := p.command("enable", enableTimeout); err != nil {
 		p.kill()
 		return nil, p.failure(err)
 	}
 	p.enabledAt = time.Now()
-	p.startTick, _ = uptimeTicks()
+	p.startTick = tick
 	return p, nil
 }
 
