@@ -187,7 +187,7 @@ func (r *PerfRecording) startPIDs() error {
 			r.procs, r.attached = []*perfProc{p}, []map[int]bool{set}
 			return nil
 		}
-		if !errors.Is(err, errVanished) {
+		if !errors.Is(err, errVanished) && slices.ContainsFunc(pids, alive) {
 			return fmt.Errorf("%w (sampling %s)", err, r.name())
 		}
 		last = err
