@@ -125,7 +125,6 @@ func TestPerfNoProcess(t *testing.T) {
 	}
 }
 
-
 // A process the target starts in the window (a PostgreSQL backend for a
 // new connection) is sampled through perf's inheritance, by the one perf
 // already running, and counted once.
