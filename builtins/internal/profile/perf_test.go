@@ -33,10 +33,7 @@ func TestPerfSamplesHotServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fns := map[string]Function{}
-	for _, f := range p.Functions() {
-		fns[f.Name] = f
-	}
+	fns := functionsByName(p)
 	a, b := fns["main.hotA"], fns["main.hotB"]
 	t.Logf("%d requests, %d samples, window %s, hotA %.3f, hotB %.3f, resolved %.3f, leaves %.3f, pids %v, warnings %q",
 		n, p.Samples, p.Window, a.Total, b.Total, p.ResolvedShare(), p.ResolvedLeafShare(), p.PIDs, p.Warnings)

@@ -86,10 +86,7 @@ func TestParseScriptAgreesWithPerfReport(t *testing.T) {
 			if p.Samples != samples {
 				t.Errorf("%d samples parsed, perf report counts %d", p.Samples, samples)
 			}
-			fns := map[string]Function{}
-			for _, f := range p.Functions() {
-				fns[f.Name] = f
-			}
+			fns := functionsByName(p)
 			compared := 0
 			for sym, want := range report {
 				got, ok := fns[sym]
@@ -122,10 +119,7 @@ func TestParseScriptPostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fns := map[string]Function{}
-	for _, f := range p.Functions() {
-		fns[f.Name] = f
-	}
+	fns := functionsByName(p)
 	if fns["ExecScan"].Total < 0.5 || fns["textlike"].Total <= 0 {
 		t.Errorf("ExecScan %.3f, textlike %.3f of the samples", fns["ExecScan"].Total, fns["textlike"].Total)
 	}

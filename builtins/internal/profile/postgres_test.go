@@ -48,10 +48,7 @@ func TestPerfPostgresBackends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fns := map[string]Function{}
-	for _, f := range p.Functions() {
-		fns[f.Name] = f
-	}
+	fns := functionsByName(p)
 	t.Logf("%d samples, pids %v (backend %d), ExecScan %.3f, resolved frames %.3f, %d perf processes", p.Samples, p.PIDs, backend, fns["ExecScan"].Total, p.ResolvedShare(), len(rec.procs))
 	if !slices.Contains(p.PIDs, backend) {
 		t.Errorf("no samples of the backend forked in the window")

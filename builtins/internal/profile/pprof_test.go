@@ -20,10 +20,7 @@ func TestPprofHotServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fns := map[string]Function{}
-	for _, f := range p.Functions() {
-		fns[f.Name] = f
-	}
+	fns := functionsByName(p)
 	t.Logf("%d requests, %d samples, window %s, hotA %.3f hotB %.3f, resolved %.3f, warnings %q", n, p.Samples, p.Window, fns["main.hotA"].Total, fns["main.hotB"].Total, p.ResolvedShare(), p.Warnings)
 	if p.Source != "pprof" || p.Samples < 10 {
 		t.Fatalf("source %s, %d samples", p.Source, p.Samples)

@@ -162,3 +162,11 @@ func spinner(t *testing.T, d time.Duration) *exec.Cmd {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return cmd
 }
+
+func functionsByName(p *Profile) map[string]Function {
+	out := map[string]Function{}
+	for _, f := range p.Functions() {
+		out[f.Name] = f
+	}
+	return out
+}
