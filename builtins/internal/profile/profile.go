@@ -31,6 +31,17 @@ import (
 	"time"
 )
 
+// Recording is a sampling under way, by perf or by pprof: Stop ends the
+// window and returns what was sampled.
+type Recording interface {
+	Stop() (*Profile, error)
+}
+
+var (
+	_ Recording = (*PerfRecording)(nil)
+	_ Recording = (*PprofRecording)(nil)
+)
+
 // Profile is the on-CPU samples of one target over one window.
 type Profile struct {
 	Source   string        // "perf" or "pprof"
@@ -214,7 +225,11 @@ func Merge(ps ...*Profile) *Profile {
 		}
 		out.Source, out.Event, out.PeriodNs = p.Source, p.Event, p.PeriodNs
 		out.Window += p.Window
-		out.Warnings = append(out.Warnings, p.Warnings...)
+		for _, w := range p.Warnings {
+			if !slices.Contains(out.Warnings, w) {
+				out.Warnings = append(out.Warnings, w)
+			}
+		}
 	}
 	m := f.profile()
 	m.Source, m.Event, m.PeriodNs, m.Window, m.Warnings = out.Source, out.Event, out.PeriodNs, out.Window, out.Warnings
