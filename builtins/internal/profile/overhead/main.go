@@ -55,6 +55,7 @@ func main() {
 	requests := flag.Int64("requests", 3000, "requests per run")
 	clients := flag.Int("clients", 2, "concurrent clients")
 	hz := flag.Int("hz", profile.DefaultHz, "perf sampling rate")
+	work := flag.Int("work", 0, "instead of serving, time a fixed CPU-bound work (hotA this many times, no context switches) with and without perf")
 	by := flag.String("by", "pids", "how perf finds the target: pids (-p, the default of a process target) or cgroup (-a -G, the server moved into a cgroup of its own)")
 	flag.Parse()
 	var err error
@@ -62,7 +63,7 @@ func main() {
 	case *table != "":
 		err = printTable(os.Stdout, *table)
 	case *out != "":
-		err = measure(*out, *rounds, *requests, *clients, *hz, *by)
+		err = measure(*out, *rounds, *requests, *clients, *hz, *by, *work)
 	default:
 		err = fmt.Errorf("give -out DIR or -table DIR")
 	}
@@ -72,7 +73,7 @@ func main() {
 	}
 }
 
-func measure(dir string, rounds int, requests int64, clients, hz int, by string) error {
+func measure(dir string, rounds int, requests int64, clients, hz int, by string, work int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -80,6 +81,9 @@ func measure(dir string, rounds int, requests int64, clients, hz int, by string)
 	defer os.Remove(bin)
 	if b, err := exec.Command("go", "build", "-o", bin, "./builtins/internal/profile/testdata/hotserver").CombinedOutput(); err != nil {
 		return fmt.Errorf("building the hot server (run from the repository's root): %v\n%s", err, b)
+	}
+	if work > 0 {
+		return measureWork(dir, bin, rounds, hz, work)
 	}
 	srv := exec.Command(bin, "-arm", "A")
 	stdout, _ := srv.StdoutPipe()
@@ -127,6 +131,67 @@ func measure(dir string, rounds int, requests int64, clients, hz int, by string)
 		}
 	}
 	return writeMeta(dir, rounds, requests, clients, hz, by)
+}
+
+// measureWork runs the CPU-bound work in a fresh process per run, perf
+// attached (and enabled) before the work starts when the mode says so:
+// what sampling costs a target that never switches context.
+func measureWork(dir, bin string, rounds, hz, work int) error {
+	f, err := os.Create(filepath.Join(dir, "runs.jsonl"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	for r := range rounds {
+		for seq, mode := range []string{"off", "perf", "perf", "off"} {
+			res, err := runWork(bin, mode, hz, work)
+			if err != nil {
+				return err
+			}
+			res.Round, res.Seq = r, seq
+			if err := enc.Encode(res); err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "round %d %-4s %8.0f µs of CPU for the work (%d samples, load %.1f)\n", r, mode, res.CPUUs, res.Samples, res.Load1)
+		}
+	}
+	return writeMeta(dir, rounds, int64(work), 0, hz, "pids, CPU-bound work")
+}
+
+func runWork(bin, mode string, hz, work int) (result, error) {
+	cmd := exec.Command(bin, "-work", strconv.Itoa(work))
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		return result{}, err
+	}
+	defer cmd.Wait()
+	var rec *profile.PerfRecording
+	if mode == "perf" {
+		var err error
+		rec, err = profile.StartPerf(context.Background(), profile.Target{Name: "work", Lister: profile.PIDs(cmd.Process.Pid)}, profile.PerfOptions{Hz: hz})
+		if err != nil {
+			cmd.Process.Kill()
+			return result{}, err
+		}
+	}
+	t0 := time.Now()
+	fmt.Fprintln(in, "go")
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		return result{}, fmt.Errorf("work: %v", err)
+	}
+	us, _ := strconv.ParseFloat(strings.TrimSpace(line), 64)
+	res := result{Mode: mode, Requests: int64(work), CPUUs: us, UsPerReq: us / float64(work), WallMs: float64(time.Since(t0).Microseconds()) / 1e3, Load1: load1()}
+	if rec != nil {
+		p, err := rec.Stop()
+		if err != nil {
+			return result{}, err
+		}
+		res.Samples = p.Samples
+	}
+	return res, nil
 }
 
 // ownCgroup moves pid into a new cgroup of the hierarchy that has the
@@ -261,9 +326,16 @@ func printTable(w io.Writer, dir string) error {
 		byRound[r.Round][r.Mode] = append(byRound[r.Round][r.Mode], r.UsPerReq)
 		loads[r.Round] = append(loads[r.Round], r.Load1)
 	}
-	fmt.Fprintf(w, "Target: the hot server (arm A), %v requests per run, %v clients, perf %v at %v Hz, found by %v, on %v; %v, %v CPUs.\n\n",
-		meta["requests"], meta["clients"], meta["event"], meta["hz"], meta["by"], meta["kernel"], meta["go"], meta["cpus"])
-	fmt.Fprintln(w, "| round | µs/req without perf | µs/req with perf | ratio | load average |")
+	unit := "µs/req"
+	if meta["clients"] == 0.0 {
+		unit = "µs/unit"
+		fmt.Fprintf(w, "Target: CPU-bound work, hotA(1000) %v times in a fresh process per run (no context switches), perf %v at %v Hz on its pid, on %v; %v, %v CPUs.\n\n",
+			meta["requests"], meta["event"], meta["hz"], meta["kernel"], meta["go"], meta["cpus"])
+	} else {
+		fmt.Fprintf(w, "Target: the hot server (arm A), %v requests per run, %v clients, perf %v at %v Hz, found by %v, on %v; %v, %v CPUs.\n\n",
+			meta["requests"], meta["clients"], meta["event"], meta["hz"], meta["by"], meta["kernel"], meta["go"], meta["cpus"])
+	}
+	fmt.Fprintf(w, "| round | %s without perf | %s with perf | ratio | load average |\n", unit, unit)
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- |")
 	var logs []float64
 	rounds := make([]int, 0, len(byRound))
@@ -278,7 +350,7 @@ func printTable(w io.Writer, dir string) error {
 		fmt.Fprintf(w, "| %d | %.1f | %.1f | %.3f | %.1f-%.1f |\n", r+1, off, on, ratio, slices.Min(loads[r]), slices.Max(loads[r]))
 	}
 	gm := math.Exp(mean(logs))
-	fmt.Fprintf(w, "\nOverhead on the target's CPU per request: **%+.1f %%** (geometric mean of %d ABBA rounds; rounds from %+.1f %% to %+.1f %%).\n",
+	fmt.Fprintf(w, "\nOverhead on the target's CPU: **%+.1f %%** (geometric mean of %d ABBA rounds; rounds from %+.1f %% to %+.1f %%).\n",
 		100*(gm-1), len(logs), 100*(math.Exp(slices.Min(logs))-1), 100*(math.Exp(slices.Max(logs))-1))
 	return nil
 }

@@ -6,12 +6,14 @@
 //
 //	hotserver -arm A -addr 127.0.0.1:0
 //	hotserver -spin 500ms    # burn CPU in hotA, then exit
+//	hotserver -work 100000   # on a line from stdin, fixed work; print its CPU µs
 //
 // prints "listening ADDR" on stdout once it serves, and serves
 // /debug/pprof/ too, so both samplers can read it.
 package main
 
 import (
+	"bufio"
 	"flag"
 	"fmt"
 	"log"
@@ -21,6 +23,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -64,7 +67,20 @@ func main() {
 	arm := flag.String("arm", os.Getenv("HOTSERVER_ARM"), "A (hotA heavy) or B (hotB heavy); $HOTSERVER_ARM")
 	addr := flag.String("addr", "127.0.0.1:0", "address to listen on")
 	spin := flag.Duration("spin", 0, "instead of serving, run hotA for this long and exit")
+	work := flag.Int("work", 0, "instead of serving, wait for a line on stdin, run hotA(Light) this many times, print the CPU µs it took, exit")
 	flag.Parse()
+	if *work > 0 {
+		bufio.NewReader(os.Stdin).ReadString('\n')
+		var r0, r1 syscall.Rusage
+		syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+		for range *work {
+			sink += hotA(Light)
+		}
+		syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+		ns := r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano()
+		fmt.Println(ns / 1000)
+		return
+	}
 	if *spin > 0 {
 		for end := time.Now().Add(*spin); time.Now().Before(end); {
 			sink += hotA(Light)
