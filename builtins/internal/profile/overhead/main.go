@@ -105,7 +105,8 @@ func measure(dir string, rounds int, requests int64, clients, hz int, by string,
 		if err != nil {
 			return err
 		}
-		defer os.Remove(cg)
+		// the server must be gone before its cgroup can go: kill it first
+		defer func() { srv.Process.Kill(); srv.Wait(); os.Remove(cg) }()
 		target = profile.Target{Name: "hotserver", Cgroup: cg}
 	default:
 		return fmt.Errorf("-by must be pids or cgroup, got %q", by)
