@@ -170,3 +170,12 @@ func functionsByName(p *Profile) map[string]Function {
 	}
 	return out
 }
+
+// TestMain removes the hot server binary the tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if hotBin != "" {
+		os.RemoveAll(filepath.Dir(hotBin))
+	}
+	os.Exit(code)
+}
