@@ -37,6 +37,7 @@ type CellDef struct {
 	readPos map[string]syntax.Position
 	lint    []string // mistakes analysis can see, shown as the cell's warnings
 	private []string // globals kept local to the cell: _names and top-level loop variables
+	secrets []string // literals under secret names (secrets.go), for the redactor
 }
 
 // Label names the cell for messages: its name and where it starts.
@@ -70,6 +71,9 @@ func Parse(path string, src []byte) (*Notebook, error) {
 		}
 		if err := checkNUL(path, c); err != nil {
 			return nil, err
+		}
+		if err := checkChains(path, c.Line, c.Body); err != nil {
+			return nil, cellError(c, err)
 		}
 		if err := analyse(path, c); err != nil {
 			return nil, err

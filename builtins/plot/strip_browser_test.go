@@ -13,15 +13,14 @@ import (
 
 // textBoxes measures every text of an SVG as headless Chromium lays it
 // out: its box relative to the SVG, and the SVG's own size last.
-const textBoxes = `(function () {
+const textBoxes = `
   var svg = document.querySelector("svg"), r = svg.getBoundingClientRect();
   var out = Array.prototype.map.call(svg.querySelectorAll("text"), function (t) {
     var b = t.getBoundingClientRect();
     return {s: t.textContent, x0: b.left - r.left, x1: b.right - r.left, y0: b.top - r.top, y1: b.bottom - r.top};
   });
   out.push({s: "", x0: 0, x1: r.width, y0: 0, y1: r.height});
-  return out;
-})()`
+  return JSON.stringify(out);`
 
 type textBox struct {
 	S              string

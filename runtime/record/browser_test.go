@@ -47,11 +47,10 @@ func TestTitleCodeSpanFont(t *testing.T) {
 	if !strings.Contains(page, "<code>observation_effective_newest</code>") {
 		t.Fatal("the title's code span is not code")
 	}
-	got := browsertest.Eval(t, page, `(function () {
+	got := browsertest.Eval(t, page, `
   var h = document.querySelector("h1"), c = h.querySelector("code");
   var p = document.createElement("p"); p.innerHTML = "x <code>y</code>"; document.body.appendChild(p);
-  return [parseFloat(getComputedStyle(h).fontSize), parseFloat(getComputedStyle(c).fontSize), parseFloat(getComputedStyle(p.querySelector("code")).fontSize)];
-})()`)
+  return JSON.stringify([parseFloat(getComputedStyle(h).fontSize), parseFloat(getComputedStyle(c).fontSize), parseFloat(getComputedStyle(p.querySelector("code")).fontSize)]);`)
 	var h, code, body float64
 	if _, err := fmt.Sscanf(got, "[%g,%g,%g]", &h, &code, &body); err != nil {
 		t.Fatalf("%q: %v", got, err)

@@ -131,25 +131,6 @@ func htmlUnescape(s string) string {
 	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&quot;", `"`, "&#34;", `"`, "&#39;", "'", "&amp;", "&").Replace(s)
 }
 
-// Eval opens page in Chromium, evaluates the JavaScript expression js once
-// the page has loaded, and returns its value as JSON: for tests that
-// measure what a browser laid out (text boxes, computed font sizes).
-func Eval(t *testing.T, page, js string) string {
-	t.Helper()
-	script := `<script>window.addEventListener("load", function () {
-  var pre = document.createElement("pre"); pre.id = "bb-eval"; pre.textContent = JSON.stringify(` + js + `); document.body.appendChild(pre);
-});</script>
-`
-	dom, logs := dumpDOM(t, withScript(page, script), "eval.html")
-	m := evalOut.FindStringSubmatch(dom)
-	if m == nil {
-		t.Fatalf("the page did not report (did it load?)\nstderr:\n%s", logs)
-	}
-	return htmlUnescape(m[1])
-}
-
-var evalOut = regexp.MustCompile(`(?s)<pre id="bb-eval">(.*?)</pre>`)
-
 // withScript is a test's copy of page with script first in its head and
 // inline scripts allowed by its content security policy.
 func withScript(page, script string) string {
