@@ -56,7 +56,25 @@ func cmdKernel(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	k := jupyter.New(conn, ks, stderr)
 	stop := handleKernelSignals(k)
 	defer stop()
+	go watchParent(k, os.Getppid())
 	return k.Run(context.WithoutCancel(ctx))
+}
+
+// watchParent shuts the kernel down when the frontend that started it dies
+// without a shutdown_request (a killed jupyter console): jupyter_client
+// sets JPY_PARENT_PID for that, and ipykernel polls its parent the same
+// way. Otherwise the orphan would hold the notebook's cache lock and its
+// targets forever.
+func watchParent(k *jupyter.Kernel, parent int) {
+	if os.Getenv("JPY_PARENT_PID") == "" {
+		return
+	}
+	for range time.Tick(time.Second) {
+		if os.Getppid() != parent {
+			k.Stop()
+			return
+		}
+	}
 }
 
 // handleKernelSignals makes SIGINT an interrupt of the running cell (a
@@ -115,6 +133,7 @@ type kernelSession struct {
 	base    context.Context
 	ready   chan struct{} // closed when the engine is open (or failed to)
 	openErr error
+	target  string // the cell being executed, whose status line tells its outcome
 }
 
 func newKernelSession(ctx context.Context, path string, nf *notebookFlags, log io.Writer) *kernelSession {
@@ -142,7 +161,7 @@ func (ks *kernelSession) open() {
 		ks.openErr = err
 		return
 	}
-	e, err := openEngine(ks.base, nb, ks.nf, runtime.Options{}, redact.Writer(ks.stderr))
+	e, err := openEngine(ks.base, nb, ks.nf, runtime.Options{OnCell: ks.onCell}, redact.Writer(ks.stderr))
 	if err != nil {
 		ks.openErr = err
 		return
@@ -174,6 +193,9 @@ func (ks *kernelSession) Execute(ctx context.Context, req *jupyter.ExecuteReques
 	ks.stderr.attach(out)
 	defer ks.stdout.detach()
 	defer ks.stderr.detach()
+	if !ks.isReady() {
+		ks.stderr.status(redact.String(ks.stderr.waiting()), nil)
+	}
 	select {
 	case <-ks.ready:
 	case <-ctx.Done():
@@ -293,17 +315,22 @@ func (ks *kernelSession) cell(c *kernelCell, out *jupyter.Publisher) *jupyter.Er
 		return nil
 	}
 	r := ks.r
+	ks.target = c.name
+	defer func() { ks.target = "" }()
+	ks.stderr.rest(redact.String("running " + c.name + " …"))
 	var runErr error
 	r.interruptible(func() { runErr = r.e.RunCell(c.name, false) })
 	st := r.state(c.name)
 	if st == nil {
 		return ks.failure(runErr, "")
 	}
-	meta := map[string]any{"benchbook": map[string]any{"cell": c.name, "status": string(st.Status), "why": st.Why}}
-	if st.Status == runtime.StatusHit {
-		ks.stderr.Write([]byte(cachedLine(st)))
+	ks.stderr.status(redact.String(statusLine(st)), map[string]any{"benchbook": cellMeta(st)})
+	if st.Executed {
+		for _, w := range st.Warnings() {
+			fmt.Fprintf(r.errw, "warning: %s\n", w)
+		}
 	}
-	ks.results(out, meta)(st.Outputs())
+	ks.results(out, map[string]any{"benchbook": cellMeta(st)})(st.Outputs())
 	r.refresh()
 	switch {
 	case st.Err != nil:
@@ -319,6 +346,70 @@ func (ks *kernelSession) cell(c *kernelCell, out *jupyter.Publisher) *jupyter.Er
 	return nil
 }
 
+// onCell tells the outcome of every cell the engine brings up to date but
+// the one executed (its status line does): upstream cells computed first,
+// every cell of a :run. An upstream cell that starts shows on the status
+// line.
+func (ks *kernelSession) onCell(st *runtime.CellRun, started bool) {
+	switch {
+	case st.Def.Name == ks.target && started:
+		ks.stderr.rest(redact.String("running " + st.Def.Name + " …"))
+		return
+	case st.Def.Name == ks.target:
+		return
+	case started && ks.target != "":
+		ks.stderr.status(redact.String(fmt.Sprintf("running %s (for %s) …", st.Def.Name, ks.target)), nil)
+		return
+	case started:
+		return
+	}
+	w := ks.r.errw
+	fmt.Fprintln(w, statusLine(st))
+	if st.Err != nil {
+		fmt.Fprintln(w, indent(ks.nb.localize(st.Err.Error())))
+		if st.Trace != "" {
+			fmt.Fprintln(w, indent(ks.nb.localize(st.Trace)))
+		}
+	}
+	if st.Executed {
+		for _, warning := range st.Warnings() {
+			fmt.Fprintf(w, "    warning: %s\n", warning)
+		}
+	}
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
+
+// statusLine is a cell's outcome in one line: "ran runs in 41.2s (no entry
+// in the cache)", "hit runs: from the cache (computed in 41.2s)".
+func statusLine(st *runtime.CellRun) string {
+	line := string(st.Status) + " " + st.Def.Name
+	d := st.Duration()
+	switch {
+	case st.Status == runtime.StatusHit:
+		line += ": from the cache"
+		if d > 0 {
+			line += " (computed in " + fmtLast(d) + ")"
+		}
+		return line
+	case st.Executed:
+		line += " in " + fmtLast(d)
+	}
+	if st.Why != "" {
+		line += " (" + st.Why + ")"
+	}
+	return line
+}
+
+// cellMeta is the cell's outcome in the metadata of its outputs, for tools
+// that read a notebook Jupyter saved (nbclient's, say).
+func cellMeta(st *runtime.CellRun) map[string]any {
+	return map[string]any{"cell": st.Def.Name, "status": string(st.Status), "why": st.Why,
+		"executed": st.Executed, "seconds": st.Duration().Seconds()}
+}
+
 // markdown is the text of a Markdown cell, its comment marks removed.
 func (ks *kernelSession) markdown(name string) string {
 	for _, c := range ks.r.e.NB.Cells {
@@ -327,15 +418,6 @@ func (ks *kernelSession) markdown(name string) string {
 		}
 	}
 	return ""
-}
-
-// cachedLine says that a cell's outputs come from the cache, and from when.
-func cachedLine(st *runtime.CellRun) string {
-	line := fmt.Sprintf("hit: %s from the cache", st.Def.Name)
-	if d := st.Duration(); d > 0 {
-		line += " (it took " + fmtLast(d) + ")"
-	}
-	return line + "\n"
 }
 
 // reload hands the engine the notebook of the cells sent so far.

@@ -170,10 +170,17 @@ func (ks *kernelSession) IsComplete(code string) (string, string) {
 		}
 		return "invalid", ""
 	}
-	if n := len(f.Stmts); n > 0 && isBlock(f.Stmts[n-1]) && !strings.HasSuffix(code, "\n\n") {
+	if n := len(f.Stmts); n > 0 && isBlock(f.Stmts[n-1]) && !endsBlank(code) {
 		return "incomplete", nextIndent(code)
 	}
 	return "complete", ""
+}
+
+// endsBlank: the input's last line is empty, or holds only the indent a
+// console put there, which ends an open block (as at IPython's prompt).
+func endsBlank(code string) bool {
+	i := strings.LastIndexByte(code, '\n')
+	return i >= 0 && strings.TrimSpace(code[i+1:]) == ""
 }
 
 func isBlock(s syntax.Stmt) bool {

@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -87,4 +91,248 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// nbCell is what nbclient_run.py reports of one executed code cell.
+type nbCell struct {
+	ID     string `json:"id"`
+	Status []struct {
+		Cell     string `json:"cell"`
+		Status   string `json:"status"`
+		Executed bool   `json:"executed"`
+	} `json:"status"`
+	Mimes   []string         `json:"mimes"`
+	Outputs []map[string]any `json:"outputs"`
+}
+
+func runNbclient(t *testing.T, env []string, dir, nb string) []nbCell {
+	t.Helper()
+	out, err := runPython(t, env, dir, 4*time.Minute, "nbclient_run.py", nb, nb+".out.ipynb")
+	if err != nil {
+		t.Fatalf("nbclient: %v\n%s", err, out)
+	}
+	var cells []nbCell
+	if err := json.Unmarshal([]byte(lastLines(out, 1)), &cells); err != nil {
+		t.Fatalf("nbclient's report: %v\n%s", err, out)
+	}
+	return cells
+}
+
+// nbclient (Debian's python3-nbclient, as papermill and CI use it) executes
+// the converted quickstart end to end with the kernel; a second execution,
+// by a new kernel, is all cache hits (the live targets aside: nothing needs
+// them), with every output replayed as it was; and benchbook run of the
+// .star beside it finds the same entries, since the kernel's cells are
+// benchbook run's cells.
+func TestKernelNbclientQuickstart(t *testing.T) {
+	params := []string{"-p", "duration=0.3s", "-p", "pairs=2", "-p", "rows=2000"} // the quickstart in seconds
+	env := installKernel(t, params...)
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join("..", "..", "notebooks", "quickstart.star"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	star := filepath.Join(dir, "quickstart.star")
+	if err := os.WriteFile(star, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, "convert", star); code != 0 {
+		t.Fatalf("convert: %s", stderr)
+	}
+	nb := filepath.Join(dir, "quickstart.ipynb")
+
+	first := runNbclient(t, env, dir, nb)
+	byID := map[string]nbCell{}
+	for _, c := range first {
+		byID[c.ID] = c
+		if len(c.Status) != 1 || c.Status[0].Cell != c.ID {
+			t.Fatalf("cell %s: status lines %+v, want one naming the cell", c.ID, c.Status)
+		}
+	}
+	if s := byID["runs"].Status[0]; s.Status != "ran" || !s.Executed {
+		t.Fatalf("first execution: runs is %+v, want ran", s)
+	}
+	for id, mime := range map[string]string{"compare": "text/html", "charts": "image/svg+xml", "decision": "text/html"} {
+		if !slices.Contains(byID[id].Mimes, mime) {
+			t.Errorf("cell %s shows %v, want %s", id, byID[id].Mimes, mime)
+		}
+	}
+
+	second := runNbclient(t, env, dir, nb)
+	for i, c := range second {
+		s := c.Status[0]
+		if s.Executed || s.Status != "hit" && s.Status != "live" {
+			t.Errorf("second execution: cell %s is %+v, want a hit (or live, not executed)", c.ID, s)
+		}
+		if !reflect.DeepEqual(c.Outputs, first[i].Outputs) {
+			t.Errorf("cell %s: outputs differ between the executions:\nfirst  %v\nsecond %v", c.ID, first[i].Outputs, c.Outputs)
+		}
+	}
+
+	code, _, stderr := runCLI(t, append([]string{"run", "-no-color"}, append(params, star)...)...)
+	if code != 0 {
+		t.Fatalf("benchbook run: exit %d\n%s", code, stderr)
+	}
+	for _, cell := range []string{"params", "runs", "compare", "charts", "data", "decision"} {
+		if !progressSays(stderr, cell, "hit") {
+			t.Errorf("benchbook run after the kernel: %s is not a hit\n%s", cell, stderr)
+		}
+	}
+}
+
+// progressSays reports whether benchbook run's progress has the line
+// "STATUS NAME ...".
+func progressSays(stderr, name, status string) bool {
+	for _, line := range strings.Split(stderr, "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == status && f[1] == name {
+			return true
+		}
+	}
+	return false
+}
+
+// interruption is how an interrupted cell ended, as interrupt.py saw it.
+type interruption struct {
+	Seconds       float64
+	Status, Ename string
+}
+
+// An interrupt during a workload.http run (SIGINT to the kernel's process
+// group, as Jupyter sends with the kernelspec's interrupt_mode "signal"; and
+// an interrupt_request on the control channel) ends the cell within a
+// second, the kernel going on with its finished cells; a shutdown leaves no
+// process the kernel started (every one carries the test's marker in its
+// environment).
+func TestKernelInterruptAndShutdown(t *testing.T) {
+	env := installKernel(t)
+	mark := fmt.Sprintf("BENCHBOOK_KERNEL_TEST=%d-%d", os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() { killMarked(mark) })
+	out, err := runPython(t, env, t.TempDir(), 3*time.Minute, "interrupt.py", mark)
+	if err != nil {
+		t.Fatalf("interrupt.py: %v\n%s", err, out)
+	}
+	var got struct {
+		Target, After   string
+		Signal, Message interruption
+		BeforeShutdown  int     `json:"before_shutdown"`
+		ShutdownSeconds float64 `json:"shutdown_seconds"`
+		AfterShutdown   []int   `json:"after_shutdown"`
+	}
+	if err := json.Unmarshal([]byte(lastLines(out, 1)), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("interrupted in %.3fs (SIGINT) and %.3fs (interrupt_request); shutdown in %.2fs", got.Signal.Seconds, got.Message.Seconds, got.ShutdownSeconds)
+	for how, r := range map[string]interruption{"SIGINT": got.Signal, "interrupt_request": got.Message} {
+		if r.Status != "error" || r.Ename != "KeyboardInterrupt" || r.Seconds > 1 {
+			t.Errorf("%s: the cell ended %+v, want a KeyboardInterrupt error within a second", how, r)
+		}
+	}
+	if got.Target != "ok" || got.After != "ok" {
+		t.Errorf("target cell %q, input after the interrupts %q: want ok", got.Target, got.After)
+	}
+	if got.BeforeShutdown < 2 {
+		t.Errorf("%d marked processes before shutdown: the kernel and its demo target should be there", got.BeforeShutdown)
+	}
+	// jupyter_client kills a kernel that has not exited 5 s after its
+	// shutdown_request; this one must have stopped everything itself.
+	if got.ShutdownSeconds > 4 {
+		t.Errorf("shutdown took %.1fs: the kernel did not exit by itself", got.ShutdownSeconds)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var left []string
+		for _, p := range procs(mark) {
+			if p.marked {
+				left = append(left, fmt.Sprintf("%d %s", p.pid, p.cmdline))
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes left after the kernel's shutdown:\n%s", strings.Join(left, "\n"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// jupyter console --kernel benchbook works as a REPL in a terminal (tmux):
+// results, a block over several lines (is_complete), tab completion,
+// a :command, and Ctrl-D ending the console and the kernel with it.
+func TestKernelJupyterConsole(t *testing.T) {
+	console := needs.Command(t, "jupyter-console", "jupyter-console")
+	tmux := needs.Command(t, "tmux", "tmux")
+	env := installKernel(t)
+	mark := fmt.Sprintf("BENCHBOOK_KERNEL_TEST=%d-%d", os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() { killMarked(mark) })
+	sock := fmt.Sprintf("benchbook-test-%d", os.Getpid())
+	tm := func(args ...string) string {
+		out, _ := exec.Command(tmux, append([]string{"-L", sock}, args...)...).CombinedOutput()
+		return string(out)
+	}
+	t.Cleanup(func() { tm("kill-server") })
+	var envArgs []string
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "JUPYTER_") || strings.HasPrefix(kv, "PYDEVD_") {
+			envArgs = append(envArgs, kv)
+		}
+	}
+	shell := "env " + strings.Join(append(envArgs, mark), " ") + " " + console + " --kernel benchbook"
+	cmd := exec.Command(tmux, "-L", sock, "new-session", "-d", "-s", "console", "-x", "160", "-y", "60", "-c", t.TempDir(), shell)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v\n%s", err, out)
+	}
+	screen := func() string { return tm("capture-pane", "-p", "-t", "console") }
+	waitFor := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for !strings.Contains(screen(), want) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the console never showed %q:\n%s", want, screen())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	keys := func(k ...string) { tm(append([]string{"send-keys", "-t", "console"}, k...)...) }
+	waitFor("In [1]:")
+	keys("x = 40", "Enter")
+	waitFor("In [2]:")
+	keys("x + 2", "Enter")
+	waitFor("Out[2]: 42")
+	keys("def f():", "Enter")
+	waitFor("...:")
+	keys("return x + 5", "Enter", "Enter")
+	waitFor("In [4]:")
+	keys("f()", "Enter")
+	waitFor("Out[4]: 45")
+	keys("workload.ht", "Tab")
+	waitFor("workload.http")
+	keys("C-u", ":cells", "Enter")
+	waitFor("CELL  STATUS")
+	keys("C-d")
+	waitFor("exit")
+	keys("y", "Enter")
+	exited := time.Now()
+	defer func() { t.Logf("the console exited in %v", time.Since(exited).Round(time.Millisecond)) }()
+	deadline := time.Now().Add(15 * time.Second)
+	for exec.Command(tmux, "-L", sock, "has-session", "-t", "console").Run() == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the console did not exit:\n%s", screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		left := 0
+		for _, p := range procs(mark) {
+			if p.marked {
+				left++
+			}
+		}
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d processes of the console's kernel left after it exited", left)
+		}
+	}
 }

@@ -16,8 +16,9 @@ class BenchbookKernelTests(jupyter_kernel_test.KernelTests):
     file_extension = ".star"
 
     code_hello_world = 'print("hello, world")'
-    # A notebook cell reports its status on stderr (as benchbook run does).
-    code_stderr = '# %% stderr_probe\nprobe = 1\n'
+    # A cell's warnings go to stderr (this one's md() is not its last
+    # statement, so nothing shows it).
+    code_stderr = '# %% stderr_probe\nmd("lost")\nprobe = 1\n'
 
     # A failing call: one "error" message, nothing else.
     code_generate_error = 'fail("boom")'
