@@ -211,22 +211,25 @@ func (ks *kernelSession) Execute(ctx context.Context, req *jupyter.ExecuteReques
 		r.base = ks.base
 		r.e.SetContext(ks.base)
 	}()
-	if len(req.DeletedCells) > 0 && ks.nb.drop(req.DeletedCells) {
+	// Cells the user deleted leave the notebook now; the engine sees that
+	// with the next notebook it is handed (a cell sent with this request
+	// may be the one that defines their names anew).
+	dropped := len(req.DeletedCells) > 0 && ks.nb.drop(req.DeletedCells)
+	code := req.Code
+	c, err := readCell(code, req.CellID)
+	trimmed := strings.TrimSpace(code)
+	if dropped && (err != nil || isCommand(trimmed)) {
 		if err := ks.reload(); err != nil {
 			return ks.failure(err, "")
 		}
 	}
-	code := req.Code
-	switch trimmed := strings.TrimSpace(code); {
+	switch {
 	case trimmed == "":
 		return nil
 	case isCommand(trimmed):
 		return ks.commands(trimmed, out)
 	case isHelpQuery(trimmed):
 		return ks.page(req, strings.Trim(trimmed, "?"))
-	}
-	c, err := readCell(code, req.CellID)
-	switch {
 	case errors.Is(err, errNotACell):
 		return ks.eval(code, out)
 	case err != nil:
