@@ -11,14 +11,7 @@ import (
 // never replaces an existing file (whose outputs would be lost) unless told.
 func TestConvertRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	src, err := os.ReadFile(filepath.Join("..", "..", "notebooks", "quickstart.star"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	star := filepath.Join(dir, "quickstart.star")
-	if err := os.WriteFile(star, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	star, src := copyQuickstart(t, dir)
 	if code, _, stderr := runCLI(t, "convert", star); code != 0 {
 		t.Fatalf("convert to ipynb: exit %d\n%s", code, stderr)
 	}
@@ -41,4 +34,18 @@ func TestConvertRoundTrip(t *testing.T) {
 	if code, _, _ := runCLI(t, "convert", "-to", "pdf", star); code != 2 {
 		t.Fatalf("-to pdf: exit %d, want the usage error's 2", code)
 	}
+}
+
+// copyQuickstart copies notebooks/quickstart.star into dir.
+func copyQuickstart(t *testing.T, dir string) (path string, src []byte) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "..", "notebooks", "quickstart.star"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path = filepath.Join(dir, "quickstart.star")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, src
 }

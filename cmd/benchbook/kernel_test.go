@@ -128,14 +128,7 @@ func TestKernelNbclientQuickstart(t *testing.T) {
 	params := []string{"-p", "duration=0.3s", "-p", "pairs=2", "-p", "rows=2000"} // the quickstart in seconds
 	env := installKernel(t, params...)
 	dir := t.TempDir()
-	src, err := os.ReadFile(filepath.Join("..", "..", "notebooks", "quickstart.star"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	star := filepath.Join(dir, "quickstart.star")
-	if err := os.WriteFile(star, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	star, _ := copyQuickstart(t, dir)
 	if code, _, stderr := runCLI(t, "convert", star); code != 0 {
 		t.Fatalf("convert: %s", stderr)
 	}

@@ -36,7 +36,6 @@ type Kernel struct {
 	cancel  context.CancelFunc // of the running execution; nil when idle
 	stopped chan struct{}      // closed when shutdown was asked
 	stopOne sync.Once
-	restart bool
 }
 
 // New prepares a kernel; Run binds its sockets and serves.
@@ -72,7 +71,7 @@ func (k *Kernel) Run(ctx context.Context) error {
 	k.publishStatus(nil, "starting")
 	select {
 	case <-ctx.Done():
-		k.stop(false)
+		k.stop()
 	case <-k.stopped:
 	}
 	k.Interrupt()
@@ -97,13 +96,12 @@ func (k *Kernel) Interrupt() {
 }
 
 // Stop ends Run as a shutdown_request would (SIGTERM).
-func (k *Kernel) Stop() { k.stop(false) }
+func (k *Kernel) Stop() { k.stop() }
 
-func (k *Kernel) stop(restart bool) {
-	k.stopOne.Do(func() {
-		k.restart = restart
-		close(k.stopped)
-	})
+// stop ends Run. A restart is the client's business: it starts a new
+// kernel process once this one has exited.
+func (k *Kernel) stop() {
+	k.stopOne.Do(func() { close(k.stopped) })
 }
 
 func (k *Kernel) bind(ctx context.Context) error {
@@ -234,7 +232,7 @@ func (k *Kernel) handle(sock zmq4.Socket, m *Message) (abort bool) {
 		_ = json.Unmarshal(m.Content, &req)
 		content = map[string]any{"status": "ok", "restart": req.Restart}
 		k.reply(sock, m, "shutdown_reply", content)
-		k.stop(req.Restart)
+		k.stop()
 		return false
 	default:
 		// comm_open and friends: no comms here, and a reply to a message
@@ -253,24 +251,21 @@ func replyType(request string) string {
 
 // abortQueued answers the executions already queued behind a failed one
 // with "aborted", as a kernel does for stop_on_error, and serves the other
-// requests.
+// requests queued with them. What arrives later (sent after the client saw
+// the failure) runs.
 func (k *Kernel) abortQueued(q <-chan *Message) {
-	for {
-		select {
-		case m, ok := <-q:
-			if !ok {
-				return
-			}
-			if m.Header.MsgType != "execute_request" {
-				k.handle(k.shell, m)
-				continue
-			}
-			k.publishStatus(m, "busy")
-			k.reply(k.shell, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.count})
-			k.publishStatus(m, "idle")
-		default:
+	for n := len(q); n > 0; n-- {
+		m, ok := <-q
+		if !ok {
 			return
 		}
+		if m.Header.MsgType != "execute_request" {
+			k.handle(k.shell, m)
+			continue
+		}
+		k.publishStatus(m, "busy")
+		k.reply(k.shell, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.count})
+		k.publishStatus(m, "idle")
 	}
 }
 
