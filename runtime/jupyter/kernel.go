@@ -36,6 +36,8 @@ type Kernel struct {
 	cancel  context.CancelFunc // of the running execution; nil when idle
 	stopped chan struct{}      // closed when shutdown was asked
 	stopOne sync.Once
+
+	shellQ chan *Message // shell requests received, not yet served
 }
 
 // New prepares a kernel; Run binds its sockets and serves.
@@ -59,6 +61,7 @@ func (k *Kernel) Run(ctx context.Context) error {
 	go k.heartbeat()
 	go k.drainStdin()
 	shellQ := make(chan *Message, 64)
+	k.shellQ = shellQ
 	go k.receive(k.shell, shellQ)
 	controlQ := make(chan *Message, 16)
 	go k.receive(k.control, controlQ)
@@ -186,8 +189,8 @@ func (k *Kernel) serveShell(q <-chan *Message) {
 			if !ok {
 				return
 			}
-			if k.handle(k.shell, m) {
-				k.abortQueued(q)
+			if n := k.handle(k.shell, m); n > 0 {
+				k.abortQueued(q, n)
 			}
 		}
 	}
@@ -201,9 +204,10 @@ func (k *Kernel) serveControl(q <-chan *Message) {
 	}
 }
 
-// handle answers one request between busy and idle statuses. It reports
-// whether an execution failed and asked the queue to stop.
-func (k *Kernel) handle(sock zmq4.Socket, m *Message) (abort bool) {
+// handle answers one request between busy and idle statuses. It returns
+// how many queued requests to abort: those queued when an execution that
+// asked to stop on error failed.
+func (k *Kernel) handle(sock zmq4.Socket, m *Message) (abort int) {
 	k.publishStatus(m, "busy")
 	defer k.publishStatus(m, "idle")
 	var content any
@@ -233,12 +237,12 @@ func (k *Kernel) handle(sock zmq4.Socket, m *Message) (abort bool) {
 		content = map[string]any{"status": "ok", "restart": req.Restart}
 		k.reply(sock, m, "shutdown_reply", content)
 		k.stop()
-		return false
+		return 0
 	default:
 		// comm_open and friends: no comms here, and a reply to a message
 		// that wants none would confuse the client.
 		fmt.Fprintf(k.log, "kernel: ignored %s\n", m.Header.MsgType)
-		return false
+		return 0
 	}
 	k.reply(sock, m, replyType(m.Header.MsgType), content)
 	return abort
@@ -249,12 +253,12 @@ func replyType(request string) string {
 	return base + "_reply"
 }
 
-// abortQueued answers the executions already queued behind a failed one
-// with "aborted", as a kernel does for stop_on_error, and serves the other
-// requests queued with them. What arrives later (sent after the client saw
-// the failure) runs.
-func (k *Kernel) abortQueued(q <-chan *Message) {
-	for n := len(q); n > 0; n-- {
+// abortQueued answers the n executions queued behind a failed one with
+// "aborted", as a kernel does for stop_on_error, and serves the other
+// requests queued with them. What arrived after the failure (sent once the
+// client saw it) runs.
+func (k *Kernel) abortQueued(q <-chan *Message, n int) {
+	for ; n > 0; n-- {
 		m, ok := <-q
 		if !ok {
 			return
@@ -287,12 +291,13 @@ func (k *Kernel) kernelInfo() map[string]any {
 	}
 }
 
-// execute runs one execute_request. It reports whether the queue must be
-// aborted (a failure with stop_on_error).
-func (k *Kernel) execute(m *Message) (map[string]any, bool) {
+// execute runs one execute_request. It returns how many queued requests
+// must be aborted: after a failure with stop_on_error, those queued before
+// its reply goes out.
+func (k *Kernel) execute(m *Message) (map[string]any, int) {
 	req := &ExecuteRequest{StopOnError: true, StoreHistory: true}
 	if err := json.Unmarshal(m.Content, req); err != nil {
-		return map[string]any{"status": "error", "ename": "BadRequest", "evalue": err.Error(), "traceback": []string{}, "execution_count": k.count}, false
+		return map[string]any{"status": "error", "ename": "BadRequest", "evalue": err.Error(), "traceback": []string{}, "execution_count": k.count}, 0
 	}
 	var meta executeMetadata
 	_ = json.Unmarshal(m.Metadata, &meta)
@@ -332,14 +337,18 @@ func (k *Kernel) execute(m *Message) (map[string]any, bool) {
 		if !req.Silent {
 			k.publish(m, "error", failure)
 		}
+		abort := 0
+		if req.StopOnError {
+			abort = len(k.shellQ)
+		}
 		return map[string]any{"status": "error", "execution_count": req.Count, "ename": failure.Name,
-			"evalue": failure.Value, "traceback": failure.Traceback, "user_expressions": exprs}, req.StopOnError
+			"evalue": failure.Value, "traceback": failure.Traceback, "user_expressions": exprs}, abort
 	}
 	payload := req.Payload
 	if payload == nil {
 		payload = []any{}
 	}
-	return map[string]any{"status": "ok", "execution_count": req.Count, "payload": payload, "user_expressions": exprs}, false
+	return map[string]any{"status": "ok", "execution_count": req.Count, "payload": payload, "user_expressions": exprs}, 0
 }
 
 func (k *Kernel) complete(m *Message) map[string]any {
