@@ -41,7 +41,7 @@ func (t *HTTPTarget) newLoop(clients int) loop {
 	for i := range clients {
 		l.conns = append(l.conns, &httpConn{id: i, req: requestBuilder{t: t}, fd: -1}) // in: at the first dial
 	}
-	l.p, l.err = newPoller(clients, true)
+	l.p, l.err = newPoller(clients)
 	return l
 }
 
