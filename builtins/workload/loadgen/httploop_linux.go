@@ -79,6 +79,7 @@ func (l *httpLoop) launch(i int, j job, now time.Time) {
 	}
 	c.busy, c.deadline = true, r.deadline(now)
 	c.resp.reset(l.t.noBody)
+	slowdown()
 	l.flush(r, l.rec, c, req)
 }
 
@@ -120,6 +121,7 @@ func (l *httpLoop) send(r *engine, rec *recorder, c *httpConn, now time.Time) bo
 	}
 	c.busy, c.t0, c.measured, c.deadline = true, now, measured, r.deadline(now)
 	c.resp.reset(l.t.noBody)
+	slowdown()
 	l.flush(r, rec, c, req)
 	return c.busy
 }
