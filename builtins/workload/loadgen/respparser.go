@@ -441,8 +441,14 @@ func trailerEnd(b []byte, from int) int {
 
 // cutLine splits off the first line, without its "\n" or "\r\n".
 func cutLine(b []byte) (line, rest []byte) {
-	line, rest, _ = bytes.Cut(b, []byte("\n"))
-	return bytes.TrimSuffix(line, []byte("\r")), rest
+	line = b
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		line, rest = b[:i], b[i+1:]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	return line, rest
 }
 
 // trimSpaceTab trims spaces and tabs at both ends (bytes.Trim with a
