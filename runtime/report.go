@@ -39,6 +39,7 @@ func (e *Engine) Record() *record.Record {
 	if v := e.verdict(); v != nil {
 		r.Verdict, _ = redact.Value(v)
 	}
+	e.finishRecord(r)
 	return r
 }
 

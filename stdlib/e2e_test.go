@@ -33,9 +33,9 @@ func TestABABWithRealRuns(t *testing.T) {
 load("@std/abab.star", "abab")
 
 def one(arm):
-    return workload.http(url + "/?arm=" + arm, clients = 2, duration = "0.4s", warmup = "0.1s")
+    return workload.http(url + "/?arm=" + arm, clients = 2, duration = "0.3s", warmup = "0.1s")
 
-exp = abab(arms = {"A": None, "B": None}, pairs = 4, run = one)  # 4: the fewest pairs that can reach p <= 0.05
+exp = abab(arms = {"A": None, "B": None}, pairs = 6, run = one)  # 6: the fewest pairs a paired test can reach p <= 0.05 with
 cmp = compare(exp, metric = lambda r: r.p(50), name = "p50", better = "lower")
 v = verdict(status = "reverted", headline = cmp, summary = "the sleep makes it slower")
 `)

@@ -42,6 +42,7 @@ type ours struct {
 	P        float64    `json:"p"`
 	Verdict  string     `json:"verdict"`
 	Accepted bool       `json:"accepted"`
+	Test     string     `json:"test,omitempty"`
 	Error    string     `json:"error,omitempty"`
 }
 
@@ -174,7 +175,7 @@ func compare(c sample) ours {
 	if err != nil {
 		return ours{Error: err.Error()}
 	}
-	o := ours{Index: 100 * r.Ratio, CINone: r.CI.None, P: r.PValue, Verdict: r.Verdict, Accepted: r.Accepted}
+	o := ours{Index: 100 * r.Ratio, CINone: r.CI.None, P: r.PValue, Verdict: r.Verdict, Accepted: r.Accepted, Test: r.Test}
 	if r.CI.Ok() {
 		o.CI = [2]float64{r.CI.Low, r.CI.High}
 	}
@@ -206,7 +207,7 @@ func writeTable(w io.Writer, dir string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "| case | benchstat: B vs A (median) | benchstat p | benchbook: index (GM ratio) | 95 % CI | p | verdict | seeds' rule |")
+	fmt.Fprintln(w, "| case | benchstat: B vs A (median) | benchstat p | benchbook: index (Hodges-Lehmann) | 95 % CI | p (benchbook's test) | verdict | seeds' rule |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, e := range entries {
 		if !e.IsDir() {
@@ -242,7 +243,8 @@ func tableRow(dir string) (string, error) {
 	if o.Accepted {
 		accepted = "accepted"
 	}
-	return fmt.Sprintf("| %s | %s | %s | %.1f | %s | %.3g | %s | %s |", c.What, delta, p, o.Index, ci, o.P, o.Verdict, accepted), nil
+	test := map[string]string{"Wilcoxon signed-rank": " (signed-rank)", "Mann-Whitney": " (MW)"}[o.Test]
+	return fmt.Sprintf("| %s | %s | %s | %.1f | %s | %.3g%s | %s | %s |", c.What, delta, p, o.Index, ci, o.P, test, o.Verdict, accepted), nil
 }
 
 // benchstatRow reads the delta ("-4.93%" or "~") and the p ("p=0.029

@@ -17,6 +17,7 @@ const clockTicks = 100
 type CPUSample struct {
 	At    time.Time
 	Busy  uint64          // non-idle ticks of all CPUs (/proc/stat)
+	Steal uint64          // ticks the hypervisor gave to other guests (in Busy)
 	Procs map[int]procCPU // by PID
 }
 
@@ -28,11 +29,11 @@ type procCPU struct {
 // SampleCPU reads /proc/stat and /proc/<pid>/stat of every process.
 func SampleCPU() (CPUSample, error) {
 	s := CPUSample{At: time.Now(), Procs: map[int]procCPU{}}
-	busy, err := busyTicks()
+	busy, steal, err := busyTicks()
 	if err != nil {
 		return s, err
 	}
-	s.Busy = busy
+	s.Busy, s.Steal = busy, steal
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return s, fmt.Errorf("cpu sample: %w", err)
@@ -50,26 +51,28 @@ func SampleCPU() (CPUSample, error) {
 }
 
 // busyTicks sums the first line of /proc/stat except idle and iowait
-// (guest time is already inside user).
-func busyTicks() (uint64, error) {
+// (guest time is already inside user), and returns steal on its own too.
+func busyTicks() (busy, steal uint64, err error) {
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, fmt.Errorf("cpu sample: %w", err)
+		return 0, 0, fmt.Errorf("cpu sample: %w", err)
 	}
 	line, _, _ := strings.Cut(string(data), "\n")
 	f := strings.Fields(line)
 	if len(f) < 9 || f[0] != "cpu" {
-		return 0, fmt.Errorf("cpu sample: unexpected /proc/stat line %q", line)
+		return 0, 0, fmt.Errorf("cpu sample: unexpected /proc/stat line %q", line)
 	}
-	var busy uint64
 	for i, name := range []string{"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"} {
 		if name == "idle" || name == "iowait" {
 			continue
 		}
 		n, _ := strconv.ParseUint(f[i+1], 10, 64)
 		busy += n
+		if name == "steal" {
+			steal = n
+		}
 	}
-	return busy, nil
+	return busy, steal, nil
 }
 
 // readProc parses /proc/<pid>/stat; the command name may hold spaces and
@@ -129,6 +132,7 @@ func ours(s CPUSample, roots []int) map[int]bool {
 type CPUUse struct {
 	Ours    float64
 	Foreign float64
+	Steal   float64 // cores the hypervisor gave to other guests
 	Seconds float64
 }
 
@@ -155,6 +159,9 @@ func Use(a, b CPUSample, observed []int) CPUUse {
 	}
 	total := float64(b.Busy-a.Busy) / clockTicks
 	u := CPUUse{Ours: float64(own) / clockTicks / secs, Seconds: secs}
-	u.Foreign = max(0, total/secs-u.Ours)
+	// Stolen ticks are counted busy but were no process's here: neither
+	// ours nor foreign.
+	u.Steal = float64(b.Steal-a.Steal) / clockTicks / secs
+	u.Foreign = max(0, total/secs-u.Ours-u.Steal)
 	return u
 }

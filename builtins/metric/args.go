@@ -22,18 +22,24 @@ type compareArgs struct {
 	alpha          float64
 	minEffect      starlark.Value // None, a fraction (0.02) or a string "2%"
 	allowInvalid   bool           // take runs a guard marked invalid (a warning, not an error)
+	allowErrors    bool           // take runs in which many requests failed (a warning, not an error)
+	paired         starlark.Value // None (pairs for an experiment or equal lists), True or False
 }
 
 // compareBuiltin implements
 // compare(exp_or_a, b = None, metric = "rps", better = by metric, name = "", a_label = "", b_label = "", alpha = 0.05,
-// min_effect = None, allow_invalid = False).
+// min_effect = None, paired = None, allow_invalid = False, allow_errors = False).
 func compareBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	ca := compareArgs{b: starlark.None, metric: starlark.String("rps"), alpha: stats.DefaultAlpha, minEffect: starlark.None}
+	ca := compareArgs{b: starlark.None, metric: starlark.String("rps"), alpha: stats.DefaultAlpha, minEffect: starlark.None, paired: starlark.None}
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs,
 		"exp_or_a", &ca.expOrA, "b?", &ca.b, "metric?", &ca.metric, "better?", &ca.better,
 		"name?", &ca.name, "a_label?", &ca.aLabel, "b_label?", &ca.bLabel, "alpha?", &ca.alpha,
-		"min_effect?", &ca.minEffect, "allow_invalid?", &ca.allowInvalid); err != nil {
+		"min_effect?", &ca.minEffect, "paired?", &ca.paired, "allow_invalid?", &ca.allowInvalid,
+		"allow_errors?", &ca.allowErrors); err != nil {
 		return nil, err
+	}
+	if _, ok := ca.paired.(starlark.Bool); !ok && ca.paired != starlark.None {
+		return nil, fmt.Errorf("compare: paired must be True, False or None, got %s", ca.paired.Type())
 	}
 	minEffect, err := fraction(ca.minEffect)
 	if err != nil {
@@ -95,7 +101,11 @@ func gather(thread *starlark.Thread, ca compareArgs) (compareInput, error) {
 	if err != nil {
 		return in, err
 	}
-	ex := extractor{thread: thread, metric: ca.metric, warnings: map[string]bool{}, allowInvalid: ca.allowInvalid}
+	if in.design, err = design(ca, len(runsA), len(runsB)); err != nil {
+		return in, err
+	}
+	ex := extractor{thread: thread, metric: ca.metric, warnings: map[string]bool{}, allowInvalid: ca.allowInvalid,
+		allowErrors: ca.allowErrors || failureMetric(in.metric)}
 	if in.a, err = ex.values(runsA, in.aLabel); err != nil {
 		return in, err
 	}
@@ -105,9 +115,35 @@ func gather(thread *starlark.Thread, ca compareArgs) (compareInput, error) {
 	if in.control, err = ex.values(control, "control"); err != nil {
 		return in, err
 	}
+	in.box = boxOf(runsA, runsB, gates)
 	in.warnings = append(append(ex.list, tickWarning(ex.ticks)...), busyWarnings(gates)...)
 	return in, nil
 }
+
+// design is how the arms are compared: an experiment's arms are pairs (abab
+// runs them back to back, pair by pair), two lists are pairs when they are
+// as long, and paired = True or False says so outright.
+func design(ca compareArgs, na, nb int) (string, error) {
+	p, given := ca.paired.(starlark.Bool)
+	switch {
+	case given && !bool(p):
+		return "unpaired", nil
+	case given || ca.b == starlark.None:
+		if na != nb {
+			if !given {
+				return "unpaired", nil
+			}
+			return "", fmt.Errorf("compare: paired = True needs as many runs in each arm, got %d and %d", na, nb)
+		}
+		return "paired", nil
+	}
+	return "", nil
+}
+
+// failureMetric is a metric that counts failures ("errors", "retries",
+// "errors_per_s"): comparing it is the point of runs that fail, so their
+// error share does not refuse them.
+func failureMetric(name string) bool { return stats.CountsFailures(name) }
 
 func metricName(ca compareArgs) string {
 	if ca.name != "" {
@@ -199,6 +235,7 @@ type extractor struct {
 	ticks    []float64 // the distinct ticks (ms) the runs were sent on, open loops only
 
 	allowInvalid bool
+	allowErrors  bool
 }
 
 func (ex *extractor) values(runs []starlark.Value, arm string) ([]float64, error) {
@@ -206,6 +243,9 @@ func (ex *extractor) values(runs []starlark.Value, arm string) ([]float64, error
 	for i, r := range runs {
 		if err := ex.checkValid(r); err != nil {
 			return nil, fmt.Errorf("compare: %s run %d: %w", arm, i+1, err)
+		}
+		if err := ex.checkErrors(r, fmt.Sprintf("%s run %d", arm, i+1)); err != nil {
+			return nil, err
 		}
 		f, err := ex.value(r)
 		if err != nil {

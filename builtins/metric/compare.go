@@ -12,9 +12,23 @@ import (
 
 // Comparison is the result of compare(...): stats.Comparison (B against
 // A on one metric, its verdict and the seeds' acceptance rule) as a
-// Starlark value, with the runs' own warnings added.
+// Starlark value, with the runs' own warnings and the box's interference
+// added, and, in a record, its place among the notebook's comparisons.
 type Comparison struct {
 	stats.Comparison
+	// Busy says how busy the box was during the runs (foreign CPU, load,
+	// steal), when a run was busy or the arms differed; "" otherwise. The
+	// verdict line carries it.
+	Busy string
+	// Multiplicity, set only on the record's copy (family.go): Role is
+	// "headline" (what verdict(...) rests on), "secondary", or "" for a
+	// comparison alone in its notebook; a secondary's verdict is judged
+	// on AdjustedP (Holm over the Family secondary comparisons) and
+	// RawVerdict keeps the unadjusted one.
+	Role       string
+	AdjustedP  float64
+	Family     int
+	RawVerdict string
 }
 
 // compareInput is what compare gathered from its arguments.
@@ -22,31 +36,58 @@ type compareInput struct {
 	metric, better, aLabel, bLabel string
 	a, b, control                  []float64
 	alpha, minEffect               float64 // 0 means the default
+	design                         string  // "paired", "unpaired", "" (by lengths)
+	box                            box
 	warnings                       []string
 }
 
 func newComparison(in compareInput) (*Comparison, error) {
 	sc, err := stats.Compare(in.a, in.b, stats.Options{
 		Metric: in.metric, Better: in.better, ALabel: in.aLabel, BLabel: in.bLabel,
-		Alpha: in.alpha, MinEffect: in.minEffect, Control: in.control,
+		Alpha: in.alpha, MinEffect: in.minEffect, Control: in.control, Design: in.design,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("compare: %s: %w", in.metric, err)
 	}
-	sc.Warnings = append(sc.Warnings, in.warnings...)
-	return &Comparison{*sc}, nil
+	c := &Comparison{Comparison: *sc, Busy: in.box.warning(sc.ALabel, sc.BLabel, boxCores())}
+	c.Warnings = append(c.Warnings, in.warnings...)
+	if c.Busy != "" {
+		c.Warnings = append(c.Warnings, c.Busy)
+	}
+	return c, nil
+}
+
+// Line is the comparison's sentence as the record shows it: the verdict
+// line, with the box's interference and, for a secondary comparison, the
+// adjusted p its verdict rests on.
+func (c *Comparison) Line() string {
+	s := c.Sentence()
+	switch c.Role {
+	case "headline":
+		s += " [headline: the decision rests on it, at alpha " + stats.Num(c.Alpha) + "]"
+	case "secondary":
+		s += fmt.Sprintf(" [secondary: Holm-adjusted p = %s over %d secondary comparisons", stats.Num(c.AdjustedP), c.Family)
+		if c.RawVerdict != c.Verdict {
+			s += fmt.Sprintf("; %s before the adjustment", c.RawVerdict)
+		}
+		s += "]"
+	}
+	if c.Busy != "" {
+		s += " [" + c.Busy + "]"
+	}
+	return s
 }
 
 // Starlark attributes of a comparison.
 var comparisonAttrs = []string{
-	"a", "a_label", "aa_spread_pct", "acceptance", "accepted", "alpha", "b", "b_label", "better",
-	"ci", "ci_method", "ci_range", "design", "every_b_beats_every_a", "gain_pct", "geomean_a", "geomean_b",
+	"a", "a_label", "aa_spread_pct", "acceptance", "accepted", "alpha", "b", "b_label", "better", "busy",
+	"ci", "ci_method", "ci_range", "ci_ratio", "design", "every_b_beats_every_a", "gain_pct", "geomean_a", "geomean_b",
 	"index", "max_a", "max_b", "mean_a", "mean_b", "median_a", "median_b", "median_ci_a",
 	"median_ci_b", "metric", "min_a", "min_b", "min_effect", "p_value", "paired", "ratio", "ratios",
-	"reason", "sentence", "spread_source", "verdict", "warnings",
+	"reason", "sentence", "spread_source", "test", "verdict", "warnings",
 }
 
-func (c *Comparison) String() string        { return "comparison(" + c.Sentence() + ")" }
+func (c *Comparison) String() string        { return "comparison(" + c.Line() + ")" }
 func (c *Comparison) Type() string          { return "comparison" }
 func (c *Comparison) Freeze()               {}
 func (c *Comparison) Truth() starlark.Bool  { return true }
@@ -54,15 +95,10 @@ func (c *Comparison) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: 
 func (c *Comparison) AttrNames() []string   { return comparisonAttrs }
 
 func (c *Comparison) Attr(name string) (starlark.Value, error) {
+	if v := c.stringAttr(name); v != nil {
+		return v, nil
+	}
 	switch name {
-	case "metric":
-		return starlark.String(c.Metric), nil
-	case "better":
-		return starlark.String(c.Better), nil
-	case "a_label":
-		return starlark.String(c.ALabel), nil
-	case "b_label":
-		return starlark.String(c.BLabel), nil
 	case "a":
 		return starval.FloatList(c.A), nil
 	case "b":
@@ -75,33 +111,16 @@ func (c *Comparison) Attr(name string) (starlark.Value, error) {
 		return starlark.Bool(c.EveryBBeatsEveryA), nil
 	case "accepted":
 		return starlark.Bool(c.Accepted), nil
-	case "acceptance":
-		return starlark.String(c.Acceptance), nil
 	case "paired":
 		return starlark.Bool(c.Paired), nil
-	case "design":
-		return starlark.String(c.Design()), nil
 	case "ci":
+		return starlark.Tuple{floatOrNone(100 * c.CI.Low), floatOrNone(100 * c.CI.High)}, nil
+	case "ci_ratio":
 		return starlark.Tuple{floatOrNone(c.CI.Low), floatOrNone(c.CI.High)}, nil
-	case "ci_range":
-		return starlark.String(c.RatioRange()), nil
-	case "ci_method":
-		if !c.CI.Ok() {
-			return starlark.String("none: " + c.CI.None), nil
-		}
-		return starlark.String(c.CI.Method), nil
 	case "median_ci_a":
 		return starlark.Tuple{floatOrNone(c.MedianCIA[0]), floatOrNone(c.MedianCIA[1])}, nil
 	case "median_ci_b":
 		return starlark.Tuple{floatOrNone(c.MedianCIB[0]), floatOrNone(c.MedianCIB[1])}, nil
-	case "verdict":
-		return starlark.String(c.Verdict), nil
-	case "reason":
-		return starlark.String(c.Reason), nil
-	case "spread_source":
-		return starlark.String(c.AASource), nil
-	case "sentence":
-		return starlark.String(c.Sentence()), nil
 	case "warnings":
 		return starval.StringList(c.Warnings), nil
 	}
@@ -109,6 +128,57 @@ func (c *Comparison) Attr(name string) (starlark.Value, error) {
 		return floatOrNone(f), nil
 	}
 	return nil, nil
+}
+
+func (c *Comparison) stringAttr(name string) starlark.Value {
+	var s string
+	switch name {
+	case "metric":
+		s = c.Metric
+	case "better":
+		s = c.Better
+	case "a_label":
+		s = c.ALabel
+	case "b_label":
+		s = c.BLabel
+	case "acceptance":
+		s = c.Acceptance
+	case "design":
+		s = c.Design()
+	case "test":
+		s = c.Test
+	case "ci_range":
+		s = c.RatioRange()
+	case "ci_method":
+		s = c.ciMethod()
+	case "verdict":
+		s = c.Verdict
+	case "reason":
+		s = c.Reason
+	case "spread_source":
+		s = c.AASource
+	case "sentence":
+		s = c.Line()
+	case "busy":
+		s = c.Busy
+	default:
+		return nil
+	}
+	return starlark.String(s)
+}
+
+func (c *Comparison) ciMethod() string {
+	if !c.CI.Ok() {
+		return "none: " + c.CI.None
+	}
+	m := c.CI.Method
+	if !math.IsNaN(c.CI.Achieved) {
+		m += fmt.Sprintf(", exact: %.1f %% confidence", 100*c.CI.Achieved)
+	}
+	if c.CI.Widened != "" {
+		m += "; " + c.CI.Widened
+	}
+	return m
 }
 
 func (c *Comparison) floatAttr(name string) (float64, bool) {

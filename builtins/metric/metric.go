@@ -1,24 +1,30 @@
 // Package metric is the Starlark face of builtins/metric/stats: compare()
 // gathers one metric from the runs of two arms and hands it to
-// stats.Compare, which computes the index (100 × the ratio of geometric
-// means, B over A), its 95 % interval on the same quantity (paired t on the
-// logs of the pair ratios; Welch's for unpaired arms of at least 3 runs,
-// at most twice as many in one), the exact Mann-Whitney p (ties included),
-// and the verdict: IMPROVES / WORSENS only when p <= alpha (0.05, as
-// benchstat), the interval excludes 1 and, when set, the gain reaches
-// min_effect; else "~" with the reason in words. The seeds' acceptance rule
-// (every B beats every A, gain beyond the spread of the A runs or of an A-A
-// control) is its own field, accepted, shown beside the verdict; verdict()
-// can require it for "kept". Values a ratio cannot be taken of (NaN, ±Inf,
-// zero, negative) are refused naming the arm and the run.
+// stats.Compare, which gives one estimate, one interval and one test that
+// agree: for paired arms (an experiment from abab, or two lists as long)
+// the Wilcoxon signed-rank test on the log pair ratios, the Hodges-Lehmann
+// estimate and its Walsh-average interval (6 pairs are the fewest that can
+// reach p <= 0.05); for unpaired arms the exact Mann-Whitney test, the
+// two-sample Hodges-Lehmann estimate and its Moses interval. The index is
+// 100 × the estimate and its interval is in the same units; values with a
+// coarse resolution widen it. IMPROVES / WORSENS only when p <= alpha
+// (0.05), the interval excludes 100 and, when set, the gain reaches
+// min_effect; else "~" with the reason in words. The seeds' acceptance
+// rule (every B beats every A, gain beyond the spread of the A runs or of
+// an A-A control) is its own field, accepted, shown beside the verdict.
 //
-// With 3 pairs or fewer no arrangement reaches p <= 0.05: 4 pairs are the
-// fewest that can (p = 2/70 = 0.029).
+// compare also refuses a run a guard marked invalid (allow_invalid) and a
+// run in which more than 1 % of the requests failed (allow_errors), and
+// says in the verdict line when the box was busy during the runs (foreign
+// CPU, load, steal; interference.go). In a record, the comparison that
+// verdict(...) names is the headline and the others are secondary, judged
+// on their Holm-adjusted p (family.go); "kept" needs a headline that
+// IMPROVES, or override = "why".
 //
 // Top-level builtins:
 //
 //	compare(exp_or_a, b = None, metric = "rps", better = by metric, name = "", a_label = "", b_label = "", alpha = 0.05,
-//	        min_effect = None, allow_invalid = False) -> comparison
+//	        min_effect = None, paired = None, allow_invalid = False, allow_errors = False) -> comparison
 //	    exp_or_a is an experiment from abab (arms[0] is A, arms[1] is B) or a
 //	    list of runs or numbers with b the other list; metric is an attribute
 //	    name of a run or a function run -> number. better defaults by the
@@ -26,17 +32,21 @@
 //	    NAME_per_s, "lower" for latency, time, cost and failure figures (p99,
 //	    mean, max, errors, NAME_ms, NAME_per_req, ...); for a function or
 //	    another name it must be given. min_effect: 0.02 or "2%".
-//	    Attributes: verdict, reason, index, ratio, gain_pct, ci, ci_range,
-//	    ci_method, design, paired, p_value, alpha, min_effect, accepted,
+//	    paired: None pairs an experiment's arms and two lists as long, True
+//	    insists, False compares them unpaired.
+//	    Attributes: verdict, reason, index, ratio, gain_pct, ci (index
+//	    units), ci_ratio, ci_range, ci_method, design, paired, test, p_value,
+//	    alpha, min_effect, busy, accepted,
 //	    acceptance, every_b_beats_every_a, aa_spread_pct, spread_source,
 //	    mean_a/b, geomean_a/b, median_a/b, median_ci_a/b, min_a/b, max_a/b,
 //	    a, b, ratios, metric, better, a_label, b_label, sentence, warnings.
 //	equivalent(a, b, allow_vacuous = False, allow_mismatch = False) -> struct(ok, compared, mismatch_count, mismatches, missing, distinct_a, distinct_b, vacuous, summary)
 //	    fails when the arms answer differently, unless allow_mismatch.
-//	verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False) -> verdict
+//	verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False, override = "") -> verdict
 //	    status: "kept", "reverted", "no effect", "open", "discarded", "inconclusive".
-//	    "kept" needs equivalence: a passing equivalent(...) or a string
-//	    saying why the arms cannot answer differently; with
+//	    "kept" needs a headline that IMPROVES (or override = "why", shown
+//	    in the record) and equivalence: a passing equivalent(...) or a
+//	    string saying why the arms cannot answer differently; with
 //	    require_accepted, also a headline the seeds' rule accepts.
 //	bars(items) -> bars
 //	    items: comparisons or (label, index) tuples.
@@ -46,7 +56,8 @@
 //	metric.mean(xs) -> float
 //	metric.median(xs) -> float
 //	metric.median_ci(xs, confidence = 0.95) -> (median, low, high)
-//	metric.ratio_ci(a, b, confidence = 0.95) -> (low, high) of GM(b)/GM(a), as compare's ci; (None, None) when none
+//	metric.ratio_ci(a, b, confidence = 0.95) -> (low, high) of b/a, as compare's ci_ratio (paired when as long);
+//	    (None, None) when none (fewer than 6 pairs at 0.95)
 //	metric.bootstrap_ci(a, b, confidence = 0.95, reps = 2000) -> (low, high) of mean(b)/mean(a), seeded;
 //	    a percentile bootstrap, too narrow below about 10 pairs: compare does not use it
 //	metric.mann_whitney(a, b) -> two-sided p-value
@@ -98,12 +109,16 @@ func init() {
 // equivalence or decides: a cached comparison made by an earlier method
 // (issue 13: p = 0 under ties, verdicts that ignored p; version 2: better
 // "higher" for every metric, p99 included; version 3: the index a ratio of
-// arithmetic means and the seeds' rule a veto on the verdict) goes stale
-// and is computed again, and the record names the method each result came
-// from.
-const (
-	methodName    = "metric"
-	methodVersion = "4: index = ratio of geometric means inside its t-interval; verdict = Mann-Whitney p <= alpha and the interval excludes 1; seeds' rule beside it"
+// arithmetic means and the seeds' rule a veto on the verdict; version 4: an
+// unpaired p beside a paired t-interval, "_mb_s" read as seconds, no
+// resolution, no error share, no interference) goes stale and is computed
+// again, and the record names the method each result came from.
+// methodVersion is a variable only so that a test can stand in for the
+// next method.
+const methodName = "metric"
+
+var (
+	methodVersion = "5: paired = Wilcoxon signed-rank, Hodges-Lehmann, Walsh interval; unpaired = Mann-Whitney, Hodges-Lehmann, Moses interval; resolution-widened; failure words before rate suffixes; runs over 1 % errors refused; busy box in the verdict line; kept needs an improving headline"
 )
 
 func recordMethod(thread *starlark.Thread) {

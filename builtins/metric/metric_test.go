@@ -59,7 +59,7 @@ func must(b []byte, err error) []byte {
 func TestRenderings(t *testing.T) {
 	c, err := newComparison(compareInput{
 		metric: "db<cpu>", better: "lower", aLabel: "main", bLabel: "v50",
-		a: []float64{100, 104, 98, 101}, b: []float64{61, 60, 63, 62},
+		a: []float64{100, 104, 98, 101, 99, 102}, b: []float64{61, 60, 63, 62, 61, 62},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,8 @@ func TestRenderings(t *testing.T) {
 	if strings.Contains(h, "<cpu>") || !strings.Contains(h, "IMPROVES") {
 		t.Errorf("html not escaped or lacks the verdict:\n%s", h)
 	}
-	if j := c.JSON().(map[string]any); j["verdict"] != "IMPROVES" || j["index"] != 61 || j["reason"] != "" || j["alpha"] != 0.05 {
+	if j := c.JSON().(map[string]any); j["verdict"] != "IMPROVES" || j["index"] != 61 || j["reason"] != "" || j["alpha"] != 0.05 ||
+		j["test"] != "Wilcoxon signed-rank" || j["ci"].([]any)[0].(float64) < 50 {
 		t.Errorf("json: %v", j)
 	}
 }

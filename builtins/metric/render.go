@@ -11,7 +11,6 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/display"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
@@ -61,20 +60,32 @@ func BarLine(index int) string {
 // Markdown is the sentence, the bars and the warnings.
 func (c *Comparison) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s**\n\n```text\n%s  %s\n```\n\n%s\n", c.Sentence(), c.Metric, BarLine(c.Index), c.methodLine())
-	for _, w := range c.Warnings {
+	fmt.Fprintf(&b, "**%s**\n\n```text\n%s  %s\n```\n\n%s\n", c.Line(), c.Metric, BarLine(c.Index), c.methodLine())
+	ws := c.otherWarnings()
+	for _, w := range ws {
 		fmt.Fprintf(&b, "\n- warning: %s", w)
 	}
-	if len(c.Warnings) > 0 {
+	if len(ws) > 0 {
 		b.WriteString("\n")
 	}
 	return b.String()
 }
 
+// otherWarnings are the warnings the verdict line does not already carry.
+func (c *Comparison) otherWarnings() []string {
+	var out []string
+	for _, w := range c.Warnings {
+		if w != c.Busy {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // HTML is a compact table of both arms with the verdict sentence above it.
 func (c *Comparison) HTML() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `<div class="comparison verdict-%s"><p><strong>%s</strong></p>`, verdictClass(c.Verdict), html.EscapeString(c.Sentence()))
+	fmt.Fprintf(&b, `<div class="comparison verdict-%s"><p><strong>%s</strong></p>`, verdictClass(c.Verdict), html.EscapeString(c.Line()))
 	fmt.Fprintf(&b, `<pre class="bars">%s  %s</pre>`, html.EscapeString(c.Metric), html.EscapeString(BarLine(c.Index)))
 	b.WriteString(`<table><thead><tr><th>arm</th><th>geometric mean</th><th>mean</th><th>median</th><th>min</th><th>max</th><th>runs</th></tr></thead><tbody>`)
 	row := func(label string, gm, m, med, lo, hi float64, xs []float64) {
@@ -88,9 +99,9 @@ func (c *Comparison) HTML() string {
 		fmt.Fprintf(&b, "<p>per-pair B/A: %s</p>", html.EscapeString(joinG(c.Ratios)))
 	}
 	fmt.Fprintf(&b, `<p class="method">%s</p>`, html.EscapeString(c.methodLine()))
-	if len(c.Warnings) > 0 {
+	if ws := c.otherWarnings(); len(ws) > 0 {
 		b.WriteString(`<ul class="warnings">`)
-		for _, w := range c.Warnings {
+		for _, w := range ws {
 			fmt.Fprintf(&b, "<li>%s</li>", html.EscapeString(w))
 		}
 		b.WriteString("</ul>")
@@ -100,14 +111,17 @@ func (c *Comparison) HTML() string {
 }
 
 // methodLine says what was computed, so a reader of the record need not
-// know the tool: the estimate, how its interval was made, the test.
+// know the tool: the design, the estimate, how its interval was made, the
+// test.
 func (c *Comparison) methodLine() string {
-	ci := c.CI.Method
-	if !c.CI.Ok() {
-		ci = "none (" + c.CI.None + ")"
+	est := "the median of the pairwise differences of the logs (two-sample Hodges-Lehmann)"
+	test := "two-sided exact Mann-Whitney U (ties included)"
+	if c.Paired {
+		est = "the median of the Walsh averages of the log pair ratios (Hodges-Lehmann), in which a drift shared by a pair cancels"
+		test = "two-sided exact Wilcoxon signed-rank (ties and zero pairs conditioned on)"
 	}
-	return fmt.Sprintf("Method: index = 100 × %s; %.0f %% interval: %s; p: two-sided exact Mann-Whitney U (ties included); IMPROVES/WORSENS needs p ≤ %g and an interval that excludes 1%s. Seeds' rule: %s.",
-		c.Design(), 100*stats.Confidence, ci, c.Alpha, c.minEffectWords(), c.Acceptance)
+	return fmt.Sprintf("Method: %s; index = 100 × exp(%s); %.0f %% interval, in index units: %s; p: %s; IMPROVES/WORSENS needs p ≤ %g and an interval that excludes 100%s. Seeds' rule: %s.",
+		c.Design(), est, 100*c.Confidence(), c.ciMethod(), test, c.Alpha, c.minEffectWords(), c.Acceptance)
 }
 
 func (c *Comparison) minEffectWords() string {
@@ -138,23 +152,35 @@ func joinG(xs []float64) string {
 	return strings.Join(parts, ", ")
 }
 
-// JSON is every field, with unknown figures (NaN, ±Inf) as null.
-func (c *Comparison) JSON() any {
+func (c *Comparison) fields() map[string]any {
 	return map[string]any{
 		"type": "comparison", "metric": c.Metric, "better": c.Better,
 		"a_label": c.ALabel, "b_label": c.BLabel, "a": jsonFloats(c.A), "b": jsonFloats(c.B),
 		"mean_a": jf(c.MeanA), "mean_b": jf(c.MeanB), "index": c.Index, "gain_pct": jf(c.GainPct),
 		"ratio": jf(c.Ratio), "geomean_a": jf(c.GeoMeanA), "geomean_b": jf(c.GeoMeanB),
-		"paired": c.Paired, "design": c.Design(), "ci_method": c.CI.Method, "ci_none": c.CI.None,
+		"paired": c.Paired, "design": c.Design(), "ci_method": c.ciMethod(), "ci_none": c.CI.None,
+		"ci_ratio": []any{jf(c.CI.Low), jf(c.CI.High)}, "ci_achieved": jf(c.CI.Achieved), "step": jf(c.CI.Step),
+		"test": c.Test, "busy": c.Busy, "role": c.Role,
+		"shown":    map[string]any{"index": c.Shown().Index, "low": c.Shown().Low, "high": c.Shown().High},
 		"accepted": c.Accepted, "acceptance": c.Acceptance, "min_effect": jf(c.MinEffect),
 		"ratios": jsonFloats(c.Ratios), "min_a": jf(c.MinA), "max_a": jf(c.MaxA),
 		"min_b": jf(c.MinB), "max_b": jf(c.MaxB),
 		"every_b_beats_every_a": c.EveryBBeatsEveryA, "aa_spread_pct": jf(c.AASpreadPct),
-		"ci": []any{jf(c.CI.Low), jf(c.CI.High)}, "p_value": jf(c.PValue),
+		"ci": []any{jf(100 * c.CI.Low), jf(100 * c.CI.High)}, "p_value": jf(c.PValue),
 		"median_a": jf(c.MedianA), "median_b": jf(c.MedianB),
 		"verdict": c.Verdict, "reason": c.Reason, "alpha": jf(c.Alpha), "spread_source": c.AASource,
-		"sentence": c.Sentence(), "warnings": c.Warnings,
+		"sentence": c.Line(), "warnings": c.Warnings,
 	}
+}
+
+// JSON is every field, with unknown figures (NaN, ±Inf) as null; a
+// secondary comparison adds its adjusted p and its unadjusted verdict.
+func (c *Comparison) JSON() any {
+	out := c.fields()
+	if c.Role == "secondary" || c.Role == "family" {
+		out["p_adjusted"], out["family"], out["verdict_unadjusted"] = jf(c.AdjustedP), c.Family, c.RawVerdict
+	}
+	return out
 }
 
 func jf(x float64) any {

@@ -28,6 +28,12 @@ type Verdict struct {
 	// summary of a passing equivalent(...) check, or "not checked: " and
 	// the notebook's reason. "kept" needs one or the other.
 	Equivalence string
+	// Override is the notebook's reason for keeping a change whose headline
+	// does not say IMPROVES (override = "why"); the record shows it.
+	Override string
+	// Secondary are the notebook's other comparisons with their adjusted
+	// verdicts, set on the record's copy by the record pass (family.go).
+	Secondary []*Comparison
 }
 
 func init() {
@@ -41,14 +47,14 @@ func init() {
 }
 
 // verdictBuiltin implements
-// verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False).
+// verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False, override = "").
 func verdictBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var status, summary string
+	var status, summary, override string
 	var headline, equivalence starlark.Value = starlark.None, starlark.None
 	var requireAccepted bool
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs,
 		"status", &status, "headline?", &headline, "summary?", &summary, "equivalence?", &equivalence,
-		"require_accepted?", &requireAccepted); err != nil {
+		"require_accepted?", &requireAccepted, "override?", &override); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(statuses, status) {
@@ -70,6 +76,9 @@ func verdictBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark
 		return nil, err
 	}
 	v.Equivalence = eq
+	if err := checkHeadline(v, strings.TrimSpace(override)); err != nil {
+		return nil, err
+	}
 	recordMethod(thread)
 	runtime.Emit(thread, v)
 	return v, nil
@@ -88,6 +97,37 @@ func checkAccepted(v *Verdict, require bool) error {
 	}
 	if !v.Headline.Accepted {
 		return fmt.Errorf("verdict: status \"kept\" with require_accepted, but the headline is %s", v.Headline.Acceptance)
+	}
+	return nil
+}
+
+// checkHeadline holds "kept" to its headline: a decision to keep a change
+// rests on the comparison it names, so that comparison must say IMPROVES
+// (issue 32). A notebook that keeps a change for another reason (a
+// robustness fix that costs a little, a change kept for its memory while
+// its headline is throughput) says why in override, which the record shows
+// beside the verdict.
+func checkHeadline(v *Verdict, override string) error {
+	if v.Status != "kept" {
+		if override != "" {
+			return fmt.Errorf("verdict: override explains keeping a change whose headline does not improve; status is %q", v.Status)
+		}
+		return nil
+	}
+	v.Override = override
+	if override != "" {
+		return nil
+	}
+	if v.Headline == nil {
+		return fmt.Errorf(`verdict: status "kept" needs headline = the comparison the decision rests on, and it must say IMPROVES; override = "why" keeps the change for another reason`)
+	}
+	if v.Headline.Verdict != "IMPROVES" {
+		why := ""
+		if v.Headline.Reason != "" {
+			why = " (" + v.Headline.Reason + ")"
+		}
+		return fmt.Errorf(`verdict: status "kept" but the headline %s says %s%s, not IMPROVES; override = "why" keeps it for another reason, shown in the record`,
+			v.Headline.Metric, v.Headline.Verdict, why)
 	}
 	return nil
 }
@@ -141,7 +181,7 @@ func (v *Verdict) Freeze()               {}
 func (v *Verdict) Truth() starlark.Bool  { return true }
 func (v *Verdict) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: verdict") }
 func (v *Verdict) AttrNames() []string {
-	return []string{"equivalence", "headline", "status", "summary"}
+	return []string{"equivalence", "headline", "override", "status", "summary"}
 }
 
 func (v *Verdict) String() string {
@@ -163,9 +203,26 @@ func (v *Verdict) line() string {
 		parts = append(parts, v.Summary)
 	}
 	if v.Headline != nil {
-		parts = append(parts, v.Headline.Sentence())
+		parts = append(parts, v.Headline.Line())
 	}
 	return strings.Join(parts, " — ")
+}
+
+// overrideLine is why a change was kept without an improving headline.
+func (v *Verdict) overrideLine() string {
+	if v.Override == "" {
+		return ""
+	}
+	said := "no headline"
+	if v.Headline != nil {
+		said = "its headline says " + v.Headline.Verdict
+	}
+	return fmt.Sprintf("Kept although %s, because: %s", said, v.Override)
+}
+
+// secondaryHeading introduces the other comparisons under the headline.
+func (v *Verdict) secondaryHeading() string {
+	return fmt.Sprintf("Secondary comparisons (%d), each judged on its Holm-adjusted p over them; the decision rests on the headline:", len(v.Secondary))
 }
 
 func (v *Verdict) Attr(name string) (starlark.Value, error) {
@@ -176,6 +233,8 @@ func (v *Verdict) Attr(name string) (starlark.Value, error) {
 		return starlark.String(v.Summary), nil
 	case "equivalence":
 		return starlark.String(v.Equivalence), nil
+	case "override":
+		return starlark.String(v.Override), nil
 	case "headline":
 		if v.Headline == nil {
 			return starlark.None, nil
@@ -204,8 +263,17 @@ func (v *Verdict) Markdown() string {
 	if eq := v.equivalenceLine(); eq != "" {
 		b.WriteString("\n" + eq + "\n")
 	}
+	if o := v.overrideLine(); o != "" {
+		b.WriteString("\n**" + o + "**\n")
+	}
 	if v.Headline != nil {
 		b.WriteString("\n" + v.Headline.Markdown())
+	}
+	if len(v.Secondary) > 0 {
+		b.WriteString("\n" + v.secondaryHeading() + "\n\n")
+		for _, c := range v.Secondary {
+			b.WriteString("- " + c.Line() + "\n")
+		}
 	}
 	return b.String()
 }
@@ -217,17 +285,34 @@ func (v *Verdict) HTML() string {
 	if eq := v.equivalenceLine(); eq != "" {
 		fmt.Fprintf(&b, `<p class="equivalence">%s</p>`, html.EscapeString(eq))
 	}
+	if o := v.overrideLine(); o != "" {
+		fmt.Fprintf(&b, `<p class="override"><strong>%s</strong></p>`, html.EscapeString(o))
+	}
 	if v.Headline != nil {
 		b.WriteString(v.Headline.HTML())
+	}
+	if len(v.Secondary) > 0 {
+		fmt.Fprintf(&b, `<p class="secondary">%s</p><ul class="secondary">`, html.EscapeString(v.secondaryHeading()))
+		for _, c := range v.Secondary {
+			fmt.Fprintf(&b, `<li class="verdict-%s">%s</li>`, verdictClass(c.Verdict), html.EscapeString(c.Line()))
+		}
+		b.WriteString("</ul>")
 	}
 	b.WriteString("</div>")
 	return b.String()
 }
 
 func (v *Verdict) JSON() any {
-	out := map[string]any{"type": "verdict", "status": v.Status, "summary": v.Summary, "equivalence": v.Equivalence}
+	out := map[string]any{"type": "verdict", "status": v.Status, "summary": v.Summary, "equivalence": v.Equivalence, "override": v.Override}
 	if v.Headline != nil {
 		out["headline"] = v.Headline.JSON()
+	}
+	if len(v.Secondary) > 0 {
+		var sec []any
+		for _, c := range v.Secondary {
+			sec = append(sec, c.JSON())
+		}
+		out["secondary"] = sec
 	}
 	return out
 }

@@ -49,6 +49,7 @@ func execBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if a.obs, err = observers(b.Name(), a.observe); err != nil {
 		return nil, err
 	}
+	a.obs = withBox(th, a.obs, a.observe)
 	argv, err := a.argv(b.Name())
 	if err != nil {
 		return nil, err
@@ -124,6 +125,7 @@ func (a *execArgs) measure(th *starlark.Thread, argv []string, timeout time.Dura
 		var warnings []string
 		r.d.Observed, r.d.Trips, warnings = w.Stop(r.d.Count)
 		r.d.Warnings = append(append(r.d.Warnings, warnings...), loadgen.TripWarnings(r.d.Trips)...)
+		r.noteBox()
 	} else {
 		start = time.Now() // interrupted in warmup: nothing measured
 	}

@@ -44,14 +44,14 @@ func httpBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err != nil {
 		return nil, err
 	}
-	res := loadgen.Run(runtime.Context(th), spec, tgt)
+	res, warm := la.measure(runtime.Context(th), spec, tgt)
 	if w := check(); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	if e := tgt.GenErr(); e != "" {
 		res.Warnings = append(res.Warnings, "request generator failed: "+e)
 	}
-	return newRun("http", spec, res), nil
+	return newRun("http", spec, res).noteWarmup(spec, warm), nil
 }
 
 // target converts url, headers, body and request into a loadgen target.

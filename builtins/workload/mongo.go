@@ -60,11 +60,11 @@ func mongoBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if spec.Label == "" {
 		spec.Label = m.op + " " + m.db + "." + m.collection
 	}
-	res := loadgen.Run(runtime.Context(th), spec, tgt)
+	res, warm := la.measure(runtime.Context(th), spec, tgt)
 	if w := check(); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
-	return mongoRun(spec, res, tgt), nil
+	return mongoRun(spec, res, tgt).noteWarmup(spec, warm), nil
 }
 
 // mongoRun makes the run object; the one place a Mongo run is built.

@@ -23,7 +23,9 @@ import (
 // attributes (TestRunDocListsEveryAttr keeps this list whole):
 //
 //   - what ran: kind ("http", "sql", "exec"), label, duration (s of
-//     measurement), interrupted (Ctrl-C ended it), warnings.
+//     measurement), warmup_s (s of warm-up before it: the given warmup, or
+//     how long warmup = "auto" took to settle), interrupted (Ctrl-C ended
+//     it), warnings (a busy box, windows that trend: settle.go).
 //   - counts: intended, count (successes), errors (a dict by class),
 //     dropped and late (open loop), undecided (Ctrl-C); count +
 //     sum(errors) + dropped + undecided == intended.
@@ -41,6 +43,9 @@ import (
 //     evidence).
 //   - a fleet run: agents (one row per agent), incomplete (an agent was
 //     lost).
+//   - the box over the window (host.Box, on every run): foreign_cpu and
+//     steal_cpu (cores other processes used and the hypervisor stole),
+//     load1 (the load average at the window's end).
 //   - the observers' figures, by the names they give (db_cpu_us_per_req...).
 type Run struct {
 	d       runData
@@ -78,9 +83,11 @@ type runData struct {
 	UserMs      []float64          `json:"user_ms,omitempty"` // exec: user CPU per run
 	SysMs       []float64          `json:"sys_ms,omitempty"`  // exec: system CPU per run
 	MaxRSSKb    []int64            `json:"max_rss_kb,omitempty"`
-	Trips       []guard.Trip       `json:"trips,omitempty"`      // run guards that tripped (guards.go)
-	Agents      []agentRow         `json:"agents,omitempty"`     // a fleet run: one row per agent
-	Incomplete  bool               `json:"incomplete,omitempty"` // a fleet run that lost an agent
+	Trips       []guard.Trip       `json:"trips,omitempty"`       // run guards that tripped (guards.go)
+	WarmupS     float64            `json:"warmup_s,omitempty"`    // how long the warm-up took (settle.go)
+	WarmupAuto  bool               `json:"warmup_auto,omitempty"` // it was warmup = "auto"
+	Agents      []agentRow         `json:"agents,omitempty"`      // a fleet run: one row per agent
+	Incomplete  bool               `json:"incomplete,omitempty"`  // a fleet run that lost an agent
 
 	Hist    []byte            `json:"hist"`
 	OK      []byte            `json:"ok_hist,omitempty"` // absent in runs stored before it: Hist was successes only
@@ -114,6 +121,8 @@ func newRun(kind string, spec loadgen.Spec, res *loadgen.Result) *Run {
 	if n := res.Count + sumErrors(res.Errors); n > 0 {
 		r.d.GenCPU = float64(res.CPU.Microseconds()) / float64(n)
 	}
+	r.noteBox()
+	r.d.Warnings = append(r.d.Warnings, trendWarnings(r.d.Windows, spec.Clients == 0 && spec.Rate > 0)...)
 	return r
 }
 
@@ -163,7 +172,7 @@ func (r *Run) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: run") }
 var runAttrs = []string{"acquire", "by_tag", "count", "cpu_ms", "dropped", "duration", "errors",
 	"gen_cpu_us_per_req", "hist", "intended", "interrupted", "kind", "label", "late", "tick_ms", "max", "max_rss_kb",
 	"mean", "min", "ok_hist", "ok_p", "p", "rps", "service", "stddev", "sys_ms", "undecided", "user_ms", "wall_ms", "warnings", "windows",
-	"valid", "invalid_reason", "trips", "agents", "incomplete", "gen_gc_pause_ms"}
+	"valid", "invalid_reason", "trips", "agents", "incomplete", "gen_gc_pause_ms", "warmup_s"}
 
 func (r *Run) AttrNames() []string {
 	return append(append([]string(nil), runAttrs...), sortedKeys(r.d.Observed)...)
@@ -245,6 +254,8 @@ func (r *Run) scalarAttr(name string) starlark.Value {
 		return starlark.Bool(r.d.Interrupted)
 	case "duration":
 		return starlark.Float(r.d.Duration)
+	case "warmup_s":
+		return starlark.Float(r.d.WarmupS)
 	case "label":
 		return starlark.String(r.d.Label)
 	case "kind":
@@ -450,7 +461,7 @@ func (r *Run) JSON() any {
 		"wall_ms": r.d.WallMs, "cpu_ms": r.d.CPUMs, "max_rss_kb": r.d.MaxRSSKb,
 		"user_ms": r.d.UserMs, "sys_ms": r.d.SysMs,
 		"valid": r.valid(), "invalid_reason": guard.Invalid(r.d.Trips), "trips": r.d.Trips,
-		"agents": r.d.Agents, "incomplete": r.d.Incomplete,
+		"agents": r.d.Agents, "incomplete": r.d.Incomplete, "warmup_s": r.d.WarmupS, "warmup_auto": r.d.WarmupAuto,
 	}
 }
 

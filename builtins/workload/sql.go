@@ -46,11 +46,11 @@ func sqlBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if spec.Label == "" {
 		spec.Label = tgt.Statements()[0].SQL
 	}
-	res := loadgen.Run(runtime.Context(th), spec, tgt)
+	res, warm := la.measure(runtime.Context(th), spec, tgt)
 	if w := check(); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
-	run := newRun("sql", spec, res)
+	run := newRun("sql", spec, res).noteWarmup(spec, warm)
 	run.acquire, run.byTag = tgt.Histograms()
 	return run, nil
 }

@@ -4,7 +4,7 @@
 //
 //	workload.http(url, method = "GET", headers = {}, body = None, request = None,
 //	              insecure = False, clients = N | rate = R, arrival = "constant" | "poisson",
-//	              duration, warmup = "1s", timeout = "5s", max_inflight = auto,
+//	              duration, warmup = "1s" | "auto", timeout = "5s", max_inflight = auto,
 //	              window = "1s", tick = "auto", observe = [], label = "") -> run
 //	workload.sql(db, query = "..." | queries = [...] | {tag: sql}, args = None,
 //	             clients = N | rate = R, arrival, duration, warmup = "1s",
@@ -85,7 +85,7 @@ type loadArgs struct {
 	rate        starlark.Value
 	arrival     string
 	duration    starval.PositiveDuration // 0: not given
-	warmup      starval.Duration
+	warmup      warmupArg                // a duration, or "auto" (settle.go)
 	timeout     starval.PositiveDuration
 	window      starval.PositiveDuration
 	maxInflight starlark.Value
@@ -97,7 +97,7 @@ type loadArgs struct {
 
 func newLoadArgs() *loadArgs {
 	return &loadArgs{arrival: "constant", clients: starlark.None, rate: starlark.None, tick: tickArg{auto: true},
-		warmup: starval.Duration(time.Second), timeout: starval.PositiveDuration(5 * time.Second),
+		warmup: warmupArg{d: time.Second}, timeout: starval.PositiveDuration(5 * time.Second),
 		window: starval.PositiveDuration(time.Second), maxInflight: starlark.None}
 }
 
@@ -116,7 +116,10 @@ func (a *loadArgs) spec(name string, th *starlark.Thread) (loadgen.Spec, error) 
 	if a.duration == 0 {
 		return s, fmt.Errorf("%s: duration is required", name)
 	}
-	s.Duration, s.Warmup = time.Duration(a.duration), time.Duration(a.warmup)
+	s.Duration, s.Warmup = time.Duration(a.duration), a.warmup.d
+	if a.warmup.auto && a.agents != nil {
+		return s, fmt.Errorf(`%s: warmup = "auto" is not supported with agents: give a duration`, name)
+	}
 	s.Timeout, s.Window = time.Duration(a.timeout), time.Duration(a.window)
 	if s.Duration/s.Window > maxWindows {
 		return s, fmt.Errorf("%s: window: %s windows of %s is more than %d per run", name, s.Duration, s.Window, maxWindows)
@@ -127,6 +130,7 @@ func (a *loadArgs) spec(name string, th *starlark.Thread) (loadgen.Spec, error) 
 	if s.Observers, err = observers(name, a.observe); err != nil {
 		return s, err
 	}
+	s.Observers = withBox(th, s.Observers, a.observe)
 	s.Label = a.label
 	s.Progress = runtime.Stderr(th)
 	s.Terminal = runtime.IsTerminal(s.Progress)

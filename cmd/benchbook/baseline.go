@@ -4,19 +4,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 
 	"github.com/benchbook/benchbook/builtins/metric/gate"
-	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/builtins/metric/stats"
 	"github.com/benchbook/benchbook/runtime/limits"
 	"github.com/benchbook/benchbook/runtime/record"
 )
 
 // Regression gates: `benchbook run -baseline old.json nb.star` compares the
-// comparisons of this run (their "after" arm) with those of an earlier JSON
-// record, and fails when a metric got worse by more than the allowed
-// percentage. Every comparison a cell bound to a global name is gated, shown
+// runs of this record's comparisons with those of an earlier JSON record,
+// with compare's statistics (package gate: the B/A pair ratios of each
+// record when both are paired, else the B runs), and fails when the whole
+// interval of now / then lies beyond the tolerance in the bad direction. Every comparison a cell bound to a global name is gated, shown
 // or not, and so is every comparison a cell displayed. Each gate (and each
 // comparison that could not be gated) is one line on stderr; a run in which
 // nothing could be gated fails. Records from a different kind of machine
@@ -31,25 +30,10 @@ type gateOptions struct {
 }
 
 func (o *gateOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.baseline, "baseline", "", "JSON record of an earlier run: fail when a comparison's metric regressed")
-	fs.Float64Var(&o.maxRegression, "max-regression", 5, "with -baseline: the largest allowed regression, in percent")
+	fs.StringVar(&o.baseline, "baseline", "", "JSON record of an earlier run: fail when a comparison's runs show a regression beyond -max-regression")
+	fs.Float64Var(&o.maxRegression, "max-regression", 5, "with -baseline: the tolerance, in percent: REGRESSION only when the whole 95 % interval of now/then lies beyond it")
 	fs.BoolVar(&o.allowMismatch, "allow-env-mismatch", false, "with -baseline: compare records from different machines (exploratory: no gates)")
 	fs.BoolVar(&o.allowParamMismatch, "allow-param-mismatch", false, "with -baseline: gate even when the baseline ran with other -p parameters")
-}
-
-// namedComparisons lists the comparisons cells bound to global names, in
-// cell order, so that the record carries them for a later -baseline.
-func namedComparisons(e *runtime.Engine) []record.Named {
-	var out []record.Named
-	for _, st := range e.CellRuns() {
-		vals := e.CellValues(st)
-		for _, name := range slices.Sorted(maps.Keys(vals)) {
-			if v := vals[name]; v.Type() == "comparison" {
-				out = append(out, record.Named{Cell: st.Def.Name, Name: name, Value: v})
-			}
-		}
-	}
-	return out
 }
 
 // applyGates compares rec with the baseline; it returns an error when a
@@ -95,7 +79,7 @@ func readBaseline(path string) (gate.Baseline, error) {
 // line for each comparison that had nothing to be gated against.
 func runGates(rec *record.Record, old map[string]gate.Figure, o gateOptions, stderr io.Writer) error {
 	now := currentMetrics(rec)
-	results := gate.Compare(now, old, o.maxRegression)
+	results := gate.Compare(now, old, o.maxRegression, stats.DefaultAlpha)
 	note := func(line string) {
 		fmt.Fprintln(stderr, line)
 		rec.Warnings = append(rec.Warnings, line)
@@ -103,13 +87,11 @@ func runGates(rec *record.Record, old map[string]gate.Figure, o gateOptions, std
 	gated := map[string]bool{}
 	failed := 0
 	for _, r := range results {
-		verdict := "ok"
 		if r.Failed {
-			verdict, failed = "REGRESSION", failed+1
+			failed++
 		}
 		gated[r.ID()] = true
-		note(fmt.Sprintf("gate %s: %s %.4g → %.4g (%+.1f%%, %s is better, limit %.1f%%) %s",
-			r.ID(), r.Metric, r.Old, r.After, r.ChangePct, r.Better, o.maxRegression, verdict))
+		note(r.Line(o.maxRegression))
 	}
 	for _, m := range now {
 		if !gated[m.ID()] {
@@ -117,7 +99,7 @@ func runGates(rec *record.Record, old map[string]gate.Figure, o gateOptions, std
 		}
 	}
 	if len(results) == 0 {
-		return fmt.Errorf("-baseline %s: nothing could be gated: this run has %d comparison(s), the baseline %d, none in common by cell and name (or with a usable figure)",
+		return fmt.Errorf("-baseline %s: nothing could be gated: this run has %d comparison(s), the baseline %d, none in common by cell and name (or with runs to compare)",
 			o.baseline, len(now), len(old))
 	}
 	if failed > 0 {

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -80,5 +83,63 @@ func TestBaselineParamMismatch(t *testing.T) {
 	}
 	if code, _, stderr := runCLI(t, "run", "-p", "clients=16", "-baseline", base, nb); code != 0 || strings.Contains(stderr, "other parameters") {
 		t.Fatalf("same parameters: exit %d\n%s", code, stderr)
+	}
+}
+
+// gateNB writes a notebook whose comparison holds the given runs: the
+// session's numbers, as a study's runs would come out of abab.
+func gateNB(t *testing.T, path string, a, b []float64) {
+	t.Helper()
+	list := func(xs []float64) string {
+		parts := make([]string, len(xs))
+		for i, x := range xs {
+			parts[i] = strconv.FormatFloat(x, 'f', 3, 64)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	src := "# %% cmp\ncpu = compare(" + list(a) + ", " + list(b) + ", metric = \"db_cpu_us_per_req\")\n"
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBaselineGateKnowsNoise (issue 32, case 9) through the command: the
+// runs are drawn with known truth (a change that cuts DB CPU to 80 % of A,
+// on a box that moves every run of a session by about 10 %), so the state
+// is exactly the same in every rerun and the regression exactly 20 %. Five
+// reruns of the baseline's state pass, each gate line showing its interval;
+// the 20 % regression fails with REGRESSION.
+func TestBaselineGateKnowsNoise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 32))
+	session := func(ratio float64) (a, b []float64) {
+		f := 100 * math.Exp(0.1*rng.NormFloat64())
+		for range 6 {
+			lvl := f * math.Exp(0.02*rng.NormFloat64())
+			a = append(a, lvl*math.Exp(0.03*rng.NormFloat64()))
+			b = append(b, ratio*lvl*math.Exp(0.03*rng.NormFloat64()))
+		}
+		return a, b
+	}
+	dir := t.TempDir()
+	nb, base := filepath.Join(dir, "nb.star"), filepath.Join(dir, "base.json")
+	a, b := session(0.8)
+	gateNB(t, nb, a, b)
+	if code, _, stderr := runCLI(t, "run", "-format", "json", "-o", base, nb); code != 0 {
+		t.Fatalf("baseline run: %d\n%s", code, stderr)
+	}
+	for i := range 5 {
+		a, b := session(0.8)
+		gateNB(t, nb, a, b)
+		code, _, stderr := runCLI(t, "run", "-baseline", base, nb)
+		if code != 0 || !strings.Contains(stderr, "gate cmp/cpu: db_cpu_us_per_req (lower is better): then 100 -> now") ||
+			!strings.Contains(stderr, "(95 % CI ") || !strings.Contains(stderr, "B/A pair ratios, 6 now v 6 then") {
+			t.Errorf("rerun %d of the same state: exit %d\n%s", i+1, code, stderr)
+		}
+	}
+	a, b = session(0.8 * 1.2)
+	gateNB(t, nb, a, b)
+	code, _, stderr := runCLI(t, "run", "-baseline", base, nb)
+	if code != 1 || !strings.Contains(stderr, "REGRESSION: the whole interval lies beyond the 5 % tolerance") {
+		t.Errorf("a 20 %% regression: exit %d\n%s", code, stderr)
 	}
 }

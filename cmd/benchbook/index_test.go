@@ -22,7 +22,7 @@ func TestLastParamsAndIndex(t *testing.T) {
 base = param("base", 10)
 
 # %% compare
-c = compare([base * 1.0, base + 1.0, base + 0.5, base + 0.2], [300.0, 310.0, 290.0, 305.0], metric = "rps", better = "higher")
+c = compare([base * 1.0, base + 1.0, base + 0.5, base + 0.2, base + 0.7, base + 0.4], [300.0, 310.0, 290.0, 305.0, 298.0, 302.0], metric = "rps", better = "higher")
 
 # %% decision
 verdict(status = "kept", headline = c, summary = "the new path", equivalence = "the same handler code answers in both arms")

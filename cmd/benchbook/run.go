@@ -68,7 +68,6 @@ func checkBaseline(path string) error {
 func finish(e *runtime.Engine, path, out, format string, start time.Time, stderr io.Writer, gates gateOptions) error {
 	dest := outputPath(path, out, "."+format)
 	rec := e.Record()
-	rec.Named = namedComparisons(e)
 	var gateErr error
 	if gates.baseline != "" && !e.Interrupted {
 		gateErr = applyGates(rec, gates, stderr)

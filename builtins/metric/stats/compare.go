@@ -2,29 +2,40 @@
 // metric, with no Starlark in it: what compare() computes, as a library
 // (x/perf's benchmath beside cmd/benchstat). Plain Go on float64 slices, so
 // every figure can be checked against an oracle: enumeration for the exact
-// test, x/perf's benchmath for medians, simulation for coverage and power.
+// tests, simulation with known truth for coverage, power and false
+// verdicts (sim_test.go).
 //
-// What Compare computes:
+// One estimator, one interval and one test, from one rank method, so the
+// three agree: the interval is the set of ratios the test does not reject,
+// and it holds the estimate.
 //
 //  1. Check: every value finite and above 0 (a ratio is taken), else an
 //     error naming the arm and run.
-//  2. The estimate: the ratio of the geometric means GM(B)/GM(A), shown
-//     as the index (before = 100). For paired arms (as many B runs as A
-//     runs, pair i = run i of each) it equals the geometric mean of the
-//     pair ratios B_i/A_i.
-//  3. Its interval (RatioCI), on the same quantity: a paired t-interval on
-//     the logs of the pair ratios, or Welch's on the logs for unpaired arms
-//     of at least MinUnpaired runs each; the estimate is always inside.
-//  4. p (MannWhitney): the two-sided exact Mann-Whitney U test, ties
-//     included; distribution-free, so it guards the t-interval's normal
-//     assumption and the discreteness of tied values.
-//  5. The verdict: IMPROVES or WORSENS when p <= alpha, the interval
-//     excludes 1 on the same side as the ranks, and (when set) the gain
-//     reaches MinEffect; else "~" with every unmet condition in words. Both
-//     tests gain power as pairs are added, so the verdict does too.
-//  6. The seeds' acceptance rule, beside the verdict and never in its
+//  2. Design: paired when the arms are pairs (as abab makes them: pair i =
+//     run i of each, measured back to back); unpaired otherwise.
+//  3. Paired: on the log pair ratios d_i = log(B_i / A_i), where a drift
+//     shared by the two runs of a pair cancels, the Wilcoxon signed-rank
+//     test (exact, ties and zero pairs conditioned on: SignedRank), the
+//     Hodges-Lehmann estimate (the median of the Walsh averages) and the
+//     signed-rank interval (the Walsh averages' order statistics; with ties,
+//     the inverted test). One outlier moves one rank, not the interval.
+//     6 pairs are the fewest that can reach p <= 0.05 (2/2^n).
+//  4. Unpaired: on the logs of the runs, the exact Mann-Whitney test
+//     (MannWhitney), the two-sample Hodges-Lehmann estimate (the median of
+//     the pairwise differences) and its Moses interval.
+//  5. Resolution: values that come in coarse steps (integer counts, rounded
+//     latencies) widen the interval by what rounding could hide
+//     (widenForResolution), so identical runs never give a zero-width one.
+//  6. The verdict: IMPROVES or WORSENS when p <= alpha, the interval
+//     excludes 1 and (when set) the gain reaches MinEffect; else "~" with
+//     every unmet condition in words. The index (100 × the estimate) and
+//     the interval are shown in the same units, rounded so the shown index
+//     lies inside the shown interval (ShowIndex).
+//  7. The seeds' acceptance rule, beside the verdict and never in its
 //     place: every B run beats every A run and the gain exceeds the spread
 //     of the A runs (of the A-A control when one ran).
+//
+// Holm adjusts the p of a notebook's secondary comparisons (multiplicity).
 package stats
 
 import (
@@ -49,6 +60,9 @@ type Options struct {
 	// Control holds the runs of an A-A control, when one ran: their spread
 	// is what the acceptance rule judges the gain against.
 	Control []float64
+	// Design is "paired" (run i of each arm is pair i), "unpaired", or ""
+	// for paired exactly when the arms have as many runs.
+	Design string
 }
 
 // Confidence of every interval; DefaultAlpha as benchstat's.
@@ -62,7 +76,7 @@ const (
 type Comparison struct {
 	Metric, Better, ALabel, BLabel string
 	A, B                           []float64 // the runs, in run order
-	Paired                         bool      // as many B runs as A runs: run i of each is pair i
+	Paired                         bool      // run i of each arm is pair i: tested as pairs
 
 	MeanA, MeanB       float64    // arithmetic means, for the table
 	GeoMeanA, GeoMeanB float64    // geometric means, whose ratio is the estimate
@@ -72,15 +86,21 @@ type Comparison struct {
 	MinA, MaxA         float64
 	MinB, MaxB         float64
 
-	// Ratio is the estimate, GM(B)/GM(A); Index is 100 × Ratio rounded,
-	// for text bars; GainPct is (Ratio - 1) × 100, signed as measured.
+	// Ratio is the estimate of B/A: the Hodges-Lehmann estimate on the log
+	// scale (paired: the median of the Walsh averages of the log pair
+	// ratios; unpaired: the median of the pairwise log differences). Index
+	// is 100 × Ratio rounded, for text bars; GainPct is (Ratio - 1) × 100,
+	// signed as measured.
 	Ratio   float64
 	Index   int
 	GainPct float64
 	Ratios  []float64 // B_i / A_i per pair, when paired
-	CI      Interval  // of Ratio, at Confidence
+	CI      Interval  // of Ratio, at 1 - Alpha: the ratios the test does not reject
 
-	PValue    float64 // two-sided exact Mann-Whitney U, ties included
+	// Test names the test PValue comes from: "Wilcoxon signed-rank"
+	// (paired) or "Mann-Whitney" (unpaired), both exact, ties included.
+	Test      string
+	PValue    float64 // two-sided
 	Alpha     float64
 	MinEffect float64 // fraction; 0 when not set
 	Verdict   string  // "IMPROVES", "WORSENS" or "~"
@@ -133,9 +153,11 @@ func Compare(a, b []float64, o Options) (*Comparison, error) {
 			return nil, err
 		}
 	}
+	if err := c.setDesign(o.Design); err != nil {
+		return nil, err
+	}
 	c.describe()
 	c.estimate()
-	c.PValue = MannWhitney(a, b)
 	c.setBeats()
 	c.setSpread(o.Control)
 	c.decide()
@@ -164,26 +186,37 @@ func (c *Comparison) describe() {
 	c.Chance = ChanceAllAbove(len(c.A), len(c.B))
 }
 
-// estimate sets the ratio of geometric means and its interval. For pairs
-// the ratio is computed from the pair ratios, as the interval is, so the
-// two agree to the last bit rather than to rounding.
+func (c *Comparison) setDesign(design string) error {
+	switch design {
+	case "":
+		c.Paired = len(c.A) == len(c.B)
+	case "paired":
+		if len(c.A) != len(c.B) {
+			return fmt.Errorf("paired arms need as many runs each, got %d %s and %d %s runs", len(c.A), c.ALabel, len(c.B), c.BLabel)
+		}
+		c.Paired = true
+	case "unpaired":
+	default:
+		return fmt.Errorf("design must be \"paired\" or \"unpaired\", got %q", design)
+	}
+	return nil
+}
+
+// estimate sets the estimate, its interval and p, from one method: the
+// signed-rank family for pairs, the Mann-Whitney family otherwise.
 func (c *Comparison) estimate() {
-	c.Paired = len(c.A) == len(c.B)
 	if c.Paired {
 		for i := range c.A {
 			c.Ratios = append(c.Ratios, c.B[i]/c.A[i])
 		}
-		d := make([]float64, len(c.A))
-		for i := range d {
-			d[i] = math.Log(c.B[i]) - math.Log(c.A[i])
-		}
-		c.Ratio = math.Exp(Mean(d))
+		c.Test, c.PValue = "Wilcoxon signed-rank", SignedRank(logRatios(c.A, c.B))
 	} else {
-		c.Ratio = math.Exp(Mean(logs(c.B)) - Mean(logs(c.A)))
+		c.Test, c.PValue = "Mann-Whitney", MannWhitney(c.A, c.B)
 	}
+	e := ratioInterval(c.A, c.B, c.Paired, c.Confidence())
+	c.Ratio, c.CI = e.ratio, e.interval
 	c.Index = int(math.Round(100 * c.Ratio))
 	c.GainPct = (c.Ratio - 1) * 100
-	c.CI = RatioCI(c.A, c.B, Confidence)
 }
 
 func (c *Comparison) setBeats() {
@@ -214,20 +247,25 @@ func (c *Comparison) SpreadName() string {
 }
 
 // decide applies the statistical rule: p <= alpha, an interval that
-// excludes 1 on the side the ranks point to, and the minimum effect. Every
-// condition that fails becomes part of the reason.
+// excludes 1, and the minimum effect. Every condition that fails becomes
+// part of the reason.
 func (c *Comparison) decide() {
 	var reasons []string
-	if r := c.pReason(); r != "" {
-		reasons = append(reasons, r)
+	pr := c.pReason()
+	if pr != "" {
+		reasons = append(reasons, pr)
 	}
+	tooFew := strings.Contains(pr, "cannot reach") // then there is no interval for the same reason
 	switch {
+	case !c.CI.Ok() && tooFew:
 	case !c.CI.Ok():
 		reasons = append(reasons, "no interval: "+c.CI.None)
 	case !c.CI.Excludes(1):
-		reasons = append(reasons, fmt.Sprintf("the %.0f %% CI of the ratio, %s, includes 1", 100*Confidence, c.RatioRange()))
-	case c.PValue <= c.Alpha && (c.CI.Low > 1) != c.bRanksHigher():
-		reasons = append(reasons, fmt.Sprintf("the ranks and the CI of the ratio (%s) point opposite ways", c.RatioRange()))
+		r := fmt.Sprintf("the %.0f %% CI of the index, %s, includes 100", 100*c.Confidence(), c.RatioRange())
+		if c.CI.Widened != "" {
+			r += " (" + c.CI.Widened + ")"
+		}
+		reasons = append(reasons, r)
 	}
 	if c.MinEffect > 0 && math.Abs(c.Ratio-1) < c.MinEffect {
 		reasons = append(reasons, fmt.Sprintf("the gain %+.1f %% is smaller than min_effect %g %%", c.GainPct, 100*c.MinEffect))
@@ -243,23 +281,6 @@ func (c *Comparison) decide() {
 	}
 }
 
-// bRanksHigher reports whether B's values rank above A's on the whole
-// (its U statistic above half of nA·nB).
-func (c *Comparison) bRanksHigher() bool {
-	var u2 int
-	for _, b := range c.B {
-		for _, a := range c.A {
-			switch {
-			case b > a:
-				u2 += 2
-			case b == a:
-				u2++
-			}
-		}
-	}
-	return u2 > len(c.A)*len(c.B)
-}
-
 // pReason says why p does not reach alpha, "" when it does: either the
 // samples are too small for any arrangement to reach it, or p is too big.
 func (c *Comparison) pReason() string {
@@ -267,18 +288,34 @@ func (c *Comparison) pReason() string {
 		return ""
 	}
 	na, nb := len(c.A), len(c.B)
+	if c.Paired {
+		fewest := MinPairs(c.Alpha)
+		if moving := c.nonzeroPairs(); moving < fewest {
+			what := fmt.Sprintf("%d pair(s)", na)
+			if moving < na {
+				what = fmt.Sprintf("%d pair(s) that differ (%d of %d measured the same in both arms)", moving, na-moving, na)
+			}
+			return fmt.Sprintf("%s cannot reach p ≤ %g with the paired test: %d pairs are the fewest that can", what, c.Alpha, fewest)
+		}
+		return fmt.Sprintf("p = %s > alpha %g", Num(c.PValue), c.Alpha)
+	}
 	if MinP(na, nb) <= c.Alpha {
 		return fmt.Sprintf("p = %s > alpha %g", Num(c.PValue), c.Alpha)
 	}
-	if na != nb {
-		return fmt.Sprintf("%d %s and %d %s runs cannot reach p ≤ %g (the smallest p they can give is %.3g)",
-			na, c.ALabel, nb, c.BLabel, c.Alpha, MinP(na, nb))
+	return fmt.Sprintf("%d %s and %d %s runs cannot reach p ≤ %g (the smallest p they can give is %.3g)",
+		na, c.ALabel, nb, c.BLabel, c.Alpha, MinP(na, nb))
+}
+
+// nonzeroPairs counts the pairs whose two runs differ: a pair that measured
+// the same in both arms carries no sign.
+func (c *Comparison) nonzeroPairs() int {
+	n := 0
+	for i := range c.A {
+		if c.A[i] != c.B[i] {
+			n++
+		}
 	}
-	fewest := na
-	for MinP(fewest, fewest) > c.Alpha && fewest < 1000 {
-		fewest++
-	}
-	return fmt.Sprintf("%d pair(s) cannot reach p ≤ %g: %d pairs are the fewest that can", na, c.Alpha, fewest)
+	return n
 }
 
 // accept applies the seeds' rule and words it. It decides nothing about
@@ -331,32 +368,43 @@ func (c *Comparison) CountBeating() int {
 	return n
 }
 
-// Design names the estimate and how many runs it rests on, for the record.
+// Confidence is the interval's: 1 - alpha, so that the interval and the
+// test agree (95 % at the default alpha 0.05).
+func (c *Comparison) Confidence() float64 { return 1 - c.Alpha }
+
+// Design names the design, the estimate and the test, for the record.
 func (c *Comparison) Design() string {
 	if c.Paired {
-		return fmt.Sprintf("ratio of geometric means over %d pairs", len(c.A))
+		return fmt.Sprintf("paired, %d pairs: Hodges-Lehmann estimate, %s test", len(c.A), c.Test)
 	}
-	return fmt.Sprintf("ratio of geometric means of %d %s and %d %s runs, unpaired", len(c.A), c.ALabel, len(c.B), c.BLabel)
+	return fmt.Sprintf("unpaired, %d %s and %d %s runs: Hodges-Lehmann estimate, %s test", len(c.A), c.ALabel, len(c.B), c.BLabel, c.Test)
+}
+
+// Shown is the index and its interval as the record prints them.
+func (c *Comparison) Shown() Shown {
+	return ShowIndex(100*c.Ratio, 100*c.CI.Low, 100*c.CI.High)
 }
 
 // Sentence is the comparison in one line of words, the way the seeds write
 // results, with the acceptance rule beside the verdict.
 func (c *Comparison) Sentence() string {
-	s := fmt.Sprintf("%s (%s is better): %s 100 -> %s %s, %s %+.1f %% (%s; %.0f %% CI %s; Mann-Whitney p = %s; %s)",
-		c.Metric, c.Better, c.ALabel, c.BLabel, IndexString(100*c.Ratio), c.Verdict, c.GainPct,
-		c.Design(), 100*Confidence, c.RatioRange(), Num(c.PValue), c.Acceptance)
+	s := fmt.Sprintf("%s (%s is better): %s 100 -> %s %s (%.0f %% CI %s), %s %+.1f %% (%s; p = %s; %s)",
+		c.Metric, c.Better, c.ALabel, c.BLabel, c.Shown().Index, 100*c.Confidence(), c.RatioRange(), c.Verdict, c.GainPct,
+		c.Design(), Num(c.PValue), c.Acceptance)
 	if c.Reason != "" {
 		s += ": no conclusion, " + c.Reason
 	}
 	return s
 }
 
-// RatioRange is the interval in words: "1.012 to 1.043", or "none".
+// RatioRange is the interval in index units, as shown: "118 to 124", or
+// "none".
 func (c *Comparison) RatioRange() string {
 	if !c.CI.Ok() {
 		return "none"
 	}
-	return fmt.Sprintf("%.3f to %.3f", c.CI.Low, c.CI.High)
+	sh := c.Shown()
+	return sh.Low + " to " + sh.High
 }
 
 // IndexString rounds an index to a whole number from 10 up and keeps two

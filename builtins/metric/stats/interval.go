@@ -3,28 +3,24 @@ package stats
 import (
 	"fmt"
 	"math"
-
-	moremath "github.com/aclements/go-moremath/stats"
+	"slices"
 )
 
-// MinUnpaired is the fewest runs each arm needs for an interval when the
-// arms are not paired (different numbers of runs), and MaxUnpairedRatio how
-// many times more runs one arm may have than the other. Beyond either,
-// Welch's interval covers the ratio less often than it claims (91 % for a
-// 95 % interval at 2 runs against 8, 92.4 % at 4 against 16, in
-// simulation), so none is given.
-const (
-	MinUnpaired      = 3
-	MaxUnpairedRatio = 2
-)
-
-// Interval bounds the ratio B/A of the arms' geometric means at a
-// confidence, or says why there is none.
+// Interval bounds the ratio B/A at a confidence, or says why there is none.
 type Interval struct {
 	Low, High float64 // NaN when there is no interval
 	// Method names how the interval was made, in words for the record:
-	// "paired t on the logs of 4 pair ratios, 3 df".
+	// "Wilcoxon signed-rank on the logs of 8 pair ratios".
 	Method string
+	// Achieved is the confidence the exact interval has: a rank test is
+	// discrete, so it reaches the asked confidence or a little more (96.9 %
+	// at 6 pairs). NaN when ties make it conditional on them.
+	Achieved float64
+	// Step is the resolution the values came in (1 for integer counts, 5
+	// for values rounded to fives), 0 when they look continuous; Widened
+	// says how the interval was widened for it, "" when it was not.
+	Step    float64
+	Widened string
 	// None says why there is no interval; "" when there is one.
 	None string
 }
@@ -33,65 +29,83 @@ type Interval struct {
 func (iv Interval) Ok() bool { return iv.None == "" }
 
 // Excludes reports whether x lies outside a closed interval. With no
-// interval nothing is excluded.
+// interval nothing is excluded. A bound within rounding error of x (1e-12
+// relative) counts as touching it: a widened bound computed as exactly 1
+// must not exclude 1 by the last bit.
 func (iv Interval) Excludes(x float64) bool {
-	return iv.Ok() && (x < iv.Low || x > iv.High)
+	const tol = 1e-12
+	return iv.Ok() && (x < iv.Low*(1-tol) || x > iv.High*(1+tol))
 }
 
 func noInterval(why string) Interval {
-	return Interval{Low: math.NaN(), High: math.NaN(), None: why}
+	return Interval{Low: math.NaN(), High: math.NaN(), Achieved: math.NaN(), None: why}
 }
 
-// RatioCI is the interval the record prints as "95 % CI of the ratio",
-// around the same estimate as the index: the ratio of the geometric means,
-// GM(B) / GM(A).
-//
-// Paired arms (as many B runs as A runs, run i of each forming pair i) get
-// a Student t-interval on the logarithms of the pair ratios B_i / A_i: the
-// two runs of a pair share the drift of the box, so the ratio within a pair
-// is the measurement, and logs make a 2× and a 0.5× pair symmetric. The
-// mean of those logs is the log of GM(B)/GM(A), so the estimate is the
-// interval's centre (in logs) and always inside it.
-//
-// Unpaired arms get Welch's interval on the difference of the mean logs,
-// within MinUnpaired and MaxUnpairedRatio. Values must be positive and
-// finite (Check). Coverage is checked by simulation in the tests.
+// RatioCI is the interval compare gives for the ratio B/A, paired when the
+// arms have as many runs (run i of each is pair i), unpaired otherwise: the
+// ratios exp(δ) at which the rank test of a shift δ of the logs does not
+// reject (signed-rank for pairs, Mann-Whitney otherwise), widened by the
+// values' resolution when they are coarse (Resolution). Values must be
+// positive and finite (Check).
 func RatioCI(a, b []float64, confidence float64) Interval {
-	if len(a) != len(b) {
-		return welchLogCI(a, b, confidence)
-	}
-	n := len(a)
-	if n < 2 {
-		return noInterval("one pair: no spread to make an interval from")
-	}
-	d := make([]float64, n)
-	for i := range d {
-		d[i] = math.Log(b[i]) - math.Log(a[i])
-	}
-	m := Mean(d)
-	half := tQuantile(float64(n-1), (1+confidence)/2) * stddev(d) / math.Sqrt(float64(n))
-	return Interval{Low: math.Exp(m - half), High: math.Exp(m + half),
-		Method: fmt.Sprintf("paired t on the logs of %d pair ratios, %d df", n, n-1)}
+	return ratioInterval(a, b, len(a) == len(b), confidence).interval
 }
 
-func welchLogCI(a, b []float64, confidence float64) Interval {
-	small, large := min(len(a), len(b)), max(len(a), len(b))
-	if small < MinUnpaired || large > MaxUnpairedRatio*small {
-		return noInterval(fmt.Sprintf("%d and %d runs, not paired: an interval needs pairs, or at least %d runs in each arm and at most %d times as many in one as in the other",
-			len(a), len(b), MinUnpaired, MaxUnpairedRatio))
+// estimateWithCI is the estimate of B/A and its interval, from one method.
+type estimateWithCI struct {
+	ratio    float64
+	interval Interval
+}
+
+func ratioInterval(a, b []float64, paired bool, confidence float64) estimateWithCI {
+	var s shift
+	if paired {
+		s = pairedShift(logRatios(a, b), confidence)
+	} else if step := Step(append(append([]float64(nil), a...), b...)); step > 0 {
+		s = unpairedShift(logs(spreadTies(a, step)), logs(spreadTies(b, step)), confidence)
+	} else {
+		s = unpairedShift(logs(a), logs(b), confidence)
 	}
-	la, lb := logs(a), logs(b)
-	va, vb := variance(la)/float64(len(a)), variance(lb)/float64(len(b))
-	m := Mean(lb) - Mean(la)
-	method := fmt.Sprintf("Welch t on the logs of %d and %d runs", len(a), len(b))
-	se := math.Sqrt(va + vb)
-	if se == 0 {
-		return Interval{Low: math.Exp(m), High: math.Exp(m), Method: method + ", no spread"}
+	out := estimateWithCI{ratio: math.Exp(s.est)}
+	if !s.ok() {
+		out.interval = noInterval(s.none)
+		out.interval.Method = s.method
+		return out
 	}
-	df := (va + vb) * (va + vb) / (va*va/float64(len(a)-1) + vb*vb/float64(len(b)-1))
-	half := tQuantile(df, (1+confidence)/2) * se
-	return Interval{Low: math.Exp(m - half), High: math.Exp(m + half),
-		Method: fmt.Sprintf("%s, %.1f df", method, df)}
+	iv := Interval{Low: math.Exp(s.lo), High: math.Exp(s.hi), Method: s.method, Achieved: s.achieved}
+	out.interval = widenForResolution(iv, a, b)
+	return out
+}
+
+// widenForResolution widens an interval by how far rounding to the
+// values' step could have moved the ratio (Resolution), so that coarse
+// values never get an interval narrower than they can support: A = [20]*8
+// against B = [19]*8 measured in whole units is 90.2 to 100, not 95 to 95.
+func widenForResolution(iv Interval, a, b []float64) Interval {
+	step := Step(append(append([]float64(nil), a...), b...))
+	iv.Step = step
+	if step == 0 {
+		return iv
+	}
+	ba, bb := RoundingBias(a, step), RoundingBias(b, step)
+	minA, minB := minOf(a), minOf(b)
+	// B may be up to bb lower or higher, A up to ba: the ratio's extremes.
+	low := iv.Low * (minB - bb) / minB * minA / (minA + ba)
+	high := iv.High * (minB + bb) / minB * minA / (minA - ba)
+	if low/iv.Low < 1-1e-9 || high/iv.High > 1+1e-9 {
+		iv.Widened = fmt.Sprintf("widened for the values' resolution (steps of %s: rounding could move A by up to %s and B by %s)",
+			fmtStep(step), fmtStep(ba), fmtStep(bb))
+	}
+	iv.Low, iv.High = low, high
+	return iv
+}
+
+func minOf(xs []float64) float64 {
+	m := math.Inf(1)
+	for _, x := range xs {
+		m = math.Min(m, x)
+	}
+	return m
 }
 
 func logs(xs []float64) []float64 {
@@ -100,6 +114,15 @@ func logs(xs []float64) []float64 {
 		out[i] = math.Log(x)
 	}
 	return out
+}
+
+// logRatios are log(B_i / A_i), pair by pair.
+func logRatios(a, b []float64) []float64 {
+	d := make([]float64, len(a))
+	for i := range d {
+		d[i] = math.Log(b[i]) - math.Log(a[i])
+	}
+	return d
 }
 
 // variance is the sample variance (n - 1 in the denominator).
@@ -114,21 +137,23 @@ func variance(xs []float64) float64 {
 
 func stddev(xs []float64) float64 { return math.Sqrt(variance(xs)) }
 
-// tQuantile is the q-quantile (q > 0.5) of Student's t with df degrees of
-// freedom, by bisection on go-moremath's CDF (which benchstat relies on).
-func tQuantile(df, q float64) float64 {
-	dist := moremath.TDist{V: df}
-	lo, hi := 0.0, 1.0
-	for dist.CDF(hi) < q {
-		lo, hi = hi, hi*2
+// spreadTies spreads each group of equal values evenly over the rounding
+// cell they stand for, [x - step/2, x + step/2], in run order: k runs that
+// read 20 in whole units stand for k values somewhere in 19.5 to 20.5.
+func spreadTies(xs []float64, step float64) []float64 {
+	out := slices.Clone(xs)
+	groups := map[float64][]int{}
+	for i, x := range xs {
+		groups[x] = append(groups[x], i)
 	}
-	for hi-lo > 1e-9*hi {
-		mid := (lo + hi) / 2
-		if dist.CDF(mid) < q {
-			lo = mid
-		} else {
-			hi = mid
+	for x, idx := range groups {
+		if len(idx) < 2 {
+			continue
+		}
+		k := float64(len(idx))
+		for j, i := range idx {
+			out[i] = x + step*((float64(j)+0.5)/k-0.5)
 		}
 	}
-	return (lo + hi) / 2
+	return out
 }

@@ -95,8 +95,15 @@ func exactUTest(groups []tieGroup, n1 int) float64 {
 	for _, g := range groups {
 		observed += g.fromA * g.rank2
 	}
+	return twoSided(rankSumWays(groups, n1), observed)
+}
+
+// twoSided is the two-sided p of an exact test whose statistic takes the
+// value s in ways[s] of its equally likely arrangements: twice the smaller
+// tail at the observed value, at most 1.
+func twoSided(ways []float64, observed int) float64 {
 	var total, le, ge float64
-	for s, w := range rankSumWays(groups, n1) {
+	for s, w := range ways {
 		total += w
 		if s <= observed {
 			le += w

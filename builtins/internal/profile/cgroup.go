@@ -1,0 +1,80 @@
+package profile
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// perfCgroupName is the name perf's -G takes for dir: its path under the
+// mount of the hierarchy that has the perf_event controller (a v1 mount
+// with it, else the v2 one, where perf_event is always on when no v1
+// hierarchy holds it).
+func perfCgroupName(dir string) (string, error) {
+	dir = filepath.Clean(dir)
+	mnt, err := perfEventMount()
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(mnt, dir)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("profile: cgroup %s is not below %s, the hierarchy with the perf_event controller: perf cannot sample by it (list its processes instead)", dir, mnt)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.procs")); err != nil {
+		return "", fmt.Errorf("profile: cgroup %s: %w", dir, err)
+	}
+	return rel, nil
+}
+
+func perfEventMount() (string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var v2 string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// id parent maj:min root mountpoint options ... - fstype source superoptions
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		if !ok {
+			continue
+		}
+		pf, qf := strings.Fields(pre), strings.Fields(post)
+		if len(pf) < 5 || len(qf) < 3 {
+			continue
+		}
+		switch qf[0] {
+		case "cgroup":
+			for _, o := range strings.Split(qf[2], ",") {
+				if o == "perf_event" {
+					return pf[4], nil
+				}
+			}
+		case "cgroup2":
+			v2 = pf[4]
+		}
+	}
+	if v2 != "" && !perfEventInV1() {
+		return v2, nil
+	}
+	return "", fmt.Errorf("profile: no cgroup hierarchy with the perf_event controller is mounted")
+}
+
+// perfEventInV1 reports whether /proc/cgroups puts perf_event in a v1
+// hierarchy (a non-zero hierarchy id).
+func perfEventInV1() bool {
+	data, err := os.ReadFile("/proc/cgroups")
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "perf_event" {
+			return f[1] != "0"
+		}
+	}
+	return false
+}

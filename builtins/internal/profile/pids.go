@@ -1,0 +1,152 @@
+package profile
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A Lister names the processes of a target now. A sampler calls it when
+// it starts and again while it runs, so processes that join the target in
+// the window (a new PostgreSQL backend, a command run in a container) are
+// sampled from when they are seen.
+type Lister func() ([]int, error)
+
+// PIDs is a Lister of a fixed set.
+func PIDs(pids ...int) Lister {
+	return func() ([]int, error) { return slices.Clone(pids), nil }
+}
+
+// ProcessTree lists root and its descendants (a process target and its
+// children; a PostgreSQL postmaster and its backends), from /proc.
+func ProcessTree(root int) Lister {
+	return func() ([]int, error) {
+		if !alive(root) {
+			return nil, fmt.Errorf("process %d is not running", root)
+		}
+		parents, err := readParents()
+		if err != nil {
+			return nil, err
+		}
+		out := []int{root}
+		for i := 0; i < len(out); i++ {
+			for pid, ppid := range parents {
+				if ppid == out[i] {
+					out = append(out, pid)
+				}
+			}
+		}
+		slices.Sort(out)
+		return out, nil
+	}
+}
+
+// CgroupProcs lists the processes of a cgroup directory (v1 or v2), for a
+// container whose cgroup the sampler cannot filter by (cgroup v1 without
+// the perf_event controller).
+func CgroupProcs(dir string) Lister {
+	return func() ([]int, error) {
+		data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		if err != nil {
+			return nil, err
+		}
+		var out []int
+		for _, f := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				out = append(out, pid)
+			}
+		}
+		slices.Sort(out)
+		return out, nil
+	}
+}
+
+func alive(pid int) bool {
+	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
+	return err == nil
+}
+
+// readParents maps every process to its parent.
+func readParents() (map[int]int, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	out := map[int]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := readStat(pid); err == nil {
+			out[pid] = st.ppid
+		}
+	}
+	return out, nil
+}
+
+type procStat struct {
+	ppid  int
+	start int64 // clock ticks after boot
+}
+
+// readStat reads a process's parent and start time from /proc/PID/stat,
+// whose second field (comm) may hold spaces and parentheses.
+func readStat(pid int) (procStat, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, err
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: no comm", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	// after comm: state(0) ppid(1) ... starttime is field 22 of the line,
+	// index 19 here.
+	if len(f) < 20 {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	start, err2 := strconv.ParseInt(f[19], 10, 64)
+	if err1 != nil || err2 != nil {
+		return procStat{}, fmt.Errorf("/proc/%d/stat: bad ppid or starttime", pid)
+	}
+	return procStat{ppid: ppid, start: start}, nil
+}
+
+// uptimeTicks is the time since boot in clock ticks (USER_HZ, 100 on
+// Linux), the unit of a process's start time.
+func uptimeTicks() (int64, error) {
+	f, err := os.Open("/proc/uptime")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var up float64
+	if _, err := fmt.Fscan(bufio.NewReader(f), &up); err != nil {
+		return 0, fmt.Errorf("/proc/uptime: %w", err)
+	}
+	return int64(up * 100), nil
+}
+
+// descendsFrom reports whether pid has an ancestor in set (by the parent
+// links now; a reparented orphan no longer does).
+func descendsFrom(pid int, set map[int]bool) bool {
+	for range 64 {
+		st, err := readStat(pid)
+		if err != nil || st.ppid <= 1 {
+			return false
+		}
+		if set[st.ppid] {
+			return true
+		}
+		pid = st.ppid
+	}
+	return false
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// cpuHog starts n busy loops that are not this process's descendants (the
+// shell that starts them exits at once, so they are reparented), as another
+// job on the box would be; they end by themselves after a minute and are
+// killed with their process group when the test ends.
+func cpuHog(t *testing.T, n int) {
+	t.Helper()
+	loop := `timeout --foreground 60 sh -c 'while :; do :; done' >/dev/null 2>&1 &`
+	cmd := exec.Command("sh", "-c", strings.Repeat(loop+" ", n))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+}
+
+// TestBusyBoxInTheRecord (issue 32, case 7): a study run while another
+// process keeps the box's cores busy carries the busy warning, with the
+// figures, in the verdict line and at the top of the record, in HTML and
+// Markdown; nothing said so before.
+func TestBusyBoxInTheRecord(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end notebook run")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	cpuHog(t, 2)
+	nb := writeNB(t, `# %% [markdown]
+# # The same handler twice, on a busy box
+
+# %% runs
+load("@std/abab.star", "abab")
+url = param("url", "")
+def _one(arm):
+    return workload.http(url + "/" + arm, clients = 2, duration = "0.3s", warmup = "0.1s")
+exp = abab(arms = {"A": None, "B": None}, pairs = 6, run = _one)
+
+# %% decision
+rps = compare(exp, metric = "rps")
+verdict(status = "open", headline = rps)
+`)
+	dir := filepath.Dir(nb)
+	for _, format := range []string{"md", "html"} {
+		code, _, stderr := runCLI(t, "run", "-format", format, "-p", "url="+srv.URL, nb)
+		if code != 0 {
+			t.Fatalf("run: exit %d\n%s", code, stderr)
+		}
+		page, err := os.ReadFile(filepath.Join(dir, "nb."+format))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(page)
+		top, _, _ := strings.Cut(s, "def _one") // the first cell's code
+		if !strings.Contains(top, "comparison of rps: BUSY BOX: other processes used up to") {
+			t.Errorf("%s: the top of the record lacks the busy box:\n%s", format, top)
+		}
+		if n := strings.Count(s, "BUSY BOX"); n < 2 {
+			t.Errorf("%s: the busy box is said %d times, want the verdict line and the top", format, n)
+		}
+	}
+}
