@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
+	"time"
 
 	starlarkjson "go.starlark.net/lib/json"
 	starlarkmath "go.starlark.net/lib/math"
@@ -18,6 +21,7 @@ import (
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/filehash"
 	"github.com/benchbook/benchbook/runtime/limits"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // The engine's own builtins:
@@ -38,6 +42,7 @@ func init() {
 	Predeclare("memo", starlark.NewBuiltin("memo", memo))
 	codec.Register("printed", func(data []byte) (starlark.Value, error) { return Printed(data), nil })
 	RegisterInputKind("file", fileHash)
+	RegisterInputKind("file-stat", fileStat)
 }
 
 // MarshalValue stores printed text.
@@ -56,6 +61,9 @@ func param(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs 
 	}
 	AddInput(t, Input{Kind: "param", Name: name, Hash: hash})
 	if !ok {
+		if s, isStr := def.(starlark.String); isStr && redact.SecretName(name) {
+			redact.LearnValue(string(s)) // a password left at its default is a password
+		}
 		return def, nil
 	}
 	if strings.HasPrefix(raw, withheldParam) {
@@ -117,6 +125,12 @@ func file(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs [
 	if err != nil {
 		return nil, fmt.Errorf("file: %v", err)
 	}
+	if inCache(t, full) {
+		// A cluster's data dir and its snapshots hold what the server
+		// wrote (pg_stat_statements keeps CREATE ROLE ... PASSWORD texts):
+		// none of it belongs in a record.
+		return nil, fmt.Errorf("file: %s is inside benchbook's cache (resources' data, snapshots, entries): not an input a notebook reads", path)
+	}
 	data, err := limits.ReadFile(full, limits.File)
 	if err != nil {
 		return nil, fmt.Errorf("file: %w", err)
@@ -138,12 +152,60 @@ func fileHash(path string) (string, error) {
 // FileSHA256 is filehash.SHA256 of a regular file: a FIFO or a device is
 // refused by name (limits.Regular) instead of read until it ends, which it
 // may never do. The check lives here, not in filehash, so that the agent's
-// leaf stays free of Starlark.
+// leaf stays free of Starlark. A file whose identity (device, inode, size,
+// modification and change times) is the one it had when hashed, at least
+// a second after it last changed, is not read again: every lookup re-checks
+// every input, and ten exec cells of one notebook each hashed the 7 MB
+// python3 they run.
 func FileSHA256(path string) (string, error) {
 	if err := limits.Regular(path); err != nil {
 		return "", err
 	}
-	return filehash.SHA256(path)
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	id, ok := fileIdentity(st)
+	if ok {
+		if h, hit := hashMemo.Load(path); hit && h.(memoHash).id == id {
+			return h.(memoHash).sum, nil
+		}
+	}
+	sum, err := filehash.SHA256(path)
+	if err == nil && ok && time.Since(id.changed) > time.Second {
+		// A file changed within the last second may change again within
+		// the same clock tick, unseen by its times (git's "racy" case).
+		hashMemo.Store(path, memoHash{id, sum})
+	}
+	return sum, err
+}
+
+// hashMemo maps a path to its last hash and the identity it had then.
+var hashMemo sync.Map
+
+type memoHash struct {
+	id  fileID
+	sum string
+}
+
+type fileID struct {
+	dev, ino, size int64
+	mtime, ctime   int64
+	changed        time.Time
+}
+
+func fileIdentity(st os.FileInfo) (fileID, bool) {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileID{}, false
+	}
+	ctime := time.Unix(sys.Ctim.Unix())
+	changed := st.ModTime()
+	if ctime.After(changed) {
+		changed = ctime
+	}
+	return fileID{dev: int64(sys.Dev), ino: int64(sys.Ino), size: st.Size(),
+		mtime: st.ModTime().UnixNano(), ctime: ctime.UnixNano(), changed: changed}, true
 }
 
 func memo(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

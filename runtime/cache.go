@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -303,8 +304,10 @@ func (m memoStore) Put(scope, key string, cp *Checkpoint) error {
 }
 
 // lock takes the notebook's cache lock, so that two runs of one notebook
-// do not interleave. If another process holds it, say who and wait.
-func lock(cacheDir string, say func(string)) (unlock func(), err error) {
+// do not interleave. If another process holds it, say who and wait, until
+// ctx ends: a blocking flock is restarted after SIGINT and SIGTERM, so a
+// run waiting for another could only be ended by SIGKILL.
+func lock(ctx context.Context, cacheDir string, say func(string)) (unlock func(), err error) {
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
@@ -314,9 +317,9 @@ func lock(cacheDir string, say func(string)) (unlock func(), err error) {
 		return nil, fmt.Errorf("cache lock: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder, _ := os.ReadFile(path)
+		holder, _ := limits.ReadFile(path, limits.File)
 		say(fmt.Sprintf("waiting for the cache lock %s, held by %s", path, strings.TrimSpace(string(holder))))
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		if err := waitLock(ctx, f); err != nil {
 			f.Close()
 			return nil, fmt.Errorf("cache lock: %w", err)
 		}
@@ -325,3 +328,20 @@ func lock(cacheDir string, say func(string)) (unlock func(), err error) {
 	fmt.Fprintf(f, "pid %d (%s)\n", os.Getpid(), strings.Join(redact.Args(os.Args), " "))
 	return func() { f.Truncate(0); f.Close() }, nil
 }
+
+// waitLock polls for the lock every lockPoll until it is free or ctx ends.
+func waitLock(ctx context.Context, f *os.File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil || err != syscall.EWOULDBLOCK && err != syscall.EINTR {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(lockPoll):
+		}
+	}
+}
+
+const lockPoll = 50 * time.Millisecond

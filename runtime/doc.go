@@ -18,7 +18,8 @@
 //  3. Key (key.go). A cell's key hashes the format version, its source with
 //     comments and blank lines removed, the hash of every value it reads
 //     (or, for a live value, the key of the cell that makes it), the
-//     parameters it names and the modules it loads. Hashing values rather
+//     parameters it names and the modules it loads (each with the modules
+//     it loads in turn). Hashing values rather
 //     than upstream keys gives early cut-off: a cell rerun that produces the
 //     same values leaves its dependents cached.
 //
@@ -123,8 +124,9 @@
 //     run starts from), not by the cell's key, so pairs = 3 -> 4 or a grown
 //     sweep grid reuse the runs already measured.
 //   - Outside changes are out of scope except the cheap cases: a data dir
-//     whose last checkpoint moved while benchbook was not running is put in
-//     an "outside" state that no entry knows (cells restore theirs). A
+//     whose last checkpoint moved while benchbook was not running, or that
+//     was not shut down cleanly, is put in an "outside" state that no entry
+//     knows (cells restore theirs). A
 //     change typed at the REPL prompt leaves the resource in a state no cell
 //     recorded: the next cell that uses it restores its own state first.
 //

@@ -131,7 +131,7 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	if e.store, err = openStore(opts.CacheDir); err != nil {
 		return nil, err
 	}
-	if e.unlock, err = lock(opts.CacheDir, func(msg string) { fmt.Fprintln(opts.Stderr, msg) }); err != nil {
+	if e.unlock, err = lock(ctx, opts.CacheDir, func(msg string) { fmt.Fprintln(opts.Stderr, msg) }); err != nil {
 		return nil, err
 	}
 	// A run killed mid-write (SIGKILL) leaves temp files that no rename
@@ -361,6 +361,9 @@ func learnSecrets(nb *Notebook, params map[string]string) {
 	}
 	for _, c := range nb.Cells {
 		redact.Learn("", c.Body)
+		for _, v := range c.secrets {
+			redact.LearnValue(v)
+		}
 	}
 }
 

@@ -264,6 +264,9 @@ func (e *Engine) parsed(path string) *parsedSource {
 	} else {
 		src, err = e.sess.moduleSource(path)
 	}
+	if err == nil {
+		err = checkChains(path, 1, string(src))
+	}
 	if err != nil {
 		return nil
 	}

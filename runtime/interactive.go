@@ -184,6 +184,9 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 	if e.scratch == nil {
 		e.scratch = starlark.StringDict{}
 	}
+	if err := checkChains("<repl>", 1, src); err != nil {
+		return nil, err
+	}
 	f, err := fileOptions.Parse("<repl>", src, 0)
 	if err != nil {
 		return nil, err
@@ -298,6 +301,7 @@ func (e *Engine) Reload(nb *Notebook) (Edit, error) {
 		oldCells[c.Name] = c
 	}
 	e.NB, e.g, e.sources = nb, g, nil
+	learnSecrets(nb, nil) // an edit may hold a new one
 	e.Plan()
 	var ed Edit
 	for _, c := range nb.Cells {

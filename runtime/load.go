@@ -48,31 +48,92 @@ func (s *Session) moduleSource(name string) ([]byte, error) {
 	return limits.ReadFile(p, limits.File)
 }
 
-// ModuleHash is the hash of a loadable module's source, a part of the key of
-// every cell that loads it.
+// ModuleHash is the hash of a loadable module as the key of a cell that
+// loads it sees it: its source and, in turn, every module it loads, so that
+// editing h2.star, which h1.star loads, changes the key of a cell that loads
+// h1.star (the key used to hash direct loads only, and such a cell stayed a
+// hit showing what the old h2.star computed). A module that loads nothing
+// hashes as its source alone, as before. A module that cannot be read
+// fails; one loaded by another that cannot be read is "missing" in the
+// other's hash (the cell's run then says why).
 func (s *Session) ModuleHash(name string) (string, error) {
+	return s.moduleHash(name, map[string]bool{})
+}
+
+// moduleHash hashes name and what it loads, each module once (seen): a
+// cycle, which loading refuses, still ends here.
+func (s *Session) moduleHash(name string, seen map[string]bool) (string, error) {
+	seen[name] = true
 	src, err := s.moduleSource(name)
 	if err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(src)
-	return hex.EncodeToString(sum[:]), nil
+	own := hex.EncodeToString(sum[:])
+	deps := s.moduleLoads(name, own, src)
+	if len(deps) == 0 {
+		return own, nil
+	}
+	parts := []string{"benchbook-module", own}
+	for _, dep := range deps {
+		h := "seen" // hashed above, in this walk (or a cycle, which loading refuses)
+		if !seen[dep] {
+			if h, err = s.moduleHash(dep, seen); err != nil {
+				h = "missing"
+			}
+		}
+		parts = append(parts, dep+"="+h)
+	}
+	return hashString(parts...), nil
+}
+
+// moduleLoads lists the modules a module's source loads, remembered by the
+// source's hash: a key is computed for every cell on every run, and a
+// module's loads change only with its source.
+func (s *Session) moduleLoads(name, sum string, src []byte) []string {
+	s.mu.Lock()
+	deps, ok := s.loads[sum]
+	s.mu.Unlock()
+	if ok {
+		return deps
+	}
+	deps = []string{}
+	if checkChains(name, 1, string(src)) == nil {
+		if f, err := fileOptions.Parse(name, src, 0); err == nil {
+			for _, stmt := range f.Stmts {
+				if ld, ok := stmt.(*syntax.LoadStmt); ok {
+					deps = append(deps, ld.Module.Value.(string))
+				}
+			}
+		}
+	}
+	s.mu.Lock()
+	if s.loads == nil {
+		s.loads = map[string][]string{}
+	}
+	s.loads[sum] = deps
+	s.mu.Unlock()
+	return deps
 }
 
 type loadEntry struct {
+	sum     string // ModuleHash of what it was loaded from
 	globals starlark.StringDict
 	err     error
 }
 
-// loader returns the Thread.Load function of the session: modules are loaded
-// once per session and frozen.
+// loader returns the Thread.Load function of the session: a module is
+// loaded once per session and frozen, and again when its source changed
+// (a REPL or watch session outlives an edit, and the key already holds the
+// new source: running the old one would store its values under it).
 func (s *Session) loader() func(*starlark.Thread, string) (starlark.StringDict, error) {
 	var mu sync.Mutex
 	cache := map[string]*loadEntry{}
 	return func(t *starlark.Thread, name string) (starlark.StringDict, error) {
+		sum, _ := s.ModuleHash(name) // what it loads in turn included: h1.star is stale when h2.star changed
 		mu.Lock()
 		e, ok := cache[name]
-		if ok {
+		if ok && (e == nil || e.sum == sum) {
 			mu.Unlock()
 			if e == nil {
 				return nil, fmt.Errorf("cycle in load graph at %q", name)
@@ -82,8 +143,11 @@ func (s *Session) loader() func(*starlark.Thread, string) (starlark.StringDict, 
 		cache[name] = nil
 		mu.Unlock()
 
-		e = &loadEntry{}
+		e = &loadEntry{sum: sum}
 		src, err := s.moduleSource(name)
+		if err == nil {
+			err = checkChains(name, 1, string(src))
+		}
 		if err != nil {
 			e.err = err
 		} else {

@@ -36,6 +36,7 @@ type CellDef struct {
 	srcHash string   // hash of the normalized source
 	readPos map[string]syntax.Position
 	lint    []string // mistakes analysis can see, shown as the cell's warnings
+	secrets []string // literals under secret names (secrets.go), for the redactor
 }
 
 // Label names the cell for messages: its name and where it starts.
@@ -69,6 +70,9 @@ func Parse(path string, src []byte) (*Notebook, error) {
 		}
 		if err := checkNUL(path, c); err != nil {
 			return nil, err
+		}
+		if err := checkChains(path, c.Line, c.Body); err != nil {
+			return nil, cellError(c, err)
 		}
 		if err := analyse(path, c); err != nil {
 			return nil, err

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/benchbook/benchbook/runtime/record"
+	"github.com/benchbook/benchbook/runtime/resstate"
 )
 
 // A million printed lines: the cell finishes in seconds (appending each
@@ -85,5 +88,42 @@ func TestLongSourceShownCut(t *testing.T) {
 	long, ok := c.Outputs[0].(record.Downloader)
 	if !ok || len(long.Downloads()) != 1 || long.Downloads()[0].Name != "big-source.txt.gz" {
 		t.Fatalf("no download of the whole source: %v", c.Outputs)
+	}
+}
+
+// TestPrintBounded: printed output stops at the value size limit, the
+// bound every value has: the kept text ends at a line with a notice saying
+// where it was cut and which variable raises the limit, the cell succeeds
+// with a warning counting what was dropped, and the cache entry stays near
+// the limit. Before, 600 MB of print peaked at 4.4 GB and left a 765 MB
+// entry while values stopped at 64 MiB.
+func TestPrintBounded(t *testing.T) {
+	t.Setenv("BENCHBOOK_MAX_VALUE", "1M")
+	dir := t.TempDir()
+	src := "# %% chatty\nline = \"x\" * 999\nfor i in range(3000):\n    print(line)\nprint(\"tail\")\n\"end\"\n"
+	r := runNotebook(t, dir, src, Options{})
+	st := r.e.CellRun("chatty")
+	if st.Status != StatusRan {
+		t.Fatalf("chatty: %s %v", st.Status, st.Err)
+	}
+	printed := st.outputs[0].String()
+	if len(printed) > 1<<20+300 || len(printed) < 1<<20-2000 {
+		t.Errorf("kept %d bytes of print under a 1M limit", len(printed))
+	}
+	if !strings.Contains(printed, "printed output cut here") || !strings.Contains(printed, "BENCHBOOK_MAX_VALUE") {
+		t.Errorf("no notice at the cut: ...%q", printed[max(0, len(printed)-300):])
+	}
+	if strings.Count(printed, "\n") != strings.Count(printed, strings.Repeat("x", 999)+"\n")+1 {
+		t.Errorf("a line was cut in the middle")
+	}
+	if len(st.outputs) != 2 || st.outputs[1].String() != `"end"` || strings.Contains(printed, "tail") {
+		t.Errorf("after the cut: %d outputs (%v), tail printed: %v", len(st.outputs), st.outputs[1:], strings.Contains(printed, "tail"))
+	}
+	want := fmt.Sprintf("print: %d of the %d bytes printed were not kept", 3000*1000+5-strings.Index(printed, "…"), 3000*1000+5)
+	if !slices.ContainsFunc(st.warnings, func(w string) bool { return strings.Contains(w, want) }) {
+		t.Errorf("warnings %q, want %q", st.warnings, want)
+	}
+	if n := resstate.DiskUsage(r.e.store.dir); n > 2<<20 {
+		t.Errorf("the cache holds %d bytes after 3 MB printed under a 1M limit", n)
 	}
 }

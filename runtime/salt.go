@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/benchbook/benchbook/runtime/limits"
 )
 
 // saltFile holds the cache's random salt, beside entries/ and memo/ (which
@@ -26,15 +28,17 @@ const saltLen = 32
 
 // loadSalt reads the cache's salt, creating it on first use (mode 0600:
 // the salt is what keeps the parameter hashes from being brute-forced).
-// Call it holding the cache lock.
+// It is read like every cache file (limits.ReadFile: regular files only,
+// opened without blocking): a FIFO put in its place blocked the open until
+// SIGKILL. Call it holding the cache lock.
 func loadSalt(dir string) ([]byte, error) {
 	path := filepath.Join(dir, saltFile)
-	salt, err := os.ReadFile(path)
+	salt, err := limits.ReadFile(path, limits.Record)
 	if errors.Is(err, fs.ErrNotExist) {
 		return newSalt(path)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("cache: %w", err)
+		return nil, fmt.Errorf("cache: %w: remove it (cells that read a parameter then run again)", err)
 	}
 	if len(salt) != saltLen {
 		return nil, fmt.Errorf("cache: %s holds %d bytes, not a %d-byte salt: remove it (cells that read a parameter then run again)", path, len(salt), saltLen)

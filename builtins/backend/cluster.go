@@ -68,6 +68,9 @@ func readGeneration(root string) (string, error) {
 // ensure creates the cluster with initdb unless its data is already there.
 // It reports whether it created it.
 func (c *cluster) ensure(ctx context.Context) (bool, error) {
+	if err := recoverCopy(c.dataDir()); err != nil { // a restore a kill cut short
+		return false, err
+	}
 	if _, err := os.Stat(filepath.Join(c.dataDir(), "PG_VERSION")); err == nil {
 		if g, _ := readGeneration(c.root); g != "" {
 			return false, nil
@@ -235,6 +238,9 @@ func (c *cluster) start(ctx context.Context) error {
 	if c.sockDir, err = c.socketDir(); err != nil {
 		return err
 	}
+	if err := c.readyDataDir(); err != nil {
+		return err
+	}
 	conf := filepath.Join(c.dataDir(), "benchbook.conf")
 	if err := os.WriteFile(conf, []byte(c.confLines()), 0o644); err != nil {
 		return err
@@ -377,21 +383,31 @@ func (c *cluster) dsn() string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port)
 }
 
-// copyDir copies a stopped data dir, keeping owners and modes (cp -a). On
-// a file system that shares extents (XFS, Btrfs) the copy is a reflink and
-// takes no time or room; elsewhere (ext4 here) cp copies as before.
-func copyDir(ctx context.Context, from, to string) error {
-	if err := os.RemoveAll(to); err != nil {
+// readyDataDir puts right what a copy cut short may have left: a copy half
+// made (recoverCopy), a data dir not owned by the account PostgreSQL runs
+// as or open to others (postgres refuses both; a partial cp -a left it
+// root's, 0700), and the lock files of a postmaster that is dead but not
+// yet reaped (stalePostmaster).
+func (c *cluster) readyDataDir() error {
+	if err := recoverCopy(c.dataDir()); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+	st, err := os.Stat(c.dataDir())
+	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", from, to)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := child.Run(cmd); err != nil {
-		return fmt.Errorf("cp -a %s: %v: %s", from, err, strings.TrimSpace(out.String()))
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && c.as != nil && (sys.Uid != c.as.uid || sys.Gid != c.as.gid) {
+		if err := os.Chown(c.dataDir(), int(c.as.uid), int(c.as.gid)); err != nil {
+			return err
+		}
+	}
+	if st.Mode().Perm() != 0o700 {
+		if err := os.Chmod(c.dataDir(), 0o700); err != nil {
+			return err
+		}
+	}
+	if c.img == nil { // a container's pids are its own namespace's
+		c.clearStaleLocks()
 	}
 	return nil
 }

@@ -28,6 +28,18 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv("BACKEND_ORPHAN_HELPER"); dir != "" {
 		orphanHelper(dir) // never returns
 	}
+	if image := os.Getenv("BACKEND_SPIN_HELPER"); image != "" {
+		spinHelper(image) // never returns
+	}
+	if dir := os.Getenv("BACKEND_REAPER_HELPER"); dir != "" {
+		zombieHelper(dir) // never returns
+	}
+	if dir := os.Getenv("BACKEND_HOLD_HELPER"); dir != "" {
+		holdHelper(dir) // never returns
+	}
+	if arg := os.Getenv("BACKEND_RESTORE_HELPER"); arg != "" {
+		restoreHelper(arg) // never returns
+	}
 	if dir := os.Getenv("BACKEND_CONTAINER_ORPHAN"); dir != "" {
 		containerOrphanHelper(dir) // never returns
 	}

@@ -3,9 +3,11 @@ package backend
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
 	"github.com/benchbook/benchbook/builtins/internal/engine"
@@ -30,6 +32,35 @@ func CleanOrphans(ctx context.Context) string {
 	}
 	if n := cgroup.RemoveStale(groupPrefix, staleGroup); n > 0 {
 		parts = append(parts, fmt.Sprintf("removed %d empty cgroups of benchbooks that are gone", n))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// SweepDead removes, at the start of any run, the containers whose owner
+// is gone for sure (engine.SweepDead): a benchbook killed together with
+// its reaper (a CI job's cgroup kill) left its containers running until
+// benchbook clean. It says what it removed, "" for nothing; without an
+// engine it costs a stat of the default socket.
+func SweepDead(ctx context.Context) string {
+	if os.Getenv("DOCKER_HOST") == "" {
+		if _, err := os.Stat("/var/run/docker.sock"); err != nil {
+			return ""
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	e, err := engine.Connect(ctx)
+	if err != nil {
+		return ""
+	}
+	defer e.Close()
+	gone, err := e.SweepDead(ctx)
+	var parts []string
+	if len(gone) > 0 {
+		parts = append(parts, fmt.Sprintf("removed %d container(s) that a benchbook now gone left running: %s", len(gone), strings.Join(gone, ", ")))
+	}
+	if err != nil {
+		parts = append(parts, "container sweep: "+err.Error())
 	}
 	return strings.Join(parts, "\n")
 }

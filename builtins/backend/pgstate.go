@@ -237,22 +237,29 @@ func (c *cluster) loadSettings() {
 // benchbook left it when it stopped the cluster.
 const checkpointFile = "checkpoint"
 
-// lastCheckpoint reads "Latest checkpoint location" from pg_controldata.
-func (c *cluster) lastCheckpoint() string {
+// controlData reads the fields pg_controldata prints ("Latest checkpoint
+// location", "Database cluster state"); nil when it cannot be read.
+func (c *cluster) controlData() map[string]string {
 	bin, err := lookBin("pg_controldata")
 	if err != nil {
-		return ""
+		return nil
 	}
 	out, err := exec.Command(bin, "-D", c.dataDir()).Output()
 	if err != nil {
-		return ""
+		return nil
 	}
+	fields := map[string]string{}
 	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(line, "Latest checkpoint location:"); ok {
-			return strings.TrimSpace(v)
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			fields[strings.TrimSpace(k)] = strings.TrimSpace(v)
 		}
 	}
-	return ""
+	return fields
+}
+
+// lastCheckpoint reads "Latest checkpoint location" from pg_controldata.
+func (c *cluster) lastCheckpoint() string {
+	return c.controlData()["Latest checkpoint location"]
 }
 
 // recordCheckpoint notes where the stopped data dir stands.
@@ -262,14 +269,28 @@ func (c *cluster) recordCheckpoint() {
 	}
 }
 
-// changedOutside reports whether the stopped data dir moved since benchbook
-// stopped it (a server started on it by hand, pg_resetwal, a copy).
+// changedOutside reports whether the stopped data dir may have changed
+// since benchbook stopped it: it was not shut down cleanly (a server run
+// on it by hand and stopped with -m immediate, a crash: what it wrote is
+// in the WAL past the last checkpoint, replayed at the next start, and no
+// checkpoint moved), or its last checkpoint moved (a server started on it
+// by hand and stopped cleanly, pg_resetwal, a copy). Benchbook itself
+// always stops a cluster cleanly; after a run of its own was killed, the
+// data holds what an unfinished cell left, which is no state a cell knows
+// either.
 func (c *cluster) changedOutside() bool {
+	cd := c.controlData()
+	if cd == nil {
+		return false // cannot tell (no pg_controldata)
+	}
+	if state := cd["Database cluster state"]; state != "" && state != "shut down" {
+		return true
+	}
 	data, err := os.ReadFile(filepath.Join(c.root, checkpointFile))
 	if err != nil {
 		return false // never recorded: nothing to compare with
 	}
-	now := c.lastCheckpoint()
+	now := cd["Latest checkpoint location"]
 	return now != "" && now != strings.TrimSpace(string(data))
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.starlark.net/starlark"
 
@@ -245,6 +246,9 @@ func (h *pgHandle) shutdown() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.pool != nil {
+		if h.c != nil {
+			forgetPasswords(h.pool)
+		}
 		h.pool.Close()
 		h.pool = nil
 	}
@@ -344,11 +348,18 @@ func (h *pgHandle) exec(th *starlark.Thread, name string, args starlark.Tuple, k
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	tag, err := db.Exec(runtime.Context(th), sql)
+	var n int64
+	if h.c != nil && redact.HasSQLPassword(sql) {
+		n, err = execUnrecorded(runtime.Context(th), db, sql)
+	} else {
+		var tag pgconn.CommandTag
+		tag, err = db.Exec(runtime.Context(th), sql)
+		n = tag.RowsAffected()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return starlark.MakeInt64(tag.RowsAffected()), nil
+	return starlark.MakeInt64(n), nil
 }
 
 func (h *pgHandle) query(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -458,6 +469,7 @@ func (h *pgHandle) withStopped(th *starlark.Thread, fn func(c *cluster) error) e
 	defer h.mu.Unlock()
 	c := h.c
 	if h.pool != nil {
+		forgetPasswords(h.pool)
 		h.pool.Close()
 		h.pool = nil
 	}

@@ -69,6 +69,11 @@ func processBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tupl
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
+	// The binary it starts and the files it is given are inputs, hashed as
+	// it starts: a replaced ./srvbin left the cells measuring it cached.
+	for _, in := range runtime.CommandInputs(th, spec.argv, spec.dir) {
+		runtime.AddInput(th, in)
+	}
 	p := &procHandle{spec: spec}
 	if err := p.start(runtime.Context(th)); err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)

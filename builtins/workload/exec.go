@@ -60,10 +60,12 @@ func execBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if a.label == "" {
 		a.label = strings.Join(argv, " ")
 	}
-	for _, in := range execInputs(argv) {
+	r := a.measure(th, argv, time.Duration(a.timeout))
+	// After the runs: a file the command writes is what the next run finds.
+	for _, in := range runtime.CommandInputs(th, argv, "") {
 		runtime.AddInput(th, in)
 	}
-	return a.measure(th, argv, time.Duration(a.timeout)), nil
+	return r, nil
 }
 
 func (a *execArgs) argv(name string) ([]string, error) {

@@ -3,13 +3,10 @@ package workload
 import (
 	"fmt"
 	"math"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/benchbook/benchbook/builtins/metric/stats"
-	"github.com/benchbook/benchbook/runtime"
 )
 
 // outlierMADs is how far from the median, in scaled median absolute
@@ -107,35 +104,6 @@ func execWarnings(wall []float64) []string {
 	if rest := wall[1:]; wall[0] > 2*stats.Median(rest) && wall[0]-stats.Median(rest) > 3*mad {
 		out = append(out, fmt.Sprintf("the first run (%s) was much slower than the rest (median %s): "+
 			"caches were cold; use warmup = 1 or more", fmtMs(wall[0]), fmtMs(stats.Median(rest))))
-	}
-	return out
-}
-
-// execInputs are the programs a command runs, with their content hashes,
-// so that a rebuilt program makes the cell stale and an unchanged one
-// keeps it cached. A string command runs through /bin/sh; its first word,
-// when it names a program, is an input too.
-func execInputs(argv []string) []runtime.Input {
-	names := []string{argv[0]}
-	if len(argv) == 3 && argv[0] == "/bin/sh" && argv[1] == "-c" {
-		if f := strings.Fields(argv[2]); len(f) > 0 && !strings.ContainsAny(f[0], "$`|&;<>(){}=*?[]'\"\\") {
-			names = append(names, f[0])
-		}
-	}
-	var out []runtime.Input
-	for _, n := range names {
-		path, err := exec.LookPath(n)
-		if err != nil {
-			continue // a shell builtin or keyword
-		}
-		if abs, err := filepath.Abs(path); err == nil {
-			path = abs
-		}
-		hash, err := runtime.FileSHA256(path)
-		if err != nil {
-			continue
-		}
-		out = append(out, runtime.Input{Kind: "binary", Name: path, Hash: hash})
 	}
 	return out
 }

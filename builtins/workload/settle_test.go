@@ -83,7 +83,7 @@ warm = workload.http(url2, clients = 2, duration = "1.5s", warmup = "auto", wind
 		t.Errorf("warmup_s = %v", v)
 	}
 	if _, err := execStar(t, t.Context(), `workload.http("http://127.0.0.1:1", clients = 1, duration = "1s", warmup = "soon")`, nil); err == nil ||
-		!strings.Contains(err.Error(), `malformed warmup "soon" (want "auto" or a duration`) {
+		!strings.Contains(err.Error(), `for parameter "warmup": malformed duration "soon"`) {
 		t.Errorf("bad warmup: %v", err)
 	}
 }

@@ -44,3 +44,11 @@ func cmdClean(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	fmt.Fprintf(stdout, "removed %d entries, %d memo sets, %d resources, %d temp files of killed runs (%s)\n", res.Entries, res.Memos, res.Resources, res.Temps, fmtBytes(res.Bytes))
 	return nil
 }
+
+// sweepDead removes what a benchbook that is gone left running (its
+// containers, when its reaper died with it) before a run, and says so.
+func sweepDead(ctx context.Context, stderr io.Writer) {
+	if msg := backend.SweepDead(ctx); msg != "" {
+		fmt.Fprintln(stderr, msg)
+	}
+}

@@ -35,6 +35,7 @@ func cmdRepl(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	// itself, so the command's context (cancelled by the first SIGINT) is
 	// only a source of values.
 	base := context.WithoutCancel(ctx)
+	sweepDead(base, stderr)
 	e, err := openNotebook(base, path, &nf, runtime.Options{}, stderr)
 	if err != nil {
 		return err

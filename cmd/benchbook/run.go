@@ -35,6 +35,7 @@ func cmdRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		return err
 	}
 	start := time.Now()
+	sweepDead(ctx, stderr)
 	e, err := openNotebook(ctx, path, &nf, runtime.Options{Rerun: rerun, RerunAll: *rerunAll}, stderr)
 	if errors.Is(err, runtime.ErrNoCell) {
 		return usageError{err.Error()}

@@ -32,14 +32,22 @@ var plantedSecrets = []struct{ where, password string }{
 	{"a quoted password", "Qt7 qU0t3d9"},
 	{"'@' inside a password", "At8s3cr@tATq9"},
 	{"-p api_token (secret name)", "Tok9pArAm"},
+	{"a password-named param() at its default", "Def10pAss"},
+	{"a hyphenated key (X-Api-Key)", "Hyph11kEy"},
+	{"a hyphenated key (api-key)", "Hyph12kEy"},
+	{"an Authorization header value", "Bearer Auth13hDr"},
+	{"a Cookie header value", "session=Cook14iE"},
+	{"a value under auth", "Auth15tUp"},
+	{"a value under credentials", "Cred16eNt"},
+	{"a value under cookie", "Cook17vAl"},
 }
 
 func needles() []string {
 	var out []string
 	for _, s := range plantedSecrets {
 		out = append(out, s.password)
-		if i := strings.IndexAny(s.password, " @"); i > 0 {
-			out = append(out, s.password[i+1:]) // "qU0t3d9", "tATq9": what a half-scrub leaves
+		if i := strings.IndexAny(s.password, " @="); i > 0 {
+			out = append(out, s.password[i+1:]) // "qU0t3d9", "tATq9", "Cook14iE": what a half-scrub leaves
 		}
 	}
 	return out
@@ -82,6 +90,21 @@ print(quoted)
 # %% at
 at = "postgres://u:At8s3cr@tATq9@host/db"
 at
+
+# %% defaults
+db_pw = param("db_password", "Def10pAss")
+db_pw
+
+# %% hyph
+headers = {"X-Api-Key": "Hyph11kEy", "api-key": "Hyph12kEy", "Authorization": "Bearer Auth13hDr", "Cookie": "session=Cook14iE"}
+print("Authorization: Bearer " + headers["Authorization"].split(" ")[1])
+print(headers["Cookie"].split("=")[1], headers["X-Api-Key"])
+headers
+
+# %% under
+req = {"auth": ("u", "Auth15tUp"), "credentials": {"user": "u", "pw": "Cred16eNt"}, "cookie": "Cook17vAl"}
+print(req["auth"][1], req)
+req
 
 # %% target
 url = "http://alice:Http6uSer@127.0.0.1:PORT/ok"

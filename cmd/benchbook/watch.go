@@ -40,6 +40,7 @@ func cmdWatch(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 			return usageError{err.Error()}
 		}
 	}
+	sweepDead(ctx, stderr)
 	e, err := openNotebook(ctx, path, &nf, runtime.Options{}, stderr)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package filehash
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,5 +48,40 @@ func TestSHA256RefusesAFIFO(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("SHA256 of a FIFO still blocks after 5s")
+	}
+}
+
+// TestNoWaitNeverWaits: a pollable descriptor with no data (a pipe, as
+// /proc/kmsg is between kernel messages) fails with ErrWouldBlock at once;
+// a plain Read parks in Go's poller until data comes, which may be never.
+// What is there is read first.
+func TestNoWaitNeverWaits(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	w.Write([]byte("abc"))
+	done := make(chan error, 1)
+	var got []byte
+	go func() {
+		buf := make([]byte, 10)
+		for {
+			n, err := NoWait(r).Read(buf)
+			got = append(got, buf[:n]...)
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrWouldBlock) || string(got) != "abc" {
+			t.Errorf("read %q, then %v", got, err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("NoWait waited for data")
 	}
 }

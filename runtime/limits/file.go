@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/benchbook/benchbook/runtime/filehash"
 )
 
 // ErrTooLarge is wrapped by every error for an input over a size limit.
@@ -19,7 +21,8 @@ var ErrNotRegular = errors.New("not a regular file")
 // ReadFile reads a regular file of at most l's size. A FIFO, a device or a
 // directory is refused before it is read (a FIFO is opened without
 // blocking), and so is a file over the limit, or one that grows past it
-// while it is read. Errors name the path.
+// while it is read, and a "regular" file whose read would wait for data
+// (/proc/kmsg: filehash.ErrWouldBlock). Errors name the path.
 func ReadFile(path string, l Limit) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -37,9 +40,9 @@ func ReadFile(path string, l Limit) ([]byte, error) {
 	if st.Size() > max {
 		return nil, tooLarge(path, st.Size(), l)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	data, err := io.ReadAll(io.LimitReader(filehash.NoWait(f), max+1))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if int64(len(data)) > max {
 		return nil, tooLarge(path, int64(len(data)), l)

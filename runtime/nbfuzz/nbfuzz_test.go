@@ -3,6 +3,7 @@ package nbfuzz
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"io/fs"
@@ -72,12 +73,21 @@ func runTwice(dir string, src []byte) error {
 	return nil
 }
 
-// fuzzSecret is the password of the hostile secret cell: when a notebook
-// holds that cell whole, no record and no cache file may hold it.
-const (
-	fuzzSecret = "pwFuzzSecret9"
-	secretCell = `x = {"password": "` + fuzzSecret + `", "url": "postgres://u:` + fuzzSecret + `@h/db"}`
-)
+// secretLines are the hostile secret cells' lines, each with the secrets
+// it plants: when a notebook holds such a line whole, no record and no
+// cache file may hold them. Issue 34 added the names free-text redaction
+// missed: a password-named param() at its default, hyphenated keys,
+// Authorization and Cookie values, values under auth, credentials, cookie.
+var secretLines = []struct {
+	line    string
+	secrets []string
+}{
+	{`x = {"password": "pwFuzzSecret9", "url": "postgres://u:pwFuzzSecret9@h/db"}`, []string{"pwFuzzSecret9"}},
+	{`pw = param("db_password", "pwFuzzDefault7")`, []string{"pwFuzzDefault7"}},
+	{`h = {"X-Api-Key": "pwFuzzHyph7", "api-key": "pwFuzzHyph8"}`, []string{"pwFuzzHyph7", "pwFuzzHyph8"}},
+	{`hd = {"Authorization": "Bearer pwFuzzAuth7", "Cookie": "sid=pwFuzzCook7"}`, []string{"pwFuzzAuth7", "pwFuzzCook7"}},
+	{`u = {"auth": ("u", "pwFuzzUnder7"), "credentials": "pwFuzzCred7", "cookie": "pwFuzzCook8"}`, []string{"pwFuzzUnder7", "pwFuzzCred7", "pwFuzzCook8"}},
+}
 
 func runOnce(nb *runtime.Notebook, cache string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), cellBound)
@@ -101,22 +111,49 @@ func runOnce(nb *runtime.Notebook, cache string) error {
 	if err := record.JSON(&js, rec); err != nil {
 		return err
 	}
-	if !holdsCell(nb, secretCell) {
-		return nil
+	var planted []string
+	for _, sl := range secretLines {
+		if holdsCell(nb, sl.line) {
+			planted = append(planted, sl.secrets...)
+		}
 	}
-	if bytes.Contains(html.Bytes(), []byte(fuzzSecret)) || bytes.Contains(js.Bytes(), []byte(fuzzSecret)) {
-		return fmt.Errorf("the secret reached the record")
+	for _, secret := range planted {
+		if bytes.Contains(html.Bytes(), []byte(secret)) || bytes.Contains(js.Bytes(), []byte(secret)) {
+			return fmt.Errorf("the secret %s reached the record", secret)
+		}
+	}
+	if len(planted) == 0 {
+		return nil
 	}
 	return filepath.WalkDir(cache, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		data, err := os.ReadFile(path)
-		if err == nil && bytes.Contains(data, []byte(fuzzSecret)) {
-			return fmt.Errorf("the secret reached the cache: %s", path)
+		for _, secret := range planted {
+			if err == nil && (bytes.Contains(data, []byte(secret)) || holdsBase64(data, secret)) {
+				return fmt.Errorf("the secret %s reached the cache: %s", secret, path)
+			}
 		}
 		return err
 	})
+}
+
+// holdsBase64 finds s inside base64 text (an entry's values): s starts at
+// one of three alignments, and the middle of each encoding depends on s
+// alone.
+func holdsBase64(data []byte, s string) bool {
+	for shift := range 3 {
+		enc := base64.StdEncoding.EncodeToString(append(make([]byte, shift), s...))
+		from := 0
+		if shift > 0 {
+			from = 4
+		}
+		if mid := enc[from : len(enc)-4]; len(mid) >= 8 && bytes.Contains(data, []byte(mid)) {
+			return true
+		}
+	}
+	return false
 }
 
 // holdsCell says whether a cell of nb has line as one of its lines.
@@ -204,5 +241,16 @@ var hostile = []string{
 	"# %% a\nx = 1\n\n# %% b\ny = x + 1\n\n# %% c\nx = 2\n",
 	"# %% [markdown]\n# # title <script>alert(1)</script>\n",
 	"# %% nul\nx = \"\x00\"\n",
-	"# %% secret\n" + secretCell + "\nx\n",
+	"# %% secret\n" + secretLines[0].line + "\nx\n",
+	"# %% pwdefault\n" + secretLines[1].line + "\npw\n",
+	"# %% hyphen\n" + secretLines[2].line + "\nprint(h[\"api-key\"])\nh\n",
+	"# %% headers\n" + secretLines[3].line + "\nprint(\"Authorization: \" + hd[\"Authorization\"])\nhd\n",
+	"# %% under\n" + secretLines[4].line + "\nprint(u[\"auth\"][1], u)\nu\n",
+	// Chains the parser builds in a loop, into trees as deep as they are
+	// long: refused past 1000 links, run below.
+	"# %% chain\nx = [0]\ny = x" + strings.Repeat("[0]", 100_000) + "\n",
+	"# %% dots\nx = struct(a = 1)\ny = x" + strings.Repeat(".a", 100_000) + "\n",
+	"# %% calls\ny = print" + strings.Repeat("()", 100_000) + "\n",
+	"# %% sum\ny = 1" + strings.Repeat(" + 1", 100_000) + "\n",
+	"# %% shortchain\nx = [[0]]\ny = x" + strings.Repeat("[-1:][0]", 499) + "\ny\n",
 }

@@ -49,7 +49,18 @@ var (
 	// label, a server's error echoing the statement).
 	sqlPassword = regexp.MustCompile(`(?i)(\bpassword\s+)'(?:[^']|'')*'`)
 
-	secretKV = regexp.MustCompile(`(?i)(["']?[\w.-]*(?:password|passwd|pwd|secret|token|api_?key|access_?key|private_?key)[\w.-]*["']?\s*[=:]\s*)("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[^\s'"&]+)`)
+	secretKV = regexp.MustCompile(`(?i)(["']?[\w.-]*(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth|credential|cookie)[\w.-]*["']?\s*[=:]\s*)("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|[^\s'"&]+)`)
+
+	// oldWords are the names secretKV hid whatever else they hold
+	// (tokenizer=...); the words added since (auth, credential, cookie)
+	// hide a value only when the whole name says secret (SecretName), so
+	// author = "Ann" and oauth_callback stay.
+	oldWords = regexp.MustCompile(`(?i)password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key`)
+
+	// headerKV: an HTTP header that carries credentials, written as a
+	// header ("Authorization: Bearer T", curl -H 'Cookie: a=b; c=d'): its
+	// value runs to the end of the line or a quote, spaces included.
+	headerKV = regexp.MustCompile(`(?i)(\b(?:proxy-)?authorization|\bset-cookie|\bcookie)(\s*:[ \t]*)([^\r\n"']*[^\s"'])`)
 )
 
 // String hides every secret found in free text.
@@ -60,8 +71,14 @@ func String(s string) string {
 	}
 	s = urlUserinfo.ReplaceAllStringFunc(s, maskUserinfo)
 	s = sqlPassword.ReplaceAllString(s, "${1}'"+Mask+"'")
+	s = headerKV.ReplaceAllStringFunc(s, maskHeader)
 	return secretKV.ReplaceAllStringFunc(s, maskValue)
 }
+
+// HasSQLPassword reports whether SQL text holds a PASSWORD 'literal'
+// (CREATE ROLE, ALTER ROLE): a server that keeps statement texts
+// (pg_stat_statements, its log) would keep the password.
+func HasSQLPassword(sql string) bool { return sqlPassword.MatchString(sql) }
 
 // minLearned is the shortest secret Learn keeps: masking every "42" of a
 // record would hide the measurements, not a password.
@@ -82,7 +99,7 @@ var learned struct {
 func Learn(name, value string) {
 	var found []string
 	if SecretName(name) {
-		found = append(found, value)
+		found = append(found, secretParts(value)...)
 	}
 	for _, m := range urlUserinfo.FindAllStringSubmatch(value, -1) {
 		if _, pw, ok := strings.Cut(m[2], ":"); ok {
@@ -90,18 +107,61 @@ func Learn(name, value string) {
 		}
 	}
 	for _, m := range secretKV.FindAllStringSubmatch(value, -1) {
+		if maskValue(m[0]) == m[0] {
+			continue // a name the words matched but that says no secret (author)
+		}
 		v := m[2]
 		if strings.ContainsAny(v[:1], `"'`) {
-			found = append(found, v[1:len(v)-1])
+			found = append(found, secretParts(v[1:len(v)-1])...)
 		} else if !strings.ContainsAny(v, "()[]{},") { // not code: password = param("pw", "")
 			found = append(found, v)
 		}
 	}
+	learn(found)
+}
+
+// LearnValue remembers v as a secret (a literal under a secret name in a
+// cell's source, a password-named parameter's default), with the parts
+// that may turn up alone.
+func LearnValue(v string) { learn(secretParts(v)) }
+
+// secretParts is a secret and what of it may be shown apart: the
+// credentials after an HTTP auth scheme ("Bearer T": T) and each value of
+// a cookie header ("a=b; c=d": b and d).
+func secretParts(v string) []string {
+	out := []string{v}
+	if scheme, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok && isWord(scheme) {
+		out = append(out, strings.TrimSpace(cred))
+	}
+	if strings.Contains(v, "=") {
+		for _, kv := range strings.Split(v, ";") {
+			if _, val, ok := strings.Cut(kv, "="); ok {
+				out = append(out, strings.TrimSpace(val))
+			}
+		}
+	}
+	return out
+}
+
+func isWord(s string) bool {
+	for _, r := range s {
+		if !unicode.IsLetter(r) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// placeholders are never learned: they hide nothing (token = "none"), and
+// masking every "none" of a record would hide its data.
+var placeholders = map[string]bool{"none": true, "null": true, "nil": true, "unset": true, "empty": true, "default": true}
+
+func learn(found []string) {
 	learned.Lock()
 	defer learned.Unlock()
 	added := false
 	for _, s := range found {
-		if len(s) >= minLearned && s != Mask && !learned.set[s] {
+		if len(s) >= minLearned && s != Mask && !placeholders[strings.ToLower(s)] && !learned.set[s] {
 			if learned.set == nil {
 				learned.set = map[string]bool{}
 			}
@@ -155,11 +215,22 @@ func maskUserinfo(m string) string {
 // (token = param("token", "")) or a constant ("password": None}).
 var codeValue = regexp.MustCompile(`^(?:[A-Za-z_][\w.]*\(|(?:None|True|False|null|true|false)(?:[^\w]|$))`)
 
+func maskHeader(m string) string {
+	sub := headerKV.FindStringSubmatch(m)
+	if sub[3] == Mask {
+		return m
+	}
+	return sub[1] + sub[2] + Mask
+}
+
 func maskValue(m string) string {
 	sub := secretKV.FindStringSubmatch(m)
 	prefix, val := sub[1], sub[2]
+	name := strings.Trim(strings.TrimRight(prefix, " \t=:"), `"'`)
 	switch {
 	case val == Mask, codeValue.MatchString(val):
+		return m
+	case !oldWords.MatchString(name) && !SecretName(name):
 		return m
 	case strings.HasPrefix(val, `"`):
 		return prefix + `"` + Mask + `"`
@@ -173,7 +244,7 @@ func maskValue(m string) string {
 var secretWords = map[string]bool{
 	"password": true, "passwd": true, "pwd": true, "pass": true, "passphrase": true,
 	"secret": true, "token": true, "key": true, "apikey": true, "credential": true,
-	"credentials": true, "auth": true, "authorization": true,
+	"credentials": true, "auth": true, "authorization": true, "cookie": true, "cookies": true,
 }
 
 // SecretName reports whether a field, column or parameter named name holds

@@ -44,6 +44,15 @@ func TestStringHostileForms(t *testing.T) {
 		{`[{"user": "v", "password": None}])`, `[{"user": "v", "password": None}])`},
 		{"password=Nonesuch1", "password=xxxxx"},
 		{"host=h password=a,b(c) user=u", "host=h password=xxxxx user=u"},
+		{`{"X-Api-Key": "hk1", "api-key": 'hk2'}`, `{"X-Api-Key": "xxxxx", "api-key": 'xxxxx'}`},
+		{"X-API-KEY=hk3 next", "X-API-KEY=xxxxx next"},
+		{"Authorization: Bearer abc.def", "Authorization: xxxxx"},
+		{"curl -H 'Authorization: Basic dTpw' http://h/", "curl -H 'Authorization: xxxxx' http://h/"},
+		{`{"Authorization": "Bearer tok2", "Cookie": "session=ck2; theme=dark"}`, `{"Authorization": "xxxxx", "Cookie": "xxxxx"}`},
+		{"Cookie: session=ck3; theme=dark\nHost: h", "Cookie: xxxxx\nHost: h"},
+		{"Set-Cookie: id=ck4; Path=/", "Set-Cookie: xxxxx"},
+		{`{"auth": "u:au1", "credentials": "cr1", "cookie": "ck5"}`, `{"auth": "xxxxx", "credentials": "xxxxx", "cookie": "xxxxx"}`},
+		{`author = "Ann", oauth_callback=http://h/cb, authority: h`, `author = "Ann", oauth_callback=http://h/cb, authority: h`},
 	} {
 		if got := String(tc.in); got != tc.want {
 			t.Errorf("String(%q)\n  = %q\nwant %q", tc.in, got, tc.want)

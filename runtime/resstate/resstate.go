@@ -249,6 +249,11 @@ func (tr *Tracker) restore(x *tracked, want string, cs *Cell) error {
 		return fmt.Errorf("%s: state %s is needed by cell %s but its snapshot is gone (evicted or removed); rerun with -rerun-all", x.r.Name, Short(want), cs.name)
 	}
 	start := time.Now()
+	// Until Load returns, the data is in no state an entry knows: a run
+	// killed mid-restore must not find the old state's name on new data
+	// (or the reverse) when it starts again.
+	x.actual = "dirty:restoring-" + nonce()
+	writeStateID(x.r.ID, x.actual)
 	if err := x.r.Load(dir); err != nil {
 		x.actual = "dirty:" + nonce()
 		writeStateID(x.r.ID, x.actual)

@@ -47,6 +47,60 @@ func TestOutsideChangeIsDetected(t *testing.T) {
 	}
 }
 
+// TestOutsideChangeAfterImmediateStop: an UPDATE made by hand on a server
+// then stopped with -m immediate (or that crashed) leaves no shutdown
+// checkpoint; the next run must see it all the same, and show what a run
+// on an empty cache shows. Before, the check compared checkpoints only and
+// a rerun cell showed the outside row (FOREIGN) where a fresh run shows v1.
+func TestOutsideChangeAfterImmediateStop(t *testing.T) {
+	needs.Postgres(t)
+	src := `# %% cluster
+pg = backend.postgres()
+
+# %% data
+pg.exec("CREATE TABLE kv (k text PRIMARY KEY, v text)")
+pg.exec("INSERT INTO kv VALUES ('a', 'v1')")
+
+# %% measure
+row = pg.query("SELECT v FROM kv WHERE k = 'a'")[0]["v"]
+row
+`
+	fresh := t.TempDir()
+	want := RunNB(t, fresh, filepath.Join(fresh, "cache"), src, nil, true).Outputs["measure"]
+	if want != `"v1"` {
+		t.Fatalf("fresh run: %q", want)
+	}
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	RunNB(t, dir, cache, src, nil, true)
+	roots, _ := filepath.Glob(filepath.Join(cache, "resources", "cluster-*", "postgres"))
+	if len(roots) != 1 {
+		t.Fatalf("cluster dir: %v", roots)
+	}
+	c := pgtest.Start(t, pgtest.Options{DataDir: filepath.Join(roots[0], "data")})
+	c.Exec(t, "UPDATE kv SET v = 'FOREIGN' WHERE k = 'a'")
+	c.StopImmediate()
+
+	path := filepath.Join(dir, "nb.star")
+	nb, err := runtime.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	e, err := runtime.Open(context.Background(), nb, runtime.Options{CacheDir: cache, Stderr: &stderr, Rerun: []string{"measure"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Run(true)
+	e.Close()
+	if got := e.CellRun("measure").Outputs(); len(got) != 1 || got[0].String() != want {
+		t.Fatalf("measure after an outside UPDATE and -m immediate shows %v, a fresh run %s\n%s", got, want, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "changed outside benchbook") {
+		t.Errorf("no warning about the outside change:\n%s", stderr.String())
+	}
+}
+
 // byHand starts PostgreSQL on dataDir as its owner, runs sql and stops it,
 // as a user with psql in another terminal would.
 func byHand(t *testing.T, dataDir, sql string) {

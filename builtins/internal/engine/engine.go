@@ -161,9 +161,10 @@ func (e *Engine) Run(ctx context.Context, s Spec) (*Container, error) {
 
 // configs turns a Spec into the engine's create request.
 func configs(s Spec, token string) (*container.Config, *container.HostConfig) {
+	start, hostID := ownerLabels()
 	cfg := &container.Config{
 		Image: s.Image, Env: s.Env, User: s.User,
-		Labels: map[string]string{LabelOwner: token, LabelPid: strconv.Itoa(os.Getpid())},
+		Labels: map[string]string{LabelOwner: token, LabelPid: strconv.Itoa(os.Getpid()), LabelStart: start, LabelHost: hostID},
 	}
 	if len(s.Cmd) > 0 {
 		cfg.Cmd = s.Cmd

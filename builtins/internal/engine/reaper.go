@@ -118,26 +118,46 @@ func (e *Engine) removeOwned(ctx context.Context, token string) ([]string, error
 // Sweep removes the containers of benchbooks that are gone (their pid no
 // longer runs) — what a reaper could not remove, say after a reboot of the
 // engine's host or a SIGKILL of the reaper too. It returns their names.
+// It is benchbook clean's: containers of an older benchbook, without the
+// labels ownerGone needs, go when their pid does not run.
 func (e *Engine) Sweep(ctx context.Context) ([]string, error) {
+	return e.sweep(ctx, func(l map[string]string) bool {
+		if l[LabelHost] != "" {
+			return ownerGone(l)
+		}
+		return !ownerAlive(l[LabelPid], l[LabelOwner])
+	})
+}
+
+// SweepDead removes the containers whose owner is gone for sure
+// (ownerGone): what a benchbook killed together with its reaper left (a CI
+// job's cgroup kill), removed by the next run of any notebook. Other
+// benchbooks and tests run containers on the same engine at the same
+// time: one whose owner may be alive is never touched.
+func (e *Engine) SweepDead(ctx context.Context) ([]string, error) {
+	return e.sweep(ctx, ownerGone)
+}
+
+func (e *Engine) sweep(ctx context.Context, gone func(map[string]string) bool) ([]string, error) {
 	list, err := e.owned(ctx, "")
 	if err != nil {
 		return nil, err
 	}
-	var gone []string
+	var removed []string
 	for _, c := range list {
-		if ownerAlive(c.Labels[LabelPid], c.Labels[LabelOwner]) {
+		if !gone(c.Labels) {
 			continue
 		}
 		if err := e.Remove(ctx, c.ID); err != nil {
-			return gone, err
+			return removed, err
 		}
 		name := c.ID[:min(12, len(c.ID))]
 		if len(c.Names) > 0 {
 			name = strings.TrimPrefix(c.Names[0], "/")
 		}
-		gone = append(gone, name)
+		removed = append(removed, name)
 	}
-	return gone, nil
+	return removed, nil
 }
 
 // ownerAlive says whether the benchbook that labelled a container runs:

@@ -5,7 +5,9 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/docker/docker/api/types/image"
 
@@ -52,5 +54,53 @@ func TestSweepRemovesOnlyOrphans(t *testing.T) {
 	}
 	if !slices.ContainsFunc(gone, func(s string) bool { return s != "" }) {
 		t.Errorf("Sweep said it removed nothing")
+	}
+}
+
+// TestOwnerGone: an owner is gone only for sure: its pid does not run, is
+// a zombie, or runs another process (another start time), in this boot
+// and pid namespace. A live owner, labels of another host or namespace and
+// the labels of an older benchbook are not.
+func TestOwnerGone(t *testing.T) {
+	start, host := ownerLabels()
+	if host == "" || start == "" {
+		t.Skip("no /proc to tell owners by")
+	}
+	me := strconv.Itoa(os.Getpid())
+	labels := func(pid, st, h string) map[string]string {
+		return map[string]string{LabelOwner: pid + "-x", LabelPid: pid, LabelStart: st, LabelHost: h}
+	}
+	// A zombie: a child that exited, not waited for yet.
+	pid, err := syscall.ForkExec("/bin/true", []string{"true"}, &syscall.ProcAttr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zstart := ""
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if f, _ := procStat(pid); len(f) > 19 && f[0] == "Z" {
+			zstart = f[19]
+			break
+		}
+	}
+	defer syscall.Wait4(pid, nil, 0, nil)
+	if zstart == "" {
+		t.Fatal("the child never became a zombie")
+	}
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		gone   bool
+	}{
+		{"this live process", labels(me, start, host), false},
+		{"this pid, another start", labels(me, start+"1", host), true},
+		{"a pid that does not run", labels("2147483000", "1", host), true},
+		{"a zombie", labels(strconv.Itoa(pid), zstart, host), true},
+		{"another boot or namespace", labels("2147483000", "1", "other "+host), false},
+		{"an older benchbook's labels", map[string]string{LabelOwner: "2147483000-x", LabelPid: "2147483000"}, false},
+		{"a token that is not the pid's", map[string]string{LabelOwner: "1-x", LabelPid: "2147483000", LabelStart: "1", LabelHost: host}, false},
+	} {
+		if got := ownerGone(tc.labels); got != tc.gone {
+			t.Errorf("%s: gone = %v, want %v", tc.name, got, tc.gone)
+		}
 	}
 }

@@ -18,7 +18,9 @@ import (
 // that oracle): where net/http reads a response, this ends it at the same
 // byte with the same status; where net/http refuses one, this refuses it
 // too, with errMalformed, except for the few shapes listed at
-// errUnsupported. Interim 1xx responses (but 101) are skipped.
+// errUnsupported. Interim 1xx responses (but 101) are skipped. A response
+// cut short is io.ErrUnexpectedEOF (the run's "closed") where net/http's
+// error is one too, and errMalformed where net/http refuses what arrived.
 type respParser struct {
 	noBody bool // the request was HEAD
 
@@ -26,6 +28,7 @@ type respParser struct {
 	status     int
 	http11     bool   // HTTP/1.1 or later: Transfer-Encoding counts
 	closeAfter bool   // the connection ends after this response
+	lineSeen   bool   // the status line of a header block still arriving was checked
 	remaining  int64  // body or chunk bytes still to drop (stBody, stChunkData)
 	excess     int64  // chunk framing beyond its data, as net/http bounds it
 	partial    []byte // a header block or line split across reads
@@ -58,8 +61,8 @@ var (
 	errMalformed = errors.New("malformed response")
 	// errUnsupported is a response net/http would read but this parser
 	// refuses, deliberately: a folded (obs-fold) header line, a status code
-	// below 100, a header block over maxHeader. Both are "malformed
-	// response" to the run.
+	// below 100, a header block over maxHeader, a chunk larger than any
+	// connection carries. Both are "malformed response" to the run.
 	errUnsupported = errors.New("malformed response (unsupported)")
 )
 
@@ -83,13 +86,66 @@ func (p *respParser) feed(b []byte) (int, bool, error) {
 }
 
 // eof is the connection closing: the end of a body read up to EOF, an
-// error otherwise.
+// error otherwise: errMalformed for a header block net/http would refuse
+// as it stands (a reply without a status line, a bad header line, the
+// last one read to EOF as net/textproto does), io.ErrUnexpectedEOF for
+// one cut short. A reply without a status line was counted as closed.
 func (p *respParser) eof() (bool, error) {
 	if p.state == stUntilEOF {
 		p.state = stDone
 		return true, nil
 	}
+	if p.state == stHeader && len(p.partial) > 0 {
+		if err := cutHeaders(p.partial); err != nil {
+			return false, err
+		}
+	}
 	return false, io.ErrUnexpectedEOF
+}
+
+// cutHeaders checks a header block that EOF ended before its empty line,
+// as net/textproto reads it: the line EOF cut keeps a final "\r".
+func cutHeaders(block []byte) error {
+	lines := bytes.Split(block, []byte("\n"))
+	for i, line := range lines {
+		if i < len(lines)-1 {
+			line = bytes.TrimSuffix(line, []byte("\r"))
+		} else if len(line) == 0 {
+			break
+		}
+		if i == 0 {
+			if _, _, _, err := statusLine(line); err != nil {
+				return err
+			}
+			continue
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			return errUnsupported
+		}
+		key, value, ok := bytes.Cut(trimSpaceTab(line), []byte(":"))
+		if !ok || len(key) == 0 || !validKey(key) || !validValue(value) {
+			return errMalformed
+		}
+	}
+	return nil
+}
+
+// statusSoFar refuses, as soon as it is whole, the status line of a header
+// block still arriving, as net/http does: a server that answers "hello\n"
+// and keeps the connection open is malformed now, not a timeout later.
+// It looks only at a block split across reads (p.partial), once.
+func (p *respParser) statusSoFar() error {
+	if p.lineSeen {
+		return nil
+	}
+	i := bytes.IndexByte(p.partial, '\n')
+	if i < 0 {
+		return nil
+	}
+	p.lineSeen = true
+	line, _ := cutLine(p.partial[:i+1])
+	_, _, _, err := statusLine(line)
+	return err
 }
 
 func (p *respParser) step(b []byte) (int, error) {
@@ -98,6 +154,8 @@ func (p *respParser) step(b []byte) (int, error) {
 		block, n, ok, err := p.upTo(b, headerEnd, maxHeader)
 		if ok {
 			err = p.headers(block)
+		} else if err == nil {
+			err = p.statusSoFar()
 		}
 		return n, err
 	case stBody, stChunkData:
@@ -203,7 +261,7 @@ func (p *respParser) headers(block []byte) error {
 	switch {
 	case status >= 100 && status < 200 && status != 101:
 		p.state = stHeader // an interim response (100 Continue): the real one follows
-		p.closeAfter = false
+		p.closeAfter, p.lineSeen = false, false
 	case status == 101:
 		p.state, p.closeAfter = stDone, true // what follows is another protocol
 	case p.noBody || status == 204 || status == 304:
@@ -377,7 +435,7 @@ func (p *respParser) chunkSize(line []byte) error {
 	if n > math.MaxInt64/2 {
 		// More than any connection will carry: net/http reads on and fails
 		// at EOF; this says so now, without overflowing remaining.
-		return errMalformed
+		return errUnsupported
 	}
 	p.excess = max(p.excess-16-2*int64(n), 0)
 	if p.excess > maxChunkExcess {

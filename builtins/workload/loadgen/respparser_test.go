@@ -74,6 +74,43 @@ func TestRespParser(t *testing.T) {
 	}
 }
 
+// TestReplyWithoutStatusLine: a reply that is no HTTP response is a
+// "malformed response", whether the server then closes (EOF) or keeps the
+// connection open (the first line, once whole, is judged at once, as
+// net/http does); a header block cut short by EOF stays "closed". Before,
+// every reply ended by EOF before its empty line counted as closed.
+func TestReplyWithoutStatusLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		eof        bool
+		class      string
+	}{
+		{"text then close", "hello", true, classMalformed},
+		{"line then close", "hello world\r\n", true, classMalformed},
+		{"line, kept open", "SSH-2.0-OpenSSH_9.2\r\nmore", false, classMalformed},
+		{"bad header then close", "HTTP/1.1 200 OK\r\nno colon here", true, classMalformed},
+		{"status then close", "HTTP/1.1 200 OK\r\nX: y\r\n", true, classClosed},
+		{"half a status then close", "HTTP/1.1 20", true, classMalformed},
+		{"nothing then close", "", true, classClosed},
+	} {
+		for split := 0; split <= len(tc.data); split++ {
+			var p respParser
+			p.reset(false)
+			_, _, err := p.feed([]byte(tc.data[:split]))
+			if err == nil {
+				_, _, err = p.feed([]byte(tc.data[split:]))
+			}
+			if err == nil && tc.eof {
+				_, err = p.eof()
+			}
+			if err == nil || classify(err) != tc.class {
+				t.Errorf("%s (split %d): %v, class %q, want %q", tc.name, split, err, classify(err), tc.class)
+				break
+			}
+		}
+	}
+}
+
 // TestValidValueWords checks the eight-bytes-at-a-time check against the
 // byte-by-byte rule: every byte value at every position of values up to
 // 17 bytes long, among bytes that are valid, high, or tabs.

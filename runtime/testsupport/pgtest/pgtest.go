@@ -108,6 +108,11 @@ func Start(t testing.TB, o Options) *Cluster {
 // checkpoint), for a test that hands its data directory on.
 func (c *Cluster) Stop() { c.stop(syscall.SIGINT) }
 
+// StopImmediate stops the server as pg_ctl stop -m immediate does (SIGQUIT):
+// no shutdown checkpoint, the next start recovers from the WAL, as after a
+// crash.
+func (c *Cluster) StopImmediate() { c.stop(syscall.SIGQUIT) }
+
 func (c *Cluster) stop(sig syscall.Signal) {
 	if c.stopped {
 		return

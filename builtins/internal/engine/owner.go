@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Labels that let a later benchbook tell, for sure, that a container's
+// owner is gone: the owner's start time (a pid reused by another process
+// is not the owner), and where that pid means something: the kernel's boot
+// and the pid namespace it was counted in. Without them a pid of another
+// machine (an engine several hosts share) or of a benchbook inside a
+// container could be taken for a gone local process.
+const (
+	LabelStart = "benchbook.start" // the owner's start time, in clock ticks since boot (/proc/PID/stat)
+	LabelHost  = "benchbook.host"  // boot id and pid namespace of the owner's pid
+)
+
+var (
+	selfOnce sync.Once
+	selfHost string
+	selfTick string
+)
+
+// ownerLabels are this process's LabelStart and LabelHost ("" when /proc
+// does not say).
+func ownerLabels() (start, host string) {
+	selfOnce.Do(func() {
+		selfHost = hostIdentity()
+		selfTick = startTicks(os.Getpid())
+	})
+	return selfTick, selfHost
+}
+
+func hostIdentity() string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(boot)) + " " + ns
+}
+
+// startTicks is field 22 of /proc/PID/stat, "" when there is no such
+// process.
+func startTicks(pid int) string {
+	f, _ := procStat(pid)
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19] // fields after "pid (comm)": state is 0, starttime is 19
+}
+
+// procStat splits /proc/PID/stat after the command name (which may hold
+// spaces and parentheses).
+func procStat(pid int) ([]string, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil, err
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	return strings.Fields(s[i+1:]), nil
+}
+
+// ownerGone says, for sure, that the benchbook that labelled a container
+// has ended: it was counted in this boot and pid namespace, and its pid
+// runs no more, is a zombie, or is another process (another start time).
+// Anything unsure (labels of an older benchbook, of another host or
+// namespace, a /proc that cannot be read) is not gone: the next run must
+// never remove a container whose owner is alive.
+func ownerGone(labels map[string]string) bool {
+	start, host := ownerLabels()
+	if host == "" || labels[LabelHost] != host || labels[LabelStart] == "" || start == "" {
+		return false
+	}
+	pidLabel := labels[LabelPid]
+	pid, err := strconv.Atoi(pidLabel)
+	if err != nil || pid <= 0 || !strings.HasPrefix(labels[LabelOwner], pidLabel+"-") {
+		return false
+	}
+	f, err := procStat(pid)
+	if os.IsNotExist(err) {
+		return true
+	}
+	if err != nil || len(f) < 20 {
+		return false
+	}
+	return f[0] == "Z" || f[0] == "X" || f[19] != labels[LabelStart]
+}
