@@ -41,7 +41,8 @@
 //
 //  6. Store (exec.go, codec/). The moment a cell finishes, its values and
 //     outputs are encoded by the codec and written atomically (temp file,
-//     fsync, rename) with a checksum, so an interrupted run resumes for free;
+//     rename) with a checksum, so an interrupted run resumes for free (and
+//     an entry a power cut left short is found damaged and recomputed);
 //     memo(key, fn) does the same for sub-results inside a cell. A cell
 //     whose values cannot be stored (a function, a backend handle) is live:
 //     its outputs are kept, and it re-executes only when a stale dependent
