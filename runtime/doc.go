@@ -41,7 +41,8 @@
 //
 //  6. Store (exec.go, codec/). The moment a cell finishes, its values and
 //     outputs are encoded by the codec and written atomically (temp file,
-//     fsync, rename) with a checksum, so an interrupted run resumes for free;
+//     rename) with a checksum, so an interrupted run resumes for free (and
+//     an entry a power cut left short is found damaged and recomputed);
 //     memo(key, fn) does the same for sub-results inside a cell. A cell
 //     whose values cannot be stored (a function, a backend handle) is live:
 //     its outputs are kept, and it re-executes only when a stale dependent
@@ -78,6 +79,11 @@
 //   - runtime/filehash: a file's SHA-256, a leaf: the engine keys file
 //     inputs with it, and package fleet checks the binary it copies to a
 //     remote agent with it without linking the engine.
+//   - runtime/jupyter: the Jupyter messaging protocol and kernel loop,
+//     behind a Handler that knows the notebook (cmd/benchbook's kernel
+//     drives this engine through it, as the REPL does); runtime/ipynb:
+//     percent format <-> nbformat 4, on SplitCells. The engine tells the
+//     kernel of each cell through Options.OnCell instead of progress lines.
 //   - runtime/testsupport: startest runs every package's testdata/*.star
 //     tests in a Session, golden compares golden files, pgtest starts a
 //     throwaway PostgreSQL for a test, needs stops a test for a missing

@@ -31,6 +31,10 @@ type Options struct {
 	Color    bool      // colour the progress lines
 	Version  string    // benchbook version, stored with every entry
 	Args     []string  // the command line, for the record's provenance
+	// OnCell, when set, is told when a cell starts executing (started) and
+	// each cell's outcome, in place of the progress lines on Stderr (the
+	// Jupyter kernel shows its own).
+	OnCell func(st *CellRun, started bool)
 }
 
 // Status is what happened to a cell: hit, ran, live, error, skipped, never

@@ -272,6 +272,15 @@ func TestDamagedEntryIsRecomputed(t *testing.T) {
 	if r3 := runNotebook(t, dir, "", Options{}); r3.status("total") != "ran" {
 		t.Errorf("truncated entry: total %s", r3.status("total"))
 	}
+	// What a power cut can leave of an entry written without fsync (its
+	// name on disk, its data not): nothing, or zeros where the data was.
+	data, _ = os.ReadFile(path)
+	for what, damaged := range map[string][]byte{"empty": nil, "zeros": make([]byte, len(data))} {
+		os.WriteFile(path, damaged, 0o644)
+		if r := runNotebook(t, dir, "", Options{}); r.status("total") != "ran" || !strings.Contains(r.stderr.String(), "damaged") {
+			t.Errorf("%s entry: total %s; stderr:\n%s", what, r.status("total"), r.stderr.String())
+		}
+	}
 }
 
 // calls counts executions of tick(name) across runs in a test.

@@ -50,7 +50,7 @@ func (e *Engine) execute(st *CellRun) {
 		st.Status, st.Err = StatusError, err
 		return
 	}
-	fmt.Fprintf(e.opts.Stderr, "%s %s\n", e.paint("2", "  ▶ run"), c.Name)
+	e.starting(st)
 	cell := &Cell{Name: c.Name, Key: st.Key, forceMemo: e.forced(c)}
 	e.enterStates(cell, st)
 	thread := e.sess.NewThread(cell)

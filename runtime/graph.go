@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"container/heap"
 	"fmt"
 	"slices"
 	"strings"
@@ -75,32 +76,55 @@ func undefinedWhy(code []*CellDef, name string) string {
 }
 
 // sort orders cells topologically, taking the earliest ready cell in file
-// order each time (Kahn's algorithm), and reports a cycle by its cells.
+// order each time (Kahn's algorithm, the ready cells in a heap by file
+// position: scanning the notebook for the first ready cell at every step
+// grew with the square of its length), and reports a cycle by its cells.
 func (g *graph) sort(code []*CellDef) error {
-	indeg := map[*CellDef]int{}
-	for _, c := range code {
-		indeg[c] = len(g.up[c])
+	pos := make(map[*CellDef]int, len(code))
+	indeg := make([]int, len(code))
+	ready := &cellHeap{}
+	for i, c := range code {
+		pos[c] = i
+		if indeg[i] = len(g.up[c]); indeg[i] == 0 {
+			ready.push(i)
+		}
 	}
-	done := map[*CellDef]bool{}
-	for len(g.order) < len(code) {
-		var next *CellDef
-		for _, c := range code {
-			if !done[c] && indeg[c] == 0 {
-				next = c
-				break
-			}
-		}
-		if next == nil {
-			return g.cycleError(code, done)
-		}
-		done[next] = true
+	for len(ready.idx) > 0 {
+		next := code[ready.pop()]
 		g.order = append(g.order, next)
 		for _, d := range g.down[next] {
-			indeg[d]--
+			if i := pos[d]; indeg[i] > 0 {
+				if indeg[i]--; indeg[i] == 0 {
+					ready.push(i)
+				}
+			}
 		}
+	}
+	if len(g.order) < len(code) {
+		done := make(map[*CellDef]bool, len(g.order))
+		for _, c := range g.order {
+			done[c] = true
+		}
+		return g.cycleError(code, done)
 	}
 	return nil
 }
+
+// cellHeap is a min-heap of cell positions.
+type cellHeap struct{ idx []int }
+
+func (h *cellHeap) Len() int           { return len(h.idx) }
+func (h *cellHeap) Less(i, j int) bool { return h.idx[i] < h.idx[j] }
+func (h *cellHeap) Swap(i, j int)      { h.idx[i], h.idx[j] = h.idx[j], h.idx[i] }
+func (h *cellHeap) Push(x any)         { h.idx = append(h.idx, x.(int)) }
+func (h *cellHeap) Pop() any {
+	n := len(h.idx) - 1
+	x := h.idx[n]
+	h.idx = h.idx[:n]
+	return x
+}
+func (h *cellHeap) push(i int) { heap.Push(h, i) }
+func (h *cellHeap) pop() int   { return heap.Pop(h).(int) }
 
 // cycleError describes one cycle among the cells not yet ordered: each cell
 // with the name it reads from the next one and where, starting at the first

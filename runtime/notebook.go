@@ -96,6 +96,12 @@ func checkNUL(path string, c *CellDef) error {
 	return fmt.Errorf("%s:%d:%d: NUL byte in the code (in cell %s): Starlark would stop reading there; remove it (in a string, write \\x00)", path, line, col, c.Name)
 }
 
+// SplitCells splits src into cells at "# %%" lines as Parse does, without
+// analysing any code: unnamed cells have an empty Name. For tools that move
+// cells between formats and for the kernel, which reads one Jupyter cell's
+// header.
+func SplitCells(src []byte) []*CellDef { return splitCells(src) }
+
 func splitCells(src []byte) []*CellDef {
 	lines := strings.SplitAfter(string(src), "\n")
 	var cells []*CellDef

@@ -22,6 +22,10 @@ var statusColor = map[Status]string{
 
 // progress prints one line per cell: status, name, time, reason.
 func (e *Engine) progress(st *CellRun) {
+	if e.opts.OnCell != nil {
+		e.opts.OnCell(st, false)
+		return
+	}
 	dur := ""
 	if st.Executed {
 		dur = fmtDuration(st.duration)
@@ -39,6 +43,15 @@ func (e *Engine) progress(st *CellRun) {
 			fmt.Fprintf(e.opts.Stderr, "    warning: %s\n", w)
 		}
 	}
+}
+
+// starting says that a cell starts executing.
+func (e *Engine) starting(st *CellRun) {
+	if e.opts.OnCell != nil {
+		e.opts.OnCell(st, true)
+		return
+	}
+	fmt.Fprintf(e.opts.Stderr, "%s %s\n", e.paint("2", "  ▶ run"), st.Def.Name)
 }
 
 func indent(s string) string {

@@ -1,6 +1,6 @@
 // Command wlbench drives the side-by-side comparisons in compare.sh:
 //
-//	wlbench hello -addr 127.0.0.1:8089          a Go net/http "hello" target
+//	wlbench hello -addr 127.0.0.1:8089          a Go net/http "hello" target (port 0: a free one, printed)
 //	wlbench http -url U -clients 16 -duration 10s [-rate R] [-warmup 2s]
 //	wlbench sql -dsn D -clients 16 -duration 10s [-scale 1] [-rate R] [-warmup 2s]
 //	wlbench cpu -- CMD ARGS...                   run CMD, print its user+sys CPU
@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -66,9 +67,7 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 	}
 	switch args[0] {
 	case "hello":
-		return http.ListenAndServe(*addr, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			io.WriteString(w, "hello\n")
-		}))
+		return hello(stdout, *addr)
 	case "cpu":
 		return childCPU(stdout, fs.Args())
 	case "http":
@@ -88,6 +87,19 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 		return load(ctx, stdout, src, starlark.StringDict{"gen": gen})
 	}
 	return fmt.Errorf("unknown mode %q", args[0])
+}
+
+// hello serves "hello\n" on addr (port 0: any free one), and says where
+// on its first line, for callers that cannot pick a port.
+func hello(stdout io.Writer, addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "listening on %s\n", ln.Addr())
+	return http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "hello\n")
+	}))
 }
 
 // load runs one workload call and prints its figures.

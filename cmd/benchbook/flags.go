@@ -105,6 +105,14 @@ func openNotebook(ctx context.Context, path string, f *notebookFlags, opts runti
 	if err != nil {
 		return nil, err
 	}
+	return openEngine(ctx, nb, f, opts, stderr)
+}
+
+// openEngine opens the engine of a parsed notebook: the one place every
+// command (and the kernel, whose notebook is the cells a frontend sent)
+// makes its engine.
+func openEngine(ctx context.Context, nb *runtime.Notebook, f *notebookFlags, opts runtime.Options, stderr io.Writer) (*runtime.Engine, error) {
+	path := nb.Path
 	opts.CacheDir = f.cacheDir
 	opts.Params = f.params
 	if f.lastParams && len(f.params) == 0 {

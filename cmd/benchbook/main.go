@@ -14,6 +14,8 @@
 //	benchbook clean [flags] notebook.star    drop cache entries no cell uses
 //	benchbook version
 //	benchbook agent [-cpus LIST]                one agent of a fleet (workload.agents)
+//	benchbook kernel -f CONNECTION_FILE         a Jupyter kernel (kernel install registers it)
+//	benchbook convert nb.star | nb.ipynb        between .star and .ipynb (-to ipynb|star)
 //
 // Exit status: 0 when every cell succeeded, 1 when a cell failed, 2 on a
 // usage error, 130 when interrupted.
@@ -51,6 +53,8 @@ var commands = map[string]command{
 	"new":     {"write a new notebook from a template (http or postgres)", cmdNew},
 	"version": {"print the benchbook version", cmdVersion},
 	"agent":   {"run one agent of a fleet (started by workload.agents, not by hand)", cmdAgent},
+	"kernel":  {"serve notebooks to Jupyter as a kernel; 'kernel install' registers it", cmdKernel},
+	"convert": {"convert a notebook between .star and Jupyter's .ipynb", cmdConvert},
 }
 
 // Errors that map to exit codes.

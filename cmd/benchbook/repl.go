@@ -59,6 +59,12 @@ type repl struct {
 	color  bool            // Markdown shown with bold and colours
 	ended  atomic.Bool     // SIGTERM
 	warned map[string]bool // notebook globals already reported as shadowed
+
+	// show, when set, presents displayed values instead of printing their
+	// text (the kernel publishes them as MIME bundles); omit hides
+	// commands from :help (the kernel has no :reload or :quit).
+	show func([]starlark.Value)
+	omit map[string]bool
 }
 
 // session runs the read-eval-print loop until Ctrl-D, :quit or SIGTERM.
@@ -106,13 +112,18 @@ func (r *repl) openInput() error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	comp := &completer{globals: r.e.Globals, cells: r.cellNames, values: completionValues(), peek: r.e.Peek}
-	in, err := newTTYReader(filepath.Join(dir, "repl_history"), comp, r.out, r.errw)
+	in, err := newTTYReader(filepath.Join(dir, "repl_history"), r.completer(), r.out, r.errw)
 	if err != nil {
 		return err
 	}
 	r.in = in
 	return nil
+}
+
+// completer completes what the REPL (and the kernel) reads: commands, cell
+// names, globals, builtins and the attributes of values at hand.
+func (r *repl) completer() *completer {
+	return &completer{globals: r.e.Globals, cells: r.cellNames, values: completionValues(), peek: r.e.Peek}
 }
 
 func completionValues() starlark.StringDict {

@@ -86,15 +86,21 @@ func (r *repl) interruptible(fn func()) {
 // eval evaluates Starlark input and prints its outputs, then its error with
 // the backtrace.
 func (r *repl) eval(src string) {
+	if err := r.evalInput(src); err != nil {
+		r.printError(err, "")
+	}
+	r.warnShadows()
+}
+
+// evalInput evaluates Starlark input, Ctrl-C cancelling it, and displays
+// its outputs; it returns the input's error.
+func (r *repl) evalInput(src string) error {
 	var outs []starlark.Value
 	var err error
 	r.interruptible(func() { outs, err = r.e.Eval(src) })
 	r.refresh()
 	r.display(outs)
-	if err != nil {
-		r.printError(err, "")
-	}
-	r.warnShadows()
+	return err
 }
 
 // warnShadows says, once per name, that an assignment at the prompt hid a
@@ -114,6 +120,10 @@ func (r *repl) warnShadows() {
 
 // display prints values as the record shows them.
 func (r *repl) display(outs []starlark.Value) {
+	if r.show != nil {
+		r.show(outs)
+		return
+	}
 	for _, v := range outs {
 		if v == nil || v == starlark.None {
 			continue
@@ -421,6 +431,9 @@ func (r *repl) cmdRender(args []string) error {
 func (r *repl) cmdHelp(args []string) error {
 	tw := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
 	for _, name := range replCommandNames() {
+		if r.omit[name] {
+			continue
+		}
 		c := replCommands[name]
 		fmt.Fprintf(tw, "  %s %s\t%s\n", name, c.args, c.help)
 	}

@@ -388,7 +388,7 @@ func writeHeader(b *strings.Builder, set *rawSet) {
 		m["rounds"], m["duration"], m["connections"], m["rate"], m["scale"], accounts(m["scale"]))
 	fmt.Fprintf(b, "each round runs both tools back to back, the peer first in odd rounds and benchbook first in even ones. ")
 	fmt.Fprintf(b, "1-minute load average from %s to %s over the runs%s.\n\n", num(lo, 2), num(hi, 2), busyNote(hi, m["cores"]))
-	b.WriteString("Client CPU is user + system time of the whole generator process over the requests it completed (benchbook in the http, open and sql sections: of its measurement window; in sqlopen and open2 runs made since issue 16: of the whole process, run without warmup). ")
+	b.WriteString("Client CPU is user + system time of the whole generator process over the requests it completed (benchbook: of the whole process, run without warmup, in sqlopen and open2 runs made since issue 16 and http runs since issue 38; otherwise of its measurement window). ")
 	b.WriteString("Ratios are ours / the peer's within a round; the summary is the median of the per-round ratios.\n\n")
 }
 

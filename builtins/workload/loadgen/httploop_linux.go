@@ -41,7 +41,7 @@ func (t *HTTPTarget) newLoop(clients int) loop {
 	for i := range clients {
 		l.conns = append(l.conns, &httpConn{id: i, req: requestBuilder{t: t}, fd: -1}) // in: at the first dial
 	}
-	l.p, l.err = newPoller(clients, true)
+	l.p, l.err = newPoller(clients)
 	return l
 }
 
@@ -79,6 +79,7 @@ func (l *httpLoop) launch(i int, j job, now time.Time) {
 	}
 	c.busy, c.deadline = true, r.deadline(now)
 	c.resp.reset(l.t.noBody)
+	slowdown()
 	l.flush(r, l.rec, c, req)
 }
 
@@ -120,6 +121,7 @@ func (l *httpLoop) send(r *engine, rec *recorder, c *httpConn, now time.Time) bo
 	}
 	c.busy, c.t0, c.measured, c.deadline = true, now, measured, r.deadline(now)
 	c.resp.reset(l.t.noBody)
+	slowdown()
 	l.flush(r, rec, c, req)
 	return c.busy
 }

@@ -18,7 +18,7 @@ func TestWaitForPrecision(t *testing.T) {
 	defer noPwait2.Store(noPwait2.Load())
 	for _, timerfd := range []bool{false, true} {
 		noPwait2.Store(timerfd)
-		p, err := newPoller(1, false)
+		p, err := newPoller(1)
 		if err != nil {
 			t.Fatal(err)
 		}

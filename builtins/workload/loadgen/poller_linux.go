@@ -39,34 +39,17 @@ type poller struct {
 	quiet     int    // epoll set of waitFor's quiet waits: the pipe and the timer; -1 until needed
 	events    []syscall.EpollEvent
 	lastYield time.Time
-	spin      bool // poll a while before sleeping when events come fast
-	quick     bool // the last wait that found nothing at once had events within quickGap
-	spinOff   int  // waits left that sleep without polling first, after a spin found nothing
 }
 
 const (
 	maxWait    = 5 * time.Millisecond // longest blocking epoll_wait
 	yieldEvery = time.Millisecond     // let the P's other goroutines run
 	retryAfter = 10 * time.Millisecond
-
-	// With spin, when responses come faster than quickGap, wait polls for
-	// up to spinFor before it sleeps: a sleeping thread takes tens of µs to
-	// wake on a VM, which a closed loop pays on every request (wrk's loop
-	// rarely sleeps at load for the same reason: it finds writable sockets).
-	// At low rates the gaps are long and it sleeps at once; after a spin
-	// that found nothing, the next spinBackoff waits sleep at once. The HTTP
-	// loop spins (+18% req/s against a Go server, CPU per request still
-	// below wrk's); the SQL loop does not (PostgreSQL's ~40 µs gaps made
-	// spinning cost +20-100% CPU per transaction for +5-14% tps).
-	spinFor     = 20 * time.Microsecond
-	quickGap    = 50 * time.Microsecond
-	spinBackoff = 16
 )
 
-// newPoller makes an epoll set for n sockets and the wake-up pipe; with
-// spin, a wait polls briefly before it sleeps when events come fast.
-func newPoller(n int, spin bool) (*poller, error) {
-	p := &poller{ep: -1, wake: [2]int{-1, -1}, timer: -1, quiet: -1, events: make([]syscall.EpollEvent, n+2), lastYield: time.Now(), spin: spin}
+// newPoller makes an epoll set for n sockets and the wake-up pipe.
+func newPoller(n int) (*poller, error) {
+	p := &poller{ep: -1, wake: [2]int{-1, -1}, timer: -1, quiet: -1, events: make([]syscall.EpollEvent, n+2), lastYield: time.Now()}
 	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return p, os.NewSyscallError("epoll_create1", err)
@@ -105,7 +88,17 @@ func (p *poller) wakeup() {
 }
 
 // wait yields the P if it is time, then waits up to d for events on the
-// sockets; it returns them (the wake-up pipe's are drained and left out).
+// sockets in one epoll_wait, and returns them (the wake-up pipe's are
+// drained and left out).
+//
+// It does not poll before it sleeps. The HTTP loop used to, for up to 20 µs
+// whenever responses had come within 50 µs, since a sleeping thread takes
+// tens of µs to wake on a VM: that bought 3-10 % req/s against a Go server,
+// but every µs of polling is the client's CPU (0.7-1.9 µs per request,
+// counted), where a sleep is idle time and its wake-up mostly the waker's.
+// With it the loop cost 1.13-1.16x wrk's CPU per request, without it
+// 0.91-0.99x (bench/workload/RESULTS.md, issue 38). Against PostgreSQL
+// polling cost 20-100 % more CPU per transaction for 5-14 % more tps.
 func (p *poller) wait(d time.Duration) []syscall.EpollEvent {
 	if time.Since(p.lastYield) >= yieldEvery {
 		runtime.Gosched()
@@ -116,29 +109,7 @@ func (p *poller) wait(d time.Duration) []syscall.EpollEvent {
 	if d > 0 && ms == 0 {
 		ms = 1
 	}
-	if !p.spin {
-		return p.ready(p.poll(ms)) // one epoll_wait per wake: what makes the SQL loop cheap
-	}
-	n, e := p.poll(0)
-	if n == 0 && e == 0 && ms > 0 {
-		start := time.Now()
-		switch {
-		case p.spinOff > 0:
-			p.spinOff--
-		case p.quick: // events have been coming fast: poll a while before sleeping
-			for n == 0 && e == 0 && time.Since(start) < spinFor {
-				n, e = p.poll(0)
-			}
-			if n == 0 {
-				p.spinOff = spinBackoff // it did not pay: sleep at once for a while
-			}
-		}
-		if n == 0 && e == 0 {
-			n, e = p.poll(ms)
-		}
-		p.quick = time.Since(start) < quickGap
-	}
-	return p.ready(n, e)
+	return p.ready(p.poll(ms))
 }
 
 // ready returns the sockets' events of the last poll, draining the wake-up

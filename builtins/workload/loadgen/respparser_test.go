@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"strings"
@@ -105,6 +106,25 @@ func TestReplyWithoutStatusLine(t *testing.T) {
 			if err == nil || classify(err) != tc.class {
 				t.Errorf("%s (split %d): %v, class %q, want %q", tc.name, split, err, classify(err), tc.class)
 				break
+			}
+		}
+	}
+}
+
+// TestValidValueWords checks the eight-bytes-at-a-time check against the
+// byte-by-byte rule: every byte value at every position of values up to
+// 17 bytes long, among bytes that are valid, high, or tabs.
+func TestValidValueWords(t *testing.T) {
+	for _, fill := range []byte{'a', 0x80, 0xff, '\t', ' ', 0x7e, 0x20} {
+		for n := 1; n <= 17; n++ {
+			for pos := range n {
+				for c := range 256 {
+					v := bytes.Repeat([]byte{fill}, n)
+					v[pos] = byte(c)
+					if got, want := validValue(v), validBytes(v); got != want {
+						t.Fatalf("validValue(%q) = %v, byte by byte %v", v, got, want)
+					}
+				}
 			}
 		}
 	}

@@ -57,7 +57,7 @@ func (t *SQLTarget) newLoop(clients int) loop {
 	for i := range clients {
 		l.slots = append(l.slots, &slot{id: i, fd: -1, in: make([]byte, 8192)})
 	}
-	l.p, l.err = newPoller(clients, false) // before the engine registers l: abort uses it
+	l.p, l.err = newPoller(clients) // before the engine registers l: abort uses it
 	return l
 }
 

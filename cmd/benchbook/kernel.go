@@ -1,0 +1,519 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/jupyter"
+	"github.com/benchbook/benchbook/runtime/record"
+	"github.com/benchbook/benchbook/runtime/redact"
+)
+
+func cmdKernel(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	if len(args) > 0 && args[0] == "install" {
+		return cmdKernelInstall(ctx, stdout, stderr, args[1:])
+	}
+	fs := newFlagSet("kernel", "Serves the Jupyter messaging protocol on the sockets of a connection file, as\na Jupyter kernel (Jupyter starts it; 'benchbook kernel install' registers it).\nA code cell headed \"# %% NAME\" (or sent with a cell id, as JupyterLab and VS\nCode do) is a cell of the session's notebook, cached as 'benchbook run' caches\nit; other input is evaluated as at the REPL, and :commands work as there.\nThe notebook's cache is .benchbook/NAME in the working directory, NAME the\nnotebook Jupyter names (JPY_SESSION_NAME) or -name.")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: benchbook kernel -f CONNECTION_FILE [flags]\n       benchbook kernel install [--user | --prefix DIR] [-p k=v ...]\n\n")
+		fs.PrintDefaults()
+	}
+	var nf notebookFlags
+	nf.register(fs)
+	connFile := fs.String("f", "", "the connection file Jupyter wrote (kernel.json passes {connection_file})")
+	name := fs.String("name", "", "the notebook's name, for its cache and record (default: JPY_SESSION_NAME's, else \"kernel\")")
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	if *connFile == "" || fs.NArg() > 0 {
+		return usageError{"want -f CONNECTION_FILE and no other argument (see -h)"}
+	}
+	conn, err := jupyter.ReadConnection(*connFile)
+	if err != nil {
+		return err
+	}
+	path, err := kernelNotebookPath(*name)
+	if err != nil {
+		return err
+	}
+	ks := newKernelSession(ctx, path, &nf, stderr)
+	k := jupyter.New(conn, ks, stderr)
+	stop := handleKernelSignals(k)
+	defer stop()
+	go watchParent(k, os.Getppid())
+	return k.Run(context.WithoutCancel(ctx))
+}
+
+// watchParent shuts the kernel down when the frontend that started it dies
+// without a shutdown_request (a killed jupyter console): jupyter_client
+// sets JPY_PARENT_PID for that, and ipykernel polls its parent the same
+// way. Otherwise the orphan would hold the notebook's cache lock and its
+// targets forever.
+func watchParent(k *jupyter.Kernel, parent int) {
+	if os.Getenv("JPY_PARENT_PID") == "" {
+		return
+	}
+	for range time.Tick(time.Second) {
+		if os.Getppid() != parent {
+			k.Stop()
+			return
+		}
+	}
+}
+
+// handleKernelSignals makes SIGINT an interrupt of the running cell (a
+// kernelspec's default interrupt_mode is "signal"), never the kernel's end,
+// and SIGTERM a shutdown.
+func handleKernelSignals(k *jupyter.Kernel) (stop func()) {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for sig := range sigs {
+			if sig == syscall.SIGTERM {
+				k.Stop()
+				continue
+			}
+			k.Interrupt()
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(sigs)
+		<-done
+	}
+}
+
+// kernelNotebookPath is where the session's notebook would be: in the
+// working directory (Jupyter starts a kernel in its notebook's), named after
+// the notebook, so its cache is the one "benchbook run NAME.star" there uses.
+func kernelNotebookPath(name string) (string, error) {
+	if name == "" {
+		name = os.Getenv("JPY_SESSION_NAME")
+	}
+	name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
+	if name == "" || name == "." || name == string(filepath.Separator) {
+		name = "kernel"
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name+".ipynb"), nil
+}
+
+// kernelSession is the kernel's language side: one engine over the
+// notebook of the cells sent so far, driven through the REPL's session so
+// its commands, completion and display are the REPL's own.
+type kernelSession struct {
+	nb     kernelNotebook
+	nf     *notebookFlags
+	r      *repl
+	stdout *kernelStream
+	stderr *kernelStream
+	log    io.Writer
+
+	base    context.Context
+	ready   chan struct{} // closed when the engine is open (or failed to)
+	openErr error
+	target  string // the cell being executed, whose status line tells its outcome
+}
+
+func newKernelSession(ctx context.Context, path string, nf *notebookFlags, log io.Writer) *kernelSession {
+	ks := &kernelSession{
+		nb:     kernelNotebook{path: path},
+		nf:     nf,
+		stdout: &kernelStream{name: "stdout", log: log},
+		stderr: &kernelStream{name: "stderr", log: log},
+		log:    log,
+		base:   context.WithoutCancel(ctx),
+		ready:  make(chan struct{}),
+	}
+	go ks.open()
+	return ks
+}
+
+// open opens the engine in the background: the cache's lock may be held
+// (a "benchbook run" of the same notebook), and the kernel must answer
+// kernel_info meanwhile. The first execution waits for it, and shows the
+// wait.
+func (ks *kernelSession) open() {
+	defer close(ks.ready)
+	nb, err := runtime.Parse(ks.nb.path, nil)
+	if err != nil {
+		ks.openErr = err
+		return
+	}
+	e, err := openEngine(ks.base, nb, ks.nf, runtime.Options{OnCell: ks.onCell}, redact.Writer(ks.stderr))
+	if err != nil {
+		ks.openErr = err
+		return
+	}
+	ks.r = &repl{e: e, path: ks.nb.path, base: ks.base, out: redact.Writer(ks.stdout), errw: redact.Writer(ks.stderr),
+		params: copyParams(ks.nf.params), sig: &interrupts{}, omit: map[string]bool{":reload": true, ":quit": true}}
+	e.Plan()
+}
+
+func (ks *kernelSession) Info() jupyter.Info {
+	return jupyter.Info{
+		Implementation:        "benchbook",
+		ImplementationVersion: version(),
+		Language: jupyter.LanguageInfo{
+			Name: "starlark", Version: "", MIMEType: "text/x-python", FileExtension: ".star",
+			PygmentsLexer: "python", CodemirrorMode: "python",
+		},
+		Banner: "benchbook " + version() + ": Starlark investigation notebooks, cached cell by cell.\n" +
+			"A cell headed \"# %% NAME\" is a notebook cell; :help lists the commands.",
+		HelpLinks: []jupyter.HelpLink{{Text: "benchbook README", URL: "https://github.com/benchbook/benchbook#readme"}},
+	}
+}
+
+// Execute runs one input: :commands as at the REPL, a notebook cell through
+// the engine (a hit when its key is unchanged), anything else as REPL
+// input.
+func (ks *kernelSession) Execute(ctx context.Context, req *jupyter.ExecuteRequest, out *jupyter.Publisher) *jupyter.Error {
+	ks.stdout.attach(out)
+	ks.stderr.attach(out)
+	defer ks.stdout.detach()
+	defer ks.stderr.detach()
+	if !ks.isReady() {
+		ks.stderr.status(redact.String(ks.stderr.waiting()), nil)
+	}
+	select {
+	case <-ks.ready:
+	case <-ctx.Done():
+		return interruptedError()
+	}
+	if ks.openErr != nil {
+		return ks.failure(ks.openErr, "")
+	}
+	r := ks.r
+	r.base = ctx
+	r.e.SetContext(ctx)
+	defer func() {
+		r.base = ks.base
+		r.e.SetContext(ks.base)
+	}()
+	// Cells the user deleted leave the notebook now; the engine sees that
+	// with the next notebook it is handed (a cell sent with this request
+	// may be the one that defines their names anew).
+	dropped := len(req.DeletedCells) > 0 && ks.nb.drop(req.DeletedCells)
+	code := req.Code
+	c, err := readCell(code, req.CellID)
+	trimmed := strings.TrimSpace(code)
+	if dropped && (err != nil || isCommand(trimmed)) {
+		if err := ks.reload(); err != nil {
+			return ks.failure(err, "")
+		}
+	}
+	switch {
+	case trimmed == "":
+		return nil
+	case isCommand(trimmed):
+		return ks.commands(trimmed, out)
+	case isHelpQuery(trimmed):
+		return ks.page(req, strings.Trim(trimmed, "?"))
+	case errors.Is(err, errNotACell):
+		return ks.eval(code, out)
+	case err != nil:
+		return &jupyter.Error{Name: "CellError", Value: err.Error(), Traceback: []string{err.Error()}}
+	}
+	return ks.cell(c, out)
+}
+
+// isCommand: ":cells", or IPython's "%cells" spelling of it.
+func isCommand(s string) bool {
+	return strings.HasPrefix(s, ":") || strings.HasPrefix(s, "%") && !strings.HasPrefix(s, "%%")
+}
+
+// isHelpQuery: IPython's "name?" (or "?name"), which pages the name's
+// description.
+func isHelpQuery(s string) bool {
+	name := strings.Trim(s, "?")
+	return name != s && name != "" && nameAt([]rune(name), 0) == name
+}
+
+// page answers "name?" with the inspection of name as a pager payload.
+func (ks *kernelSession) page(req *jupyter.ExecuteRequest, name string) *jupyter.Error {
+	text, ok := ks.describe(name)
+	if !ok {
+		msg := fmt.Sprintf("%s: no such name (or not computed yet)", name)
+		return &jupyter.Error{Name: "NameError", Value: msg, Traceback: []string{msg}}
+	}
+	req.Payload = append(req.Payload, map[string]any{"source": "page", "data": map[string]any{"text/plain": redact.String(text)}, "start": 0})
+	return nil
+}
+
+// commands runs each line as a REPL :command.
+func (ks *kernelSession) commands(src string, out *jupyter.Publisher) *jupyter.Error {
+	ks.r.show = ks.displays(out)
+	for _, line := range strings.Split(src, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "%") {
+			line = ":" + line[1:]
+		}
+		fields := strings.Fields(line)
+		cmd, ok := replCommands[fields[0]]
+		switch {
+		case !ok || ks.r.omit[fields[0]]:
+			err := fmt.Errorf("unknown command %s (:help lists them)", fields[0])
+			return &jupyter.Error{Name: "CommandError", Value: err.Error(), Traceback: []string{err.Error()}}
+		case cmd.run == nil:
+			continue
+		}
+		if err := cmd.run(ks.r, fields[1:]); err != nil {
+			msg := fmt.Sprintf("%s: %v", fields[0], err)
+			return &jupyter.Error{Name: "CommandError", Value: msg, Traceback: []string{msg}}
+		}
+	}
+	return nil
+}
+
+// eval evaluates REPL input against the notebook's globals.
+func (ks *kernelSession) eval(code string, out *jupyter.Publisher) *jupyter.Error {
+	ks.r.show = ks.results(out, nil)
+	err := ks.r.evalInput(code)
+	ks.r.warnShadows()
+	if err != nil {
+		return ks.failure(err, "")
+	}
+	return nil
+}
+
+// cell puts c in the notebook and brings it up to date as the REPL's
+// ":run NAME" would without forcing it: an unchanged cell is a hit and its
+// outputs are replayed from the cache.
+func (ks *kernelSession) cell(c *kernelCell, out *jupyter.Publisher) *jupyter.Error {
+	undo, err := ks.nb.put(c)
+	if err == nil {
+		err = ks.reload()
+	}
+	if err != nil {
+		ks.nb.cells = undo
+		return ks.failure(err, "")
+	}
+	if c.markdown {
+		md := ks.markdown(c.name)
+		out.Display(map[string]any{"text/markdown": record.EscapeRawHTML(md), "text/plain": md}, nil, "")
+		return nil
+	}
+	r := ks.r
+	ks.target = c.name
+	defer func() { ks.target = "" }()
+	ks.stderr.rest(redact.String("running " + c.name + " …"))
+	var runErr error
+	r.interruptible(func() { runErr = r.e.RunCell(c.name, false) })
+	st := r.state(c.name)
+	if st == nil {
+		return ks.failure(runErr, "")
+	}
+	ks.stderr.status(redact.String(statusLine(st)), map[string]any{"benchbook": cellMeta(st)})
+	if st.Executed {
+		for _, w := range st.Warnings() {
+			fmt.Fprintf(r.errw, "warning: %s\n", w)
+		}
+	}
+	ks.results(out, map[string]any{"benchbook": cellMeta(st)})(st.Outputs())
+	r.refresh()
+	switch {
+	case st.Err != nil:
+		return ks.failure(st.Err, st.Trace)
+	case st.Status == runtime.StatusSkipped:
+		return &jupyter.Error{Name: "Skipped", Value: st.Why, Traceback: []string{c.name + ": skipped: " + st.Why}}
+	case runErr != nil:
+		return ks.failure(runErr, "")
+	}
+	if stale := r.staleNames(); len(stale) > 0 {
+		fmt.Fprintf(r.out, "stale now: %s (:run runs them)\n", strings.Join(stale, ", "))
+	}
+	return nil
+}
+
+// onCell tells the outcome of every cell the engine brings up to date but
+// the one executed (its status line does): upstream cells computed first,
+// every cell of a :run. An upstream cell that starts shows on the status
+// line.
+func (ks *kernelSession) onCell(st *runtime.CellRun, started bool) {
+	switch {
+	case st.Def.Name == ks.target && started:
+		ks.stderr.rest(redact.String("running " + st.Def.Name + " …"))
+		return
+	case st.Def.Name == ks.target:
+		return
+	case started && ks.target != "":
+		ks.stderr.status(redact.String(fmt.Sprintf("running %s (for %s) …", st.Def.Name, ks.target)), nil)
+		return
+	case started:
+		return
+	}
+	w := ks.r.errw
+	fmt.Fprintln(w, statusLine(st))
+	if st.Err != nil {
+		fmt.Fprintln(w, indent(ks.nb.localize(st.Err.Error())))
+		if st.Trace != "" {
+			fmt.Fprintln(w, indent(ks.nb.localize(st.Trace)))
+		}
+	}
+	if st.Executed {
+		for _, warning := range st.Warnings() {
+			fmt.Fprintf(w, "    warning: %s\n", warning)
+		}
+	}
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
+}
+
+// statusLine is a cell's outcome in one line: "ran runs in 41.2s (no entry
+// in the cache)", "hit runs: from the cache (computed in 41.2s)".
+func statusLine(st *runtime.CellRun) string {
+	line := string(st.Status) + " " + st.Def.Name
+	d := st.Duration()
+	switch {
+	case st.Status == runtime.StatusHit:
+		line += ": from the cache"
+		if d > 0 {
+			line += " (computed in " + fmtLast(d) + ")"
+		}
+		return line
+	case st.Executed:
+		line += " in " + fmtLast(d)
+	}
+	if st.Why != "" {
+		line += " (" + st.Why + ")"
+	}
+	return line
+}
+
+// cellMeta is the cell's outcome in the metadata of its outputs, for tools
+// that read a notebook Jupyter saved (nbclient's, say).
+func cellMeta(st *runtime.CellRun) map[string]any {
+	return map[string]any{"cell": st.Def.Name, "status": string(st.Status), "why": st.Why,
+		"executed": st.Executed, "seconds": st.Duration().Seconds()}
+}
+
+// markdown is the text of a Markdown cell, its comment marks removed.
+func (ks *kernelSession) markdown(name string) string {
+	for _, c := range ks.r.e.NB.Cells {
+		if c.Name == name {
+			return c.Body
+		}
+	}
+	return ""
+}
+
+// reload hands the engine the notebook of the cells sent so far.
+func (ks *kernelSession) reload() error {
+	nb, err := ks.nb.parse()
+	if err != nil {
+		return err
+	}
+	if _, err := ks.r.e.Reload(nb); err != nil {
+		return fmt.Errorf("%s", ks.nb.localize(err.Error()))
+	}
+	return nil
+}
+
+// results presents a cell's or an input's outputs: printed text as stdout,
+// the last value as the execution's result, the others as displays.
+func (ks *kernelSession) results(out *jupyter.Publisher, meta map[string]any) func([]starlark.Value) {
+	return func(outs []starlark.Value) {
+		last := -1
+		for i, v := range outs {
+			if _, printed := v.(runtime.Printed); !printed && v != nil && v != starlark.None {
+				last = i
+			}
+		}
+		for i, v := range outs {
+			switch {
+			case v == nil || v == starlark.None:
+			case i == last:
+				out.Result(jupyter.Bundle(v), meta)
+			default:
+				ks.display(out, v, meta)
+			}
+		}
+	}
+}
+
+// displays presents every output as a display (the outputs :show and :run
+// NAME print).
+func (ks *kernelSession) displays(out *jupyter.Publisher) func([]starlark.Value) {
+	return func(outs []starlark.Value) {
+		for _, v := range outs {
+			if v != nil && v != starlark.None {
+				ks.display(out, v, nil)
+			}
+		}
+	}
+}
+
+func (ks *kernelSession) display(out *jupyter.Publisher, v starlark.Value, meta map[string]any) {
+	if p, ok := v.(runtime.Printed); ok {
+		out.Stream("stdout", redact.String(string(p)))
+		return
+	}
+	out.Display(jupyter.Bundle(v), meta, "")
+}
+
+// failure is an error as Jupyter shows it: the message and, for Starlark
+// errors, the backtrace, with the cells' own lines.
+func (ks *kernelSession) failure(err error, trace string) *jupyter.Error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || strings.Contains(err.Error(), "interrupted") {
+		e := interruptedError()
+		e.Value = ks.nb.localize(redact.String(err.Error()))
+		e.Traceback = []string{e.Value}
+		return e
+	}
+	var ee *starlark.EvalError
+	if errors.As(err, &ee) {
+		trace = ee.Backtrace()
+	}
+	msg := ks.nb.localize(redact.String(err.Error()))
+	tb := []string{msg}
+	if trace != "" && !strings.Contains(msg, trace) {
+		tb = append(tb, ks.nb.localize(redact.String(strings.TrimRight(trace, "\n"))))
+	}
+	return &jupyter.Error{Name: "Error", Value: msg, Traceback: tb}
+}
+
+func interruptedError() *jupyter.Error {
+	return &jupyter.Error{Name: "KeyboardInterrupt", Value: "interrupted", Traceback: []string{"interrupted: finished cells are cached"}}
+}
+
+// Shutdown stops every process and container the notebook started and
+// releases the cache.
+func (ks *kernelSession) Shutdown() {
+	select {
+	case <-ks.ready:
+	case <-time.After(time.Second):
+		return // still waiting for the cache lock: nothing started yet
+	}
+	if ks.r != nil {
+		ks.r.e.Close()
+	}
+}
