@@ -21,7 +21,10 @@
 //     parameters it names and the modules it loads (each with the modules
 //     it loads in turn). Hashing values rather
 //     than upstream keys gives early cut-off: a cell rerun that produces the
-//     same values leaves its dependents cached.
+//     same values leaves its dependents cached. A miss is explained by the
+//     parts that moved since the last run; a live cell's values, keyed by
+//     their cell, are compared by content identities (why.go), so the
+//     reason names only the values that changed.
 //
 //  4. Look up (engine.go, cache.go). Entries are content-addressed by key
 //     under <cache dir>/v1/entries. Each entry lists the dynamic inputs the
