@@ -5,15 +5,14 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -249,17 +248,17 @@ func (h *mongoHandle) localPID(st bson.Raw) int {
 	if !ok || pid <= 0 {
 		return 0
 	}
-	if _, err := os.Stat("/proc/" + strconv.Itoa(int(pid)) + "/stat"); err != nil {
+	if _, err := procfs.ReadStat(int(pid)); err != nil {
 		return 0
 	}
 	return int(pid)
 }
 
-// procCPU is a process's CPU in ns, every thread (readProc), -1 when
-// unreadable.
+// procCPU is a process's CPU in ns, every thread (procfs.ReadProc), -1
+// when unreadable.
 func procCPU(pid int) int64 {
-	if st, ok := readProc(pid); pid > 0 && ok {
-		return st.cpuNS
+	if p, ok := procfs.ReadProc(pid); pid > 0 && ok {
+		return p.CPU.Nanoseconds()
 	}
 	return -1
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 )
 
 // clearStaleLocks removes the lock files (postmaster.pid in the data dir,
@@ -52,8 +54,8 @@ func lockPid(path string) int {
 // cannot be read (another user's process, benchbook not root), it is
 // taken to be one: a lock is only ever removed for sure.
 func livePostmaster(pid int, dataDir string) bool {
-	state, ok := procState(pid)
-	if !ok || state == 'Z' || state == 'X' {
+	st, err := procfs.ReadStat(pid)
+	if err != nil || st.Dead() {
 		return false
 	}
 	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
@@ -65,18 +67,4 @@ func livePostmaster(pid int, dataDir string) bool {
 		want = dataDir
 	}
 	return cwd == want || cwd == dataDir
-}
-
-// procState is the state letter of /proc/PID/stat (R, S, D, Z, ...);
-// false when there is no such process.
-func procState(pid int) (byte, bool) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	i := strings.LastIndexByte(string(data), ')') // the name may hold spaces and parens
-	if i < 0 || i+2 >= len(data) {
-		return 0, false
-	}
-	return data[i+2], true
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
 	"github.com/benchbook/benchbook/builtins/internal/child"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/redact"
@@ -327,8 +328,8 @@ func (p *procHandle) cpu(th *starlark.Thread, name string, args starlark.Tuple, 
 	if err := starlark.UnpackPositionalArgs(name, args, kwargs, 0); err != nil {
 		return nil, err
 	}
-	ns, _ := treeUsage(p.pid())
-	return starlark.Float(float64(ns) / 1e9), nil
+	cpu, _ := procfs.TreeUsage(p.pid())
+	return starlark.Float(cpu.Seconds()), nil
 }
 
 // rss is .rss(): resident memory of the process tree, in kB.
@@ -336,7 +337,7 @@ func (p *procHandle) rss(th *starlark.Thread, name string, args starlark.Tuple, 
 	if err := starlark.UnpackPositionalArgs(name, args, kwargs, 0); err != nil {
 		return nil, err
 	}
-	_, kb := treeUsage(p.pid())
+	_, kb := procfs.TreeUsage(p.pid())
 	return starlark.MakeInt64(kb), nil
 }
 
@@ -381,10 +382,10 @@ func (p *procHandle) StartObserving(ctx context.Context) (func(requests int64) (
 	if pid == 0 {
 		return nil, errors.New("process: observe: not running")
 	}
-	cpu0, rss0 := treeUsage(pid)
+	cpu0, rss0 := procfs.TreeUsage(pid)
 	peak := rss0
 	stop := guard.Every(ctx, 100*time.Millisecond, func() {
-		_, kb := treeUsage(pid)
+		_, kb := procfs.TreeUsage(pid)
 		peak = max(peak, kb)
 	})
 	p.mu.Lock()
@@ -392,9 +393,9 @@ func (p *procHandle) StartObserving(ctx context.Context) (func(requests int64) (
 	p.mu.Unlock()
 	return observeGroup(ctx, group, func(requests int64) (map[string]float64, error) {
 		stop()
-		cpu1, rss1 := treeUsage(pid)
+		cpu1, rss1 := procfs.TreeUsage(pid)
 		out := map[string]float64{
-			"server_cpu_us":      float64(nonneg(cpu1-cpu0)) / 1e3,
+			"server_cpu_us":      float64(max(cpu1-cpu0, 0).Nanoseconds()) / 1e3,
 			"server_rss_peak_kb": float64(max(peak, rss1)),
 		}
 		if requests > 0 {

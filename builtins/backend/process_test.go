@@ -18,6 +18,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/builtins/internal/runattrs"
 	"github.com/benchbook/benchbook/runtime"
 )
@@ -74,8 +75,8 @@ func TestOrphansDieWithBenchbook(t *testing.T) {
 		t.Fatalf("helper said %q: %v", line, err)
 	}
 	children := []int{postmaster, target}
-	for _, p := range procTree(postmaster) {
-		children = append(children, p.pid)
+	for _, p := range procfs.Tree(postmaster) {
+		children = append(children, p.PID)
 	}
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -99,8 +100,8 @@ func TestOrphansDieWithBenchbook(t *testing.T) {
 func alive(pids []int, dataDir string) []string {
 	var left []string
 	for _, pid := range pids {
-		if st, ok := readProc(pid); ok {
-			left = append(left, fmt.Sprintf("%d %q", pid, st.cmdline))
+		if p, ok := procfs.ReadProc(pid); ok {
+			left = append(left, fmt.Sprintf("%d %q", pid, p.Cmdline))
 		}
 	}
 	ents, _ := os.ReadDir("/proc")
@@ -109,8 +110,8 @@ func alive(pids []int, dataDir string) []string {
 		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
 			continue
 		}
-		if st, ok := readProc(pid); ok && strings.Contains(st.cmdline, dataDir) {
-			left = append(left, fmt.Sprintf("%d %q", pid, st.cmdline))
+		if p, ok := procfs.ReadProc(pid); ok && strings.Contains(p.Cmdline, dataDir) {
+			left = append(left, fmt.Sprintf("%d %q", pid, p.Cmdline))
 		}
 	}
 	return left
@@ -181,7 +182,7 @@ assert.ne(p.pid, first)
 	pid := p.pid()
 	p.stop(time.Second)
 	time.Sleep(50 * time.Millisecond)
-	if _, ok := readProc(pid); ok {
+	if _, ok := procfs.ReadProc(pid); ok {
 		t.Fatalf("pid %d still running after stop", pid)
 	}
 }

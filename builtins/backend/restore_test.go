@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
@@ -225,7 +226,7 @@ func zombieHelper(dir string) {
 	}
 	pid := lockPid(pids[0])
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if st, _ := procState(pid); st == 'Z' {
+		if st, err := procfs.ReadStat(pid); err == nil && st.State == 'Z' {
 			fmt.Println("ZOMBIE", pid)
 			break
 		}

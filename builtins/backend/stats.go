@@ -15,6 +15,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/record"
@@ -123,16 +124,16 @@ func serverCPU(postmaster int, exclude map[int]bool) (backends, background int64
 	if postmaster <= 0 {
 		return 0, 0
 	}
-	for _, p := range procTree(postmaster) {
+	for _, p := range procfs.Tree(postmaster) {
 		switch {
-		case p.pid == postmaster:
-			background += p.cpuNS
-			backends += p.childNS
-		case exclude[p.pid]:
-		case isBackground(p.cmdline):
-			background += p.cpuNS + p.childNS
+		case p.PID == postmaster:
+			background += p.CPU.Nanoseconds()
+			backends += p.ChildCPU.Nanoseconds()
+		case exclude[p.PID]:
+		case isBackground(p.Cmdline):
+			background += (p.CPU + p.ChildCPU).Nanoseconds()
 		default:
-			backends += p.cpuNS + p.childNS
+			backends += (p.CPU + p.ChildCPU).Nanoseconds()
 		}
 	}
 	return backends, background
@@ -242,8 +243,8 @@ func (h *pgHandle) serverPID(ctx context.Context, conn *pgx.Conn) int {
 	if conn.QueryRow(ctx, monitorTag+"SELECT pid FROM pg_stat_activity WHERE backend_type = 'checkpointer'").Scan(&pid) != nil {
 		return 0
 	}
-	if st, ok := readProc(pid); ok && strings.HasPrefix(st.cmdline, "postgres: checkpointer") {
-		return st.ppid
+	if p, ok := procfs.ReadProc(pid); ok && strings.HasPrefix(p.Cmdline, "postgres: checkpointer") {
+		return p.PPID
 	}
 	return 0
 }

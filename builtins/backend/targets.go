@@ -8,6 +8,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -44,18 +45,6 @@ func readyPort(ready string) int {
 	return map[string]int{"http": 80, "https": 443}[u.Scheme]
 }
 
-// treePids is root and its descendants (none for 0).
-func treePids(root int) []int {
-	if root == 0 {
-		return nil
-	}
-	var out []int
-	for _, p := range procTree(root) {
-		out = append(out, p.pid)
-	}
-	return out
-}
-
 // Watched: a process benchbook did not stop on purpose.
 func (p *procHandle) Watched() bool {
 	p.mu.Lock()
@@ -71,7 +60,7 @@ func (p *procHandle) Serves(d guard.Dest) bool {
 	if d.Target == starlark.Value(p) {
 		return true
 	}
-	return d.LocalPort(readyPort(p.spec.ready)) || d.Port > 0 && guard.Local(d.Host) && guard.Listens(treePids(p.pid()), d.Port)
+	return d.LocalPort(readyPort(p.spec.ready)) || d.Port > 0 && guard.Local(d.Host) && guard.Listens(procfs.TreePids(p.pid()), d.Port)
 }
 
 // Watched: a container benchbook did not stop or remove.
@@ -90,7 +79,7 @@ func (h *containerHandle) Serves(d guard.Dest) bool {
 	if d.Target == starlark.Value(h) {
 		return true
 	}
-	return d.LocalPort(readyPort(h.ready)) || d.Port > 0 && guard.Local(d.Host) && guard.Listens(treePids(h.pid()), d.Port)
+	return d.LocalPort(readyPort(h.ready)) || d.Port > 0 && guard.Local(d.Host) && guard.Listens(procfs.TreePids(h.pid()), d.Port)
 }
 
 // Watched: a cluster of the notebook's own that is not stopped.

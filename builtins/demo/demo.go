@@ -35,6 +35,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/internal/child"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -261,27 +262,13 @@ func rssKB(pid int) int64 {
 	return pages * int64(os.Getpagesize()) / 1024
 }
 
-// clockTick is USER_HZ, 100 on every Linux we run on.
-const clockTick = 100
-
-// procCPU reads utime + stime of pid from /proc.
+// procCPU is utime + stime of pid.
 func procCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	st, err := procfs.ReadStat(pid)
 	if err != nil {
 		return 0, fmt.Errorf("read cpu: %w", err)
 	}
-	// Fields after the ")" closing the command name; utime, stime are 14, 15.
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0, errors.New("read cpu: short /proc stat")
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, errors.New("read cpu: malformed /proc stat")
-	}
-	return time.Duration(ut+st) * time.Second / clockTick, nil
+	return st.CPU(), nil
 }
 
 // procRSS reads VmRSS (KB) of pid.

@@ -6,11 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// clockTicks is USER_HZ, the unit of /proc CPU times: 100 on every Linux
-// architecture Go supports (reading sysconf would need cgo).
-const clockTicks = 100
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
+)
 
 // CPUSample is the machine's CPU time and every process's, read at one
 // moment from /proc. Two samples give who used the CPU in between.
@@ -43,8 +41,8 @@ func SampleCPU() (CPUSample, error) {
 		if err != nil {
 			continue
 		}
-		if p, ok := readProc(pid); ok {
-			s.Procs[pid] = p
+		if st, err := procfs.ReadStat(pid); err == nil {
+			s.Procs[pid] = procCPU{ppid: st.PPID, ticks: st.UTime + st.STime + st.CUTime + st.CSTime}
 		}
 	}
 	return s, nil
@@ -73,30 +71,6 @@ func busyTicks() (busy, steal uint64, err error) {
 		}
 	}
 	return busy, steal, nil
-}
-
-// readProc parses /proc/<pid>/stat; the command name may hold spaces and
-// parentheses, so fields are counted from the last ')'.
-func readProc(pid int) (procCPU, bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procCPU{}, false
-	}
-	i := strings.LastIndexByte(string(data), ')')
-	if i < 0 {
-		return procCPU{}, false
-	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 15 {
-		return procCPU{}, false
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	var ticks uint64
-	for _, k := range []int{11, 12, 13, 14} { // utime stime cutime cstime
-		n, _ := strconv.ParseUint(f[k], 10, 64)
-		ticks += n
-	}
-	return procCPU{ppid: ppid, ticks: ticks}, true
 }
 
 // ours is this process, the given PIDs, and every descendant of them in s.
@@ -157,11 +131,11 @@ func Use(a, b CPUSample, observed []int) CPUUse {
 			own += after.ticks - before.ticks
 		}
 	}
-	total := float64(b.Busy-a.Busy) / clockTicks
-	u := CPUUse{Ours: float64(own) / clockTicks / secs, Seconds: secs}
+	total := float64(b.Busy-a.Busy) / procfs.TicksPerSecond
+	u := CPUUse{Ours: float64(own) / procfs.TicksPerSecond / secs, Seconds: secs}
 	// Stolen ticks are counted busy but were no process's here: neither
 	// ours nor foreign.
-	u.Steal = float64(b.Steal-a.Steal) / clockTicks / secs
+	u.Steal = float64(b.Steal-a.Steal) / procfs.TicksPerSecond / secs
 	u.Foreign = max(0, total/secs-u.Ours-u.Steal)
 	return u
 }

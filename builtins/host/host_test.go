@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
@@ -109,7 +110,7 @@ func TestForeignProcess(t *testing.T) {
 		t.Errorf("detached pid %d counted as our descendant", pid)
 	}
 	blind, seen := Use(a, b, nil), Use(a, b, []int{pid})
-	want := float64(spun) / clockTicks / blind.Seconds
+	want := float64(spun) / procfs.TicksPerSecond / blind.Seconds
 	if moved := seen.Ours - blind.Ours; math.Abs(moved-want) > 1e-9 {
 		t.Errorf("observing the pid moved %.4f cores to ours, its tree used %.4f (blind %+v, seen %+v)", moved, want, blind, seen)
 	}
@@ -137,7 +138,7 @@ func TestChildIsOurs(t *testing.T) {
 		t.Errorf("the child's own children (timeout's sh) are not counted as ours")
 	}
 	u := Use(a, b, nil)
-	if got, min := u.Ours*u.Seconds*clockTicks, float64(treeTicks(a, b, pid)); got < min-1e-6 {
+	if got, min := u.Ours*u.Seconds*procfs.TicksPerSecond, float64(treeTicks(a, b, pid)); got < min-1e-6 {
 		t.Errorf("ours %.1f ticks, less than the child's tree alone (%.0f)", got, min)
 	}
 }

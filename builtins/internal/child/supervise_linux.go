@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 )
 
 // supervisorArg is the hidden first argument that turns this binary (main
@@ -141,12 +143,8 @@ func cgroupPids(dir string) []int {
 }
 
 func zombie(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true // gone already
-	}
-	i := bytes.LastIndexByte(stat, ')')
-	return i < 0 || bytes.HasPrefix(stat[i+1:], []byte(" Z"))
+	st, err := procfs.ReadStat(pid)
+	return err != nil || st.Dead() // an error: gone already
 }
 
 // markedPids lists the live processes whose environment holds marker.

@@ -1,11 +1,12 @@
 package engine
 
 import (
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 )
 
 // Labels that let a later benchbook tell, for sure, that a container's
@@ -47,29 +48,14 @@ func hostIdentity() string {
 	return strings.TrimSpace(string(boot)) + " " + ns
 }
 
-// startTicks is field 22 of /proc/PID/stat, "" when there is no such
-// process.
+// startTicks is the start time of pid (field 22 of /proc/PID/stat), ""
+// when there is no such process.
 func startTicks(pid int) string {
-	f, _ := procStat(pid)
-	if len(f) < 20 {
+	st, err := procfs.ReadStat(pid)
+	if err != nil {
 		return ""
 	}
-	return f[19] // fields after "pid (comm)": state is 0, starttime is 19
-}
-
-// procStat splits /proc/PID/stat after the command name (which may hold
-// spaces and parentheses).
-func procStat(pid int) ([]string, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return nil, err
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return nil, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	return strings.Fields(s[i+1:]), nil
+	return strconv.FormatUint(st.StartTime, 10)
 }
 
 // ownerGone says, for sure, that the benchbook that labelled a container
@@ -88,12 +74,12 @@ func ownerGone(labels map[string]string) bool {
 	if err != nil || pid <= 0 || !strings.HasPrefix(labels[LabelOwner], pidLabel+"-") {
 		return false
 	}
-	f, err := procStat(pid)
+	st, err := procfs.ReadStat(pid)
 	if os.IsNotExist(err) {
 		return true
 	}
-	if err != nil || len(f) < 20 {
+	if err != nil {
 		return false
 	}
-	return f[0] == "Z" || f[0] == "X" || f[19] != labels[LabelStart]
+	return st.Dead() || strconv.FormatUint(st.StartTime, 10) != labels[LabelStart]
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/docker/docker/api/types/image"
 
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
@@ -77,8 +78,8 @@ func TestOwnerGone(t *testing.T) {
 	}
 	zstart := ""
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if f, _ := procStat(pid); len(f) > 19 && f[0] == "Z" {
-			zstart = f[19]
+		if st, err := procfs.ReadStat(pid); err == nil && st.State == 'Z' {
+			zstart = strconv.FormatUint(st.StartTime, 10)
 			break
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 )
 
 // Target is what a perf sampling covers: the processes a Lister names (and
@@ -285,13 +287,13 @@ func (r *PerfRecording) catchUp() {
 
 // followed reports whether a running perf follows pid by inheritance.
 func (r *PerfRecording) followed(pid int) bool {
-	st, err := readStat(pid)
+	st, err := procfs.ReadStat(pid)
 	if err != nil {
 		return true // gone already
 	}
 	for g, set := range r.attached {
 		// a tick of slack: start times are in 10 ms ticks
-		if st.start > r.procs[g].startTick+1 && descendsFrom(pid, set) {
+		if int64(st.StartTime) > r.procs[g].startTick+1 && descendsFrom(pid, set) {
 			return true
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 )
 
 // A Lister names the processes of a target now. A sampler calls it when
@@ -82,46 +84,15 @@ func readParents() (map[int]int, error) {
 		if err != nil {
 			continue
 		}
-		if st, err := readStat(pid); err == nil {
-			out[pid] = st.ppid
+		if st, err := procfs.ReadStat(pid); err == nil {
+			out[pid] = st.PPID
 		}
 	}
 	return out, nil
 }
 
-type procStat struct {
-	ppid  int
-	start int64 // clock ticks after boot
-}
-
-// readStat reads a process's parent and start time from /proc/PID/stat,
-// whose second field (comm) may hold spaces and parentheses.
-func readStat(pid int) (procStat, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return procStat{}, err
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: no comm", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	// after comm: state(0) ppid(1) ... starttime is field 22 of the line,
-	// index 19 here.
-	if len(f) < 20 {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	ppid, err1 := strconv.Atoi(f[1])
-	start, err2 := strconv.ParseInt(f[19], 10, 64)
-	if err1 != nil || err2 != nil {
-		return procStat{}, fmt.Errorf("/proc/%d/stat: bad ppid or starttime", pid)
-	}
-	return procStat{ppid: ppid, start: start}, nil
-}
-
-// uptimeTicks is the time since boot in clock ticks (USER_HZ, 100 on
-// Linux), the unit of a process's start time.
+// uptimeTicks is the time since boot in clock ticks (procfs.TicksPerSecond),
+// the unit of a process's start time.
 func uptimeTicks() (int64, error) {
 	f, err := os.Open("/proc/uptime")
 	if err != nil {
@@ -132,21 +103,21 @@ func uptimeTicks() (int64, error) {
 	if _, err := fmt.Fscan(bufio.NewReader(f), &up); err != nil {
 		return 0, fmt.Errorf("/proc/uptime: %w", err)
 	}
-	return int64(up * 100), nil
+	return int64(up * procfs.TicksPerSecond), nil
 }
 
 // descendsFrom reports whether pid has an ancestor in set (by the parent
 // links now; a reparented orphan no longer does).
 func descendsFrom(pid int, set map[int]bool) bool {
 	for range 64 {
-		st, err := readStat(pid)
-		if err != nil || st.ppid <= 1 {
+		st, err := procfs.ReadStat(pid)
+		if err != nil || st.PPID <= 1 {
 			return false
 		}
-		if set[st.ppid] {
+		if set[st.PPID] {
 			return true
 		}
-		pid = st.ppid
+		pid = st.PPID
 	}
 	return false
 }

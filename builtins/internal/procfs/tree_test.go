@@ -1,4 +1,4 @@
-package backend
+package procfs
 
 import (
 	"os"
@@ -10,12 +10,12 @@ import (
 )
 
 // TestReadProcCountsEveryThread: CPU burnt on threads other than the main
-// one shows in readProc, checked against getrusage(RUSAGE_SELF), which the
+// one shows in ReadProc, checked against getrusage(RUSAGE_SELF), which the
 // kernel sums over every thread of the process.
 func TestReadProcCountsEveryThread(t *testing.T) {
-	before, ok := readProc(os.Getpid())
+	before, ok := ReadProc(os.Getpid())
 	if !ok {
-		t.Fatal("readProc of this process failed")
+		t.Fatal("ReadProc of this process failed")
 	}
 	var ru0, ru1 syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru0); err != nil {
@@ -36,18 +36,18 @@ func TestReadProcCountsEveryThread(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	after, _ := readProc(os.Getpid())
+	after, _ := ReadProc(os.Getpid())
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru1); err != nil {
 		t.Fatal(err)
 	}
 	tv := func(v syscall.Timeval) time.Duration { return time.Duration(v.Nano()) }
 	want := tv(ru1.Utime) + tv(ru1.Stime) - tv(ru0.Utime) - tv(ru0.Stime)
-	got := time.Duration(after.cpuNS - before.cpuNS)
-	t.Logf("readProc %v, getrusage %v", got, want)
+	got := after.CPU - before.CPU
+	t.Logf("ReadProc %v, getrusage %v", got, want)
 	if want < 100*time.Millisecond {
 		t.Skipf("the burn got only %v of CPU; too busy a box to tell", want)
 	}
 	if got < want*8/10-20*time.Millisecond {
-		t.Errorf("readProc counted %v of CPU, getrusage %v: threads other than the main one are missing", got, want)
+		t.Errorf("ReadProc counted %v of CPU, getrusage %v: threads other than the main one are missing", got, want)
 	}
 }

@@ -1,0 +1,119 @@
+// Package procfs reads what Linux's /proc says of a process and its tree.
+//
+// Every builtin that needs a process's parent, state, CPU time, resident
+// size or start time reads it here: /proc/PID/stat has one parser (its
+// command name may hold spaces and parentheses) and one clock tick.
+package procfs
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// TicksPerSecond is USER_HZ, the unit of /proc's CPU and start times: 100
+// on every Linux architecture Go supports (reading sysconf would need cgo).
+const TicksPerSecond = 100
+
+// Ticks is n clock ticks as a duration.
+func Ticks(n uint64) time.Duration {
+	return time.Duration(n) * (time.Second / TicksPerSecond)
+}
+
+// Stat is the part of /proc/PID/stat benchbook reads; the comments give
+// the field numbers of proc(5).
+type Stat struct {
+	PID            int
+	State          byte   // 3: R, S, D, Z (zombie), X (dead), ...
+	PPID           int    // 4
+	UTime, STime   uint64 // 14, 15: CPU in user and kernel mode, in ticks
+	CUTime, CSTime uint64 // 16, 17: the same of waited-for children
+	Threads        int64  // 20
+	StartTime      uint64 // 22: ticks after boot; with the pid, names one process
+	RSS            int64  // 24: resident pages
+}
+
+// ReadStat reads /proc/PID/stat. The command name (field 2) may hold
+// spaces and parentheses, so fields are counted from its last ')'.
+func ReadStat(pid int) (Stat, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return Stat{}, err
+	}
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return Stat{}, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3
+	if len(f) < 22 || len(f[0]) != 1 {
+		return Stat{}, fmt.Errorf("/proc/%d/stat: %d fields after the command name", pid, len(f))
+	}
+	p := statParser{f: f}
+	st := Stat{PID: pid, State: f[0][0], PPID: int(p.int(4)),
+		UTime: p.uint(14), STime: p.uint(15), CUTime: p.uint(16), CSTime: p.uint(17),
+		Threads: p.int(20), StartTime: p.uint(22), RSS: p.int(24)}
+	if p.err != nil {
+		return Stat{}, fmt.Errorf("/proc/%d/stat: %w", pid, p.err)
+	}
+	return st, nil
+}
+
+// statParser reads fields by their proc(5) number, keeping the first error.
+type statParser struct {
+	f   []string
+	err error
+}
+
+func (p *statParser) int(field int) int64 {
+	n, err := strconv.ParseInt(p.f[field-3], 10, 64)
+	if err != nil && p.err == nil {
+		p.err = fmt.Errorf("field %d: %w", field, err)
+	}
+	return n
+}
+
+func (p *statParser) uint(field int) uint64 {
+	n, err := strconv.ParseUint(p.f[field-3], 10, 64)
+	if err != nil && p.err == nil {
+		p.err = fmt.Errorf("field %d: %w", field, err)
+	}
+	return n
+}
+
+// Dead reports a zombie (exited, not yet reaped) or a dead process: one
+// that runs no more whatever kill(pid, 0) says.
+func (s Stat) Dead() bool { return s.State == 'Z' || s.State == 'X' }
+
+// CPU is the process's own CPU time in user and kernel mode, by ticks.
+func (s Stat) CPU() time.Duration { return Ticks(s.UTime + s.STime) }
+
+// ChildCPU is the CPU time of its waited-for children.
+func (s Stat) ChildCPU() time.Duration { return Ticks(s.CUTime + s.CSTime) }
+
+// RSSKB is the resident size in kB.
+func (s Stat) RSSKB() int64 { return s.RSS * int64(os.Getpagesize()) / 1024 }
+
+// Pids lists the processes /proc shows now.
+func Pids() []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// Cmdline is the process's command line, arguments joined by spaces (""
+// when it cannot be read, or for a kernel thread).
+func Cmdline(pid int) string {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(strings.ReplaceAll(string(data), "\x00", " "))
+}

@@ -1,0 +1,74 @@
+package procfs
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestReadStatHostileName: a process whose command name holds spaces and
+// parentheses ("x) 1 (y") is read right: its parent is this test (the
+// kernel's own getppid from our side is the oracle), it sleeps, it is in
+// our tree, and once it exited unreaped it is Dead and out of ReadProc.
+func TestReadStatHostileName(t *testing.T) {
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep")
+	}
+	data, err := os.ReadFile(sleep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "x) 1 (y")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "0.5")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	st, err := ReadStat(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.PID != pid || st.PPID != os.Getpid() || st.Dead() || st.StartTime == 0 || st.Threads < 1 {
+		t.Errorf("ReadStat(%d) = %+v, want parent %d, alive", pid, st, os.Getpid())
+	}
+	if !slices.Contains(TreePids(os.Getpid()), pid) {
+		t.Errorf("the child %d is not in our tree %v", pid, TreePids(os.Getpid()))
+	}
+	// Wait for the exit without reaping: a zombie.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if st, err = ReadStat(pid); err != nil || st.Dead() || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil || st.State != 'Z' {
+		t.Errorf("after its exit: %+v, %v; want a zombie", st, err)
+	}
+	if _, ok := ReadProc(pid); ok {
+		t.Errorf("ReadProc takes the zombie %d for a live process", pid)
+	}
+	_ = cmd.Wait()
+	if _, err := ReadStat(pid); !os.IsNotExist(err) {
+		t.Errorf("after the reap: %v, want not-exist", err)
+	}
+}
+
+// TestTicks: the tick is USER_HZ, what getconf says here.
+func TestTicks(t *testing.T) {
+	if Ticks(150) != 1500*time.Millisecond {
+		t.Errorf("150 ticks = %v", Ticks(150))
+	}
+	out, err := exec.Command("getconf", "CLK_TCK").Output()
+	if err != nil {
+		t.Skip("no getconf")
+	}
+	if got := string(out); got != "100\n" {
+		t.Errorf("getconf CLK_TCK = %q, TicksPerSecond = %d", got, TicksPerSecond)
+	}
+}
