@@ -94,9 +94,10 @@
 //   - builtins/internal: what only builtins share: starval (reading
 //     values), child (the one way a child process starts, and the
 //     supervisor), guard (run guards), starbson (Starlark <-> BSON and
-//     canonical documents), engine (containers through the Docker Engine
+//     canonical documents), docker (containers through the Docker Engine
 //     API, and their reaper), cgroup (limits and per-window figures of a
-//     group of processes, v1 and v2). builtins/workload/mongotest starts
+//     group of processes, v1 and v2), procfs (the one reader of
+//     /proc/PID/stat and process trees). builtins/workload/mongotest starts
 //     FerretDB for tests, built from its own nested module.
 //
 // # Live resources (resstate/, state.go, resources.go, fingerprint.go)

@@ -44,7 +44,7 @@
 //	                  cpuset=None, pids=None, ready=None, ready_timeout="60s",
 //	                  volumes={}, name=None, user=None, network="host",
 //	                  restart="no") -> container
-//	    through the Docker Engine API (builtins/internal/engine); cpus is a
+//	    through the Docker Engine API (builtins/internal/docker); cpus is a
 //	    quota (0.5 = half a core), memory a size ("64MB") with swap off.
 //	  .id .name .image .digest .limits .engine .pid .url
 //	  .logs(tail=50) .restart() .stop() .watch(count={}, allow=[])

@@ -13,7 +13,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
-	"github.com/benchbook/benchbook/builtins/internal/engine"
+	"github.com/benchbook/benchbook/builtins/internal/docker"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/redact"
@@ -22,17 +22,17 @@ import (
 )
 
 // containerHandle is the value of backend.container(...): one container
-// of an image, started through the engine's API (builtins/internal/engine),
+// of an image, started through the engine's API (builtins/internal/docker),
 // with host networking, limits, its output in a ring of lines, removed when
 // benchbook ends (or by the reaper, after a SIGKILL of benchbook).
 type containerHandle struct {
-	eng          *engine.Engine
-	spec         engine.Spec
+	eng          *docker.Engine
+	spec         docker.Spec
 	ready        string
 	readyTimeout time.Duration
 
 	mu       sync.Mutex
-	c        *engine.Container
+	c        *docker.Container
 	log      *logRing
 	quitLogs context.CancelFunc
 	stopping bool // benchbook stopped it: its end is "stopped", not "exited"
@@ -80,7 +80,7 @@ func newContainer(th *starlark.Thread, name string, args starlark.Tuple, kwargs 
 	}
 	spec.Name, spec.User, spec.Network, spec.Restart = cname, user, network, restart
 	ctx := runtime.Context(th)
-	eng, err := engine.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +99,8 @@ func newContainer(th *starlark.Thread, name string, args starlark.Tuple, kwargs 
 }
 
 // containerSpec reads image, cmd, env and volumes.
-func containerSpec(th *starlark.Thread, image string, cmd starlark.Value, env, volumes *starlark.Dict) (engine.Spec, error) {
-	s := engine.Spec{Image: image}
+func containerSpec(th *starlark.Thread, image string, cmd starlark.Value, env, volumes *starlark.Dict) (docker.Spec, error) {
+	s := docker.Spec{Image: image}
 	if strings.TrimSpace(image) == "" {
 		return s, errors.New("image: empty")
 	}
@@ -171,7 +171,7 @@ func (h *containerHandle) start(ctx context.Context) error {
 	return nil
 }
 
-func (h *containerHandle) waitReady(ctx context.Context, c *engine.Container, log *logRing) error {
+func (h *containerHandle) waitReady(ctx context.Context, c *docker.Container, log *logRing) error {
 	deadline := time.After(h.readyTimeout)
 	check := func() bool { return true }
 	if h.ready != "" {
@@ -199,7 +199,7 @@ func (h *containerHandle) waitReady(ctx context.Context, c *engine.Container, lo
 
 // exitEvidence says how a container ended, naming the OOM kill the engine
 // recorded.
-func exitEvidence(st engine.State, err error, l cgroup.Limits) string {
+func exitEvidence(st docker.State, err error, l cgroup.Limits) string {
 	switch {
 	case err != nil:
 		return "gone: " + err.Error()
@@ -230,7 +230,7 @@ func (h *containerHandle) remove() {
 }
 
 // current is the running container, or nil.
-func (h *containerHandle) current() *engine.Container {
+func (h *containerHandle) current() *docker.Container {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.c
@@ -277,7 +277,7 @@ func (h *containerHandle) AttrNames() []string {
 
 func (h *containerHandle) Attr(name string) (starlark.Value, error) {
 	c := h.current()
-	str := func(f func(*engine.Container) string) starlark.Value {
+	str := func(f func(*docker.Container) string) starlark.Value {
 		if c == nil {
 			return starlark.None
 		}
@@ -285,11 +285,11 @@ func (h *containerHandle) Attr(name string) (starlark.Value, error) {
 	}
 	switch name {
 	case "id":
-		return str(func(c *engine.Container) string { return c.ID }), nil
+		return str(func(c *docker.Container) string { return c.ID }), nil
 	case "name":
-		return str(func(c *engine.Container) string { return c.Name }), nil
+		return str(func(c *docker.Container) string { return c.Name }), nil
 	case "digest":
-		return str(func(c *engine.Container) string { return c.Digest }), nil
+		return str(func(c *docker.Container) string { return c.Digest }), nil
 	case "image":
 		return starlark.String(h.spec.Image), nil
 	case "limits":
@@ -318,7 +318,7 @@ func (h *containerHandle) pid() int {
 
 // runningPid is the host pid of container id's init, 0 when it does not
 // run or the engine does not answer within 10 s.
-func runningPid(eng *engine.Engine, id string) int {
+func runningPid(eng *docker.Engine, id string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	st, err := eng.Inspect(ctx, id)
@@ -402,7 +402,7 @@ func addImageInput(th *starlark.Thread, ref, digest string) {
 func currentImage(ref string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	eng, err := engine.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		return "", err
 	}

@@ -16,19 +16,19 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
-	"github.com/benchbook/benchbook/builtins/internal/engine"
-	"github.com/benchbook/benchbook/builtins/internal/engine/enginetest"
+	"github.com/benchbook/benchbook/builtins/internal/docker"
+	"github.com/benchbook/benchbook/builtins/internal/docker/dockertest"
 	"github.com/benchbook/benchbook/builtins/internal/runattrs"
 	"github.com/benchbook/benchbook/runtime"
 )
 
 // The container tests run the FROM-scratch test tool image on the real
-// engine (enginetest): each asserts what the engine or the kernel did.
+// engine (dockertest): each asserts what the engine or the kernel did.
 
 func toolImage(t *testing.T) string {
 	t.Helper()
-	e := enginetest.Engine(t)
-	return enginetest.Tool(t, e)
+	e := dockertest.Engine(t)
+	return dockertest.Tool(t, e)
 }
 
 // TestContainerOOMKillInvalidatesRun: 64MB, then 200 MB allocated in the
@@ -79,7 +79,7 @@ r = workload.http(%q, clients = 1, duration = "3s", warmup = "0s", observe = [e]
 assert.eq([t.kind for t in r.trips if t.fatal], ["exited"])
 assert.true("exit code 7" in r.invalid_reason, r.invalid_reason)
 `, img, img, guardServer(t)))
-	e := enginetest.Engine(t)
+	e := dockertest.Engine(t)
 	if _, err := e.Inspect(context.Background(), string(g["id"].(starlark.String))); err == nil {
 		t.Errorf("the container is still on the engine after .stop()")
 	}
@@ -151,8 +151,8 @@ pg = backend.postgres(image = %q, memory = "256MB")
 // TestNoContainerOutlivesKill9: a benchbook with a container and a cluster
 // in an image is killed with SIGKILL; the reaper removes both containers.
 func TestNoContainerOutlivesKill9(t *testing.T) {
-	e := enginetest.Engine(t)
-	tool, pgImg := enginetest.Tool(t, e), enginetest.Postgres(t, e)
+	e := dockertest.Engine(t)
+	tool, pgImg := dockertest.Tool(t, e), dockertest.Postgres(t, e)
 	cmd, line := startHelper(t, "BACKEND_CONTAINER_ORPHAN="+t.TempDir(), "TOOL_IMAGE="+tool, "PG_IMAGE="+pgImg)
 	ids := strings.Fields(strings.TrimPrefix(line, "IDS "))
 	if !strings.HasPrefix(line, "IDS ") || len(ids) != 2 {
@@ -220,10 +220,10 @@ func testPort(t *testing.T) int {
 // leaves the container of a benchbook that still runs (this test). Before,
 // it ran until benchbook clean.
 func TestNextRunRemovesWhatADeadBenchbookLeft(t *testing.T) {
-	e := enginetest.Engine(t)
-	tool := enginetest.Tool(t, e)
+	e := dockertest.Engine(t)
+	tool := dockertest.Tool(t, e)
 	ctx := context.Background()
-	mine, err := e.Run(ctx, engine.Spec{Image: tool, Cmd: []string{"spin"}, Limits: cgroup.Limits{CPUs: 0.1}})
+	mine, err := e.Run(ctx, docker.Spec{Image: tool, Cmd: []string{"spin"}, Limits: cgroup.Limits{CPUs: 0.1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,12 +269,12 @@ func TestNextRunRemovesWhatADeadBenchbookLeft(t *testing.T) {
 // spinHelper starts one container and blocks (BACKEND_SPIN_HELPER=IMAGE).
 func spinHelper(image string) {
 	ctx := context.Background()
-	e, err := engine.Connect(ctx)
+	e, err := docker.Connect(ctx)
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)
 	}
-	c, err := e.Run(ctx, engine.Spec{Image: image, Cmd: []string{"spin"}, Limits: cgroup.Limits{CPUs: 0.1}})
+	c, err := e.Run(ctx, docker.Spec{Image: image, Cmd: []string{"spin"}, Limits: cgroup.Limits{CPUs: 0.1}})
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
-	"github.com/benchbook/benchbook/builtins/internal/engine"
+	"github.com/benchbook/benchbook/builtins/internal/docker"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
 
 	"github.com/benchbook/benchbook/runtime/bytesize"
@@ -78,11 +78,11 @@ func watchContainer(ctx context.Context, w *containerWatch) func() []guard.Trip 
 
 // containerWatch is one run's watch of one container.
 type containerWatch struct {
-	eng      *engine.Engine
+	eng      *docker.Engine
 	id       string
 	src      string
 	t0       time.Time
-	st0      engine.State
+	st0      docker.State
 	limits   cgroup.Limits
 	byUs     func() bool // benchbook stopped it
 	replaced func() bool // .restart() put a new container in its place (nil: never)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchbook/benchbook/builtins/internal/engine/enginetest"
+	"github.com/benchbook/benchbook/builtins/internal/docker/dockertest"
 )
 
 // TestImageInputFollowsTheTag: the "image" input a container or an image
@@ -13,18 +13,18 @@ import (
 // moved to another build makes the cells measured on the old one stale
 // (the engine's own inspect of the new import is the oracle).
 func TestImageInputFollowsTheTag(t *testing.T) {
-	e := enginetest.Engine(t)
+	e := dockertest.Engine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const ref = "benchbook-test/image-input:1"
-	if err := e.Import(ctx, enginetest.Layer("build one"), ref, nil); err != nil {
+	if err := e.Import(ctx, dockertest.Layer("build one"), ref, nil); err != nil {
 		t.Fatal(err)
 	}
 	recorded, err := currentImage(ref)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Import(ctx, enginetest.Layer("build two"), ref, nil); err != nil {
+	if err := e.Import(ctx, dockertest.Layer("build two"), ref, nil); err != nil {
 		t.Fatal(err)
 	}
 	want, err := e.ImageDigest(ctx, ref)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
-	"github.com/benchbook/benchbook/builtins/internal/engine"
+	"github.com/benchbook/benchbook/builtins/internal/docker"
 )
 
 // CleanOrphans removes what benchbooks that are gone left outside any
@@ -20,7 +20,7 @@ import (
 // ours on it to remove).
 func CleanOrphans(ctx context.Context) string {
 	var parts []string
-	if e, err := engine.Connect(ctx); err == nil {
+	if e, err := docker.Connect(ctx); err == nil {
 		defer e.Close()
 		gone, err := e.Sweep(ctx)
 		if len(gone) > 0 {
@@ -37,7 +37,7 @@ func CleanOrphans(ctx context.Context) string {
 }
 
 // SweepDead removes, at the start of any run, the containers whose owner
-// is gone for sure (engine.SweepDead): a benchbook killed together with
+// is gone for sure (docker.SweepDead): a benchbook killed together with
 // its reaper (a CI job's cgroup kill) left its containers running until
 // benchbook clean. It says what it removed, "" for nothing; without an
 // engine it costs a stat of the default socket.
@@ -49,7 +49,7 @@ func SweepDead(ctx context.Context) string {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	e, err := engine.Connect(ctx)
+	e, err := docker.Connect(ctx)
 	if err != nil {
 		return ""
 	}

@@ -14,7 +14,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
-	"github.com/benchbook/benchbook/builtins/internal/engine"
+	"github.com/benchbook/benchbook/builtins/internal/docker"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/runtime"
 )
@@ -37,22 +37,22 @@ import (
 type pgImage struct {
 	image  string
 	digest string // what image named when the cluster was placed
-	eng    *engine.Engine
+	eng    *docker.Engine
 
 	mu   sync.Mutex
-	ctr  *engine.Container // the running postmaster's container, nil when stopped
+	ctr  *docker.Container // the running postmaster's container, nil when stopped
 	quit context.CancelFunc
 }
 
 // spec is a container of the image running entry as the cluster's account,
 // with the cluster's root (and socket dir) mounted where they are.
-func (c *cluster) imageSpec(entry string, args ...string) (engine.Spec, error) {
+func (c *cluster) imageSpec(entry string, args ...string) (docker.Spec, error) {
 	passwd, err := c.passwdFile()
 	if err != nil {
-		return engine.Spec{}, err
+		return docker.Spec{}, err
 	}
-	s := engine.Spec{
-		Image: engine.ImageID(c.img.digest), Entry: []string{entry}, Cmd: args, Limits: c.limits,
+	s := docker.Spec{
+		Image: docker.ImageID(c.img.digest), Entry: []string{entry}, Cmd: args, Limits: c.limits,
 		Volumes: map[string]string{c.root: c.root, passwd: "/etc/passwd:ro"},
 		User:    strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid()),
 		// The server's pids are the host's: pg_stat_activity's pids and
@@ -224,7 +224,7 @@ func (c *cluster) place(ctx context.Context, opts pgOptions) error {
 		_, err := lookBin("postgres")
 		return err
 	}
-	eng, err := engine.Connect(ctx)
+	eng, err := docker.Connect(ctx)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,7 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/internal/engine/enginetest"
+	"github.com/benchbook/benchbook/builtins/internal/docker/dockertest"
 )
 
 // cgroupOf is /proc/PID/cgroup.
@@ -52,8 +52,8 @@ assert.true(cores <= 0.55 and cores > 0, cores)
 // observes the container's cgroup, keeps its data across a restart and a
 // snapshot/restore, and leaves no container behind when stopped.
 func TestPostgresInImage(t *testing.T) {
-	e := enginetest.Engine(t)
-	img := enginetest.Postgres(t, e)
+	e := dockertest.Engine(t)
+	img := dockertest.Postgres(t, e)
 	g := mustRun(t, fmt.Sprintf(`
 db = backend.postgres(image = %q, cpus = 1, memory = "512MB", settings = {"shared_buffers": "32MB"})
 db.exec("CREATE TABLE t (id int); INSERT INTO t SELECT generate_series(1, 100)")

@@ -21,7 +21,7 @@
 //
 // Start is the one way to start a child; nothing else in benchbook calls
 // exec.Cmd.Start for a child process. The supervisor and the container
-// reaper (builtins/internal/engine) are no children: they must outlive
+// reaper (builtins/internal/docker) are no children: they must outlive
 // benchbook, long enough to clean up after it.
 //
 // Layers 2 and 3 and the parent-death signal are Linux's (child_linux.go,

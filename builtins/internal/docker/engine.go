@@ -1,15 +1,16 @@
-// Package engine runs containers through the Docker Engine API over its
-// socket (DOCKER_HOST, else /var/run/docker.sock; Podman's
-// Docker-compatible socket answers the same API). The client is Docker's
-// own module, which negotiates the API version down to the engine's
-// (1.41 for Debian's docker.io 20.10).
+// Package docker runs benchbook's containers through the Docker Engine API.
+//
+// It speaks to the engine's socket (DOCKER_HOST, else
+// /var/run/docker.sock; Podman's Docker-compatible socket answers the same
+// API). The client is Docker's own module, which negotiates the API
+// version down to the engine's (1.41 for Debian's docker.io 20.10).
 //
 // Every container benchbook starts is labelled with its owner (this
 // process's token and pid), runs with host networking unless told
 // otherwise, and is removed: by its owner when done, by a reaper process
 // when the owner dies however it dies (reaper.go), and by Sweep (benchbook
 // clean) when both are gone.
-package engine
+package docker
 
 import (
 	"bytes"

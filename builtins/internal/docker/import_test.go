@@ -1,4 +1,4 @@
-package engine_test
+package docker_test
 
 import (
 	"context"
@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchbook/benchbook/builtins/internal/engine/enginetest"
+	"github.com/benchbook/benchbook/builtins/internal/docker/dockertest"
 )
 
 // TestImportReplacesTheNamedImage: importing a ref again removes the image
 // the ref named before, so rebuilding a test or notebook image does not
 // pile up nameless images (the engine's own inspect is the oracle).
 func TestImportReplacesTheNamedImage(t *testing.T) {
-	e := enginetest.Engine(t)
+	e := dockertest.Engine(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	const ref = "benchbook-test/import-replace:1"
@@ -24,11 +24,11 @@ func TestImportReplacesTheNamedImage(t *testing.T) {
 		}
 		return strings.Fields(d)[0]
 	}
-	if err := e.Import(ctx, enginetest.Layer("one"), ref, nil); err != nil {
+	if err := e.Import(ctx, dockertest.Layer("one"), ref, nil); err != nil {
 		t.Fatal(err)
 	}
 	first := id()
-	if err := e.Import(ctx, enginetest.Layer("two"), ref, nil); err != nil {
+	if err := e.Import(ctx, dockertest.Layer("two"), ref, nil); err != nil {
 		t.Fatal(err)
 	}
 	second := id()

@@ -1,4 +1,4 @@
-package enginetest
+package dockertest
 
 import (
 	"archive/tar"
@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchbook/benchbook/builtins/internal/engine"
+	"github.com/benchbook/benchbook/builtins/internal/docker"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
@@ -29,7 +29,7 @@ var (
 // Postgres builds, unless the engine has it already, an image of the host's PostgreSQL
 // ("benchbook-test/postgres-host:15"): its bin, lib and share dirs, the
 // shared libraries they link (ldd), time zones, and PATH set to its bin.
-func Postgres(t testing.TB, e *engine.Engine) string {
+func Postgres(t testing.TB, e *docker.Engine) string {
 	t.Helper()
 	bin := needs.Postgres(t)
 	pgOnce.Do(func() { pgRef, pgErr = buildPostgres(e, bin) })
@@ -39,7 +39,7 @@ func Postgres(t testing.TB, e *engine.Engine) string {
 	return pgRef
 }
 
-func buildPostgres(e *engine.Engine, bin string) (string, error) {
+func buildPostgres(e *docker.Engine, bin string) (string, error) {
 	base := filepath.Dir(bin) // /usr/lib/postgresql/15
 	version := filepath.Base(base)
 	ref := "benchbook-test/postgres-host:" + version

@@ -1,4 +1,4 @@
-package engine_test
+package docker_test
 
 import (
 	"bufio"
@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
-	"github.com/benchbook/benchbook/builtins/internal/engine"
-	"github.com/benchbook/benchbook/builtins/internal/engine/enginetest"
+	"github.com/benchbook/benchbook/builtins/internal/docker"
+	"github.com/benchbook/benchbook/builtins/internal/docker/dockertest"
 )
 
 // ENGINE_ORPHAN_HELPER makes the test binary a benchbook that starts a
@@ -27,12 +27,12 @@ func TestMain(m *testing.M) {
 
 func orphanHelper() {
 	ctx := context.Background()
-	e, err := engine.Connect(ctx)
+	e, err := docker.Connect(ctx)
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
 	}
-	c, err := e.Run(ctx, engine.Spec{Image: enginetest.ToolImage, Cmd: []string{"spin"}, Limits: cgroup.Limits{CPUs: 0.1}})
+	c, err := e.Run(ctx, docker.Spec{Image: dockertest.ToolImage, Cmd: []string{"spin"}, Limits: cgroup.Limits{CPUs: 0.1}})
 	if err != nil {
 		fmt.Println("error:", err)
 		os.Exit(1)
@@ -42,7 +42,7 @@ func orphanHelper() {
 	os.Exit(0)
 }
 
-func run(t *testing.T, e *engine.Engine, s engine.Spec) *engine.Container {
+func run(t *testing.T, e *docker.Engine, s docker.Spec) *docker.Container {
 	t.Helper()
 	c, err := e.Run(context.Background(), s)
 	if err != nil {
@@ -56,7 +56,7 @@ func run(t *testing.T, e *engine.Engine, s engine.Spec) *engine.Container {
 	return c
 }
 
-func waitExit(t *testing.T, e *engine.Engine, id string, within time.Duration) engine.State {
+func waitExit(t *testing.T, e *docker.Engine, id string, within time.Duration) docker.State {
 	t.Helper()
 	deadline := time.Now().Add(within)
 	for {
@@ -72,9 +72,9 @@ func waitExit(t *testing.T, e *engine.Engine, id string, within time.Duration) e
 }
 
 func TestOOMKilledByEngine(t *testing.T) {
-	e := enginetest.Engine(t)
-	img := enginetest.Tool(t, e)
-	c := run(t, e, engine.Spec{Image: img, Cmd: []string{"alloc", "200"}, Limits: cgroup.Limits{Memory: 64 << 20}})
+	e := dockertest.Engine(t)
+	img := dockertest.Tool(t, e)
+	c := run(t, e, docker.Spec{Image: img, Cmd: []string{"alloc", "200"}, Limits: cgroup.Limits{Memory: 64 << 20}})
 	st := waitExit(t, e, c.ID, 20*time.Second)
 	if st.Running {
 		t.Fatal("a container allocating 200 MiB under 64 MiB still runs after 20s")
@@ -88,9 +88,9 @@ func TestOOMKilledByEngine(t *testing.T) {
 }
 
 func TestCPULimitObserved(t *testing.T) {
-	e := enginetest.Engine(t)
-	img := enginetest.Tool(t, e)
-	c := run(t, e, engine.Spec{Image: img, Cmd: []string{"spin", "2"}, Limits: cgroup.Limits{CPUs: 0.5}})
+	e := dockertest.Engine(t)
+	img := dockertest.Tool(t, e)
+	c := run(t, e, docker.Spec{Image: img, Cmd: []string{"spin", "2"}, Limits: cgroup.Limits{CPUs: 0.5}})
 	st, err := e.Inspect(context.Background(), c.ID)
 	if err != nil || !st.Running {
 		t.Fatalf("not running: %+v %v", st, err)
@@ -116,8 +116,8 @@ func TestCPULimitObserved(t *testing.T) {
 }
 
 func TestMissingImage(t *testing.T) {
-	e := enginetest.Engine(t)
-	_, err := e.Run(context.Background(), engine.Spec{Image: "benchbook-test/nothing:0"})
+	e := dockertest.Engine(t)
+	_, err := e.Run(context.Background(), docker.Spec{Image: "benchbook-test/nothing:0"})
 	if err == nil || !strings.Contains(err.Error(), "not on this engine") {
 		t.Fatalf("err = %v", err)
 	}
@@ -126,8 +126,8 @@ func TestMissingImage(t *testing.T) {
 // TestNoContainerOutlivesSIGKILL kills a benchbook (this binary in helper
 // mode) with SIGKILL: its reaper must remove its container.
 func TestNoContainerOutlivesSIGKILL(t *testing.T) {
-	e := enginetest.Engine(t)
-	enginetest.Tool(t, e)
+	e := dockertest.Engine(t)
+	dockertest.Tool(t, e)
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), "ENGINE_ORPHAN_HELPER=1")
 	out, _ := cmd.StdoutPipe()

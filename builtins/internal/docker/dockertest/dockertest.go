@@ -1,8 +1,10 @@
-// Package enginetest gives tests a running container engine and images
-// built without a registry: a FROM-scratch image holding a static Go tool
-// (tool/main.go), and a PostgreSQL image made of the host's own PostgreSQL
-// files. Without an engine a test skips, or fails under CI (needs).
-package enginetest
+// Package dockertest gives tests a running Docker engine and offline images.
+//
+// The images are built without a registry: a FROM-scratch image holding a
+// static Go tool (tool/main.go), and a PostgreSQL image made of the host's
+// own PostgreSQL files. Without an engine a test skips, or fails under CI
+// (needs).
+package dockertest
 
 import (
 	"archive/tar"
@@ -15,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchbook/benchbook/builtins/internal/engine"
+	"github.com/benchbook/benchbook/builtins/internal/docker"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
@@ -23,11 +25,11 @@ import (
 const ToolImage = "benchbook-test/tool:1"
 
 // Engine connects to the engine, or skips (fails under CI) without one.
-func Engine(t testing.TB) *engine.Engine {
+func Engine(t testing.TB) *docker.Engine {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	e, err := engine.Connect(ctx)
+	e, err := docker.Connect(ctx)
 	if err != nil {
 		needs.Missing(t, "a container engine ("+err.Error()+")", "apt-get install docker.io; dockerd &")
 		return nil
@@ -43,7 +45,7 @@ var (
 
 // Tool builds ToolImage once per test binary (it is rebuilt each time, so
 // it is always this source's).
-func Tool(t testing.TB, e *engine.Engine) string {
+func Tool(t testing.TB, e *docker.Engine) string {
 	t.Helper()
 	toolOnce.Do(func() { toolErr = buildTool(e) })
 	if toolErr != nil {
@@ -52,14 +54,14 @@ func Tool(t testing.TB, e *engine.Engine) string {
 	return ToolImage
 }
 
-func buildTool(e *engine.Engine) error {
+func buildTool(e *docker.Engine) error {
 	dir, err := os.MkdirTemp("", "bbtool-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "tool")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/benchbook/benchbook/builtins/internal/engine/enginetest/tool")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/benchbook/benchbook/builtins/internal/docker/dockertest/tool")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return &buildError{err, out}
