@@ -1,6 +1,14 @@
-// Package backend gives notebooks the systems they measure: PostgreSQL
-// clusters of their own, target processes, SQLite files and Go binaries built
-// at a git revision. Every child process dies with benchbook.
+// Package backend is the Starlark module of the systems a notebook measures.
+//
+// Each kind is a package of its own (postgres, process, container, sqlite,
+// mongo, and build for the top-level build): its builtin, its handle and
+// the tests it passes, among them the one conformance suite every kind runs
+// (backendtest.Run). What the kinds share is internal/kit; what a handle is
+// (start, observe, guard, state, snapshot/restore, redaction, cleanup) is
+// written down once, in handle/handle.go. This package only lists the
+// kinds, so adding one (Redis, say) is a folder builtins/backend/redis
+// exporting its handle.Kind, plus one line, "redis.Kind,", in kinds below.
+// Every child process dies with benchbook.
 //
 // Starlark API (module backend, plus the top-level build):
 //
@@ -8,8 +16,8 @@
 //	                 memory=None, cpuset=None, pids=None) -> postgres
 //	    settings: postgresql.conf values (strings, numbers, bools); dsn
 //	    attaches to an existing server instead of starting one; image runs
-//	    the cluster in containers of that image (pgimage.go); the limits
-//	    hold it to CPUs and memory (limits.go).
+//	    the cluster in containers of that image (postgres/image.go); the
+//	    limits hold it to CPUs and memory (internal/kit/limits.go).
 //	  .dsn .version .pid
 //	  .exec(sql) -> rows affected           one or many statements
 //	  .query(sql, *args) -> table           $1, $2... placeholders
@@ -57,47 +65,33 @@
 // Durations (ready_timeout, grace) are read by starval.Duration, as in
 // every builtin: "30s" or a number of seconds.
 //
-// Resources keep their state: a cluster's data lives in the creating cell's
-// resource dir, and a later run starts the server on it again. The cluster
-// is a tracked resource (runtime/state.go, pgstate.go): cells that use it
-// record the state they ran on, cells that change it the state they left,
-// snapshotted under the resource dir, and the engine restores the state a
-// cell needs before it runs. The creating cell records a "resource" input
-// (the id written at initdb), so it goes stale when the data dir is created
-// afresh. .snapshot(name) / .restore(name) remain for a notebook's own use.
-// A SQLite file is tracked the same way (sqlitestate.go), and so is the
-// notebook's database on a MongoDB server, by dump and reload (mongostate.go).
-//
-// As root, PostgreSQL runs as the "postgres" user; the resource dir's
-// ancestors get o+x (traverse only) where they lack it. Clusters trust
-// connections on 127.0.0.1 and their private socket: DSNs carry no password.
-// Settings are PostgreSQL's defaults except what observation needs
-// (pg_stat_statements preloaded with track_planning, track_io_timing).
+// Each kind's package doc says how its resources keep their state.
 package backend
 
 import (
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkstruct"
 
+	"github.com/benchbook/benchbook/builtins/backend/build"
+	"github.com/benchbook/benchbook/builtins/backend/container"
+	"github.com/benchbook/benchbook/builtins/backend/handle"
+	"github.com/benchbook/benchbook/builtins/backend/mongo"
+	"github.com/benchbook/benchbook/builtins/backend/postgres"
+	"github.com/benchbook/benchbook/builtins/backend/process"
+	"github.com/benchbook/benchbook/builtins/backend/sqlite"
 	"github.com/benchbook/benchbook/builtins/demo"
-	"github.com/benchbook/benchbook/runtime"
 )
 
-// Module is the backend module.
-var Module = &starlarkstruct.Module{
-	Name: "backend",
-	Members: starlark.StringDict{
-		"postgres":  starlark.NewBuiltin("backend.postgres", postgresBuiltin),
-		"process":   starlark.NewBuiltin("backend.process", processBuiltin),
-		"container": starlark.NewBuiltin("backend.container", containerBuiltin),
-		"sqlite":    starlark.NewBuiltin("backend.sqlite", sqliteBuiltin),
-		"mongo":     starlark.NewBuiltin("backend.mongo", mongoBuiltin),
-		"demo":      demo.Builtin,
-	},
+// kinds are the backends a notebook can start, one line each.
+var kinds = []handle.Kind{
+	postgres.Kind,
+	process.Kind,
+	container.Kind,
+	sqlite.Kind,
+	mongo.Kind,
+	build.Kind, // build(...): top level
 }
 
-func init() {
-	runtime.Predeclare("backend", Module)
-	runtime.Predeclare("build", Build)
-	runtime.RegisterInputKind("resource", readGeneration)
-}
+// Module is the backend module.
+var Module = handle.Module(kinds, starlark.StringDict{"demo": demo.Builtin})
+
+func init() { handle.Install(Module, kinds) }

@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
 	"github.com/benchbook/benchbook/builtins/internal/docker"
 )
@@ -30,7 +29,7 @@ func CleanOrphans(ctx context.Context) string {
 			parts = append(parts, "container sweep: "+err.Error())
 		}
 	}
-	if n := cgroup.RemoveStale(groupPrefix, staleGroup); n > 0 {
+	if n := cgroup.RemoveStale(kit.GroupPrefix, kit.StaleGroup); n > 0 {
 		parts = append(parts, fmt.Sprintf("removed %d empty cgroups of benchbooks that are gone", n))
 	}
 	return strings.Join(parts, "\n")
@@ -63,11 +62,4 @@ func SweepDead(ctx context.Context) string {
 		parts = append(parts, "container sweep: "+err.Error())
 	}
 	return strings.Join(parts, "\n")
-}
-
-// staleGroup says whether a limits group's owner (the pid in its name,
-// "benchbook-limits-PID-N") is gone.
-func staleGroup(name string) bool {
-	pid, err := strconv.Atoi(strings.Split(strings.TrimPrefix(name, groupPrefix), "-")[0])
-	return err == nil && syscall.Kill(pid, 0) == syscall.ESRCH
 }

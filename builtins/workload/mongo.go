@@ -7,6 +7,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/redact"
@@ -19,15 +20,6 @@ type mongoArgs struct {
 	collection string
 	db         string
 	request    starlark.Value
-}
-
-// MongoHandle is what workload.mongo needs of a backend.mongo value: the
-// URI to connect with (it may hold a password, and is never shown) and the
-// notebook's database.
-type MongoHandle interface {
-	starlark.Value
-	ConnURI() string
-	Database() string
 }
 
 // maxMongoInflight caps the default open-loop pool, as for sql: every
@@ -107,7 +99,7 @@ func (m *mongoArgs) open(name string, th *starlark.Thread, spec loadgen.Spec) (*
 		return nil, nil, err
 	}
 	// The run may write: the database's state is checked before it and
-	// compared after the cell (backend/mongostate.go).
+	// compared after the cell (backend/mongo/state.go).
 	if err := runtime.TouchValue(th, m.target); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -121,7 +113,7 @@ func (m *mongoArgs) open(name string, th *starlark.Thread, spec loadgen.Spec) (*
 // where reads the URI and database from target (a string or a handle) and db.
 func (m *mongoArgs) where(name string) (uri, db string, err error) {
 	switch t := m.target.(type) {
-	case MongoHandle:
+	case handle.Mongo: // a backend.mongo value
 		uri, db = t.ConnURI(), t.Database()
 	case starlark.String:
 		uri = string(t)

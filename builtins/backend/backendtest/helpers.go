@@ -1,0 +1,82 @@
+package backendtest
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/backend/handle"
+	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/testsupport/startest"
+)
+
+// Install wires kinds as the module root does (backend.<kind>, the
+// top-level build, their codecs and input kinds), for a kind's own test
+// binary: it cannot link the root, which imports the kind. Call it once,
+// from an init of the test.
+func Install(kinds ...handle.Kind) {
+	handle.Install(handle.Module(kinds, nil), kinds)
+}
+
+// Exec runs Starlark src in a new session, in a cell named after the
+// test, with every registered builtin, assert and globals.
+func Exec(t testing.TB, src string, globals starlark.StringDict) (starlark.StringDict, error) {
+	t.Helper()
+	return ExecIn(t, "", src, globals)
+}
+
+// ExecIn is Exec with dir as the notebook's and the cache's directory, so
+// that runs of one test share what they leave there ("": a new one).
+func ExecIn(t testing.TB, dir, src string, globals starlark.StringDict) (starlark.StringDict, error) {
+	t.Helper()
+	return startest.Exec(t, startest.Options{NotebookDir: dir, CacheDir: dir,
+		Cell: &runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")}, Globals: globals}, src)
+}
+
+// MustExec is Exec that fails the test on an error.
+func MustExec(t testing.TB, src string, globals starlark.StringDict) starlark.StringDict {
+	t.Helper()
+	g, err := Exec(t, src, globals)
+	if err != nil {
+		t.Fatal(startest.Describe(err))
+	}
+	return g
+}
+
+// StartHelper re-executes this test binary as a benchbook with env set,
+// running the tests that match run ("^$": none, for a helper that TestMain
+// dispatches on its env), which start what the test needs and print one
+// line about it; StartHelper returns that line. The helper is killed when
+// the test ends.
+func StartHelper(t testing.TB, run string, env ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.v=false")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill() }) //nolint:errcheck // often gone already
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	return cmd, line
+}
+
+// FreePort is a loopback port that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

@@ -1,0 +1,37 @@
+package build_test
+
+import (
+	"testing"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/backend/backendtest"
+	"github.com/benchbook/benchbook/builtins/backend/build"
+	"github.com/benchbook/benchbook/builtins/backend/process"
+	"github.com/benchbook/benchbook/runtime/testsupport/startest"
+)
+
+func init() { backendtest.Install(build.Kind, process.Kind) }
+
+// cacheDirs holds each test's one cache dir: its runs share the binaries
+// they built.
+var cacheDirs = map[string]string{}
+
+func run(t *testing.T, src string) (starlark.StringDict, error) {
+	t.Helper()
+	dir, ok := cacheDirs[t.Name()]
+	if !ok {
+		dir = t.TempDir()
+		cacheDirs[t.Name()] = dir
+	}
+	return backendtest.ExecIn(t, dir, src, nil)
+}
+
+func mustRun(t *testing.T, src string) starlark.StringDict {
+	t.Helper()
+	g, err := run(t, src)
+	if err != nil {
+		t.Fatal(startest.Describe(err))
+	}
+	return g
+}

@@ -1,0 +1,35 @@
+package container
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/backend/backendtest"
+	_ "github.com/benchbook/benchbook/builtins/host"
+	_ "github.com/benchbook/benchbook/builtins/metric"
+	_ "github.com/benchbook/benchbook/builtins/workload"
+)
+
+func init() { backendtest.Install(Kind) }
+
+// run executes Starlark src in a new session, in a cell named after the
+// test.
+func run(t *testing.T, src string) (starlark.StringDict, error) {
+	t.Helper()
+	return backendtest.Exec(t, src, nil)
+}
+
+func mustRun(t *testing.T, src string) starlark.StringDict {
+	t.Helper()
+	return backendtest.MustExec(t, src, nil)
+}
+
+// guardServer is an HTTP target for a run whose traffic goes elsewhere.
+func guardServer(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}

@@ -1,0 +1,100 @@
+// Package handle says what a backend handle is, in the interfaces it meets.
+//
+// A handle is the value backend.<kind>(...) returns: a live system the
+// notebook measures (a PostgreSQL cluster, a process, a container, a
+// MongoDB database, a SQLite file). Every kind shows some of seven faces,
+// each written down here once; a kind states the faces it has with
+// var _ handle.X = (*Handle)(nil) checks, and the conformance suite
+// (builtins/backend/backendtest) tests every face a kind's handle has:
+//
+//   - start: backend.<kind>(...) starts or reaches the system and returns a
+//     Handle; a bad argument is an error naming the builtin and argument.
+//   - observe: an Observer gives figures per measurement window
+//     (observe = [h] in a workload), per request where that makes sense.
+//   - guard: a Guarded handle is watched by every measured run (package
+//     guard): its death, OOM kill or restart makes the run invalid. A
+//     Logged one also has a log that .watch(count = ..., allow = ...) reads.
+//   - state identity: a Stateful handle's data is a tracked resource
+//     (runtime.Resource): cells record the state they ran on and left, and
+//     a write, through the handle or around it, changes the identity.
+//   - snapshot/restore: the Resource's Save and Load bring data back.
+//   - redaction: a secret in a handle's spec (a DSN's or URI's password,
+//     an env value) never reaches its String, its attributes or its errors
+//     unredacted (runtime/redact learns it, or its pattern finds it).
+//   - cleanup: Close stops what the handle started; the runtime calls it
+//     at exit (runtime.AtExit), and a SIGKILL of benchbook still leaves no
+//     child behind (builtins/internal/child, the container reaper).
+package handle
+
+import (
+	"context"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// Handle is every kind's handle: a Starlark value with attributes (dir(h)
+// lists exactly the attributes h.Attr answers), unhashable and never
+// stored by the cache (a cell that defines one is live), that Close ends.
+type Handle interface {
+	starlark.HasAttrs
+	// Close stops what the handle started and releases its connections.
+	// It is safe to call twice; the handle's builtin registers it with
+	// runtime.AtExit.
+	Close()
+}
+
+// Stop ends a measurement window: the figures over it, given the requests
+// the workload counted in it (0: no per-request figures).
+type Stop = func(requests int64) (map[string]float64, error)
+
+// Observer is a handle a workload can observe: observe = [h]. It has the
+// method set of workload.Observer (loadgen.Observer as a Starlark value).
+type Observer interface {
+	Handle
+	// StartObserving begins a window; its figures come from the server's
+	// side (its counters, its processes' CPU, its cgroup).
+	StartObserving(ctx context.Context) (Stop, error)
+}
+
+// Guarded is a handle the run guards watch during every measured run,
+// observed or not: a process, a container, a cluster of benchbook's own.
+type Guarded interface {
+	Handle
+	guard.Target
+}
+
+// Logged is a guarded handle with a log: .watch(count = {...},
+// allow = [...]) wraps it with log rules (kit.Watched).
+type Logged interface {
+	Guarded
+	Observer
+	// WatchLog is guard.Watcher's Watch with rules for the log's lines.
+	WatchLog(ctx context.Context, t0 time.Time, rules guard.LogRules) func() []guard.Trip
+	// Lines follows the log from now on.
+	Lines() guard.Lines
+}
+
+// Stateful is a handle whose data is a tracked resource: its state has an
+// identity that cells key on, and snapshots bring a state back.
+type Stateful interface {
+	Handle
+	runtime.StateHolder // StateID: the Resource.ID, or a name when untracked
+	// Resource is what the runtime tracks of the data: its identity
+	// (Initial), its snapshots (Save, Load) and its change detector
+	// (Moved, Mark). Nil when the handle is not tracked (a ":memory:"
+	// database, track = False, a server attached by DSN).
+	Resource() *runtime.Resource
+}
+
+// Mongo is what workload.mongo needs of a backend.mongo handle: the URI
+// to connect with (it may hold a password, and is never shown) and the
+// notebook's database.
+type Mongo interface {
+	starlark.Value
+	ConnURI() string
+	Database() string
+}

@@ -1,0 +1,57 @@
+package handle
+
+import (
+	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
+
+	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/codec"
+)
+
+// Kind is one kind of backend as the module root wires it: its builtin,
+// and what the cache must know of the values and inputs it makes.
+type Kind struct {
+	Name     string            // backend.<Name>(...)
+	Builtin  *starlark.Builtin // named "backend.<Name>" (or Name when TopLevel)
+	TopLevel bool              // build(...): a name of its own, not in the backend module
+	// Codecs decode the values of the kind that cells store (pg_stats,
+	// plan, binary), by their Type().
+	Codecs map[string]codec.DecodeFunc
+	// Inputs re-check the dynamic inputs the kind records (resource,
+	// image, git, binary), by input kind.
+	Inputs map[string]runtime.InputChecker
+}
+
+// Module is the backend module: the kinds that are not TopLevel, and
+// extra members (backend.demo).
+func Module(kinds []Kind, extra starlark.StringDict) *starlarkstruct.Module {
+	m := &starlarkstruct.Module{Name: "backend", Members: starlark.StringDict{}}
+	for _, k := range kinds {
+		if !k.TopLevel {
+			m.Members[k.Name] = k.Builtin
+		}
+	}
+	for name, v := range extra {
+		m.Members[name] = v
+	}
+	return m
+}
+
+// Install makes m and the TopLevel kinds visible to every notebook, and
+// registers every kind's codecs and input kinds: once per binary, from
+// the module root's init, or from the tests of a kind (which cannot
+// import the root: it imports the kind).
+func Install(m *starlarkstruct.Module, kinds []Kind) {
+	runtime.Predeclare(m.Name, m)
+	for _, k := range kinds {
+		if k.TopLevel {
+			runtime.Predeclare(k.Name, k.Builtin)
+		}
+		for name, decode := range k.Codecs {
+			codec.Register(name, decode)
+		}
+		for name, check := range k.Inputs {
+			runtime.RegisterInputKind(name, check)
+		}
+	}
+}

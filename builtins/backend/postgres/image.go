@@ -1,0 +1,300 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
+	"github.com/benchbook/benchbook/builtins/internal/cgroup"
+	"github.com/benchbook/benchbook/builtins/internal/docker"
+	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// backend.postgres(image = "postgres:16") runs the throwaway cluster in a
+// container of that image instead of on the host: initdb and the
+// postmaster each run in a container, as the same account a host cluster
+// runs as, over the same data dir under the cache, bind-mounted at the
+// same path. So everything a host cluster has works unchanged: settings
+// (benchbook.conf), restarts, snapshots and restores (the data dir copied
+// while the container is gone), observers (on the container's cgroup),
+// guards, the cache's state tracking. The container shares the host's
+// network; the postmaster listens on 127.0.0.1 as on the host.
+//
+// The image needs initdb and postgres on its PATH (the official images
+// have them) with pg_stat_statements. The account's uid need not exist in
+// the image: a passwd file naming it is mounted over /etc/passwd.
+
+// pgImage is the container side of a cluster.
+type pgImage struct {
+	image  string
+	digest string // what image named when the cluster was placed
+	eng    *docker.Engine
+
+	mu   sync.Mutex
+	ctr  *docker.Container // the running postmaster's container, nil when stopped
+	quit context.CancelFunc
+}
+
+// spec is a container of the image running entry as the cluster's account,
+// with the cluster's root (and socket dir) mounted where they are.
+func (c *cluster) imageSpec(entry string, args ...string) (docker.Spec, error) {
+	passwd, err := c.passwdFile()
+	if err != nil {
+		return docker.Spec{}, err
+	}
+	s := docker.Spec{
+		Image: docker.ImageID(c.img.digest), Entry: []string{entry}, Cmd: args, Limits: c.limits,
+		Volumes: map[string]string{c.root: c.root, passwd: "/etc/passwd:ro"},
+		User:    strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid()),
+		// The server's pids are the host's: pg_stat_activity's pids and
+		// /proc's agree, so backend CPU is read as for a host cluster.
+		HostPID: true,
+	}
+	if c.as != nil {
+		s.User = fmt.Sprintf("%d:%d", c.as.uid, c.as.gid)
+	}
+	if c.sockDir != "" && !strings.HasPrefix(c.sockDir, c.root+string(filepath.Separator)) {
+		s.Volumes[c.sockDir] = c.sockDir
+	}
+	return s, nil
+}
+
+// passwdFile names the cluster's account for the image's libc (initdb and
+// postgres refuse a uid without a name).
+func (c *cluster) passwdFile() (string, error) {
+	uid, gid := os.Getuid(), os.Getgid()
+	if c.as != nil {
+		uid, gid = int(c.as.uid), int(c.as.gid)
+	}
+	path := filepath.Join(c.root, "passwd")
+	data := fmt.Sprintf("root:x:0:0:root:/root:/bin/sh\npostgres:x:%d:%d:PostgreSQL:%s:/bin/sh\n", uid, gid, c.root)
+	if uid == 0 {
+		data = fmt.Sprintf("root:x:0:0:root:%s:/bin/sh\n", c.root)
+	}
+	return path, os.WriteFile(path, []byte(data), 0o644)
+}
+
+// initdbInImage runs initdb in a container and waits for it.
+func (c *cluster) initdbInImage(ctx context.Context) error {
+	s, err := c.imageSpec("initdb", "-D", c.dataDir(), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
+	if err != nil {
+		return err
+	}
+	ctr, err := c.img.eng.Run(ctx, s)
+	if err != nil {
+		return fmt.Errorf("initdb in %s: %w", c.img.image, err)
+	}
+	defer c.img.eng.Remove(context.WithoutCancel(ctx), ctr.ID)
+	var out bytes.Buffer
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	_ = c.img.eng.FollowLogs(lctx, ctr.ID, &out)
+	code := <-c.img.eng.Wait(lctx, ctr.ID)
+	if code != 0 {
+		why := fmt.Sprintf("exit code %d", code)
+		if st, err := c.img.eng.Inspect(ctx, ctr.ID); err == nil {
+			why = kit.ExitEvidence(c.img.eng.Settle(ctx, ctr.ID, st), nil, c.limits)
+		}
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		return fmt.Errorf("initdb in %s: %s\n%s", c.img.image, why, kit.Indent(lines[max(0, len(lines)-15):]))
+	}
+	return nil
+}
+
+// startInImage runs the postmaster in a container; its output goes to the
+// cluster's log file as a host postmaster's does.
+func (c *cluster) startInImage(ctx context.Context) error {
+	s, err := c.imageSpec("postgres", "-D", c.dataDir())
+	if err != nil {
+		return err
+	}
+	ctr, err := c.img.eng.Run(ctx, s)
+	if err != nil {
+		return fmt.Errorf("postgres in %s: %w", c.img.image, err)
+	}
+	logf, err := os.OpenFile(c.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		_ = c.img.eng.Remove(ctx, ctr.ID)
+		return err
+	}
+	lctx, quit := context.WithCancel(context.Background())
+	go func() { defer logf.Close(); _ = c.img.eng.FollowLogs(lctx, ctr.ID, logf) }()
+	done := make(chan struct{})
+	exited := c.img.eng.Wait(lctx, ctr.ID)
+	go func() { <-exited; close(done) }()
+	c.img.mu.Lock()
+	c.img.ctr, c.img.quit = ctr, quit
+	c.img.mu.Unlock()
+	c.done = done
+	return nil
+}
+
+// started says whether a container was started and not stopped since.
+func (p *pgImage) started() bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.ctr != nil
+}
+
+// pid is the containerised postmaster's pid on the host (0: not running).
+func (p *pgImage) pid() int {
+	p.mu.Lock()
+	ctr := p.ctr
+	p.mu.Unlock()
+	if ctr == nil {
+		return 0
+	}
+	return kit.RunningPid(p.eng, ctr.ID)
+}
+
+// stop shuts the postmaster down fast (SIGINT), waits for it (done), then
+// removes the container; the data dir stays.
+func (p *pgImage) stop(done <-chan struct{}) {
+	p.mu.Lock()
+	ctr, quit := p.ctr, p.quit
+	p.ctr, p.quit = nil, nil
+	p.mu.Unlock()
+	if ctr == nil {
+		return
+	}
+	ctx := context.Background()
+	_ = p.eng.Kill(ctx, ctr.ID, "SIGINT")
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+	}
+	_ = p.eng.Remove(ctx, ctr.ID)
+	if quit != nil {
+		quit()
+	}
+}
+
+// describe is the provenance line of the container.
+func (p *pgImage) describe(l cgroup.Limits) string {
+	p.mu.Lock()
+	ctr := p.ctr
+	p.mu.Unlock()
+	s := "postgres in container: image " + p.image + " " + p.digest
+	if ctr == nil {
+		s += " (stopped)"
+	}
+	if !l.Zero() {
+		s += "; " + l.String()
+	}
+	return s + "; " + p.eng.Describe()
+}
+
+// group is the cgroup the cluster's processes are in, for observers: the
+// limits group of a host cluster, the container's of an image cluster,
+// nil for a host cluster without limits.
+func (c *cluster) cgroup() *cgroup.Group {
+	if c.img != nil {
+		if pid := c.img.pid(); pid > 0 {
+			g, _ := cgroup.FromPid(pid)
+			return g
+		}
+		return nil
+	}
+	return c.group
+}
+
+// pgOptions are where backend.postgres runs its cluster: an image (""
+// for the host) and limits.
+type pgOptions struct {
+	image  string
+	limits cgroup.Limits
+}
+
+// place readies the cluster's side: the host's binaries, or the engine and
+// the image.
+func (c *cluster) place(ctx context.Context, opts pgOptions) error {
+	if opts.image == "" {
+		_, err := lookBin("postgres")
+		return err
+	}
+	eng, err := docker.Connect(ctx)
+	if err != nil {
+		return err
+	}
+	digest, err := eng.ImageDigest(ctx, opts.image)
+	if err != nil {
+		eng.Close()
+		return fmt.Errorf("image: %w", err)
+	}
+	c.img = &pgImage{image: opts.image, digest: digest, eng: eng}
+	return nil
+}
+
+// placed says whether the cluster runs where opts say.
+func (c *cluster) placed(opts pgOptions) bool {
+	img := ""
+	if c.img != nil {
+		img = c.img.image
+	}
+	return img == opts.image && c.limits == opts.limits
+}
+
+// addPlaceInput records the container and limits in the creating cell's
+// provenance.
+func (c *cluster) addPlaceInput(th *starlark.Thread) {
+	name := filepath.Base(filepath.Dir(c.root))
+	switch {
+	case c.img != nil:
+		kit.AddImageInput(th, c.img.image, c.img.digest)
+		runtime.AddInput(th, runtime.Input{Kind: "server", Name: name + ": " + c.img.describe(c.limits)})
+	default:
+		kit.AddLimitsInput(th, name+": postgres", c.limits)
+	}
+}
+
+// cgroup is the cluster's cgroup for observers (nil: none, or attached).
+func (h *Handle) cgroup() *cgroup.Group {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.c == nil {
+		return nil
+	}
+	return h.c.cgroup()
+}
+
+// watch guards the postmaster's container through a run: its exit, an
+// OOM kill (the engine's or its cgroup's), a restart.
+func (p *pgImage) watch(ctx context.Context, t0 time.Time, l cgroup.Limits) func() []guard.Trip {
+	p.mu.Lock()
+	ctr := p.ctr
+	p.mu.Unlock()
+	if ctr == nil {
+		return guard.NotRunning("postgres in container")
+	}
+	src := fmt.Sprintf("postgres (container %s)", ctr.Name)
+	st0, err := p.eng.Inspect(ctx, ctr.ID)
+	if err != nil || !st0.Running {
+		return guard.NotRunning(src)
+	}
+	return kit.WatchContainer(ctx, &kit.ContainerWatch{Eng: p.eng, ID: ctr.ID, Src: src, T0: t0, St0: st0, Limits: l,
+		ByUs: func() bool { return !p.started() }})
+}
+
+// binaries names the PostgreSQL the cluster runs: the host's postgres, or
+// the image by its digest (a tag that moves to another build is another
+// server, so another initial state).
+func (c *cluster) binaries() string {
+	if c.img == nil {
+		bin, _ := lookBin("postgres")
+		return bin
+	}
+	return "image " + c.img.image + " " + c.img.digest
+}

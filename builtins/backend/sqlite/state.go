@@ -1,0 +1,153 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// A SQLite file is a tracked resource (runtime/state.go) like a cluster:
+// its initial state is the file as benchbook first found it (snapshotted
+// then), a snapshot is VACUUM INTO a copy, a restore copies it back over
+// the file with the connection closed, and writes are seen by the methods
+// (exec, a query that is not a plain SELECT) and by total_changes().
+// ":memory:" is not tracked: it starts empty in every process.
+
+func (h *Handle) StateID() string {
+	if h.id == "" {
+		return "sqlite:" + h.path
+	}
+	return h.id
+}
+
+func (h *Handle) touch(th *starlark.Thread, change bool) error {
+	if h.id == "" {
+		return nil
+	}
+	return runtime.Touch(th, h.id, change)
+}
+
+// initialFile keeps the identity of the file's first state.
+const initialFile = "initial-state"
+
+func (h *Handle) register(th *starlark.Thread) error {
+	sum := sha256.Sum256([]byte(h.path))
+	dir, err := runtime.ResourceDir(th, "sqlite-"+hex.EncodeToString(sum[:6]))
+	if err != nil {
+		return err
+	}
+	if h.id, err = filepath.Abs(dir); err != nil {
+		return err
+	}
+	initial, created := "", false
+	if data, err := os.ReadFile(filepath.Join(h.id, initialFile)); err == nil {
+		initial = strings.TrimSpace(string(data))
+	} else {
+		if initial, err = fileState(h.path); err != nil {
+			return err
+		}
+		created = true
+		if err := os.WriteFile(filepath.Join(h.id, initialFile), []byte(initial+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	h.res = &runtime.Resource{
+		ID:      h.id,
+		Name:    "sqlite " + filepath.Base(h.path) + " of cell " + runtime.CellName(th),
+		Initial: initial,
+		Created: created,
+		Save:    func(dir string) error { return h.save(dir) },
+		Load:    func(dir string) error { return h.load(th, dir) },
+		Moved:   func() bool { return h.totalChanges() != h.marked() },
+		Mark:    func() { n := h.totalChanges(); h.mu.Lock(); h.changes = n; h.mu.Unlock() },
+	}
+	return runtime.RegisterResource(th, h.res)
+}
+
+// Resource is the file's tracked resource; nil for ":memory:".
+func (h *Handle) Resource() *runtime.Resource { return h.res }
+
+// fileState names the file's content as first found ("absent" if none).
+func fileState(path string) (string, error) {
+	sum, err := runtime.FileSHA256(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "sqlite-absent", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return "sqlite-" + sum[:24], nil
+}
+
+func (h *Handle) save(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	target := filepath.Join(dir, "db")
+	_, err := h.conn().ExecContext(context.Background(), "VACUUM INTO '"+strings.ReplaceAll(target, "'", "''")+"'")
+	return err
+}
+
+// load closes the connection, puts the snapshot in place of the file (its
+// journal files removed) and opens it again.
+func (h *Handle) load(th *starlark.Thread, dir string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.db.Close()
+	for _, suffix := range []string{"-wal", "-shm", "-journal"} {
+		os.Remove(h.path + suffix)
+	}
+	if err := copyFile(filepath.Join(dir, "db"), h.path); err != nil {
+		return err
+	}
+	db, err := openSQLite(th, h.path)
+	if err != nil {
+		return err
+	}
+	h.db = db
+	return nil
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp := to + ".benchbook-restore"
+	out, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, to)
+}
+
+func (h *Handle) totalChanges() int64 {
+	var n int64
+	if err := h.conn().QueryRowContext(context.Background(), "SELECT total_changes()").Scan(&n); err != nil {
+		return -1
+	}
+	return n
+}
+
+func (h *Handle) marked() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.changes
+}
