@@ -6,6 +6,7 @@ import (
 
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // Kind is one kind of backend as the module root wires it: its builtin,
@@ -28,7 +29,7 @@ func Module(kinds []Kind, extra starlark.StringDict) *starlarkstruct.Module {
 	m := &starlarkstruct.Module{Name: "backend", Members: starlark.StringDict{}}
 	for _, k := range kinds {
 		if !k.TopLevel {
-			m.Members[k.Name] = k.Builtin
+			m.Members[k.Name] = k.redacted()
 		}
 	}
 	for name, v := range extra {
@@ -45,7 +46,7 @@ func Install(m *starlarkstruct.Module, kinds []Kind) {
 	runtime.Predeclare(m.Name, m)
 	for _, k := range kinds {
 		if k.TopLevel {
-			runtime.Predeclare(k.Name, k.Builtin)
+			runtime.Predeclare(k.Name, k.redacted())
 		}
 		for name, decode := range k.Codecs {
 			codec.Register(name, decode)
@@ -55,3 +56,33 @@ func Install(m *starlarkstruct.Module, kinds []Kind) {
 		}
 	}
 }
+
+// redacted is k's builtin with its errors passed through redaction: a
+// driver quotes a DSN, password and all, and a target that fails to start
+// prints its environment into the output lines its error shows.
+func (k Kind) redacted() *starlark.Builtin {
+	return starlark.NewBuiltin(k.Builtin.Name(), func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		v, err := k.Builtin.CallInternal(th, args, kwargs) // no frame of its own: one line in a backtrace
+		if err != nil {
+			return nil, RedactError(err)
+		}
+		return v, nil
+	})
+}
+
+// RedactError is err with its message redacted (runtime/redact), still
+// wrapping err for errors.Is (a cancelled context stays one).
+func RedactError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return redactedError{msg: redact.String(err.Error()), err: err}
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e redactedError) Error() string { return e.msg }
+func (e redactedError) Unwrap() error { return e.err }

@@ -28,7 +28,7 @@ type Handle struct {
 
 	mu      sync.Mutex
 	db      *sql.DB
-	changes int64 // total_changes() at the last state mark
+	changes string // changeCount() at the last state mark
 }
 
 var _ handle.Stateful = (*Handle)(nil)

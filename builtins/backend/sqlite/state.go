@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,7 +20,10 @@ import (
 // its initial state is the file as benchbook first found it (snapshotted
 // then), a snapshot is VACUUM INTO a copy, a restore copies it back over
 // the file with the connection closed, and writes are seen by the methods
-// (exec, a query that is not a plain SELECT) and by total_changes().
+// (exec, a query that is not a plain SELECT) and by the change counters
+// (changeCount): total_changes() for this connection's writes, and
+// PRAGMA data_version for those of any other (a target process writing
+// the file), which total_changes() never saw.
 // ":memory:" is not tracked: it starts empty in every process.
 
 func (h *Handle) StateID() string {
@@ -67,8 +71,8 @@ func (h *Handle) register(th *starlark.Thread) error {
 		Created: created,
 		Save:    func(dir string) error { return h.save(dir) },
 		Load:    func(dir string) error { return h.load(th, dir) },
-		Moved:   func() bool { return h.totalChanges() != h.marked() },
-		Mark:    func() { n := h.totalChanges(); h.mu.Lock(); h.changes = n; h.mu.Unlock() },
+		Moved:   func() bool { n := h.changeCount(); return n == "" || n != h.marked() },
+		Mark:    func() { n := h.changeCount(); h.mu.Lock(); h.changes = n; h.mu.Unlock() },
 	}
 	return runtime.RegisterResource(th, h.res)
 }
@@ -138,15 +142,21 @@ func copyFile(from, to string) error {
 	return os.Rename(tmp, to)
 }
 
-func (h *Handle) totalChanges() int64 {
-	var n int64
-	if err := h.conn().QueryRowContext(context.Background(), "SELECT total_changes()").Scan(&n); err != nil {
-		return -1
+// changeCount names the writes the file has seen: this connection's
+// total_changes() and data_version, which moves when another connection
+// commits; "" when they cannot be read (a change, to be safe).
+func (h *Handle) changeCount() string {
+	ctx := context.Background()
+	var own, others int64
+	db := h.conn()
+	if db.QueryRowContext(ctx, "SELECT total_changes()").Scan(&own) != nil ||
+		db.QueryRowContext(ctx, "PRAGMA data_version").Scan(&others) != nil {
+		return ""
 	}
-	return n
+	return fmt.Sprintf("%d/%d", own, others)
 }
 
-func (h *Handle) marked() int64 {
+func (h *Handle) marked() string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.changes

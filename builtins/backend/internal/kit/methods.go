@@ -1,12 +1,11 @@
 package kit
 
 import (
-	"errors"
 	"sort"
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/runtime/redact"
+	"github.com/benchbook/benchbook/builtins/backend/handle"
 )
 
 // Methods maps the Starlark method names of a handle (a cluster, a process,
@@ -26,7 +25,7 @@ func (ms Methods[H]) Bind(h H, kind, name string) starlark.Value {
 	return starlark.NewBuiltin(full, func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		v, err := m(h, th, full, args, kwargs)
 		if err != nil {
-			return nil, errors.New(redact.String(err.Error()))
+			return nil, handle.RedactError(err)
 		}
 		return v, nil
 	})

@@ -10,9 +10,13 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"sync"
 	"testing"
 	"time"
@@ -54,6 +58,60 @@ func Tool(t testing.TB, e *docker.Engine) string {
 	return ToolImage
 }
 
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// ToolBinary builds the tool as a static executable for the host (a
+// process target that needs no engine) and returns its path: in the user
+// cache dir, named by the hash of its source, so it is built once per
+// change of tool/main.go.
+func ToolBinary(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() { binPath, binErr = cachedTool() })
+	if binErr != nil {
+		t.Fatalf("build the test tool: %v", binErr)
+	}
+	return binPath
+}
+
+func cachedTool() (string, error) {
+	_, here, _, _ := goruntime.Caller(0)
+	src, err := os.ReadFile(filepath.Join(filepath.Dir(here), "tool", "main.go"))
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(src)
+	bin := filepath.Join(cache, "benchbook-test", "tool-"+hex.EncodeToString(sum[:8]))
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		return "", err
+	}
+	tmp := fmt.Sprintf("%s.%d", bin, os.Getpid()) // another test binary may build it at once
+	if err := goBuildTool(tmp); err != nil {
+		return "", err
+	}
+	return bin, os.Rename(tmp, bin)
+}
+
+// goBuildTool builds tool/main.go, static, into bin.
+func goBuildTool(bin string) error {
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/benchbook/benchbook/builtins/internal/docker/dockertest/tool")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return &buildError{err, out}
+	}
+	return nil
+}
+
 func buildTool(e *docker.Engine) error {
 	dir, err := os.MkdirTemp("", "bbtool-")
 	if err != nil {
@@ -61,10 +119,8 @@ func buildTool(e *docker.Engine) error {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "tool")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/benchbook/benchbook/builtins/internal/docker/dockertest/tool")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return &buildError{err, out}
+	if err := goBuildTool(bin); err != nil {
+		return err
 	}
 	data, err := os.ReadFile(bin)
 	if err != nil {

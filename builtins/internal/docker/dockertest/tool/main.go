@@ -4,6 +4,8 @@
 //	tool alloc MB [S]    after S seconds (0), touch MB MiB of memory, then sleep
 //	tool listen PORT     accept TCP connections on 127.0.0.1:PORT
 //	tool exit CODE [S]   exit after S seconds (0)
+//	tool printenv NAME [CODE]  print $NAME, then exit with CODE (without
+//	                     CODE: say "ready" and sleep)
 //	tool                 serve HTTP ("ok") on 127.0.0.1:$PORT; with $ALLOC_MB,
 //	                     touch that many MiB $ALLOC_AFTER seconds after start
 //
@@ -36,7 +38,7 @@ func main() {
 		os.Exit(1)
 	}
 	n := 1
-	if len(os.Args) > 2 {
+	if len(os.Args) > 2 && os.Args[1] != "printenv" {
 		n, _ = strconv.Atoi(os.Args[2])
 	}
 	switch os.Args[1] {
@@ -68,6 +70,14 @@ func main() {
 				c.Close()
 			}
 		}
+	case "printenv":
+		fmt.Println(os.Getenv(os.Args[2]))
+		if len(os.Args) > 3 {
+			code, _ := strconv.Atoi(os.Args[3])
+			os.Exit(code)
+		}
+		fmt.Println("ready")
+		time.Sleep(time.Hour)
 	case "exit":
 		if len(os.Args) > 3 {
 			s, _ := strconv.ParseFloat(os.Args[3], 64)
