@@ -91,6 +91,11 @@
 //     tests in a Session, golden compares golden files, pgtest starts a
 //     throwaway PostgreSQL for a test, needs stops a test for a missing
 //     tool (a skip locally, a failure under CI).
+//   - builtins/backend: the backend module, a package per kind (postgres,
+//     process, container, mongo, sqlite, and build); handle/handle.go says
+//     in one file what a handle is (start, observe, guard, state,
+//     snapshot/restore, redaction, cleanup), internal/kit holds what the
+//     kinds share, backendtest is the conformance suite every kind passes.
 //   - builtins/internal: what only builtins share: starval (reading
 //     values), child (the one way a child process starts, and the
 //     supervisor), guard (run guards), starbson (Starlark <-> BSON and
