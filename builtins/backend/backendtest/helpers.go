@@ -3,6 +3,8 @@ package backendtest
 import (
 	"bufio"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strings"
@@ -79,4 +81,13 @@ func FreePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// OKServer is an HTTP target on loopback that answers "ok", for a run
+// whose traffic goes elsewhere than the handle under test.
+func OKServer(t testing.TB) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }

@@ -34,7 +34,7 @@ r = workload.http(%q, clients = 1, duration = "4s", warmup = "0s", observe = [c]
 assert.eq(r.valid, False)
 assert.eq([t.kind for t in r.trips if t.fatal], ["oom_killed"])
 assert.true("OOM" in r.invalid_reason, r.invalid_reason)
-`, img, guardServer(t)))
+`, img, backendtest.OKServer(t)))
 }
 
 // TestContainerCPULimitObserved: two busy goroutines under cpus = 0.5 are
@@ -48,7 +48,7 @@ assert.eq(r.valid, True)
 cores = r.server_cpu_cores
 assert.true(cores <= 0.55 and cores > 0, cores)
 assert.true(r.mem_anon_kb > 0, r.mem_anon_kb)
-`, img, guardServer(t)))
+`, img, backendtest.OKServer(t)))
 	t.Logf("container cpus=0.5, 2 busy goroutines: %v cores", g["cores"])
 	if u := runattrs.Unknown(g["r"].(starlark.HasAttrs).AttrNames()); len(u) > 0 {
 		t.Errorf("run attributes the table of run attributes (and the README) does not list: %v", u)
@@ -70,7 +70,7 @@ e = backend.container(%q, cmd = ["exit", "7", "1"], ready = "log:ready")
 r = workload.http(%q, clients = 1, duration = "3s", warmup = "0s", observe = [e])
 assert.eq([t.kind for t in r.trips if t.fatal], ["exited"])
 assert.true("exit code 7" in r.invalid_reason, r.invalid_reason)
-`, img, img, guardServer(t)))
+`, img, img, backendtest.OKServer(t)))
 	e := dockertest.Engine(t)
 	if _, err := e.Inspect(context.Background(), string(g["id"].(starlark.String))); err == nil {
 		t.Errorf("the container is still on the engine after .stop()")
@@ -86,7 +86,7 @@ c = backend.container(%q, cmd = ["exit", "3", "1"], restart = "always", ready = 
 r = workload.http(%q, clients = 1, duration = "3s", warmup = "0s", observe = [c])
 assert.eq(r.valid, False)
 assert.true("restarted" in [t.kind for t in r.trips], [t.kind for t in r.trips])
-`, img, guardServer(t)))
+`, img, backendtest.OKServer(t)))
 }
 
 func TestContainerBadInput(t *testing.T) {
@@ -149,5 +149,5 @@ assert.eq(r.valid, True)
 # comes too late on a loaded box (kit.WatchContainer waits for it a while).
 assert.eq([t.kind in ["oom_killed", "exited"] and not t.fatal for t in r.trips], [True])
 assert.true(any([("oom killed" in w or "exit code 137" in w) and "not the target of this run's traffic" in w for w in r.warnings]), r.warnings)
-`, img, port, port, guardServer(t)))
+`, img, port, port, backendtest.OKServer(t)))
 }

@@ -1,8 +1,6 @@
 package container
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"go.starlark.net/starlark"
@@ -25,11 +23,4 @@ func run(t *testing.T, src string) (starlark.StringDict, error) {
 func mustRun(t *testing.T, src string) starlark.StringDict {
 	t.Helper()
 	return backendtest.MustExec(t, src, nil)
-}
-
-// guardServer is an HTTP target for a run whose traffic goes elsewhere.
-func guardServer(t *testing.T) string {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
-	t.Cleanup(srv.Close)
-	return srv.URL
 }

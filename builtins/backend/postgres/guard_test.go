@@ -1,8 +1,6 @@
 package postgres
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	_ "github.com/benchbook/benchbook/builtins/host"
@@ -70,10 +68,4 @@ assert.eq(fp["fp_a"].rows, fp["fp_c"].rows)
 assert.ne(fp["fp_a"].hash, fp["fp_d"].hash)
 assert.fails(lambda: pg.fingerprint(tables = ["no_such_table"]), "no_such_table")
 `)
-}
-
-func guardServer(t *testing.T) string {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
-	t.Cleanup(srv.Close)
-	return srv.URL
 }

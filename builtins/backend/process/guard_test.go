@@ -2,27 +2,20 @@ package process
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"testing"
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 	_ "github.com/benchbook/benchbook/builtins/host"
 	_ "github.com/benchbook/benchbook/builtins/metric"
 	_ "github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
-// The run guards against real processes, a real cluster and a real HTTP
+// The run guards against real processes and a real HTTP
 // target: each fault gives its trip and the run's validity.
-
-func guardServer(t *testing.T) string {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
 
 func TestGuardProcessExitsMidRun(t *testing.T) {
 	mustRun(t, fmt.Sprintf(`
@@ -34,7 +27,7 @@ assert.eq([t.kind for t in r.trips if t.fatal], ["exited"])
 t = [t for t in r.trips if t.fatal][0]
 assert.true(t.at > 0 and t.at < 3.9, t.at)  # mid-run (the start of the run may lag under load)
 assert.fails(lambda: compare([r, r], [r, r]), "invalid run")
-`, guardServer(t)))
+`, backendtest.OKServer(t)))
 }
 
 func TestGuardProcessKilled(t *testing.T) {
@@ -44,7 +37,7 @@ r = workload.http(%q, clients = 2, duration = "4s", warmup = "0s", observe = [p]
 assert.eq(r.valid, False)
 assert.eq([t.kind for t in r.trips if t.fatal], ["killed"])
 assert.true("killed by signal 9" in r.invalid_reason and "not by benchbook" in r.invalid_reason, r.invalid_reason)
-`, guardServer(t)))
+`, backendtest.OKServer(t)))
 }
 
 // A target that lives through the run and logs nothing alarming leaves a
@@ -71,7 +64,7 @@ assert.true("1 ERROR" in r3.trips[0].evidence and "1 more allowed" in r3.trips[0
 assert.eq(r3.retries, 2.0)
 # per request of the window (the observers' count, taken as the window closes)
 assert.true(abs(r3.retries_per_req * r3.count / 2.0 - 1) < 0.05, (r3.retries_per_req, r3.count))
-`, guardServer(t)))
+`, backendtest.OKServer(t)))
 }
 
 func TestGuardDiskWatermark(t *testing.T) {
@@ -82,7 +75,7 @@ assert.eq([t.kind for t in r.trips], ["disk"])
 assert.true("under the watermark of" in r.invalid_reason, r.invalid_reason)
 ok = workload.http(%q, clients = 1, duration = "0.5s", warmup = "0s", observe = [host.guard(disk_free_min = "1kB")])
 assert.eq(ok.valid, True)
-`, guardServer(t), guardServer(t)))
+`, backendtest.OKServer(t), backendtest.OKServer(t)))
 }
 
 // workload.exec's measured runs are guarded as a load generator's window
@@ -146,7 +139,7 @@ r3 = workload.http(%q, clients = 1, duration = "4s", warmup = "0s")
 assert.eq(r3.valid, True)
 assert.eq([t.kind for t in r3.trips], ["exited"])
 warned = [w for w in r3.warnings if "exit status 4" in w and "not the target of this run's traffic" in w]
-`, pyServer, a, t.TempDir(), a, pyServer, b, t.TempDir(), b, guardServer(t)))
+`, pyServer, a, t.TempDir(), a, pyServer, b, t.TempDir(), b, backendtest.OKServer(t)))
 	if n := g["warned"].(*starlark.List).Len(); n != 1 {
 		t.Errorf("the bystander's exit is not a warning on the run: %v", g["r3"].(starlark.HasAttrs))
 	}
@@ -179,5 +172,5 @@ assert.true("INVALID" in str(kept.runs["B"][0]))
 assert.fails(lambda: compare(kept, metric = "rps"), "B run 1: invalid run")
 c = compare(kept, metric = "rps", allow_invalid = True)
 assert.true(len([w for w in c.warnings if "INVALID" in w and "exit status 1" in w]) == 1, c.warnings)
-`, guardServer(t)))
+`, backendtest.OKServer(t)))
 }
