@@ -38,7 +38,10 @@ assert.true(r.mongo_cpu_us_per_req > 0, r.mongo_cpu_us_per_req)
 assert.eq(r.mongo_coll_kv_docs, 200)
 assert.eq(r.mongo_coll_kv_indexes, 2)
 u = workload.mongo(m, op = "update", collection = "kv", request = {"filter": {"k": 5}, "update": {"$inc": {"n": 1}}}, clients = 1, duration = "300ms", warmup = 0, observe = [m])
-assert.true(abs(u.mongo_cmd_update - u.count) <= 1, (u.mongo_cmd_update, u.count))
+# The server's first sample is taken while the run's first requests
+# already go out (warmup = 0), so it can miss the 2-3 updates that one
+# serverStatus call lasts on FerretDB: 3 of ~150 (157 client, 154 server seen).
+assert.true(abs(u.mongo_cmd_update - u.count) <= 3, (u.mongo_cmd_update, u.count))
 assert.fails(lambda: m.insert("kv", {"_id": 1}), "duplicate key")
 assert.fails(lambda: backend.mongo(%q), "db is required")
 assert.eq(backend.mongo(m.uri, track = False).count("kv"), 200)
