@@ -3,7 +3,7 @@ package metric
 import "testing"
 
 func TestBar(t *testing.T) {
-	cases := map[int]int{100: 16, 61: 10, 0: 0, 3146: barMax}
+	cases := map[float64]int{100: 16, 61: 10, 0: 0, 3146: barMax}
 	for index, blocks := range cases {
 		b := []rune(Bar(index))
 		got := 0
@@ -13,7 +13,7 @@ func TestBar(t *testing.T) {
 			}
 		}
 		if got != blocks {
-			t.Errorf("Bar(%d) has %d blocks, want %d: %q", index, got, blocks, string(b))
+			t.Errorf("Bar(%g) has %d blocks, want %d: %q", index, got, blocks, string(b))
 		}
 	}
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/gob"
 	"fmt"
 	"html"
+	"math"
 	"strings"
 	"unicode/utf8"
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
@@ -36,7 +38,7 @@ func barsBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	var labels []string
-	var indexes []int
+	var indexes []barIndex
 	for i := range items.Len() {
 		label, index, err := barItem(items.Index(i))
 		if err != nil {
@@ -48,23 +50,25 @@ func barsBuiltin(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, 
 	return newBars(labels, indexes), nil
 }
 
-func barItem(v starlark.Value) (string, int, error) {
+// barItem reads one item: a comparison's index as its record shows it, or
+// a (label, index) tuple's as a table would show the number.
+func barItem(v starlark.Value) (string, barIndex, error) {
 	switch x := v.(type) {
 	case *Comparison:
-		return x.Metric, x.Index, nil
+		return x.Metric, shownBar(x.Shown()), nil
 	case starlark.Tuple:
 		if len(x) == 2 {
 			label, ok := starlark.AsString(x[0])
 			index, ok2 := starlark.AsFloat(x[1])
-			if ok && ok2 {
-				return label, int(index + 0.5), nil
+			if ok && ok2 && !math.IsNaN(index) && !math.IsInf(index, 0) {
+				return label, barIndex{index, display.FormatFloat(index)}, nil
 			}
 		}
 	}
-	return "", 0, fmt.Errorf("want a comparison or a (label, index) tuple, got %s", v.Type())
+	return "", barIndex{}, fmt.Errorf("want a comparison or a (label, finite index) tuple, got %s", v.Type())
 }
 
-func newBars(labels []string, indexes []int) *Bars {
+func newBars(labels []string, indexes []barIndex) *Bars {
 	width := 0
 	for _, l := range labels {
 		width = max(width, utf8.RuneCountInString(l))

@@ -106,7 +106,7 @@ func (c *Comparison) Attr(name string) (starlark.Value, error) {
 	case "ratios":
 		return starval.FloatList(c.Ratios), nil
 	case "index":
-		return starlark.Float(stats.DisplayIndex(100 * c.Ratio)), nil
+		return starlark.Float(c.Shown().Value()), nil
 	case "every_b_beats_every_a":
 		return starlark.Bool(c.EveryBBeatsEveryA), nil
 	case "accepted":

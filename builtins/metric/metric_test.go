@@ -24,7 +24,7 @@ func TestCodecRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := &Verdict{Status: "kept", Summary: "faster", Headline: c}
-	bars := newBars([]string{"rps"}, []int{c.Index})
+	bars := newBars([]string{"rps"}, []barIndex{shownBar(c.Shown())})
 	for _, x := range []starlark.Value{c, v, bars} {
 		data, err := codec.Encode(x)
 		if err != nil {
@@ -72,7 +72,7 @@ func TestRenderings(t *testing.T) {
 	if strings.Contains(h, "<cpu>") || !strings.Contains(h, "IMPROVES") {
 		t.Errorf("html not escaped or lacks the verdict:\n%s", h)
 	}
-	if j := c.JSON().(map[string]any); j["verdict"] != "IMPROVES" || j["index"] != 61 || j["reason"] != "" || j["alpha"] != 0.05 ||
+	if j := c.JSON().(map[string]any); j["verdict"] != "IMPROVES" || j["index"] != 61.0 || j["reason"] != "" || j["alpha"] != 0.05 ||
 		j["test"] != "Wilcoxon signed-rank" || j["ci"].([]any)[0].(float64) < 50 {
 		t.Errorf("json: %v", j)
 	}

@@ -11,6 +11,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/metric/stats"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
@@ -41,8 +42,8 @@ const (
 
 // Bar draws an index value: "██████████ 61"; a bar past the scale ends in
 // ▶, a bar of less than one block is ▏.
-func Bar(index int) string {
-	n := int(math.Round(float64(index) * barScale / 100))
+func Bar(index float64) string {
+	n := int(math.Round(index * barScale / 100))
 	switch {
 	case n <= 0:
 		return "▏"
@@ -52,15 +53,26 @@ func Bar(index int) string {
 	return strings.Repeat("█", n)
 }
 
+// barIndex is an index for a text bar: its value and how it is printed.
+type barIndex struct {
+	Value float64
+	Text  string
+}
+
+// shownBar is a comparison's index as its record shows it (stats.Shown:
+// "0.190", "100.6"), so the bar prints the figure the sentence and its
+// interval print.
+func shownBar(sh stats.Shown) barIndex { return barIndex{sh.Value(), sh.Index} }
+
 // BarLine is "before ████████████████ 100 | after ██████████ 61".
-func BarLine(index int) string {
-	return fmt.Sprintf("before %s 100 | after %s %d", Bar(100), Bar(index), index)
+func BarLine(index barIndex) string {
+	return fmt.Sprintf("before %s 100 | after %s %s", Bar(100), Bar(index.Value), index.Text)
 }
 
 // Markdown is the sentence, the bars and the warnings.
 func (c *Comparison) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s**\n\n```text\n%s  %s\n```\n\n%s\n", c.Line(), c.Metric, BarLine(c.Index), c.methodLine())
+	fmt.Fprintf(&b, "**%s**\n\n```text\n%s  %s\n```\n\n%s\n", c.Line(), c.Metric, BarLine(shownBar(c.Shown())), c.methodLine())
 	ws := c.otherWarnings()
 	for _, w := range ws {
 		fmt.Fprintf(&b, "\n- warning: %s", w)
@@ -86,7 +98,7 @@ func (c *Comparison) otherWarnings() []string {
 func (c *Comparison) HTML() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<div class="comparison verdict-%s"><p><strong>%s</strong></p>`, verdictClass(c.Verdict), html.EscapeString(c.Line()))
-	fmt.Fprintf(&b, `<pre class="bars">%s  %s</pre>`, html.EscapeString(c.Metric), html.EscapeString(BarLine(c.Index)))
+	fmt.Fprintf(&b, `<pre class="bars">%s  %s</pre>`, html.EscapeString(c.Metric), html.EscapeString(BarLine(shownBar(c.Shown()))))
 	b.WriteString(`<table><thead><tr><th>arm</th><th>geometric mean</th><th>mean</th><th>median</th><th>min</th><th>max</th><th>runs</th></tr></thead><tbody>`)
 	row := func(label string, gm, m, med, lo, hi float64, xs []float64) {
 		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>",
@@ -156,7 +168,7 @@ func (c *Comparison) fields() map[string]any {
 	return map[string]any{
 		"type": "comparison", "metric": c.Metric, "better": c.Better,
 		"a_label": c.ALabel, "b_label": c.BLabel, "a": jsonFloats(c.A), "b": jsonFloats(c.B),
-		"mean_a": jf(c.MeanA), "mean_b": jf(c.MeanB), "index": c.Index, "gain_pct": jf(c.GainPct),
+		"mean_a": jf(c.MeanA), "mean_b": jf(c.MeanB), "index": jf(c.Shown().Value()), "gain_pct": jf(c.GainPct),
 		"ratio": jf(c.Ratio), "geomean_a": jf(c.GeoMeanA), "geomean_b": jf(c.GeoMeanB),
 		"paired": c.Paired, "design": c.Design(), "ci_method": c.ciMethod(), "ci_none": c.CI.None,
 		"ci_ratio": []any{jf(c.CI.Low), jf(c.CI.High)}, "ci_achieved": jf(c.CI.Achieved), "step": jf(c.CI.Step),

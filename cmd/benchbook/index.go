@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/benchbook/benchbook/runtime"
@@ -197,7 +198,9 @@ func indexMarkdown(rows []indexRow) string {
 	for _, r := range rows {
 		change := ""
 		if r.Index > 0 {
-			change = fmt.Sprintf("100 → %.0f %s", r.Index, indexBar(r.Index))
+			// The JSON's index is the one its record shows (stats.Shown): print
+			// it as it is, so 0.19 is not 0.
+			change = fmt.Sprintf("100 → %s %s", strconv.FormatFloat(r.Index, 'f', -1, 64), indexBar(r.Index))
 		}
 		pairs := ""
 		if r.Pairs > 0 {

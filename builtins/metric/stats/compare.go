@@ -88,11 +88,10 @@ type Comparison struct {
 
 	// Ratio is the estimate of B/A: the Hodges-Lehmann estimate on the log
 	// scale (paired: the median of the Walsh averages of the log pair
-	// ratios; unpaired: the median of the pairwise log differences). Index
-	// is 100 × Ratio rounded, for text bars; GainPct is (Ratio - 1) × 100,
-	// signed as measured.
+	// ratios; unpaired: the median of the pairwise log differences). The
+	// index is 100 × Ratio, shown only as Shown rounds it; GainPct is
+	// (Ratio - 1) × 100, signed as measured.
 	Ratio   float64
-	Index   int
 	GainPct float64
 	Ratios  []float64 // B_i / A_i per pair, when paired
 	CI      Interval  // of Ratio, at 1 - Alpha: the ratios the test does not reject
@@ -215,7 +214,6 @@ func (c *Comparison) estimate() {
 	}
 	e := ratioInterval(c.A, c.B, c.Paired, c.Confidence())
 	c.Ratio, c.CI = e.ratio, e.interval
-	c.Index = int(math.Round(100 * c.Ratio))
 	c.GainPct = (c.Ratio - 1) * 100
 }
 
@@ -380,7 +378,9 @@ func (c *Comparison) Design() string {
 	return fmt.Sprintf("unpaired, %d %s and %d %s runs: Hodges-Lehmann estimate, %s test", len(c.A), c.ALabel, len(c.B), c.BLabel, c.Test)
 }
 
-// Shown is the index and its interval as the record prints them.
+// Shown is the index and its interval as the record prints them, the one
+// rounding every display of the index takes (the sentence, c.index, the
+// JSON record, the text bars).
 func (c *Comparison) Shown() Shown {
 	return ShowIndex(100*c.Ratio, 100*c.CI.Low, 100*c.CI.High)
 }
@@ -405,20 +405,6 @@ func (c *Comparison) RatioRange() string {
 	}
 	sh := c.Shown()
 	return sh.Low + " to " + sh.High
-}
-
-// IndexString rounds an index to a whole number from 10 up and keeps two
-// significant digits below, so a table shows 0.8, not 1, and 121, not
-// 121.4286.
-func IndexString(x float64) string { return fmt.Sprint(DisplayIndex(x)) }
-
-// DisplayIndex is the rounding IndexString shows.
-func DisplayIndex(x float64) float64 {
-	if math.Abs(x) >= 10 || x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
-		return math.Round(x)
-	}
-	scale := math.Pow(10, 1-math.Floor(math.Log10(math.Abs(x))))
-	return math.Round(x*scale) / scale
 }
 
 // Pct formats a percentage, "unknown" for NaN.

@@ -9,26 +9,48 @@ import (
 // with the same decimals, the bounds rounded outward (the lower one down,
 // the upper one up) and the index to nearest, so the shown index always
 // lies inside the shown interval and a shown interval is never narrower
-// than the computed one.
+// than the computed one. Every place that shows an index takes it from
+// here (the sentence, c.index, the JSON record, the text bars), so no
+// place rounds it on its own.
 type Shown struct {
 	Index, Low, High string // Low and High "" when there is no interval
 	Decimals         int
+}
+
+// Value is the shown index as a number: c.index and the JSON record's
+// "index". It has at most four significant digits, so a table that shows
+// four (display.FormatFloat) shows it unchanged and inside the interval.
+func (s Shown) Value() float64 {
+	v, err := strconv.ParseFloat(s.Index, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
 }
 
 // maxShownDecimals bounds the precision of a shown index: an interval
 // narrower than a thousandth of an index point is shown that wide.
 const maxShownDecimals = 3
 
+// maxShownDigits bounds the significant digits of a shown index from 1 up:
+// the record's tables show four (display.FormatFloat), and a notebook puts
+// c.index in a table beside c.ci_range, so a fifth digit would be rounded
+// away there and could land the index outside the interval beside it
+// (100.640 in 100.636 to 100.644 shown as 100.6). An interval narrower
+// than the fourth digit is shown that wide: 100.6 to 100.7, never narrower.
+const maxShownDigits = 4
+
 // ShowIndex formats an index (100 × a ratio) with its interval, in index
 // units; low and high are NaN when there is no interval. The decimals
 // are enough for two significant digits of the index (0.19, 5.3, 121) and
-// for the interval's width to show (99.6 to 100.3, not 100 to 100).
+// for the interval's width to show (99.6 to 100.3, not 100 to 100), up to
+// three decimals and four significant digits.
 func ShowIndex(index, low, high float64) Shown {
 	d := sigDecimals(index)
 	if !math.IsNaN(low) && !math.IsNaN(high) {
 		d = max(d, sigDecimals(low), widthDecimals(high-low, index))
 	}
-	d = min(d, maxShownDecimals)
+	d = min(d, maxShownDecimals, digitsDecimals(index))
 	s := Shown{Index: fmtFixed(roundAt(index, d, math.Round), d), Decimals: d}
 	if !math.IsNaN(low) && !math.IsNaN(high) {
 		s.Low = fmtFixed(roundAt(low, d, math.Floor), d)
@@ -45,6 +67,16 @@ func sigDecimals(x float64) int {
 		return 0
 	}
 	return int(1 - math.Floor(math.Log10(x)))
+}
+
+// digitsDecimals is the most decimals that keep x to maxShownDigits
+// significant digits; below 1 the decimals alone bound it.
+func digitsDecimals(x float64) int {
+	x = math.Abs(x)
+	if x < 1 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return maxShownDecimals
+	}
+	return max(0, maxShownDigits-int(math.Floor(math.Log10(x)))-1)
 }
 
 // widthDecimals is the fewest decimals at which a width spans at least two
