@@ -42,7 +42,7 @@
 //	    a, b, ratios, metric, better, a_label, b_label, sentence, warnings.
 //	equivalent(a, b, allow_vacuous = False, allow_mismatch = False) -> struct(ok, compared, mismatch_count, mismatches, missing, distinct_a, distinct_b, vacuous, summary)
 //	    fails when the arms answer differently, unless allow_mismatch.
-//	verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False, override = "") -> verdict
+//	verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False, override = "", aim = None) -> verdict
 //	    status: "kept", "reverted", "no effect", "open", "discarded", "inconclusive".
 //	    "kept" needs a headline that IMPROVES (or override = "why", shown
 //	    in the record) and equivalence: a passing equivalent(...) or a

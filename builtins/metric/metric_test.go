@@ -1,6 +1,7 @@
 package metric
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -8,11 +9,45 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/record"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
 func TestStarlark(t *testing.T) {
-	startest.RunFiles(t, "testdata/*.star", nil)
+	startest.RunFiles(t, "testdata/*.star", func(*testing.T) startest.Options {
+		return startest.Options{Globals: starlark.StringDict{
+			"markdown_of": renderAs("markdown_of", func(v starlark.Value) (string, bool) {
+				m, ok := v.(record.Markdowner)
+				if !ok {
+					return "", false
+				}
+				return m.Markdown(), true
+			}),
+			"html_of": renderAs("html_of", func(v starlark.Value) (string, bool) {
+				h, ok := v.(record.HTMLer)
+				if !ok {
+					return "", false
+				}
+				return h.HTML(), true
+			}),
+		}}
+	})
+}
+
+// renderAs is a test builtin that returns what the record shows of a value:
+// its Markdown or its HTML.
+func renderAs(name string, render func(starlark.Value) (string, bool)) *starlark.Builtin {
+	return starlark.NewBuiltin(name, func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		var v starlark.Value
+		if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 1, &v); err != nil {
+			return nil, err
+		}
+		s, ok := render(v)
+		if !ok {
+			return nil, fmt.Errorf("%s: a %s has no such rendering", b.Name(), v.Type())
+		}
+		return starlark.String(s), nil
+	})
 }
 
 func TestCodecRoundTrip(t *testing.T) {

@@ -29,8 +29,14 @@ type Verdict struct {
 	// the notebook's reason. "kept" needs one or the other.
 	Equivalence string
 	// Override is the notebook's reason for keeping a change whose headline
-	// does not say IMPROVES (override = "why"); the record shows it.
+	// does not say what the change aims for (override = "why"); the record
+	// shows it.
 	Override string
+	// Aim is the way the change is meant to move the headline metric,
+	// "higher" or "lower", when the notebook says (aim = ...); "" means
+	// the metric's own better. A change that aims against it (a rate
+	// limiter lowering rps) is kept on a headline that says WORSENS.
+	Aim string
 	// Secondary are the notebook's other comparisons with their adjusted
 	// verdicts, set on the record's copy by the record pass (family.go).
 	Secondary []*Comparison
@@ -47,14 +53,14 @@ func init() {
 }
 
 // verdictBuiltin implements
-// verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False, override = "").
+// verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False, override = "", aim = None).
 func verdictBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var status, summary, override string
+	var status, summary, override, aim string
 	var headline, equivalence starlark.Value = starlark.None, starlark.None
 	var requireAccepted bool
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs,
 		"status", &status, "headline?", &headline, "summary?", &summary, "equivalence?", &equivalence,
-		"require_accepted?", &requireAccepted, "override?", &override); err != nil {
+		"require_accepted?", &requireAccepted, "override?", &override, "aim?", &aim); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(statuses, status) {
@@ -67,6 +73,9 @@ func verdictBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark
 		v.Headline = h
 	default:
 		return nil, fmt.Errorf("verdict: headline must be a comparison, got %s", headline.Type())
+	}
+	if err := setAim(v, aim); err != nil {
+		return nil, err
 	}
 	if err := checkAccepted(v, requireAccepted); err != nil {
 		return nil, err
@@ -95,18 +104,54 @@ func checkAccepted(v *Verdict, require bool) error {
 	if v.Headline == nil {
 		return fmt.Errorf("verdict: require_accepted needs a headline comparison")
 	}
+	if v.againstBetter() {
+		return fmt.Errorf("verdict: require_accepted judges the seeds' rule in %s's own direction (%s); with aim = %q compare with better = %q instead",
+			v.Headline.Metric, v.Headline.Better, v.Aim, v.Aim)
+	}
 	if !v.Headline.Accepted {
 		return fmt.Errorf("verdict: status \"kept\" with require_accepted, but the headline is %s", v.Headline.Acceptance)
 	}
 	return nil
 }
 
+// setAim reads aim: the way the change is meant to move the headline
+// metric. It needs a headline; the metric's own better is the default.
+func setAim(v *Verdict, aim string) error {
+	if aim == "" {
+		return nil
+	}
+	if aim != "higher" && aim != "lower" {
+		return fmt.Errorf("verdict: aim must be \"higher\" or \"lower\", got %q", aim)
+	}
+	if v.Headline == nil {
+		return fmt.Errorf("verdict: aim needs headline = the comparison whose metric the change aims to move")
+	}
+	v.Aim = aim
+	return nil
+}
+
+// againstBetter reports whether the change aims to move its headline metric
+// the way the metric is worse (aim = "lower" for rps).
+func (v *Verdict) againstBetter() bool {
+	return v.Aim != "" && v.Headline != nil && v.Aim != v.Headline.Better
+}
+
+// aimed is the headline verdict a kept change needs: IMPROVES, or WORSENS
+// when it aims against its metric's better.
+func (v *Verdict) aimed() string {
+	if v.againstBetter() {
+		return "WORSENS"
+	}
+	return "IMPROVES"
+}
+
 // checkHeadline holds "kept" to its headline: a decision to keep a change
-// rests on the comparison it names, so that comparison must say IMPROVES
-// (issue 32). A notebook that keeps a change for another reason (a
-// robustness fix that costs a little, a change kept for its memory while
-// its headline is throughput) says why in override, which the record shows
-// beside the verdict.
+// rests on the comparison it names, so that comparison must say IMPROVES,
+// or WORSENS for a change the notebook names as aiming the other way
+// (aim = "lower" for a rate limiter's rps) (issue 32). A notebook that
+// keeps a change for another reason (a robustness fix that costs a
+// little, a change kept for its memory while its headline is throughput)
+// says why in override, which the record shows beside the verdict.
 func checkHeadline(v *Verdict, override string) error {
 	if v.Status != "kept" {
 		if override != "" {
@@ -121,15 +166,40 @@ func checkHeadline(v *Verdict, override string) error {
 	if v.Headline == nil {
 		return fmt.Errorf(`verdict: status "kept" needs headline = the comparison the decision rests on, and it must say IMPROVES; override = "why" keeps the change for another reason`)
 	}
-	if v.Headline.Verdict != "IMPROVES" {
+	if want := v.aimed(); v.Headline.Verdict != want {
 		why := ""
 		if v.Headline.Reason != "" {
 			why = " (" + v.Headline.Reason + ")"
+		}
+		if v.againstBetter() {
+			return fmt.Errorf(`verdict: status "kept" aims to %s %s, but the headline says %s%s, not %s; override = "why" keeps it for another reason, shown in the record`,
+				aimVerb(v.Aim), v.Headline.Metric, v.Headline.Verdict, why, want)
 		}
 		return fmt.Errorf(`verdict: status "kept" but the headline %s says %s%s, not IMPROVES; override = "why" keeps it for another reason, shown in the record`,
 			v.Headline.Metric, v.Headline.Verdict, why)
 	}
 	return nil
+}
+
+func aimVerb(aim string) string {
+	if aim == "lower" {
+		return "lower"
+	}
+	return "raise"
+}
+
+// aimLine says, for a change that aims against its headline metric's
+// better, that the headline's WORSENS is the aim, so a reader of the record
+// does not take it for a mistake.
+func (v *Verdict) aimLine() string {
+	if !v.againstBetter() {
+		return ""
+	}
+	s := fmt.Sprintf("The change aims to %s %s (better %s): its headline says %s", aimVerb(v.Aim), v.Headline.Metric, v.Headline.Better, v.Headline.Verdict)
+	if v.Headline.Verdict == v.aimed() {
+		return s + ", the aim."
+	}
+	return s + ", not the aim."
 }
 
 // equivalenceOf reads verdict's equivalence argument: the value of
@@ -181,7 +251,7 @@ func (v *Verdict) Freeze()               {}
 func (v *Verdict) Truth() starlark.Bool  { return true }
 func (v *Verdict) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: verdict") }
 func (v *Verdict) AttrNames() []string {
-	return []string{"equivalence", "headline", "override", "status", "summary"}
+	return []string{"aim", "equivalence", "headline", "override", "status", "summary"}
 }
 
 func (v *Verdict) String() string {
@@ -235,6 +305,8 @@ func (v *Verdict) Attr(name string) (starlark.Value, error) {
 		return starlark.String(v.Equivalence), nil
 	case "override":
 		return starlark.String(v.Override), nil
+	case "aim":
+		return starlark.String(v.Aim), nil
 	case "headline":
 		if v.Headline == nil {
 			return starlark.None, nil
@@ -263,6 +335,9 @@ func (v *Verdict) Markdown() string {
 	if eq := v.equivalenceLine(); eq != "" {
 		b.WriteString("\n" + eq + "\n")
 	}
+	if a := v.aimLine(); a != "" {
+		b.WriteString("\n" + a + "\n")
+	}
 	if o := v.overrideLine(); o != "" {
 		b.WriteString("\n**" + o + "**\n")
 	}
@@ -285,6 +360,9 @@ func (v *Verdict) HTML() string {
 	if eq := v.equivalenceLine(); eq != "" {
 		fmt.Fprintf(&b, `<p class="equivalence">%s</p>`, html.EscapeString(eq))
 	}
+	if a := v.aimLine(); a != "" {
+		fmt.Fprintf(&b, `<p class="aim">%s</p>`, html.EscapeString(a))
+	}
 	if o := v.overrideLine(); o != "" {
 		fmt.Fprintf(&b, `<p class="override"><strong>%s</strong></p>`, html.EscapeString(o))
 	}
@@ -303,7 +381,7 @@ func (v *Verdict) HTML() string {
 }
 
 func (v *Verdict) JSON() any {
-	out := map[string]any{"type": "verdict", "status": v.Status, "summary": v.Summary, "equivalence": v.Equivalence, "override": v.Override}
+	out := map[string]any{"type": "verdict", "status": v.Status, "summary": v.Summary, "equivalence": v.Equivalence, "override": v.Override, "aim": v.Aim}
 	if v.Headline != nil {
 		out["headline"] = v.Headline.JSON()
 	}
