@@ -44,7 +44,8 @@
 //	    fails when the arms answer differently, unless allow_mismatch.
 //	verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False, override = "", aim = None) -> verdict
 //	    status: "kept", "reverted", "no effect", "open", "discarded", "inconclusive".
-//	    "kept" needs a headline that IMPROVES (or override = "why", shown
+//	    "kept" needs a headline that IMPROVES (WORSENS with aim = "lower"
+//	    or "higher" against the metric's better; or override = "why", shown
 //	    in the record) and equivalence: a passing equivalent(...) or a
 //	    string saying why the arms cannot answer differently; with
 //	    require_accepted, also a headline the seeds' rule accepts.
