@@ -59,12 +59,16 @@ type estimateWithCI struct {
 
 func ratioInterval(a, b []float64, paired bool, confidence float64) estimateWithCI {
 	var s shift
+	// Values in coarse steps: ties spread over their rounding cell first
+	// (spreadTies), for both designs.
+	sa, sb := a, b
+	if step := Step(append(append([]float64(nil), a...), b...)); step > 0 {
+		sa, sb = spreadTies(a, step), spreadTies(b, step)
+	}
 	if paired {
-		s = pairedShift(logRatios(a, b), confidence)
-	} else if step := Step(append(append([]float64(nil), a...), b...)); step > 0 {
-		s = unpairedShift(logs(spreadTies(a, step)), logs(spreadTies(b, step)), confidence)
+		s = pairedShift(logRatios(sa, sb), confidence)
 	} else {
-		s = unpairedShift(logs(a), logs(b), confidence)
+		s = unpairedShift(logs(sa), logs(sb), confidence)
 	}
 	out := estimateWithCI{ratio: math.Exp(s.est)}
 	if !s.ok() {
@@ -140,7 +144,21 @@ func stddev(xs []float64) float64 { return math.Sqrt(variance(xs)) }
 // spreadTies spreads each group of equal values evenly over the rounding
 // cell they stand for, [x - step/2, x + step/2], in run order: k runs that
 // read 20 in whole units stand for k values somewhere in 19.5 to 20.5.
+//
+// Why: a rank interval on values in a few steps has its ends on the few
+// values there are, so it jumps from one to the next as the truth moves
+// between them: paired, on steps of 5 at 3 % noise, 87-91 % coverage for a
+// true ratio just off a ratio of two grid values (0.9525 against 100/105)
+// and 99.5 % on one (95/100) (TestRatioCICoverageAcrossTheGrid); unpaired,
+// 87 % at 8 v 16 runs on steps of 3. Spread, the values vary as the truth
+// in the cells would, and the interval covers 93.6-96.8 % wherever the
+// truth lies. An arm whose runs all read the same is left as it is: then
+// nothing says where in the cell its truth lies, and the widening for the
+// resolution takes the whole half step (RoundingBias with no spread).
 func spreadTies(xs []float64, step float64) []float64 {
+	if slices.Min(xs) == slices.Max(xs) {
+		return xs
+	}
 	out := slices.Clone(xs)
 	groups := map[float64][]int{}
 	for i, x := range xs {

@@ -121,6 +121,16 @@ func TestIssue32Resolution(t *testing.T) {
 	if !strings.Contains(c.Reason, "resolution") {
 		t.Errorf("the reason should name the resolution: %s", c.Reason)
 	}
+	// The issue's own case: a 5 % effect, values rounded to steps of 5, 2
+	// pairs. Its t-interval covered 88.5 %; 2 pairs now get no interval
+	// and no verdict, whatever they read (coverage from 6 pairs up:
+	// TestRatioCICoverageAcrossTheGrid).
+	for _, pair := range [][4]float64{{100, 95, 105, 100}, {100, 95, 100, 95}, {95, 90, 110, 105}, {100, 100, 105, 100}} {
+		c := mustCompare(t, []float64{pair[0], pair[2]}, []float64{pair[1], pair[3]}, Options{Better: "lower"})
+		if c.CI.Ok() || c.Verdict != "~" || !strings.Contains(c.Reason, "6 pairs are the fewest") {
+			t.Errorf("2 pairs on steps of 5 %v: interval %v, %s", pair, c.CI.Ok(), c.Sentence())
+		}
+	}
 	// Spread-out values on a coarse grid keep a verdict they earn.
 	a := []float64{100, 95, 105, 100, 110, 95, 100, 105, 100, 95, 105, 100}
 	b := []float64{90, 85, 95, 90, 100, 85, 90, 95, 90, 85, 95, 90}

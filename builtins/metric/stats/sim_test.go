@@ -283,58 +283,195 @@ func fmtRates(m map[int]float64, from, to int) string {
 	return s
 }
 
+// coverageBounds are the counts of n studies outside which a coverage is
+// evidence against 93-97.5 %, at `level`: fewer covered than a true 93 %
+// gives by chance, or more than a true 97.5 % gives (exact binomial tails).
+func coverageBounds(n int, level float64) (least, most int) {
+	most = mostByChance(n, 0.975, level)
+	// The fewest: by symmetry, the most misses a true 7 % of misses gives.
+	least = n - mostByChance(n, 0.07, level)
+	return least, most
+}
+
+// coverageCell is one simulated cell of a coverage study.
+type coverageCell struct {
+	cd     condition
+	na, nb int
+	ratio  float64
+}
+
+func (c coverageCell) String() string {
+	return fmt.Sprintf("%s, %d v %d runs, true ratio %.4f", c.cd.name, c.na, c.nb, c.ratio)
+}
+
+// simulateCoverage draws trials studies of a cell and counts those whose
+// interval holds the true ratio; the exact confidence is the last
+// interval's (it depends on the sizes alone).
+func simulateCoverage(t *testing.T, c coverageCell, trials int, seed uint64) (covered int, achieved float64) {
+	rng := rand.New(rand.NewPCG(seed, uint64(c.na*100+c.nb)+uint64(math.Round(c.ratio*1e5))<<16))
+	for range trials {
+		a, b := c.cd.draw(rng, c.na, c.nb, c.ratio)
+		iv := RatioCI(a, b, Confidence)
+		if !iv.Ok() {
+			t.Fatalf("%s: no interval: %s", c, iv.None)
+		}
+		if iv.Low <= c.ratio && c.ratio <= iv.High {
+			covered++
+		}
+		achieved = iv.Achieved
+	}
+	return covered, achieved
+}
+
 // TestRatioCICoverage: the 95 % interval holds the true ratio between 93 %
 // and 97.5 % of the time (neither too narrow nor wastefully wide): paired
 // at 6 to 16 pairs in each condition and with values rounded to steps of
-// 5 and of 2, unpaired from 3 v 7 runs up, with and without rounding.
+// 5 and of 2, unpaired from 3 v 7 runs up (and 7 v 3), with and without
+// rounding, at a true ratio of 0.937.
+//
+// The bounds are the issue's, with no allowance but the simulation's own
+// noise: a cell of 3,000 studies fails when its count of covered studies
+// would come by chance less than 1 %/(number of cells) of the time were
+// the true coverage 93 % (too few) or 97.5 % (too many), by the exact
+// binomial tails (Bonferroni over the cells). An exact rank interval has
+// the confidence its critical value gives, a little above 95 % (96.9 % at
+// 6 pairs, 96.7 % at 3 v 7), inside those bounds; TestRatioCICoverageAcross
+// TheGrid moves the true ratio across the grid of rounded values.
 func TestRatioCICoverage(t *testing.T) {
 	skipUnderRace(t)
 	const trials, ratio = 3000, 0.937
-	type cell struct {
-		cd     condition
-		na, nb int
-	}
-	var cells []cell
+	var cells []coverageCell
 	paired := append(append([]condition(nil), conditions...),
 		condition{name: "steps of 5", step: 5, level: 0.03},
 		condition{name: "steps of 2", step: 2, level: 0.03})
 	for _, cd := range paired {
 		for _, n := range []int{6, 7, 8, 10, 12, 16} {
-			cells = append(cells, cell{cd, n, n})
+			cells = append(cells, coverageCell{cd, n, n, ratio})
 		}
 	}
 	for _, cd := range []condition{{name: "iid lognormal"}, {name: "t(3) tails", tails: true}, {name: "steps of 2", step: 2}} {
 		for _, sz := range [][2]int{{3, 7}, {3, 9}, {4, 8}, {5, 10}, {6, 12}, {8, 16}, {10, 20}, {7, 3}} {
-			cells = append(cells, cell{cd, sz[0], sz[1]})
+			cells = append(cells, coverageCell{cd, sz[0], sz[1], ratio})
 		}
 	}
+	least, most := coverageBounds(trials, 0.01/float64(len(cells)))
+	t.Logf("bounds: %d to %d of %d covered (%.3f to %.3f)", least, most, trials, float64(least)/trials, float64(most)/trials)
 	for _, c := range cells {
-		rng := rand.New(rand.NewPCG(11, uint64(c.na*100+c.nb)))
-		covered, achieved := 0, 0.0
-		for range trials {
-			a, b := c.cd.draw(rng, c.na, c.nb, ratio)
-			iv := RatioCI(a, b, Confidence)
-			if !iv.Ok() {
-				t.Fatalf("%s %d v %d: no interval: %s", c.cd.name, c.na, c.nb, iv.None)
-			}
-			if iv.Low <= ratio && ratio <= iv.High {
-				covered++
-			}
-			achieved = iv.Achieved
-		}
+		covered, achieved := simulateCoverage(t, c, trials, 11)
 		cov := float64(covered) / trials
-		name := fmt.Sprintf("%s, %d v %d runs", c.cd.name, c.na, c.nb)
-		// An exact rank interval is discrete: it has the confidence its
-		// critical value gives (96.7 % at 3 v 7, 96.9 % at 6 pairs), which
-		// a simulation may show a little above, and ties in rounded values
-		// add up to a point to it.
-		upper := math.Max(0.975, achieved+binomialSlack(achieved, trials))
-		if c.cd.step > 0 {
-			upper = math.Max(0.975, achieved+0.01)
+		if covered < least || covered > most {
+			t.Errorf("%s: coverage %.3f of the 95 %% interval (exact %.3f), outside 93-97.5 %% beyond the simulation's noise (%d to %d of %d)",
+				c, cov, achieved, least, most, trials)
 		}
-		if cov < 0.93 || cov > upper {
-			t.Errorf("%s: coverage %.3f of the 95 %% interval (exact %.3f), want 0.93-%.3f", name, cov, achieved, upper)
-		}
-		t.Logf("%s: coverage %.3f (exact: %.3f)", name, cov, achieved)
+		t.Logf("%s: coverage %.3f (exact: %.3f)", c, cov, achieved)
 	}
+}
+
+// TestRatioCICoverageAcrossTheGrid: with values rounded to a grid, how
+// often the interval holds the truth depends on where the truth lies
+// between the ratios of two grid values. Before ties were spread over
+// their rounding cell, the paired interval on steps of 5 (3 % noise, a
+// level per pair) covered 87-91 % for true ratios just off a grid ratio
+// (0.9525 against 100/105 = 0.9524) and 99.5 % on one (the issue's own
+// 5 %: 95/100), and the sweep of one true ratio (0.937) did not see it.
+// Here the true ratio moves from 0.930 to 0.970 in steps of 0.0025
+// (95/100 included): paired at 6, 8, 12 and 16 pairs every cell must lie
+// in 93-97.5 % within its noise (as in TestRatioCICoverage), and so must
+// the mean over the sweep at each number of pairs.
+//
+// Unpaired arms on a grid are conservative instead: spreading their ties
+// over the whole cell widens them beyond the truth's spread inside it. At
+// 3 v 7 and 8 v 16 runs on steps of 2 every cell must cover at least 93 %;
+// their excess (up to 98.4 % on steps of 2 and 99.5 % on steps of 5 as
+// coarse as the noise) is the price of never covering less, and the README
+// says so. The issue's 88.5 % at 2 pairs came from a t-interval: 2 pairs
+// now get no interval and no verdict (TestIssue32Resolution).
+func TestRatioCICoverageAcrossTheGrid(t *testing.T) {
+	skipUnderRace(t)
+	const trials = 3000
+	var ratios []float64
+	for k := 0; k <= 16; k++ {
+		ratios = append(ratios, 0.93+0.0025*float64(k))
+	}
+	steps5 := condition{name: "paired, steps of 5", step: 5, level: 0.03}
+	var paired, unpaired []coverageCell
+	for _, n := range []int{6, 8, 12, 16} {
+		for _, r := range ratios {
+			paired = append(paired, coverageCell{steps5, n, n, r})
+		}
+	}
+	for _, sz := range [][2]int{{3, 7}, {8, 16}} {
+		for _, r := range ratios {
+			unpaired = append(unpaired, coverageCell{condition{name: "unpaired, steps of 2", step: 2}, sz[0], sz[1], r})
+		}
+	}
+	level := 0.01 / float64(len(paired)+len(unpaired)+4)
+	least, most := coverageBounds(trials, level)
+	pooledLeast, pooledMost := coverageBounds(trials*len(ratios), level)
+	t.Logf("bounds: %d to %d of %d a cell; the mean over %d ratios %.4f to %.4f", least, most, trials, len(ratios),
+		float64(pooledLeast)/float64(trials*len(ratios)), float64(pooledMost)/float64(trials*len(ratios)))
+	sums := map[int]int{}
+	var pairedCov, unpairedCov []int
+	for _, c := range paired {
+		covered, _ := simulateCoverage(t, c, trials, 12)
+		pairedCov = append(pairedCov, covered)
+		sums[c.na] += covered
+		if covered < least || covered > most {
+			t.Errorf("%s: coverage %.3f, outside 93-97.5 %% beyond the simulation's noise (%d to %d of %d)",
+				c, float64(covered)/trials, least, most, trials)
+		}
+	}
+	for n, sum := range sums {
+		if sum < pooledLeast || sum > pooledMost {
+			t.Errorf("paired, steps of 5, %d pairs: mean coverage over the grid %.4f, outside 93-97.5 %%", n, float64(sum)/float64(trials*len(ratios)))
+		}
+	}
+	for _, c := range unpaired {
+		covered, _ := simulateCoverage(t, c, trials, 12)
+		unpairedCov = append(unpairedCov, covered)
+		if covered < least {
+			t.Errorf("%s: coverage %.3f, below 93 %% beyond the simulation's noise (%d of %d)", c, float64(covered)/trials, least, trials)
+		}
+	}
+	for _, line := range append(gridSummary(paired, pairedCov, trials), gridSummary(unpaired, unpairedCov, trials)...) {
+		t.Log(line)
+	}
+}
+
+// gridSummary is the least, mean and most coverage over the true ratios,
+// for each size of arms, and where the least and most were.
+func gridSummary(cells []coverageCell, covered []int, trials int) []string {
+	type acc struct {
+		lo, hi, sum   float64
+		atLo, atHi    float64
+		count, na, nb int
+		name          string
+	}
+	var order []string
+	by := map[string]*acc{}
+	for i, c := range cells {
+		key := fmt.Sprintf("%s, %d v %d", c.cd.name, c.na, c.nb)
+		a, ok := by[key]
+		if !ok {
+			a = &acc{lo: 2, hi: -1, name: key}
+			by[key] = a
+			order = append(order, key)
+		}
+		x := float64(covered[i]) / float64(trials)
+		if x < a.lo {
+			a.lo, a.atLo = x, c.ratio
+		}
+		if x > a.hi {
+			a.hi, a.atHi = x, c.ratio
+		}
+		a.sum += x
+		a.count++
+	}
+	var out []string
+	for _, key := range order {
+		a := by[key]
+		out = append(out, fmt.Sprintf("%s: coverage over the grid %.3f (at %.4f) to %.3f (at %.4f), mean %.3f",
+			a.name, a.lo, a.atLo, a.hi, a.atHi, a.sum/float64(a.count)))
+	}
+	return out
 }
