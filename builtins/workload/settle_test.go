@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"context"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -8,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"go.starlark.net/starlark"
 )
 
@@ -95,4 +98,72 @@ func hasWarning(r *Run, part string) bool {
 		}
 	}
 	return false
+}
+
+// TestWarmupAutoNeverSettles: a target that keeps slowing down never gives
+// three probe windows within 5 % of each other; warmup = "auto" gives up at
+// its bound (shortened here from 60 s), measures anyway, records how long
+// it warmed up and warns that it did not settle, with the probes' figures.
+func TestWarmupAutoNeverSettles(t *testing.T) {
+	defer func(max time.Duration) { autoWarmupMax = max }(autoWarmupMax)
+	autoWarmupMax = 1500 * time.Millisecond
+	var once sync.Once
+	var start time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		once.Do(func() { start = time.Now() })
+		// 1 ms doubling every 0.4 s: each 250 ms probe ~35 % slower than
+		// the one before.
+		time.Sleep(time.Duration(float64(time.Millisecond) * math.Pow(2, time.Since(start).Seconds()/0.4)))
+	}))
+	t.Cleanup(srv.Close)
+	g := mustExec(t, `r = workload.http(url, clients = 2, duration = "0.5s", warmup = "auto", window = "0.25s")`,
+		starlark.StringDict{"url": str(srv.URL)})
+	r := g["r"].(*Run)
+	if !r.d.WarmupAuto || r.d.WarmupS < autoWarmupMax.Seconds() || r.d.WarmupS > autoWarmupMax.Seconds()+1 {
+		t.Errorf("warm-up took %.2f s, want its bound %s and at most one probe more", r.d.WarmupS, autoWarmupMax)
+	}
+	if !hasWarning(r, `warm-up: warmup = "auto" did not settle in 1.`) || !hasWarning(r, "rps of its windows: ") ||
+		!hasWarning(r, "the run measures a target still warming up") {
+		t.Errorf("no warning that the warm-up did not settle: %q", r.d.Warnings)
+	}
+	if r.d.Count == 0 {
+		t.Errorf("the run measured nothing after giving up: %+v", r.d)
+	}
+}
+
+// TestWarmupAutoSQL: workload.sql takes warmup = "auto" as workload.http
+// does: against a statement that is slow for its first second (30 ms
+// falling to 5 ms) it waits that second out, since no three probe windows
+// of the ramp lie within 5 % of each other, records how long, and the
+// probes' statements do not count in the run's per-statement figures.
+// (The run's steadiness after it is TestWarmupAuto's, on HTTP: a SQL run's
+// windows on a busy box move too much to judge here.)
+func TestWarmupAutoSQL(t *testing.T) {
+	dsn := startPostgres(t)
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(context.Background(), `CREATE TABLE t0 AS SELECT clock_timestamp() AS t`); err != nil {
+		t.Fatal(err)
+	}
+	g := mustExec(t, `
+r = workload.sql(dsn, queries = {"cold": q}, clients = 2, duration = "1s", warmup = "auto", window = "0.5s")
+assert.eq(r.errors, {})
+assert.true(not any(["did not settle" in w for w in r.warnings]), r.warnings)
+`, starlark.StringDict{"dsn": str(dsn),
+		"q": str(`SELECT pg_sleep(greatest(0.005, 0.03 * (1 - extract(epoch FROM clock_timestamp() - t) / 1.0))) FROM t0`)})
+	r := g["r"].(*Run)
+	var elapsed float64
+	if err := conn.QueryRow(context.Background(), `SELECT extract(epoch FROM clock_timestamp() - t) FROM t0`).Scan(&elapsed); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := r.Attr("warmup_s"); !r.d.WarmupAuto || r.d.WarmupS < 1.0 || r.d.WarmupS > elapsed || v != starlark.Float(r.d.WarmupS) {
+		t.Errorf("sql auto warm-up took %.2f s (auto %v, warmup_s %v), want past the 1 s cold start and within the %.2f s since it began",
+			r.d.WarmupS, r.d.WarmupAuto, v, elapsed)
+	}
+	if h := r.byTag["cold"]; h == nil || h.TotalCount() != r.d.Count {
+		t.Errorf("the statement's histogram holds %v requests, the run counted %d: the warm-up's probes counted", h.TotalCount(), r.d.Count)
+	}
 }

@@ -7,12 +7,12 @@
 //	              duration, warmup = "1s" | "auto", timeout = "5s", max_inflight = auto,
 //	              window = "1s", tick = "auto", observe = [], label = "") -> run
 //	workload.sql(db, query = "..." | queries = [...] | {tag: sql}, args = None,
-//	             clients = N | rate = R, arrival, duration, warmup = "1s",
+//	             clients = N | rate = R, arrival, duration, warmup = "1s" | "auto",
 //	             timeout = "5s", max_inflight = auto, window = "1s", tick = "auto",
 //	             observe = [], label = "") -> run
 //	workload.mongo(target, op = "find" | "insert" | "update" | "aggregate" | "bulk",
 //	               collection, db = "", request = {} | func(seq) -> {} | gocode func,
-//	               clients = N | rate = R, arrival, duration, warmup = "1s",
+//	               clients = N | rate = R, arrival, duration, warmup = "1s" | "auto",
 //	               timeout = "5s", max_inflight = auto, window = "1s", tick = "auto",
 //	               observe = [], label = "") -> run
 //	    target: a mongodb:// URI (its path names the database) or a
