@@ -21,6 +21,9 @@ import (
 //     "_bytes_per_s"), before the time suffixes they end in: "write_mb_s"
 //     is a rate, not a time in seconds;
 //  4. time, size and cost suffixes ("_ms", "_s", "_per_req", "_bytes").
+//
+// A name that is one of those units on its own ("mb_s", "kb_s", "ms") reads
+// as the unit, before any suffix: a bare "mb_s" is a rate, not seconds.
 func Direction(name string) (better string, ok bool) {
 	name = strings.ToLower(strings.TrimSpace(name))
 	if d, ok := directionByName[name]; ok {
@@ -31,6 +34,13 @@ func Direction(name string) (better string, ok bool) {
 	}
 	if CountsFailures(name) {
 		return "lower", true
+	}
+	// A name that is a unit on its own is that unit: "mb_s" is a rate,
+	// though it ends in "_s" (seconds) and not in "_mb_s".
+	for _, s := range directionBySuffix {
+		if name == strings.TrimPrefix(s.suffix, "_") {
+			return s.better, true
+		}
 	}
 	for _, s := range directionBySuffix {
 		if strings.HasSuffix(name, s.suffix) {

@@ -82,6 +82,17 @@ func TestIssue32Direction(t *testing.T) {
 			t.Errorf("Direction(%q) = %q, %v; want %q", name, got, ok, want)
 		}
 	}
+	// A name that is a unit on its own reads as the unit: a bare "mb_s"
+	// is a rate, not seconds (it matched "_s" and read as lower).
+	for name, want := range map[string]string{
+		"mb_s": "higher", "kb_s": "higher", "MB_s": "higher", "gib_s": "higher", "b_s": "higher",
+		"bytes_per_s": "higher", "per_s": "higher", "rows_s": "higher", "req_s": "higher",
+		"ms": "lower", "s": "lower", "us": "lower", "per_req": "lower",
+	} {
+		if got, ok := Direction(name); !ok || got != want {
+			t.Errorf("Direction(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
 	for _, name := range []string{"shape", "db_cpu", "hits"} {
 		if got, ok := Direction(name); ok {
 			t.Errorf("Direction(%q) = %q: an unknown name must be refused", name, got)
