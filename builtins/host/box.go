@@ -12,8 +12,11 @@ import (
 // CPU that other processes used, the load average and the CPU the
 // hypervisor stole. Every workload run carries one among its observers,
 // so its figures are run attributes: foreign_cpu and steal_cpu (cores,
-// averaged over the window) and load1 (at the window's end). It samples
-// /proc at the window's two ends only, never per request.
+// averaged over the window) and load1 (the 1-minute load average over the
+// window: the mean of its readings at the two ends, as the CPU figures are
+// the difference of theirs; read at the end alone it left out a box that
+// was loaded when the run began). It samples /proc at the window's two ends
+// only, never per request.
 type Box struct {
 	// Own are the PIDs that count as the measured system besides this
 	// process and its descendants: host.observe(pid)'s and the targets'
@@ -31,6 +34,7 @@ func (b *Box) StartObserving(ctx context.Context) (func(int64) (map[string]float
 	if err != nil {
 		return nil, err
 	}
+	load0, loadErr := loadAvg()
 	return func(int64) (map[string]float64, error) {
 		end, err := SampleCPU()
 		if err != nil {
@@ -38,12 +42,16 @@ func (b *Box) StartObserving(ctx context.Context) (func(int64) (map[string]float
 		}
 		u := Use(start, end, b.Own)
 		figs := map[string]float64{"foreign_cpu": u.Foreign, "steal_cpu": u.Steal}
-		if l, err := hostinfo.LoadAvg(); err == nil {
-			figs["load1"] = l[0]
+		if load1, err := loadAvg(); err == nil && loadErr == nil {
+			figs["load1"] = (load0[0] + load1[0]) / 2
 		}
 		return figs, nil
 	}, nil
 }
+
+// loadAvg reads /proc/loadavg; a variable so a test can play a load that
+// changes over a window.
+var loadAvg = hostinfo.LoadAvg
 
 // BusyCores is the foreign CPU, in cores, from which a run counts as busy
 // on a box of the given size: a quarter of a core, or a tenth of the box

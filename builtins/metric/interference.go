@@ -14,7 +14,7 @@ import (
 
 // The box during a comparison's runs (issue 32): every workload run
 // records the CPU other processes used over its measurement window
-// (foreign_cpu, cores), the load average at its end (load1) and the CPU
+// (foreign_cpu, cores), the load average over it (load1) and the CPU
 // the hypervisor stole (steal_cpu, cores). A comparison whose runs were
 // busy, or whose arms ran under different interference, says so in its
 // verdict line, with the figures, as hyperfine warns of interference.

@@ -45,7 +45,7 @@ import (
 //     lost).
 //   - the box over the window (host.Box, on every run): foreign_cpu and
 //     steal_cpu (cores other processes used and the hypervisor stole),
-//     load1 (the load average at the window's end).
+//     load1 (the load average over the window: the mean of its two ends).
 //   - the observers' figures, by the names they give (db_cpu_us_per_req...).
 type Run struct {
 	d       runData

@@ -70,7 +70,7 @@ var Run = []Attr{
 var Observed = []Attr{
 	{"foreign_cpu", false, "cores", "the box: /proc/stat and /proc of this process, the targets and host.observe's pids", "CPU other processes used, averaged over the window (every run)"},
 	{"steal_cpu", false, "cores", "the box: /proc/stat", "CPU the hypervisor gave other guests, averaged over the window (every run)"},
-	{"load1", false, "processes", "the box: /proc/loadavg", "the 1-minute load average at the window's end (every run)"},
+	{"load1", false, "processes", "the box: /proc/loadavg", "the 1-minute load average over the window: the mean of its readings at the window's two ends (every run)"},
 	{"db_cpu_us", true, "µs", "PostgreSQL: /proc of its client backends", "CPU the backends serving the run used"},
 	{"db_cpu_us_bg", true, "µs", "PostgreSQL: /proc of the postmaster and its workers", "CPU of background processes (checkpointer, walwriter, autovacuum)"},
 	{"buffers", true, "blocks (8 KiB)", "PostgreSQL: pg_stat_statements", "shared buffers hit + read"},
