@@ -6,8 +6,10 @@
 // estimate and its Walsh-average interval (6 pairs are the fewest that can
 // reach p <= 0.05); for unpaired arms the exact Mann-Whitney test, the
 // two-sample Hodges-Lehmann estimate and its Moses interval. The index is
-// 100 × the estimate and its interval is in the same units; values with a
-// coarse resolution widen it. IMPROVES / WORSENS only when p <= alpha
+// 100 × the estimate and its interval is in the same units, every display
+// of the index rounded as the interval's (stats.Shown); values with a
+// coarse resolution have their ties spread over their rounding cell and
+// widen it. IMPROVES / WORSENS only when p <= alpha
 // (0.05), the interval excludes 100 and, when set, the gain reaches
 // min_effect; else "~" with the reason in words. The seeds' acceptance
 // rule (every B beats every A, gain beyond the spread of the A runs or of
@@ -115,14 +117,16 @@ func init() {
 // "higher" for every metric, p99 included; version 3: the index a ratio of
 // arithmetic means and the seeds' rule a veto on the verdict; version 4: an
 // unpaired p beside a paired t-interval, "_mb_s" read as seconds, no
-// resolution, no error share, no interference) goes stale and is computed
-// again, and the record names the method each result came from.
+// resolution, no error share, no interference; version 5: paired intervals
+// on rounded values made on the rounded values themselves, a bare "mb_s"
+// read as seconds) goes stale and is computed again, and the record names
+// the method each result came from.
 // methodVersion is a variable only so that a test can stand in for the
 // next method.
 const methodName = "metric"
 
 var (
-	methodVersion = "5: paired = Wilcoxon signed-rank, Hodges-Lehmann, Walsh interval; unpaired = Mann-Whitney, Hodges-Lehmann, Moses interval; resolution-widened; failure words before rate suffixes; runs over 1 % errors refused; busy box in the verdict line; kept needs an improving headline"
+	methodVersion = "6: paired = Wilcoxon signed-rank, Hodges-Lehmann, Walsh interval; unpaired = Mann-Whitney, Hodges-Lehmann, Moses interval; ties spread over their rounding cell, then resolution-widened; failure words before rate suffixes, a unit name alone read as the unit; runs over 1 % errors refused; busy box in the verdict line; kept needs the headline its aim names"
 )
 
 func recordMethod(thread *starlark.Thread) {
