@@ -24,8 +24,11 @@
 //     (MannWhitney), the two-sample Hodges-Lehmann estimate (the median of
 //     the pairwise differences) and its Moses interval.
 //  5. Resolution: values that come in coarse steps (integer counts, rounded
-//     latencies) widen the interval by what rounding could hide
-//     (widenForResolution), so identical runs never give a zero-width one.
+//     latencies) have each arm's ties spread over their rounding cell
+//     before the interval is made (spreadTies: on the grid values
+//     themselves the interval snaps to ratios of grid values), and the
+//     interval is widened by what rounding could hide (widenForResolution),
+//     so identical runs never give a zero-width one.
 //  6. The verdict: IMPROVES or WORSENS when p <= alpha, the interval
 //     excludes 1 and (when set) the gain reaches MinEffect; else "~" with
 //     every unmet condition in words. The index (100 × the estimate) and
