@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/runattrs"
 	"github.com/benchbook/benchbook/runtime/codec"
@@ -151,6 +152,11 @@ assert.true(d.delta)
 assert.true(d.database["tup_inserted"] >= 0)  # flushed lazily by PostgreSQL (up to seconds)
 assert.true(d.cpu_us_backends > 0)
 assert.fails(lambda: d - a, "subtract snapshots")
+# pg_stats compare by content (issue 33): two deltas of the same snapshots
+# are equal, a delta is not its snapshot, two snapshots apart are unequal.
+assert.eq(b - a, d)
+assert.ne(d, b)
+assert.ne(a, b)
 plan = pg.explain("SELECT count(*) FROM stats_t", analyze = False)
 assert.eq(plan.execution_ms, None)
 `)
@@ -165,6 +171,9 @@ assert.eq(plan.execution_ms, None)
 	back, err := codec.Decode(data)
 	if err != nil || back.String() != d.String() {
 		t.Fatalf("stats round trip: %v, %v vs %v", err, back, d)
+	}
+	if eq, err := starlark.Equal(back, d); !eq || err != nil {
+		t.Errorf("pg_stats read back from the cache != the one stored (%v)", err)
 	}
 	if h := d.HTML(); !strings.Contains(h, "INSERT INTO stats_t") || strings.Contains(h, "<pg_stats") {
 		t.Fatalf("HTML: %s", h)
