@@ -82,6 +82,8 @@ func TestBadSetting(t *testing.T) {
 	mustRun(t, `
 assert.eq(pg.settings()["shared_buffers"], "32MB")  # back up, as before
 assert.fails(lambda: pg.restart(settings = {"port": 5432}), "port is benchbook's to choose")
+assert.fails(lambda: pg.restart(settings = {"Log_Min_Error_Statement": "error"}), "Log_Min_Error_Statement is benchbook's to choose \\(the log never holds a failing statement's text")
+assert.eq(pg.query("SHOW log_min_error_statement")[0]["log_min_error_statement"], "panic")
 assert.fails(lambda: pg.restart(settings = {"work_mem": "1MB\nfsync = off"}), "on one line")
 assert.fails(lambda: pg.restart(settings = {"work_mem": [1]}), "must be a string, number or bool")
 `)
