@@ -1,10 +1,13 @@
 package stdlib_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,4 +86,77 @@ s = soak(lambda w: workload.http(url, clients = 1, duration = w.seconds, warmup 
 			t.Errorf("no progress line starts %q:\n%s", want, stderr.String())
 		}
 	}
+}
+
+// TestCompareRefusesAFailingRun: compare's error-share rule (issue 33) on
+// real runs, not stand-ins. Arm B's target answers every other request
+// with a 503, so half of each B run failed: compare refuses the
+// experiment naming the run and its share, and allow_errors = True takes
+// it with the same words as a warning.
+func TestCompareRefusesAFailingRun(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("arm") == "B" && n.Add(1)%2 == 0 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	o := options(t)
+	o.Globals["url"] = starlark.String(srv.URL)
+	g := startest.MustExec(t, o, `
+load("@std/abab.star", "abab")
+def one(arm):
+    return workload.http(url + "/?arm=" + arm, clients = 1, duration = "0.3s", warmup = "0s")
+exp = abab(arms = {"A": None, "B": None}, pairs = 2, run = one)
+b1 = exp.runs["B"][0]
+failed = b1.errors.get("status 503", 0)
+def refused():
+    compare(exp, metric = "rps")
+taken = compare(exp, metric = "rps", allow_errors = True)
+`)
+	// The share the target was built to give, counted by the run itself
+	// (every request B sent either succeeded or got its 503).
+	b1 := g["b1"].(starlark.HasAttrs)
+	failed := intAttr(t, g["failed"])
+	intended := intAttr(t, attr(t, b1, "intended"))
+	if count := intAttr(t, attr(t, b1, "count")); count+failed != intended || intended < 20 {
+		t.Fatalf("B run 1: %d ok + %d failed != %d intended (or too few to judge)", count, failed, intended)
+	}
+	share := 100 * float64(failed) / float64(intended)
+	if share < 45 || share > 55 {
+		t.Fatalf("B run 1 failed %.1f %%, the target fails every other request", share)
+	}
+	what := fmt.Sprintf("B run 1: %.1f %% of its requests failed (%d of %d: status 503 %d)", share, failed, intended, failed)
+
+	_, err := starlark.Call(&starlark.Thread{}, g["refused"], nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "compare: "+what+", more than 1 %") || !strings.Contains(err.Error(), "allow_errors = True") {
+		t.Errorf("compare of a run half of which failed: %v, want a refusal naming %q", err, what)
+	}
+	warnings := attr(t, g["taken"].(starlark.HasAttrs), "warnings")
+	if !strings.Contains(warnings.String(), what+"; taken anyway (allow_errors = True)") {
+		t.Errorf("allow_errors = True: warnings %s, want %q", warnings, what)
+	}
+	if regexp.MustCompile(`A run \d+: [0-9.]+ % of its requests failed`).MatchString(warnings.String()) {
+		t.Errorf("arm A did not fail, yet: %s", warnings)
+	}
+}
+
+func attr(t *testing.T, v starlark.HasAttrs, name string) starlark.Value {
+	t.Helper()
+	a, err := v.Attr(name)
+	if err != nil || a == nil {
+		t.Fatalf("%s has no %s: %v", v.Type(), name, err)
+	}
+	return a
+}
+
+func intAttr(t *testing.T, v starlark.Value) int64 {
+	t.Helper()
+	n, err := starlark.AsInt32(v)
+	if err != nil {
+		t.Fatalf("%v is not an int: %v", v, err)
+	}
+	return int64(n)
 }

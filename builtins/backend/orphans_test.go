@@ -1,15 +1,16 @@
 package backend
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
@@ -48,53 +49,75 @@ func TestCleanOrphansRemovesStaleGroups(t *testing.T) {
 // TestNextRunRemovesWhatADeadBenchbookLeft: a benchbook and its reaper
 // killed at once (as a CI job's cgroup kill does) leave their container
 // running; the sweep every run starts with removes it and says so, and
-// leaves the container of a benchbook that still runs (this test). Before,
-// it ran until benchbook clean.
+// leaves the container of a benchbook that still runs. Before, it ran
+// until benchbook clean. All of it happens in a pid namespace of its own
+// (nsSweepHelper), so no other benchbook's sweep can remove the container
+// first: it is gone only if this SweepDead removed it.
 func TestNextRunRemovesWhatADeadBenchbookLeft(t *testing.T) {
 	e := dockertest.Engine(t)
 	tool := dockertest.Tool(t, e)
-	ctx := context.Background()
-	mine, err := e.Run(ctx, docker.Spec{Image: tool, Cmd: []string{"spin"}, Limits: cgroup.Limits{CPUs: 0.1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Remove(context.Background(), mine.ID) })
-	cmd, line := backendtest.StartHelper(t, "^$", "BACKEND_SPIN_HELPER="+tool)
-	f := strings.Fields(line)
-	if len(f) != 3 || f[0] != "ID" {
-		t.Fatalf("helper: %q", line)
-	}
-	id, name := f[1], f[2]
-	t.Cleanup(func() { e.Remove(context.Background(), id) })
-	reaper := reaperOf(cmd.Process.Pid)
-	if reaper == 0 {
-		t.Fatal("no reaper found for the helper")
-	}
-	syscall.Kill(reaper, syscall.SIGKILL)
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	time.Sleep(500 * time.Millisecond)
-	if _, err := e.Inspect(ctx, id); err != nil {
-		// Any benchbook run on this box sweeps at its start (other
-		// packages' tests run at the same time): one did it first.
-		t.Logf("another run's sweep removed the container first: %v", err)
-		if _, err := e.Inspect(ctx, mine.ID); err != nil {
-			t.Errorf("a sweep removed the container of a live benchbook: %v", err)
+	out, err := backendtest.InPidNamespace(t, []string{"BACKEND_NS_SWEEP=" + tool}, os.Args[0], "-test.run=^$")
+	ids := map[string][]string{} // LIVE, DEAD: id, name; SWEPT: the message
+	for _, line := range strings.Split(out, "\n") {
+		if kind, rest, ok := strings.Cut(line, " "); ok && (kind == "LIVE" || kind == "DEAD" || kind == "SWEPT") {
+			ids[kind] = strings.SplitN(rest, " ", 2)
 		}
-		return
 	}
-	t0 := time.Now()
-	msg := SweepDead(ctx)
-	t.Logf("the sweep took %v: %s", time.Since(t0), msg)
-	if _, err := e.Inspect(ctx, id); err == nil {
+	for _, kind := range []string{"LIVE", "DEAD"} {
+		if len(ids[kind]) == 2 {
+			id := ids[kind][0]
+			t.Cleanup(func() { e.Remove(context.Background(), id) })
+		}
+	}
+	if err != nil || len(ids["LIVE"]) != 2 || len(ids["DEAD"]) != 2 || len(ids["SWEPT"]) == 0 {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	msg := strings.Join(ids["SWEPT"], " ")
+	ctx := context.Background()
+	if _, err := e.Inspect(ctx, ids["DEAD"][0]); err == nil {
 		t.Errorf("the dead benchbook's container survived the sweep (%q)", msg)
 	}
-	if !strings.Contains(msg, "that a benchbook now gone left running") || !strings.Contains(msg, name) {
+	if !strings.Contains(msg, "that a benchbook now gone left running") || !strings.Contains(msg, ids["DEAD"][1]) {
 		t.Errorf("the sweep did not say what it removed: %q", msg)
 	}
-	if _, err := e.Inspect(ctx, mine.ID); err != nil {
+	if _, err := e.Inspect(ctx, ids["LIVE"][0]); err != nil {
 		t.Errorf("the sweep removed the container of a live benchbook: %v", err)
 	}
+}
+
+// nsSweepHelper (BACKEND_NS_SWEEP=IMAGE) is the first process of a pid
+// namespace: two benchbooks start a container each; one is killed with
+// its reaper; then it sweeps as a run starts and prints what it found.
+func nsSweepHelper(image string) {
+	live, liveLine := spinChild(image)
+	dead, deadLine := spinChild(image)
+	if reaper := reaperOf(dead.Process.Pid); reaper > 0 {
+		syscall.Kill(reaper, syscall.SIGKILL)
+	}
+	dead.Process.Kill()
+	dead.Wait()
+	msg := SweepDead(context.Background())
+	fmt.Println("LIVE", strings.TrimPrefix(liveLine, "ID "))
+	fmt.Println("DEAD", strings.TrimPrefix(deadLine, "ID "))
+	fmt.Println("SWEPT", msg)
+	live.Process.Kill()
+	os.Exit(0)
+}
+
+// spinChild starts a spinHelper and returns it with its "ID id name" line.
+func spinChild(image string) (*exec.Cmd, string) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "BACKEND_NS_SWEEP=", "BACKEND_SPIN_HELPER="+image)
+	out, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	if err != nil {
+		fmt.Println("ERR", err)
+		os.Exit(1)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	return cmd, strings.TrimSpace(line)
 }
 
 // spinHelper starts one container and blocks (BACKEND_SPIN_HELPER=IMAGE).
@@ -131,6 +154,9 @@ func reaperOf(pid int) int {
 func TestMain(m *testing.M) {
 	if image := os.Getenv("BACKEND_SPIN_HELPER"); image != "" {
 		spinHelper(image) // never returns
+	}
+	if image := os.Getenv("BACKEND_NS_SWEEP"); image != "" {
+		nsSweepHelper(image) // never returns
 	}
 	os.Exit(m.Run())
 }

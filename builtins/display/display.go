@@ -17,6 +17,9 @@
 //	t.columns               list of column names
 //	t.column(name)          list of the column's values
 //	t.csv()                 the table as CSV text
+//	t == u                  same columns in the same order, equal cells
+//	                        (by content, whoever built them; a table of
+//	                        scalars is hashable)
 package display
 
 import (

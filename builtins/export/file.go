@@ -10,8 +10,10 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/record"
 )
@@ -43,6 +45,12 @@ func (f *File) Type() string          { return "export" }
 func (f *File) Freeze()               {}
 func (f *File) Truth() starlark.Bool  { return f.Text != "" }
 func (f *File) Hash() (uint32, error) { return starlark.String(f.Text).Hash() }
+
+// CompareSameType: exports are equal when name, type and text are (Hash,
+// of the text, agrees).
+func (f *File) CompareSameType(op syntax.Token, y starlark.Value, _ int) (bool, error) {
+	return starval.EqualOnly(op, *f == *y.(*File), f, y)
+}
 
 func (f *File) AttrNames() []string { return []string{"mime", "name", "text"} }
 

@@ -2,12 +2,13 @@ package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/bytesize"
 )
@@ -26,7 +27,13 @@ func (g *hostGuard) String() string {
 func (g *hostGuard) Type() string          { return "host_guard" }
 func (g *hostGuard) Freeze()               {}
 func (g *hostGuard) Truth() starlark.Bool  { return true }
-func (g *hostGuard) Hash() (uint32, error) { return 0, errors.New("unhashable type: host_guard") }
+func (g *hostGuard) Hash() (uint32, error) { return starlark.String(g.String()).Hash() }
+
+// CompareSameType: two host.guard values are equal when they watch the same
+// path with the same thresholds (Hash, of those, agrees).
+func (g *hostGuard) CompareSameType(op syntax.Token, y starlark.Value, _ int) (bool, error) {
+	return starval.EqualOnly(op, g.Host == y.(*hostGuard).Host, g, y)
+}
 
 // guardBuiltin is host.guard(disk_free_min = "1GiB", path = ".",
 // memory_pressure_max = 10.0, swap_pages_max = 100.0).

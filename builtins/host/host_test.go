@@ -209,3 +209,23 @@ func TestObservedIsPerSession(t *testing.T) {
 		t.Errorf("session b observed %v, want none", got)
 	}
 }
+
+// TestGuardComparesByContent: host.guard values compare by what they
+// watch (issue 33: values builtins return compare by content), and equal
+// ones are one dict key.
+func TestGuardComparesByContent(t *testing.T) {
+	err := run(t, context.Background(), `
+assert.eq(host.guard(disk_free_min = "2GiB"), host.guard(disk_free_min = "2GiB"))
+assert.eq(host.guard(), host.guard(path = "."))
+assert.ne(host.guard(disk_free_min = "2GiB"), host.guard(disk_free_min = "3GiB"))
+assert.ne(host.guard(), host.guard(swap_pages_max = 5.0))
+assert.ne(host.guard(), host.guard(path = "/"))
+keys = {}
+keys[host.guard(memory_pressure_max = 3.0)] = 1
+keys[host.guard(memory_pressure_max = 3.0)] = 2
+assert.eq(len(keys), 1)
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}

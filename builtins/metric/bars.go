@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
@@ -89,6 +92,12 @@ func (b *Bars) Hash() (uint32, error) { return starlark.String(b.String()).Hash(
 func (b *Bars) Markdown() string      { return "```text\n" + b.String() + "\n```\n" }
 func (b *Bars) HTML() string          { return `<pre class="bars">` + html.EscapeString(b.String()) + "</pre>" }
 func (b *Bars) JSON() any             { return b.Lines }
+
+// CompareSameType: bars are equal when their lines are (so Hash, of the
+// lines, agrees).
+func (b *Bars) CompareSameType(op syntax.Token, y starlark.Value, _ int) (bool, error) {
+	return starval.EqualOnly(op, slices.Equal(b.Lines, y.(*Bars).Lines), b, y)
+}
 
 // MarshalValue stores the lines.
 func (b *Bars) MarshalValue() ([]byte, error) {

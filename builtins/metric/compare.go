@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/metric/stats"
@@ -93,6 +94,12 @@ func (c *Comparison) Freeze()               {}
 func (c *Comparison) Truth() starlark.Bool  { return true }
 func (c *Comparison) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: comparison") }
 func (c *Comparison) AttrNames() []string   { return comparisonAttrs }
+
+// CompareSameType: two comparisons are equal when they hold the same
+// figures and words (what they store), as two arms' answers are.
+func (c *Comparison) CompareSameType(op syntax.Token, y starlark.Value, _ int) (bool, error) {
+	return starval.EqualStored(op, c, y.(*Comparison))
+}
 
 func (c *Comparison) Attr(name string) (starlark.Value, error) {
 	if v := c.stringAttr(name); v != nil {

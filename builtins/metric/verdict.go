@@ -10,7 +10,9 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
+	"go.starlark.net/syntax"
 
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
@@ -250,6 +252,12 @@ func (v *Verdict) Type() string          { return "verdict" }
 func (v *Verdict) Freeze()               {}
 func (v *Verdict) Truth() starlark.Bool  { return true }
 func (v *Verdict) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: verdict") }
+
+// CompareSameType: two verdicts are equal when they say the same, headline
+// comparison included (what they store).
+func (v *Verdict) CompareSameType(op syntax.Token, y starlark.Value, _ int) (bool, error) {
+	return starval.EqualStored(op, v, y.(*Verdict))
+}
 func (v *Verdict) AttrNames() []string {
 	return []string{"aim", "equivalence", "headline", "override", "status", "summary"}
 }

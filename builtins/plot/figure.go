@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
@@ -39,6 +41,13 @@ func (f *Figure) Type() string          { return "figure" }
 func (f *Figure) Freeze()               {}
 func (f *Figure) Truth() starlark.Bool  { return true }
 func (f *Figure) Hash() (uint32, error) { return 0, errors.New("unhashable type: figure") }
+
+// CompareSameType: figures are equal when they have the same title and
+// draw the same SVG, byte for byte.
+func (f *Figure) CompareSameType(op syntax.Token, y starlark.Value, _ int) (bool, error) {
+	g := y.(*Figure)
+	return starval.EqualOnly(op, f.title == g.title && bytes.Equal(f.svg, g.svg), f, y)
+}
 
 // Title is the figure's title as drawn.
 func (f *Figure) Title() string { return f.title }

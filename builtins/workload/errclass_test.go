@@ -116,6 +116,9 @@ func TestErrorTaxonomy(t *testing.T) {
 		{"cut short", rawServer(t, answerClose("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")), "closed"},
 		{"timeout", rawServer(t, func(c *net.TCPConn) {}), "timeout"},
 		{"not http", rawServer(t, answer("SSH-2.0-OpenSSH_9.2\r\n\r\n")), "malformed response"},
+		// A reply without a status line, then the close (issue 34: counted
+		// as "closed").
+		{"hello, close", rawServer(t, answerClose("hello")), "malformed response"},
 		{"huge chunk", rawServer(t, answer("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7fffffffffffffff\r\n")), "malformed response"},
 		{"huge length", rawServer(t, answer("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n")), "malformed response"},
 		{"negative length", rawServer(t, answer("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n")), "malformed response"},

@@ -13,7 +13,6 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/child"
-	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
@@ -51,7 +50,7 @@ func execBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		return nil, err
 	}
 	a.obs = withBox(th, a.obs, a.observe)
-	a.obs = withTargetGuards(th, a.obs, guard.Dest{}) // a command's traffic has no address we can see
+	a.obs = withTargetGuards(th, a.obs, nil) // a command's traffic has no address we can see
 	argv, err := a.argv(b.Name())
 	if err != nil {
 		return nil, err

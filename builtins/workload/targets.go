@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,19 +19,27 @@ import (
 
 // Every live target the notebook started is watched during every measured
 // run, whether or not observe lists it (guard/targets.go): the one the run
-// sends traffic to with its trips fatal, the others as bystanders whose
-// trips are warnings. observe adds figures (and makes every trip of what
-// it lists count).
+// sends traffic to with its trips fatal, every other one as a bystander
+// whose trips are warnings, observed or not (issue 33). observe adds
+// figures; it is not what makes a target's trips count.
 
-// withTargetGuards adds to obs a guard for each started target it does not
-// list; d is where the run sends its traffic.
-func withTargetGuards(th *starlark.Thread, obs []loadgen.Observer, d guard.Dest) []loadgen.Observer {
+// withTargetGuards watches in obs every started target, and makes every
+// observed target the traffic does not reach a bystander. d is where the
+// run sends its traffic; nil for workload.exec, whose command's traffic has
+// no address we can see: there the observed targets stand for its own.
+func withTargetGuards(th *starlark.Thread, obs []loadgen.Observer, d *guard.Dest) []loadgen.Observer {
+	obs = slices.Clone(obs)
+	for i, o := range obs {
+		if t := targetOf(o); t != nil && d != nil && !t.Serves(*d) {
+			obs[i] = bystander{o}
+		}
+	}
 	for _, t := range runtime.SessionValue(th, guard.TargetsKey, guard.NewTargets).Watched() {
 		if observes(obs, t) {
 			continue
 		}
 		var w guard.Watcher = t
-		if !t.Serves(d) {
+		if d == nil || !t.Serves(*d) {
 			if !t.Alive() {
 				continue
 			}
@@ -41,17 +50,42 @@ func withTargetGuards(th *starlark.Thread, obs []loadgen.Observer, d guard.Dest)
 	return obs
 }
 
+// targetOf is the target an observer watches: itself, or what its
+// .watch(...) watches; nil for any other observer (the box, a host guard).
+func targetOf(o loadgen.Observer) guard.Target {
+	if b, ok := o.(bystander); ok {
+		o = b.Observer
+	}
+	if t, ok := o.(guard.Target); ok {
+		return t
+	}
+	if w, ok := o.(interface{ Watches() any }); ok {
+		t, _ := w.Watches().(guard.Target)
+		return t
+	}
+	return nil
+}
+
 // observes reports whether obs lists t, itself or through .watch(...).
 func observes(obs []loadgen.Observer, t guard.Target) bool {
 	for _, o := range obs {
-		if any(o) == any(t) {
-			return true
-		}
-		if w, ok := o.(interface{ Watches() any }); ok && w.Watches() == any(t) {
+		if got := targetOf(o); got != nil && any(got) == any(t) {
 			return true
 		}
 	}
 	return false
+}
+
+// bystander is an observed target the run sends no traffic to: its figures
+// as observed, its trips as warnings.
+type bystander struct{ loadgen.Observer }
+
+func (b bystander) Watch(ctx context.Context, t0 time.Time) func() []guard.Trip {
+	w, ok := b.Observer.(guard.Watcher)
+	if !ok {
+		return func() []guard.Trip { return nil }
+	}
+	return guard.Bystander{Target: w}.Watch(ctx, t0)
 }
 
 // guardOnly is a target the run watches without observing it: trips, no
@@ -69,16 +103,16 @@ func (g guardOnly) Watch(ctx context.Context, t0 time.Time) func() []guard.Trip 
 }
 
 // urlDest is where an HTTP run (or a MongoDB URI) sends its traffic.
-func urlDest(raw string) guard.Dest {
+func urlDest(raw string) *guard.Dest {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return guard.Dest{}
+		return &guard.Dest{}
 	}
 	host := u.Host
 	if i := strings.IndexByte(host, ','); i >= 0 { // mongodb://a:1,b:2: the first
 		host = host[:i]
 	}
-	d := guard.Dest{Host: host}
+	d := &guard.Dest{Host: host}
 	if h, p, err := net.SplitHostPort(host); err == nil {
 		d.Host, d.Port = h, atoi(p)
 	} else {
@@ -89,8 +123,8 @@ func urlDest(raw string) guard.Dest {
 
 // sqlDest is where a SQL run sends its traffic: the handle, and its DSN's
 // host and port or socket directory.
-func sqlDest(db starlark.Value, dsn string) guard.Dest {
-	d := guard.Dest{}
+func sqlDest(db starlark.Value, dsn string) *guard.Dest {
+	d := &guard.Dest{}
 	if _, isString := db.(starlark.String); !isString {
 		d.Target = db
 	}

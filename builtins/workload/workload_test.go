@@ -81,11 +81,17 @@ assert.fails(lambda: r.p(101), "q must be a number in 0..100")
 		t.Errorf("codec round trip lost data: %v vs %v", r2, r)
 	}
 	// A histogram compares by its counts: the decoded one equals the
-	// original, the successes' one does not (it lacks the failures).
+	// original, the successes' one does not (it lacks the failures). A run
+	// compares by content (issue 33): read back twice it equals itself,
+	// and one failure more makes it another run.
+	r3, _ := codec.Decode(data)
+	r4, _ := codec.Decode(data)
+	r4.(*Run).d.Errors["status 500"]++
 	for _, c := range []struct {
 		a, b starlark.Value
 		eq   bool
-	}{{&Histogram{h: r.hist}, &Histogram{h: r2.hist}, true}, {&Histogram{h: r.hist}, &Histogram{h: r.ok}, false}} {
+	}{{&Histogram{h: r.hist}, &Histogram{h: r2.hist}, true}, {&Histogram{h: r.hist}, &Histogram{h: r.ok}, false},
+		{r, r2, true}, {r2, r3, true}, {r, r4, false}} {
 		if eq, err := starlark.Equal(c.a, c.b); err != nil || eq != c.eq {
 			t.Errorf("%s == %s: %v, %v; want %v", c.a, c.b, eq, err, c.eq)
 		}

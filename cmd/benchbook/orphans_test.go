@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
@@ -205,5 +207,53 @@ func killMarked(mark string) {
 		if p.marked {
 			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 		}
+	}
+}
+
+// deadOwnerScript is the first process of a pid namespace: it runs the
+// notebook $NB1, which starts a container and blocks, kills everything
+// else in the namespace (benchbook, its reaper, its children: a CI job's
+// cgroup kill), then runs the notebook $NB2, which has nothing to do with
+// containers, and prints what that run said.
+const deadOwnerScript = `"$BB" run -no-color "$NB1" > "$OUT1" 2>&1 &
+i=0
+until grep -q "run hold" "$OUT1"; do
+  sleep 0.1; i=$((i+1))
+  if [ $i -ge 600 ]; then echo "NEVER HELD"; cat "$OUT1"; exit 1; fi
+done
+kill -9 -1
+sleep 0.5
+echo "SECOND RUN"
+"$BB" run -no-color "$NB2" 2>&1
+`
+
+// TestRunRemovesADeadBenchbooksContainer: benchbook run of any notebook
+// removes the container a benchbook killed with its reaper left running,
+// and prints the line saying so. In a pid namespace of its own
+// (backendtest.InPidNamespace), so no other benchbook's sweep on the box
+// can remove the container first: gone means this run removed it.
+func TestRunRemovesADeadBenchbooksContainer(t *testing.T) {
+	e, tool := backendtest.ToolEngine(t)
+	name := fmt.Sprintf("bb-dead-owner-%d-%d", os.Getpid(), time.Now().UnixNano())
+	t.Cleanup(func() { e.Remove(context.Background(), name) })
+	nb1 := writeNB(t, fmt.Sprintf(`# %%%% target
+c = backend.container(%q, cmd = ["spin"], cpus = 0.1, ready = "log:ready", name = %q)
+
+# %%%% hold
+_c = c
+r = workload.exec(["sleep", "60"], runs = 1, warmup = 0)
+`, tool, name))
+	nb2 := writeNB(t, "# %% a\nx = 1\nx\n")
+	out, err := backendtest.InPidNamespace(t, []string{"BB=" + binary, "NB1=" + nb1, "NB2=" + nb2,
+		"OUT1=" + filepath.Join(t.TempDir(), "out1")}, "sh", "-c", deadOwnerScript)
+	_, second, held := strings.Cut(out, "SECOND RUN\n")
+	if err != nil || !held {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if _, err := e.Inspect(context.Background(), name); err == nil {
+		t.Errorf("the dead benchbook's container %s still runs after the next run:\n%s", name, second)
+	}
+	if !strings.Contains(second, "removed 1 container(s) that a benchbook now gone left running: "+name) {
+		t.Errorf("the next run did not say it removed %s:\n%s", name, second)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -55,7 +57,8 @@ func FuzzNotebook(f *testing.F) {
 }
 
 // runTwice parses and runs src twice (the second run reads the cache the
-// first wrote) and renders each record; a parse error ends it quietly.
+// first wrote) and renders each record; a parse error ends it quietly,
+// unless src holds a chain too long to parse, which must be refused.
 func runTwice(dir string, src []byte) error {
 	path := filepath.Join(dir, "nb.star")
 	if err := os.WriteFile(path, src, 0o644); err != nil {
@@ -63,6 +66,9 @@ func runTwice(dir string, src []byte) error {
 	}
 	for range 2 {
 		nb, err := runtime.ParseFile(path)
+		if err := checkRefusal(src, err); err != nil {
+			return err
+		}
 		if err != nil {
 			return nil
 		}
@@ -72,6 +78,61 @@ func runTwice(dir string, src []byte) error {
 	}
 	return nil
 }
+
+// maxChain is the longest chain the runtime takes (runtime/chains.go),
+// restated: the oracle must not share the runtime's figure by reference.
+const maxChain = 1000
+
+// chainLinks are links whose run of more than maxChain in code (not in a
+// string or a comment) makes a chain the parser must refuse.
+var chainLinks = []string{"[0]", ".a", "()", " + 1"}
+
+// overlongChain finds in src, by plain text search, the first run of more
+// than maxChain copies of one link on a line with no quote or '#' before
+// it (so surely code), and returns its line.
+func overlongChain(src []byte) (line int, ok bool) {
+	first := -1
+	for _, link := range chainLinks {
+		i := bytes.Index(src, []byte(strings.Repeat(link, maxChain+1)))
+		if i < 0 {
+			continue
+		}
+		start := bytes.LastIndexByte(src[:i], '\n') + 1
+		if bytes.ContainsAny(src[start:i], "\"'#") {
+			continue
+		}
+		if first < 0 || i < first {
+			first = i
+		}
+	}
+	if first < 0 {
+		return 0, false
+	}
+	return 1 + bytes.Count(src[:first], []byte("\n")), true
+}
+
+// checkRefusal: a notebook with an overlong chain is refused as excessive
+// nesting at nb.star:LINE:COL, never parsed (its tree would be as deep as
+// the chain is long) nor a crash. LINE is the chain's, or an earlier one's
+// (an overlong chain of links the search does not know).
+func checkRefusal(src []byte, parseErr error) error {
+	line, ok := overlongChain(src)
+	if !ok {
+		return nil
+	}
+	if parseErr == nil {
+		return fmt.Errorf("a chain of more than %d links on line %d was parsed", maxChain, line)
+	}
+	m := refusal.FindStringSubmatch(parseErr.Error())
+	if m == nil || atoi(m[1]) > line {
+		return fmt.Errorf("a chain of more than %d links on line %d: %v, want \"nb.star:%d:COL: excessive nesting\"", maxChain, line, parseErr, line)
+	}
+	return nil
+}
+
+var refusal = regexp.MustCompile(`nb\.star:(\d+):\d+: excessive nesting`)
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 // secretLines are the hostile secret cells' lines, each with the secrets
 // it plants: when a notebook holds such a line whole, no record and no
@@ -247,10 +308,12 @@ var hostile = []string{
 	"# %% headers\n" + secretLines[3].line + "\nprint(\"Authorization: \" + hd[\"Authorization\"])\nhd\n",
 	"# %% under\n" + secretLines[4].line + "\nprint(u[\"auth\"][1], u)\nu\n",
 	// Chains the parser builds in a loop, into trees as deep as they are
-	// long: refused past 1000 links, run below.
-	"# %% chain\nx = [0]\ny = x" + strings.Repeat("[0]", 100_000) + "\n",
-	"# %% dots\nx = struct(a = 1)\ny = x" + strings.Repeat(".a", 100_000) + "\n",
-	"# %% calls\ny = print" + strings.Repeat("()", 100_000) + "\n",
-	"# %% sum\ny = 1" + strings.Repeat(" + 1", 100_000) + "\n",
+	// long: refused past 1000 links (checkRefusal), run below. Under the
+	// fuzzer's 64 KiB bound, so the seeds run.
+	"# %% chain\nx = [0]\ny = x" + strings.Repeat("[0]", 1_001) + "\n",
+	"# %% dots\nx = struct(a = 1)\ny = x" + strings.Repeat(".a", 5_000) + "\n",
+	"# %% calls\ny = print" + strings.Repeat("()", 3_000) + "\n",
+	"# %% sum\ny = 1" + strings.Repeat(" + 1", 5_000) + "\n",
+	"# %% late\nx = 1\n\n# %% later\nz = 2\ny = x" + strings.Repeat("[0]", 2_000) + "\n",
 	"# %% shortchain\nx = [[0]]\ny = x" + strings.Repeat("[-1:][0]", 499) + "\ny\n",
 }

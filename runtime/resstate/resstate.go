@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/runtime/bytesize"
+	"github.com/benchbook/benchbook/runtime/limits"
 )
 
 // Input kinds the engine writes for resources; each names the resource's ID.
@@ -621,12 +622,31 @@ func HasSnapshot(id, state string) bool {
 }
 
 func readStateID(id string) string {
-	data, _ := os.ReadFile(filepath.Join(id, stateFile))
+	data, _ := limits.ReadFile(filepath.Join(id, stateFile), limits.File)
 	return strings.TrimSpace(string(data))
 }
 
+// writeStateID replaces the state-id file with a new one renamed over it:
+// a FIFO put there is replaced, not opened (an open for writing would wait
+// for a reader).
 func writeStateID(id, s string) {
-	os.WriteFile(filepath.Join(id, stateFile), []byte(s+"\n"), 0o644)
+	f, err := os.CreateTemp(id, "."+stateFile+".*")
+	if err != nil {
+		return
+	}
+	_, err = f.WriteString(s + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(id, stateFile))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
 }
 
 func nonce() string {

@@ -13,7 +13,10 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/backend/handle"
+	"github.com/benchbook/benchbook/builtins/internal/docker"
+	"github.com/benchbook/benchbook/builtins/internal/docker/dockertest"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
@@ -90,4 +93,32 @@ func OKServer(t testing.TB) string {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// InPidNamespace runs argv, with env added, as the first process of a pid
+// namespace of its own (and its own /proc), and returns its output. What a
+// benchbook starts there is labelled with that namespace, so no benchbook
+// outside it (another test binary, another run on the box) ever takes its
+// owner for gone: only what runs inside sweeps its containers, and a test
+// of that sweep cannot be raced. Needs root and unshare(1).
+func InPidNamespace(t testing.TB, env []string, argv ...string) (string, error) {
+	t.Helper()
+	unshare := needs.Command(t, "unshare", "util-linux")
+	if os.Geteuid() != 0 {
+		needs.Missing(t, "root (for a pid namespace of the test's own)", "run the tests as root")
+	}
+	cmd := exec.Command(unshare, append([]string{"--pid", "--fork", "--mount-proc", "--kill-child"}, argv...)...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// ToolEngine is the container engine and the test image on it
+// (dockertest.Tool: one static program, FROM scratch), for tests outside
+// builtins/ that cannot import dockertest; without an engine the test
+// skips (fails under CI).
+func ToolEngine(t testing.TB) (*docker.Engine, string) {
+	t.Helper()
+	e := dockertest.Engine(t)
+	return e, dockertest.Tool(t, e)
 }

@@ -22,6 +22,8 @@ import (
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
 	"github.com/benchbook/benchbook/builtins/internal/docker"
+	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/redact"
@@ -38,7 +40,8 @@ type Handle struct {
 	c        *docker.Container
 	log      *kit.LogRing
 	quitLogs context.CancelFunc
-	stopping bool // benchbook stopped it: its end is "stopped", not "exited"
+	stopping bool          // benchbook stopped it: its end is "stopped", not "exited"
+	sockets  guard.Sockets // ports its processes were seen listening on (Serves)
 }
 
 var (
@@ -180,6 +183,7 @@ func (h *Handle) start(ctx context.Context) error {
 		h.remove()
 		return fmt.Errorf("%s: %w\nlast lines of its output:\n%s", h.spec.Image, err, kit.Indent(log.Tail(20)))
 	}
+	h.sockets.Note(procfs.TreePids(h.pid()))
 	return nil
 }
 

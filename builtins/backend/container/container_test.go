@@ -24,17 +24,18 @@ func toolImage(t *testing.T) string {
 }
 
 // TestContainerOOMKillInvalidatesRun: 64MB, then 200 MB allocated in the
-// middle of a run: the run is invalid and says OOM.
+// middle of a run against the container: the run is invalid and says OOM.
 func TestContainerOOMKillInvalidatesRun(t *testing.T) {
 	img := toolImage(t)
+	port := backendtest.FreePort(t)
 	mustRun(t, fmt.Sprintf(`
-c = backend.container(%q, cmd = ["alloc", "200", "1"], memory = "64MB", ready = "log:waiting")
+c = backend.container(%q, env = {"PORT": "%d", "ALLOC_MB": "200", "ALLOC_AFTER": "1"}, memory = "64MB", ready = "http://127.0.0.1:%d/")
 assert.eq(c.limits, "memory=64MB")
-r = workload.http(%q, clients = 1, duration = "4s", warmup = "0s", observe = [c])
+r = workload.http(c.url + "/", clients = 1, duration = "4s", warmup = "0s", observe = [c])
 assert.eq(r.valid, False)
 assert.eq([t.kind for t in r.trips if t.fatal], ["oom_killed"])
 assert.true("OOM" in r.invalid_reason, r.invalid_reason)
-`, img, backendtest.OKServer(t)))
+`, img, port, port))
 }
 
 // TestContainerCPULimitObserved: two busy goroutines under cpus = 0.5 are
@@ -59,6 +60,7 @@ assert.true(r.mem_anon_kb > 0, r.mem_anon_kb)
 // "exited" with its code; .stop() removes it from the engine.
 func TestContainerExitAndRemoval(t *testing.T) {
 	img := toolImage(t)
+	port := backendtest.FreePort(t)
 	g := mustRun(t, fmt.Sprintf(`
 c = backend.container(%q, cmd = ["listen", "18765"], ready = "tcp:18765")
 assert.true(c.digest.startswith("sha256:"), c.digest)
@@ -66,11 +68,11 @@ assert.true("API" in c.engine, c.engine)
 id = c.id
 c.stop()
 assert.eq(c.pid, None)
-e = backend.container(%q, cmd = ["exit", "7", "1"], ready = "log:ready")
-r = workload.http(%q, clients = 1, duration = "3s", warmup = "0s", observe = [e])
+e = backend.container(%q, env = {"PORT": "%d", "EXIT_CODE": "7", "EXIT_AFTER": "1"}, ready = "log:ready")
+r = workload.http("http://127.0.0.1:%d/", clients = 1, duration = "3s", warmup = "0s", observe = [e])
 assert.eq([t.kind for t in r.trips if t.fatal], ["exited"])
 assert.true("exit code 7" in r.invalid_reason, r.invalid_reason)
-`, img, img, backendtest.OKServer(t)))
+`, img, img, port, port))
 	e := dockertest.Engine(t)
 	if _, err := e.Inspect(context.Background(), string(g["id"].(starlark.String))); err == nil {
 		t.Errorf("the container is still on the engine after .stop()")
@@ -78,15 +80,17 @@ assert.true("exit code 7" in r.invalid_reason, r.invalid_reason)
 }
 
 // TestContainerRestartedByEngine: a container that exits under the
-// engine's "always" policy comes back; the run says it restarted.
+// engine's "always" policy comes back; the run against it says it
+// restarted.
 func TestContainerRestartedByEngine(t *testing.T) {
 	img := toolImage(t)
+	port := backendtest.FreePort(t)
 	mustRun(t, fmt.Sprintf(`
-c = backend.container(%q, cmd = ["exit", "3", "1"], restart = "always", ready = "log:ready")
-r = workload.http(%q, clients = 1, duration = "3s", warmup = "0s", observe = [c])
+c = backend.container(%q, env = {"PORT": "%d", "EXIT_CODE": "3", "EXIT_AFTER": "1"}, restart = "always", ready = "http://127.0.0.1:%d/")
+r = workload.http(c.url + "/", clients = 1, duration = "3s", warmup = "0s")
 assert.eq(r.valid, False)
 assert.true("restarted" in [t.kind for t in r.trips], [t.kind for t in r.trips])
-`, img, backendtest.OKServer(t)))
+`, img, port, port))
 }
 
 func TestContainerBadInput(t *testing.T) {

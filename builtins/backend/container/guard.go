@@ -70,11 +70,11 @@ func (h *Handle) Watched() bool {
 // Alive: the engine runs it.
 func (h *Handle) Alive() bool { return h.pid() != 0 }
 
-// Serves: the port of its ready check, or one its processes listen on (on
-// the host's network, as by default).
+// Serves: the port of its ready check, or one its processes listen on or
+// were seen listening on (on the host's network, as by default).
 func (h *Handle) Serves(d guard.Dest) bool {
 	if d.Target == starlark.Value(h) {
 		return true
 	}
-	return d.LocalPort(kit.ReadyPort(h.ready)) || d.Port > 0 && guard.Local(d.Host) && guard.Listens(procfs.TreePids(h.pid()), d.Port)
+	return d.LocalPort(kit.ReadyPort(h.ready)) || h.sockets.Serves(d, procfs.TreePids(h.pid()))
 }

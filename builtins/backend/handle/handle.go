@@ -12,8 +12,9 @@
 //   - observe: an Observer gives figures per measurement window
 //     (observe = [h] in a workload), per request where that makes sense.
 //   - guard: a Guarded handle is watched by every measured run (package
-//     guard): its death, OOM kill or restart makes the run invalid. A
-//     Logged one also has a log that .watch(count = ..., allow = ...) reads.
+//     guard): its death, OOM kill or restart makes the run it serves
+//     invalid, and is a warning on any other run. A Logged one also has a
+//     log that .watch(count = ..., allow = ...) reads.
 //   - state identity: a Stateful handle's data is a tracked resource
 //     (runtime.Resource): cells record the state they ran on and left, and
 //     a write, through the handle or around it, changes the identity.
@@ -24,6 +25,10 @@
 //   - cleanup: Close stops what the handle started; the runtime calls it
 //     at exit (runtime.AtExit), and a SIGKILL of benchbook still leaves no
 //     child behind (builtins/internal/child, the container reaper).
+//
+// Unlike the values builtins return (runs, tables, comparisons: equal by
+// content), a handle compares by identity: it is one live system, and two
+// started alike are two systems, whose states part at the first write.
 package handle
 
 import (

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/benchbook/benchbook/runtime/limits"
 )
 
 // As root, PostgreSQL runs as the "postgres" user (initdb and postgres
@@ -84,7 +86,7 @@ func openPath(dir string, as *account) error {
 
 // tailFile returns the last n lines of a file.
 func tailFile(path string, n int) []string {
-	data, err := os.ReadFile(path)
+	data, err := limits.ReadFile(path, limits.Record)
 	if err != nil {
 		return nil
 	}

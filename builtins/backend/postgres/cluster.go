@@ -23,6 +23,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
 	"github.com/benchbook/benchbook/builtins/internal/child"
+	"github.com/benchbook/benchbook/runtime/limits"
 )
 
 // cluster is a PostgreSQL cluster of benchbook's own: a data directory under
@@ -59,7 +60,7 @@ const generationFile = "generation"
 // readGeneration is the checker of "resource" inputs: the id written when
 // the data dir was created; "" (stale) when it is gone.
 func readGeneration(root string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(root, generationFile))
+	data, err := limits.ReadFile(filepath.Join(root, generationFile), limits.File)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
@@ -86,7 +87,32 @@ func (c *cluster) ensure(ctx context.Context) (bool, error) {
 	}
 	id := make([]byte, 12)
 	_, _ = rand.Read(id)
-	return true, os.WriteFile(filepath.Join(c.root, generationFile), []byte(hex.EncodeToString(id)+"\n"), 0o644)
+	return true, writeOwn(filepath.Join(c.root, generationFile), []byte(hex.EncodeToString(id)+"\n"))
+}
+
+// writeOwn writes one of the cluster's own small files whole: into a new
+// file beside it, renamed over it. A reader never sees half of it, and a
+// FIFO put there is replaced, not opened (an open for writing would wait
+// for a reader, deaf to signals).
+func writeOwn(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // initdb runs initdb as the unprivileged account. Trust authentication is
@@ -158,7 +184,11 @@ func (c *cluster) confLines() string {
 	if !strings.Contains(libs, "pg_stat_statements") {
 		set["shared_preload_libraries"] = strings.TrimLeft(libs+",pg_stat_statements", ",")
 	}
-	// Never the user's: where it listens is benchbook's business.
+	// Never the user's: where it listens is benchbook's business, and a
+	// failing statement's text stays out of the log the cache keeps (a
+	// CREATE ROLE ... PASSWORD from pg.query, a workload, another client:
+	// secret.go). The error line itself is still logged.
+	set["log_min_error_statement"] = "panic"
 	set["listen_addresses"] = "127.0.0.1"
 	set["port"] = strconv.Itoa(c.port)
 	set["unix_socket_directories"] = c.sockDir
@@ -198,7 +228,7 @@ func (c *cluster) pickPort() (int, error) {
 	file := filepath.Join(c.root, "port")
 	prev := c.port
 	if prev == 0 {
-		data, _ := os.ReadFile(file)
+		data, _ := limits.ReadFile(file, limits.File)
 		prev, _ = strconv.Atoi(strings.TrimSpace(string(data)))
 	}
 	if prev > 0 {
@@ -211,7 +241,7 @@ func (c *cluster) pickPort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return port, os.WriteFile(file, []byte(strconv.Itoa(port)+"\n"), 0o644)
+	return port, writeOwn(file, []byte(strconv.Itoa(port)+"\n"))
 }
 
 // freePort asks the kernel for a free loopback port.
@@ -252,7 +282,7 @@ func (c *cluster) start(ctx context.Context) error {
 	if err := chownTree(conf, c.as); err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(c.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logf, err := openLog(c.logPath())
 	if err != nil {
 		return err
 	}
@@ -292,9 +322,15 @@ func (c *cluster) readyOrStop(ctx context.Context, offset int64) error {
 	return nil
 }
 
+// openLog opens the server's log for appending; O_NONBLOCK makes a FIFO
+// put there an error (no reader) instead of an open that waits for one.
+func openLog(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0o644)
+}
+
 // logSince returns the last n lines the log got after offset.
 func (c *cluster) logSince(offset int64, n int) []string {
-	data, err := os.ReadFile(c.logPath())
+	data, err := limits.ReadFile(c.logPath(), limits.Record)
 	if err != nil || int64(len(data)) < offset {
 		return nil
 	}
@@ -387,8 +423,9 @@ func (c *cluster) dsn() string {
 // readyDataDir puts right what a copy cut short may have left: a copy half
 // made (recoverCopy), a data dir not owned by the account PostgreSQL runs
 // as or open to others (postgres refuses both; a partial cp -a left it
-// root's, 0700), and the lock files of a postmaster that is dead but not
-// yet reaped (stalePostmaster).
+// root's, 0700), and the lock files of a postmaster that is gone
+// (clearStaleLocks). An image cluster's too: its postmaster runs in the
+// host's pid namespace (imageSpec's HostPID), so its lock holds a host pid.
 func (c *cluster) readyDataDir() error {
 	if err := recoverCopy(c.dataDir()); err != nil {
 		return err
@@ -407,9 +444,7 @@ func (c *cluster) readyDataDir() error {
 			return err
 		}
 	}
-	if c.img == nil { // a container's pids are its own namespace's
-		c.clearStaleLocks()
-	}
+	c.clearStaleLocks()
 	return nil
 }
 

@@ -81,7 +81,7 @@ func (c *cluster) passwdFile() (string, error) {
 	if uid == 0 {
 		data = fmt.Sprintf("root:x:0:0:root:%s:/bin/sh\n", c.root)
 	}
-	return path, os.WriteFile(path, []byte(data), 0o644)
+	return path, writeOwn(path, []byte(data))
 }
 
 // initdbInImage runs initdb in a container and waits for it.
@@ -122,7 +122,7 @@ func (c *cluster) startInImage(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("postgres in %s: %w", c.img.image, err)
 	}
-	logf, err := os.OpenFile(c.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logf, err := openLog(c.logPath())
 	if err != nil {
 		_ = c.img.eng.Remove(ctx, ctr.ID)
 		return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/limits"
 )
 
 // clearStaleLocks removes the lock files (postmaster.pid in the data dir,
@@ -34,7 +35,7 @@ func (c *cluster) clearStaleLocks() {
 // lockPid is the pid on a lock file's first line (negative for a
 // postmaster in single-user mode), 0 when there is none.
 func lockPid(path string) int {
-	data, err := os.ReadFile(path)
+	data, err := limits.ReadFile(path, limits.File)
 	if err != nil {
 		return 0
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/runattrs"
 	"github.com/benchbook/benchbook/runtime/codec"
@@ -81,6 +82,8 @@ func TestBadSetting(t *testing.T) {
 	mustRun(t, `
 assert.eq(pg.settings()["shared_buffers"], "32MB")  # back up, as before
 assert.fails(lambda: pg.restart(settings = {"port": 5432}), "port is benchbook's to choose")
+assert.fails(lambda: pg.restart(settings = {"Log_Min_Error_Statement": "error"}), "Log_Min_Error_Statement is benchbook's to choose \\(the log never holds a failing statement's text")
+assert.eq(pg.query("SHOW log_min_error_statement")[0]["log_min_error_statement"], "panic")
 assert.fails(lambda: pg.restart(settings = {"work_mem": "1MB\nfsync = off"}), "on one line")
 assert.fails(lambda: pg.restart(settings = {"work_mem": [1]}), "must be a string, number or bool")
 `)
@@ -151,6 +154,11 @@ assert.true(d.delta)
 assert.true(d.database["tup_inserted"] >= 0)  # flushed lazily by PostgreSQL (up to seconds)
 assert.true(d.cpu_us_backends > 0)
 assert.fails(lambda: d - a, "subtract snapshots")
+# pg_stats compare by content (issue 33): two deltas of the same snapshots
+# are equal, a delta is not its snapshot, two snapshots apart are unequal.
+assert.eq(b - a, d)
+assert.ne(d, b)
+assert.ne(a, b)
 plan = pg.explain("SELECT count(*) FROM stats_t", analyze = False)
 assert.eq(plan.execution_ms, None)
 `)
@@ -165,6 +173,9 @@ assert.eq(plan.execution_ms, None)
 	back, err := codec.Decode(data)
 	if err != nil || back.String() != d.String() {
 		t.Fatalf("stats round trip: %v, %v vs %v", err, back, d)
+	}
+	if eq, err := starlark.Equal(back, d); !eq || err != nil {
+		t.Errorf("pg_stats read back from the cache != the one stored (%v)", err)
 	}
 	if h := d.HTML(); !strings.Contains(h, "INSERT INTO stats_t") || strings.Contains(h, "<pg_stats") {
 		t.Fatalf("HTML: %s", h)

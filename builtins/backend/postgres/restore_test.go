@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -126,18 +127,22 @@ func TestInterruptedRestoreRecovers(t *testing.T) {
 				}
 			} else {
 				cctx, cancel := context.WithCancel(ctx)
+				var fired atomic.Bool
 				copyStep = func(s, to string) {
 					if s == step && filepath.Base(to) == "data" {
+						fired.Store(true)
 						cancel()
 					}
 				}
 				got, log := runRestoreNB(cctx, t, dir, nil)
 				copyStep = func(string, string) {}
 				cancel()
+				if !fired.Load() {
+					t.Fatalf("%s: the run never reached the step, so nothing was interrupted: %s\n%s", name, got, log)
+				}
 				if got == "200" && step == "begin" {
 					t.Logf("%s: the restore finished before the cancel reached cp", name)
 				}
-				_ = log
 			}
 			got, log := runRestoreNB(ctx, t, dir, nil)
 			if got != fresh {

@@ -11,6 +11,10 @@ import (
 // keeps statement texts there: pg_stat_statements in the data dir (and so
 // in every snapshot), the server's log for a statement that failed. A
 // CREATE or ALTER ROLE with a PASSWORD would leave the password in them.
+// The cluster runs with log_min_error_statement = panic (confLines), so no
+// client's failing statement reaches the log; pg.exec's own connection
+// also keeps its statements out of pg_stat_statements, and the entries
+// other clients' statements made are dropped before the cluster stops.
 
 // execUnrecorded runs sql on one connection that neither tracks it in
 // pg_stat_statements nor logs it when it fails (settings only a superuser

@@ -24,8 +24,14 @@ func settingString(v starlark.Value) (string, error) {
 	return "", fmt.Errorf("a setting must be a string, number or bool, got %s", v.Type())
 }
 
-// reservedSettings are where the cluster listens: always benchbook's.
-var reservedSettings = map[string]bool{"port": true, "listen_addresses": true, "unix_socket_directories": true}
+// reservedSettings are always benchbook's, with why: where the cluster
+// listens, and what its log keeps of a failing statement (secret.go).
+var reservedSettings = map[string]string{
+	"port":                    "a private socket dir and a free loopback port",
+	"listen_addresses":        "a private socket dir and a free loopback port",
+	"unix_socket_directories": "a private socket dir and a free loopback port",
+	"log_min_error_statement": "the log never holds a failing statement's text, which may be a CREATE ROLE's password",
+}
 
 // settingsDict reads a settings={...} argument.
 func settingsDict(d *starlark.Dict) (map[string]string, error) {
@@ -38,8 +44,8 @@ func settingsDict(d *starlark.Dict) (map[string]string, error) {
 		if !ok {
 			return nil, fmt.Errorf("setting names must be strings, got %s", kv[0].Type())
 		}
-		if reservedSettings[k] {
-			return nil, fmt.Errorf("%s is benchbook's to choose (a private socket dir and a free loopback port)", k)
+		if why, ok := reservedSettings[strings.ToLower(k)]; ok {
+			return nil, fmt.Errorf("%s is benchbook's to choose (%s)", k, why)
 		}
 		s, err := settingString(kv[1])
 		if err != nil {

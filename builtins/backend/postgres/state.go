@@ -17,6 +17,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/limits"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
 
@@ -213,12 +214,12 @@ const settingsFile = "benchbook-settings.json"
 
 func (c *cluster) saveSettings() error {
 	data, _ := json.Marshal(c.settings)
-	return os.WriteFile(filepath.Join(c.dataDir(), settingsFile), data, 0o644)
+	return writeOwn(filepath.Join(c.dataDir(), settingsFile), data)
 }
 
 // loadSettings takes the settings the data dir last ran with, if recorded.
 func (c *cluster) loadSettings() {
-	data, err := os.ReadFile(filepath.Join(c.dataDir(), settingsFile))
+	data, err := limits.ReadFile(filepath.Join(c.dataDir(), settingsFile), limits.File)
 	if err != nil {
 		return
 	}
@@ -321,7 +322,7 @@ func readPrefix(path string, n int64) ([]byte, error) {
 // recordCheckpoint notes where the stopped data dir stands.
 func (c *cluster) recordCheckpoint() {
 	if cp := c.lastCheckpoint(); cp != "" {
-		os.WriteFile(filepath.Join(c.root, checkpointFile), []byte(cp+"\n"), 0o644)
+		writeOwn(filepath.Join(c.root, checkpointFile), []byte(cp+"\n"))
 	}
 }
 
@@ -342,12 +343,19 @@ func (c *cluster) changedOutside() bool {
 	if state := cd["Database cluster state"]; state != "" && state != "shut down" {
 		return true
 	}
-	data, err := os.ReadFile(filepath.Join(c.root, checkpointFile))
+	was, err := c.recordedCheckpoint()
 	if err != nil {
 		return false // never recorded: nothing to compare with
 	}
 	now := cd["Latest checkpoint location"]
-	return now != "" && now != strings.TrimSpace(string(data))
+	return now != "" && now != was
+}
+
+// recordedCheckpoint is the checkpoint location benchbook recorded when it
+// last stopped the cluster.
+func (c *cluster) recordedCheckpoint() (string, error) {
+	data, err := limits.ReadFile(filepath.Join(c.root, checkpointFile), limits.File)
+	return strings.TrimSpace(string(data)), err
 }
 
 func (c *cluster) String() string { return fmt.Sprintf("cluster %s", c.root) }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/record"
@@ -273,6 +274,13 @@ func (v *statsValue) Type() string                  { return "pg_stats" }
 func (v *statsValue) Freeze()                       {}
 func (v *statsValue) Truth() starlark.Bool          { return true }
 func (v *statsValue) Hash() (uint32, error)         { return 0, errors.New("unhashable type: pg_stats") }
+
+// CompareSameType: two pg_stats are equal when they hold the same counters
+// taken at the same instant (what they store), as two deltas of the same
+// snapshots are.
+func (v *statsValue) CompareSameType(op syntax.Token, y starlark.Value, _ int) (bool, error) {
+	return starval.EqualStored(op, v, y.(*statsValue))
+}
 
 func (v *statsValue) String() string {
 	t := v.s.total()

@@ -75,10 +75,12 @@ func (p *Handle) Watched() bool {
 // Alive: its process runs.
 func (p *Handle) Alive() bool { return p.pid() != 0 }
 
-// Serves: the port of its ready check, or one its process tree listens on.
+// Serves: the port of its ready check, or one its process tree listens on
+// or was seen listening on (once dead, it still served the port: the run
+// against it is watched, and invalid).
 func (p *Handle) Serves(d guard.Dest) bool {
 	if d.Target == starlark.Value(p) {
 		return true
 	}
-	return d.LocalPort(kit.ReadyPort(p.spec.ready)) || d.Port > 0 && guard.Local(d.Host) && guard.Listens(procfs.TreePids(p.pid()), d.Port)
+	return d.LocalPort(kit.ReadyPort(p.spec.ready)) || p.sockets.Serves(d, procfs.TreePids(p.pid()))
 }

@@ -51,6 +51,7 @@ type Handle struct {
 	log      *kit.LogRing
 	stopping *atomic.Bool  // set when benchbook stops this cmd: its end is no guard trip
 	group    *cgroup.Group // the cgroup holding the limits, nil without limits
+	sockets  guard.Sockets // ports its processes were seen listening on (Serves)
 }
 
 var (
@@ -149,6 +150,7 @@ func (p *Handle) start(ctx context.Context) error {
 		kit.StopChild(cmd.Process.Pid, syscall.SIGTERM, time.Second, done)
 		return fmt.Errorf("%s: %w\nlast lines of its output:\n%s", p.spec.argv[0], err, kit.Indent(log.Tail(20)))
 	}
+	p.sockets.Note(procfs.TreePids(cmd.Process.Pid))
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"slices"
@@ -17,9 +18,9 @@ import (
 // PostgreSQL cluster) is watched during every measured run, observed or
 // not: a user who forgot observe = [...] measured a dead target, and the
 // run said valid (7 ok, 344 refused). The death, OOM kill or restart of
-// the target the run sends its traffic to is fatal; any other target's
-// trips are warnings on the run. observe adds figures, and makes every
-// trip of what it lists count as for the run's own target.
+// the target the run sends its traffic to is fatal, observed or not; any
+// other target's trips are warnings on the run, observed or not. observe
+// adds figures; it is not what turns the guard on (issue 33).
 
 // A Target is a live system the notebook started.
 type Target interface {
@@ -127,14 +128,68 @@ func Local(host string) bool {
 	return false
 }
 
+// Sockets remembers the ports a target's processes were seen listening
+// on. A target found only by its socket (ready = "log:...") loses it when
+// it dies: without the memory it would serve no port once dead, and the
+// next run against that port would watch nothing. The zero value is ready.
+type Sockets struct {
+	mu    sync.Mutex
+	ports map[int]bool
+}
+
+// Note remembers the ports pids listen on now (when the target is ready).
+func (s *Sockets) Note(pids []int) {
+	for _, p := range ListenPorts(pids) {
+		s.add(p)
+	}
+}
+
+// Serves reports whether d is a port on this machine that pids listen on
+// now or were seen listening on before.
+func (s *Sockets) Serves(d Dest, pids []int) bool {
+	if d.Port <= 0 || !Local(d.Host) {
+		return false
+	}
+	s.mu.Lock()
+	seen := s.ports[d.Port]
+	s.mu.Unlock()
+	if seen {
+		return true
+	}
+	if Listens(pids, d.Port) {
+		s.add(d.Port)
+		return true
+	}
+	return false
+}
+
+func (s *Sockets) add(port int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ports == nil {
+		s.ports = map[int]bool{}
+	}
+	s.ports[port] = true
+}
+
 // Listens reports whether one of pids holds a TCP socket listening on port
 // (/proc/net/tcp and tcp6, then the pids' descriptors): how a target whose
 // ready check names no port is still found to serve a URL.
 func Listens(pids []int, port int) bool {
-	inodes := listeningInodes(port)
-	if len(inodes) == 0 {
-		return false
+	listening := listeningPorts()
+	if !slices.Contains(slices.Collect(maps.Values(listening)), port) {
+		return false // no one listens there: no descriptors to read
 	}
+	return slices.Contains(portsOf(pids, listening), port)
+}
+
+// ListenPorts are the TCP ports one of pids listens on.
+func ListenPorts(pids []int) []int { return portsOf(pids, listeningPorts()) }
+
+// portsOf are the ports of listening (inode -> port) whose sockets one of
+// pids holds.
+func portsOf(pids []int, listening map[string]int) []int {
+	var out []int
 	for _, pid := range pids {
 		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 		if err != nil {
@@ -142,17 +197,20 @@ func Listens(pids []int, port int) bool {
 		}
 		for _, fd := range fds {
 			link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-			if err == nil && strings.HasPrefix(link, "socket:[") && inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] {
-				return true
+			if err != nil || !strings.HasPrefix(link, "socket:[") {
+				continue
+			}
+			if p, ok := listening[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")]; ok && !slices.Contains(out, p) {
+				out = append(out, p)
 			}
 		}
 	}
-	return false
+	return out
 }
 
-// listeningInodes are the inodes of the sockets listening on port.
-func listeningInodes(port int) map[string]bool {
-	out := map[string]bool{}
+// listeningPorts maps the inode of every listening TCP socket to its port.
+func listeningPorts() map[string]int {
+	out := map[string]int{}
 	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		f, err := os.Open(file)
 		if err != nil {
@@ -165,8 +223,8 @@ func listeningInodes(port int) map[string]bool {
 				continue
 			}
 			_, hexPort, ok := strings.Cut(fields[1], ":")
-			if p, err := strconv.ParseInt(hexPort, 16, 32); ok && err == nil && int(p) == port {
-				out[fields[9]] = true
+			if p, err := strconv.ParseInt(hexPort, 16, 32); ok && err == nil {
+				out[fields[9]] = int(p)
 			}
 		}
 		f.Close()

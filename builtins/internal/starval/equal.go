@@ -1,6 +1,7 @@
 package starval
 
 import (
+	"bytes"
 	"fmt"
 
 	"go.starlark.net/starlark"
@@ -20,4 +21,34 @@ func EqualOnly(op syntax.Token, eq bool, x, y starlark.Value) (bool, error) {
 		return !eq, nil
 	}
 	return false, fmt.Errorf("%s %s %s not implemented", x.Type(), op, y.Type())
+}
+
+// Stored is a value the cache can store: its bytes (codec.Marshaler's
+// method) hold its whole content.
+type Stored interface {
+	starlark.Value
+	MarshalValue() ([]byte, error)
+}
+
+// EqualStored answers a CompareSameType call of a value whose stored bytes
+// depend on its content alone (no map order, no addresses): x and y are
+// equal when they store alike, so a value read back from the cache equals
+// the one that was stored, and two arms' identical results are equal.
+// Such a value stays unhashable or hashes part of what it stores.
+func EqualStored(op syntax.Token, x, y Stored) (bool, error) {
+	if op != syntax.EQL && op != syntax.NEQ {
+		return EqualOnly(op, false, x, y)
+	}
+	if x == y {
+		return EqualOnly(op, true, x, y)
+	}
+	a, err := x.MarshalValue()
+	if err != nil {
+		return false, fmt.Errorf("%s %s %s: %w", x.Type(), op, y.Type(), err)
+	}
+	b, err := y.MarshalValue()
+	if err != nil {
+		return false, fmt.Errorf("%s %s %s: %w", x.Type(), op, y.Type(), err)
+	}
+	return EqualOnly(op, bytes.Equal(a, b), x, y)
 }

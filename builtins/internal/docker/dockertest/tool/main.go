@@ -7,7 +7,9 @@
 //	tool printenv NAME [CODE]  print $NAME, then exit with CODE (without
 //	                     CODE: say "ready" and sleep)
 //	tool                 serve HTTP ("ok") on 127.0.0.1:$PORT; with $ALLOC_MB,
-//	                     touch that many MiB $ALLOC_AFTER seconds after start
+//	                     touch that many MiB $ALLOC_AFTER seconds after start;
+//	                     with $EXIT_CODE, exit with it $EXIT_AFTER seconds
+//	                     after start
 //
 // Every mode prints "ready" once it is doing what it says.
 package main
@@ -29,6 +31,10 @@ func main() {
 				time.Sleep(time.Duration(after * float64(time.Second)))
 				touch(mb)
 			}()
+		}
+		if code, err := strconv.Atoi(os.Getenv("EXIT_CODE")); err == nil {
+			after, _ := strconv.ParseFloat(os.Getenv("EXIT_AFTER"), 64)
+			time.AfterFunc(time.Duration(after*float64(time.Second)), func() { os.Exit(code) })
 		}
 		fmt.Println("ready")
 		err := http.ListenAndServe("127.0.0.1:"+os.Getenv("PORT"), http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
