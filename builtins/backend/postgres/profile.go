@@ -11,7 +11,8 @@ var _ handle.Profiled = (*Handle)(nil)
 
 // ProfileTarget is the cluster's postmaster and every process it forks:
 // the backends of the run's connections (forked in the window, followed
-// from their start), its workers and background processes.
+// from their start), its workers and background processes; not the
+// backends of benchbook's own monitoring connections.
 func (h *Handle) ProfileTarget() (profile.Target, error) {
 	pid := h.postmasterPID()
 	if pid == 0 {
@@ -23,5 +24,15 @@ func (h *Handle) ProfileTarget() (profile.Target, error) {
 		}
 		return profile.Target{}, errors.New("postgres is not running")
 	}
-	return profile.Target{Name: "postgres", Lister: profile.ProcessTree(pid)}, nil
+	return profile.Target{Name: "postgres", Lister: profile.ProcessTree(pid), Keep: h.notOwn}, nil
+}
+
+// notOwn is false for the backends of benchbook's own connections to the
+// cluster (its observer's, its guard's): their work (a fork, a catalog
+// cache filled, pg_stat_activity read five times a second) is not the
+// workload's, and divided by the few requests of a slow arm it would
+// show as CPU per request.
+func (h *Handle) notOwn(pid int) bool {
+	_, own := h.ownConns.Load(pid)
+	return !own
 }
