@@ -13,9 +13,10 @@ import (
 // TestPgScanProfileNotebook runs notebooks/pg-scan-profile.star with small
 // parameters (a 100,000-row table, a 10,000-row range so the index's work
 // per request stands well above one sample's worth of the slow arm's CPU
-// per request, four pairs of 2 s: three leave the paired t 2 df, too few): the differential profile shows the
-// sequential scan's functions falling and the index's rising, each with an
-// interval on its side of 0.
+// per request, four pairs of 2 s: three leave the paired t 2 degrees of
+// freedom, too few): the differential profile shows the sequential scan's
+// functions falling and the index's rising, each with an interval on its
+// side of 0.
 func TestPgScanProfileNotebook(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end notebook run")
