@@ -10,6 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	gtext "github.com/yuin/goldmark/text"
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/profile"
@@ -312,4 +316,61 @@ func TestMarkdownRecord(t *testing.T) {
 	if !strings.Contains(string(md), "| ` hotA ` |") || !strings.Contains(string(md), "IMPROVES") {
 		t.Errorf("the Markdown lacks the table:\n%s", md)
 	}
+}
+
+// A function's name is the target binary's to choose: in the record it is
+// text, never markup, in HTML and in Markdown.
+func TestHostileNamesEscaped(t *testing.T) {
+	const evil = "<img src=x onerror=alert(1)>|`x`*"
+	text := fmt.Sprintf("main;%s 40\nmain;ok 10\n", evil)
+	var a, b []*Data
+	for i := range 2 {
+		da, err := FromProfile(folded(t, text, 1_000_000), []string{"<b>target</b>"}, int64(100+i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b = append(a, da), append(b, da)
+	}
+	c, err := Compare(a, b, Options{ALabel: "<i>A</i>", BLabel: "B"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := New(a[0])
+	r := &record.Record{Title: "t", Cells: []record.Cell{{Name: "c", Status: record.StatusRan, Outputs: []starlark.Value{v, c}}}}
+	var page strings.Builder
+	if err := record.HTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"<img", "<b>target", "<i>A"} {
+		if strings.Contains(page.String(), bad) {
+			t.Errorf("the HTML record holds %q unescaped", bad)
+		}
+	}
+	dir := t.TempDir()
+	if err := record.Markdown(r, filepath.Join(dir, "nb.md")); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "nb.md"))
+	// Read as GitHub would (goldmark with its table extension): the name
+	// may sit in a code span, where it is text; it must not be raw HTML.
+	doc := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(gtext.NewReader(md))
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		var raw string
+		switch h := n.(type) {
+		case *ast.RawHTML:
+			for i := 0; i < h.Segments.Len(); i++ {
+				seg := h.Segments.At(i)
+				raw += string(seg.Value(md))
+			}
+		case *ast.HTMLBlock:
+			for i := 0; i < h.Lines().Len(); i++ {
+				seg := h.Lines().At(i)
+				raw += string(seg.Value(md))
+			}
+		}
+		if entering && (strings.Contains(raw, "img") || strings.Contains(raw, "<b>")) {
+			t.Errorf("the Markdown record holds raw HTML %q", raw)
+		}
+		return ast.WalkContinue, nil
+	})
 }
