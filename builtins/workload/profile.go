@@ -64,18 +64,20 @@ type profTarget struct {
 	key any // the value it came from, to sample each once
 }
 
-// targets resolves the argument for a run whose traffic goes to d.
-func (p profileArg) targets(name string, th *starlark.Thread, observe *starlark.List, d guard.Dest) ([]profTarget, error) {
+// targets resolves the argument for a run whose traffic goes to d. With
+// profile = True, a target that cannot be sampled (a cluster reached by
+// DSN in observe) is left out with a warning when others can be.
+func (p profileArg) targets(name string, th *starlark.Thread, observe *starlark.List, d guard.Dest) ([]profTarget, []string, error) {
 	if p.explicit != nil {
 		var out []profTarget
 		for i, v := range p.explicit {
 			t, err := explicitTarget(v)
 			if err != nil {
-				return nil, fmt.Errorf("%s: profile[%d]: %w", name, i, err)
+				return nil, nil, fmt.Errorf("%s: profile[%d]: %w", name, i, err)
 			}
 			out = addTarget(out, t)
 		}
-		return out, nil
+		return out, nil, nil
 	}
 	var out []profTarget
 	var errs []error
@@ -103,12 +105,16 @@ func (p profileArg) targets(name string, th *starlark.Thread, observe *starlark.
 	}
 	if len(out) == 0 {
 		if err := errors.Join(errs...); err != nil {
-			return nil, fmt.Errorf("%s: profile = True: %w", name, err)
+			return nil, nil, fmt.Errorf("%s: profile = True: %w", name, err)
 		}
-		return nil, fmt.Errorf("%s: profile = True: no target to sample: the run's traffic reaches no target benchbook started "+
+		return nil, nil, fmt.Errorf("%s: profile = True: no target to sample: the run's traffic reaches no target benchbook started "+
 			"(backend.process, backend.container, backend.postgres(), backend.demo) and observe lists none; give profile = [handle or pid, ...]", name)
 	}
-	return out, nil
+	var warnings []string
+	for _, err := range errs {
+		warnings = append(warnings, "not sampled: "+err.Error())
+	}
+	return out, warnings, nil
 }
 
 // unwatched is the target a .watch(...) wraps, or v.
@@ -159,6 +165,7 @@ type profiler struct {
 	targets []profTarget
 	recs    []*profile.PerfRecording
 	cancel  context.CancelFunc
+	notes   []string // targets left out, for the profile's warnings
 }
 
 // startProfiler starts perf on every target, armed: sampling stays off
@@ -187,11 +194,15 @@ func (p profileArg) start(name string, th *starlark.Thread, observe *starlark.Li
 	if !p.on {
 		return nil, nil
 	}
-	ts, err := p.targets(name, th, observe, d)
+	ts, notes, err := p.targets(name, th, observe, d)
 	if err != nil {
 		return nil, err
 	}
-	return startProfiler(runtime.Context(th), name, ts)
+	prof, err := startProfiler(runtime.Context(th), name, ts)
+	if prof != nil {
+		prof.notes = notes
+	}
+	return prof, err
 }
 
 // Type names the profiler in an observer's warning.
@@ -285,6 +296,7 @@ func (p *profiler) attach(r *Run) error {
 		one = profile.Merge(rooted...)
 		one.Window = ps[0].Window // one window, sampled in each target
 	}
+	one.Warnings = append(one.Warnings, p.notes...)
 	data, err := starprofile.FromProfile(one, names, r.d.Count)
 	if err != nil {
 		return fmt.Errorf("%s: profile: %w", p.name, err)
