@@ -100,6 +100,7 @@ func init() {
 	runtime.Predeclare("equivalent", starlark.NewBuiltin("equivalent", equivalentBuiltin))
 	runtime.Predeclare("verdict", starlark.NewBuiltin("verdict", verdictBuiltin))
 	runtime.Predeclare("bars", starlark.NewBuiltin("bars", barsBuiltin))
+	runtime.Predeclare("compare_profiles", starlark.NewBuiltin("compare_profiles", compareProfilesBuiltin)) // profiles.go
 	runtime.RegisterInputKind("method", func(name string) (string, error) {
 		switch name {
 		case methodName:

@@ -27,6 +27,8 @@ type execArgs struct {
 	label   string
 	observe *starlark.List
 	obs     []loadgen.Observer
+	profile profileArg
+	prof    *profiler // nil without profile
 }
 
 // execSample is one whole-process run.
@@ -42,7 +44,7 @@ type execSample struct {
 func execBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	a := execArgs{runs: 10, warmup: 1}
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "cmd", &a.cmd, "runs?", &a.runs,
-		"warmup?", &a.warmup, "timeout??", &a.timeout, "label?", &a.label, "observe?", &a.observe); err != nil {
+		"warmup?", &a.warmup, "timeout??", &a.timeout, "label?", &a.label, "observe?", &a.observe, "profile?", &a.profile); err != nil {
 		return nil, err
 	}
 	var err error
@@ -61,7 +63,13 @@ func execBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if a.label == "" {
 		a.label = strings.Join(argv, " ")
 	}
+	if a.prof, err = a.startProfile(b.Name(), th, argv); err != nil {
+		return nil, err
+	}
 	r := a.measure(th, argv, time.Duration(a.timeout))
+	if err := a.prof.attach(r); err != nil {
+		return nil, err
+	}
 	// After the runs: a file the command writes is what the next run finds.
 	for _, in := range runtime.CommandInputs(th, argv, "") {
 		runtime.AddInput(th, in)
@@ -119,6 +127,9 @@ func (a *execArgs) measure(th *starlark.Thread, argv []string, timeout time.Dura
 	var w *loadgen.Watch
 	for i := range a.warmup + a.runs {
 		if i == a.warmup {
+			if err := a.prof.open(); err != nil {
+				r.d.Warnings = append(r.d.Warnings, "profile: "+err.Error())
+			}
 			start = time.Now()
 			w = loadgen.StartWatch(ctx, a.obs, start, true)
 		}
@@ -132,6 +143,7 @@ func (a *execArgs) measure(th *starlark.Thread, argv []string, timeout time.Dura
 			r.addSample(s)
 		}
 	}
+	a.prof.close()
 	if w != nil {
 		var warnings []string
 		r.d.Observed, r.d.Trips, warnings = w.Stop(r.d.Count)

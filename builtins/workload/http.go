@@ -34,17 +34,23 @@ func httpBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err != nil {
 		return nil, err
 	}
-	spec.Observers = withTargetGuards(th, spec.Observers, urlDest(h.url))
+	dest := urlDest(h.url)
+	spec.Observers = withTargetGuards(th, spec.Observers, dest)
 	if spec.Label == "" {
 		spec.Label = h.method + " " + h.url
 	}
 	if la.agents != nil {
-		return h.onFleet(th, b.Name(), spec, la.agents)
+		return profiled(th, b.Name(), la, &spec, dest, func() (starlark.Value, error) { return h.onFleet(th, b.Name(), spec, la.agents) })
 	}
 	tgt, check, err := h.target(b.Name(), th, spec.Timeout)
 	if err != nil {
 		return nil, err
 	}
+	prof, err := la.profile.start(b.Name(), th, la.observe, dest)
+	if err != nil {
+		return nil, err
+	}
+	spec.Observers = prof.observing(spec.Observers)
 	res, warm := la.measure(runtime.Context(th), spec, tgt)
 	if w := check(); w != "" {
 		res.Warnings = append(res.Warnings, w)
@@ -52,7 +58,8 @@ func httpBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if e := tgt.GenErr(); e != "" {
 		res.Warnings = append(res.Warnings, "request generator failed: "+e)
 	}
-	return newRun("http", spec, res).noteWarmup(spec, warm), nil
+	run := newRun("http", spec, res).noteWarmup(spec, warm)
+	return run, prof.attach(run)
 }
 
 // target converts url, headers, body and request into a loadgen target.

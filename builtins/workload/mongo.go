@@ -8,6 +8,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/backend/handle"
+	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/redact"
@@ -44,12 +45,13 @@ func mongoBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if spec.Clients == 0 && la.maxInflight == starlark.None {
 		spec.MaxInflight = min(spec.MaxInflight, maxMongoInflight)
 	}
+	var dest guard.Dest
 	if uri, _, err := m.where(b.Name()); err == nil {
-		d := urlDest(uri)
+		dest = urlDest(uri)
 		if _, isString := m.target.(starlark.String); !isString {
-			d.Target = m.target
+			dest.Target = m.target
 		}
-		spec.Observers = withTargetGuards(th, spec.Observers, d)
+		spec.Observers = withTargetGuards(th, spec.Observers, dest)
 	}
 	tgt, check, err := m.open(b.Name(), th, spec)
 	if err != nil {
@@ -59,11 +61,17 @@ func mongoBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if spec.Label == "" {
 		spec.Label = m.op + " " + m.db + "." + m.collection
 	}
+	prof, err := la.profile.start(b.Name(), th, la.observe, dest)
+	if err != nil {
+		return nil, err
+	}
+	spec.Observers = prof.observing(spec.Observers)
 	res, warm := la.measure(runtime.Context(th), spec, tgt)
 	if w := check(); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
-	return mongoRun(spec, res, tgt).noteWarmup(spec, warm), nil
+	run := mongoRun(spec, res, tgt).noteWarmup(spec, warm)
+	return run, prof.attach(run)
 }
 
 // mongoRun makes the run object; the one place a Mongo run is built.

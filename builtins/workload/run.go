@@ -13,6 +13,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/internal/profile/starprofile"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime/codec"
@@ -47,6 +48,9 @@ import (
 //     steal_cpu (cores other processes used and the hypervisor stole),
 //     load1 (the load average over the window: the mean of its two ends).
 //   - the observers' figures, by the names they give (db_cpu_us_per_req...).
+//   - profile: with profile = True, the targets' on-CPU profile over the
+//     window (starprofile.Value: folded, functions, us_per_req...), else
+//     None.
 type Run struct {
 	d       runData
 	hist    *hdrhistogram.Histogram // every decided request; failures and drops as lower bounds
@@ -88,6 +92,9 @@ type runData struct {
 	WarmupAuto  bool               `json:"warmup_auto,omitempty"` // it was warmup = "auto"
 	Agents      []agentRow         `json:"agents,omitempty"`      // a fleet run: one row per agent
 	Incomplete  bool               `json:"incomplete,omitempty"`  // a fleet run that lost an agent
+	// Profile is what profile = True sampled (profile.go); absent
+	// otherwise, so a run without it is stored as it always was.
+	Profile *starprofile.Data `json:"profile,omitempty"`
 
 	Hist    []byte            `json:"hist"`
 	OK      []byte            `json:"ok_hist,omitempty"` // absent in runs stored before it: Hist was successes only
@@ -172,7 +179,7 @@ func (r *Run) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: run") }
 var runAttrs = []string{"acquire", "by_tag", "count", "cpu_ms", "dropped", "duration", "errors",
 	"gen_cpu_us_per_req", "hist", "intended", "interrupted", "kind", "label", "late", "tick_ms", "max", "max_rss_kb",
 	"mean", "min", "ok_hist", "ok_p", "p", "rps", "service", "stddev", "sys_ms", "undecided", "user_ms", "wall_ms", "warnings", "windows",
-	"valid", "invalid_reason", "trips", "agents", "incomplete", "gen_gc_pause_ms", "warmup_s"}
+	"valid", "invalid_reason", "trips", "agents", "incomplete", "gen_gc_pause_ms", "warmup_s", "profile"}
 
 func (r *Run) AttrNames() []string {
 	return append(append([]string(nil), runAttrs...), sortedKeys(r.d.Observed)...)
@@ -216,6 +223,8 @@ func (r *Run) Attr(name string) (starlark.Value, error) {
 		return agentList(r.d.Agents), nil
 	case "incomplete":
 		return starlark.Bool(r.d.Incomplete), nil
+	case "profile":
+		return r.profileValue()
 	}
 	if v, ok := r.d.Observed[name]; ok {
 		return starlark.Float(v), nil
@@ -409,6 +418,9 @@ func (r *Run) Markdown() string {
 	}
 	b.WriteString("| " + strings.Join(row, " | ") + " |\n")
 	b.WriteString(agentsMarkdown(r.d.Agents))
+	if p := r.profileLine(); p != "" {
+		b.WriteString("\n" + p + "\n")
+	}
 	for _, w := range r.d.Warnings {
 		b.WriteString("\n> warning: " + w + "\n")
 	}
@@ -422,6 +434,9 @@ func (r *Run) HTML() string {
 	var b strings.Builder
 	b.WriteString(htmlTable("run", head, [][]string{row}))
 	b.WriteString(agentsHTML(r.d.Agents))
+	if p := r.profileLine(); p != "" {
+		b.WriteString(`<p class="profile">` + html.EscapeString(p) + "</p>")
+	}
 	for _, w := range r.d.Warnings {
 		b.WriteString(`<p class="warning">` + html.EscapeString(w) + "</p>")
 	}
@@ -451,7 +466,7 @@ func htmlTable(class string, head []string, rows [][]string) string {
 
 // JSON is the run's figures with latencies in ms.
 func (r *Run) JSON() any {
-	return map[string]any{
+	out := map[string]any{
 		"kind": r.d.Kind, "label": r.d.Label, "count": r.d.Count, "rps": r.RPS(),
 		"errors": r.d.Errors, "duration": r.d.Duration, "late": r.d.Late, "dropped": r.d.Dropped,
 		"intended": r.d.Intended, "undecided": r.d.Undecided,
@@ -463,6 +478,10 @@ func (r *Run) JSON() any {
 		"valid": r.valid(), "invalid_reason": guard.Invalid(r.d.Trips), "trips": r.d.Trips,
 		"agents": r.d.Agents, "incomplete": r.d.Incomplete, "warmup_s": r.d.WarmupS, "warmup_auto": r.d.WarmupAuto,
 	}
+	if v, err := r.profileValue(); err == nil && v != starlark.None {
+		out["profile"] = v.(*starprofile.Value).JSON()
+	}
+	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -5,6 +5,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
 )
@@ -35,11 +36,13 @@ func sqlBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if spec.Clients == 0 && la.maxInflight == starlark.None {
 		spec.MaxInflight = min(spec.MaxInflight, maxSQLInflight)
 	}
+	var dest guard.Dest
 	if dsn, err := dsnOf(b.Name(), s.db); err == nil {
-		spec.Observers = withTargetGuards(th, spec.Observers, sqlDest(s.db, dsn))
+		dest = sqlDest(s.db, dsn)
+		spec.Observers = withTargetGuards(th, spec.Observers, dest)
 	}
 	if la.agents != nil {
-		return s.onFleet(th, b.Name(), spec, la.agents)
+		return profiled(th, b.Name(), la, &spec, dest, func() (starlark.Value, error) { return s.onFleet(th, b.Name(), spec, la.agents) })
 	}
 	tgt, check, err := s.target(b.Name(), th, spec)
 	if err != nil {
@@ -49,13 +52,18 @@ func sqlBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if spec.Label == "" {
 		spec.Label = tgt.Statements()[0].SQL
 	}
+	prof, err := la.profile.start(b.Name(), th, la.observe, dest)
+	if err != nil {
+		return nil, err
+	}
+	spec.Observers = prof.observing(spec.Observers)
 	res, warm := la.measure(runtime.Context(th), spec, tgt)
 	if w := check(); w != "" {
 		res.Warnings = append(res.Warnings, w)
 	}
 	run := newRun("sql", spec, res).noteWarmup(spec, warm)
 	run.acquire, run.byTag = tgt.Histograms()
-	return run, nil
+	return run, prof.attach(run)
 }
 
 // target converts db, query or queries and args, and opens the target.

@@ -253,6 +253,11 @@ func valueHTML(v starlark.Value) (out template.HTML) {
 		}
 		b.WriteString(`<pre class="` + class + `">` + escapeText(text) + `</pre>`)
 	}
+	if fs, ok := v.(FigureSet); ok {
+		for _, f := range fs.Figures() {
+			b.WriteString(`<figure>` + inlineSVG(f.SVG) + `<figcaption>` + escapeText(f.Caption) + `</figcaption></figure>`)
+		}
+	}
 	if d, ok := v.(Downloader); ok {
 		b.WriteString(downloadLinks(d.Downloads()))
 	}

@@ -121,8 +121,25 @@ func (m *mdWriter) output(cell string, n int, v starlark.Value) {
 	} else {
 		m.printf("%s\n\n", strings.TrimRight(m.valueBlock(v), "\n"))
 	}
+	if fs, ok := v.(FigureSet); ok {
+		m.figureSet(cell, n, fs.Figures())
+	}
 	if d, ok := v.(Downloader); ok {
 		m.downloads(cell, n, d.Downloads())
+	}
+}
+
+// figureSet writes a value's figures as SVG files and links each under
+// its caption.
+func (m *mdWriter) figureSet(cell string, n int, figs []Figure) {
+	for _, f := range figs {
+		if reason := checkSVG(f.SVG); reason != "" {
+			m.printf("_%s_\n\n", mdEscape(reason))
+			continue
+		}
+		name := fmt.Sprintf("%s-%d-%s.svg", slug(cell), n, slug(f.Name))
+		m.figures = append(m.figures, figureFile{name: name, data: f.SVG})
+		m.printf("![%s](%s/%s)\n\n", mdEscape(f.Caption), m.rel, name)
 	}
 }
 

@@ -115,6 +115,19 @@ type (
 	JSONer interface{ JSON() any }
 )
 
+// FigureSet is a value with figures beside its own HTML or Markdown (a
+// profile's flame graphs): the HTML record inlines each after the value,
+// in a <figure> with its caption; the Markdown record writes each as an
+// SVG file beside it and links it. Each SVG is checked as SVGer's is.
+type FigureSet interface{ Figures() []Figure }
+
+// Figure is one figure of a FigureSet.
+type Figure struct {
+	Name    string // names its file in the Markdown record: "<cell>-<n>-<name>.svg"
+	Caption string
+	SVG     []byte
+}
+
 // Downloader is a value that offers its data as files (CSV, .hgrm, JSON).
 // The HTML record embeds them as data: links, so a reviewer can save a
 // run's raw data with no server.

@@ -24,7 +24,7 @@ var starlarkLexer = chroma.MustNewLexer(&chroma.Config{Name: "Starlark", Aliases
 				{Pattern: chroma.Words(``, `\b`, "and", "break", "continue", "elif", "else", "for", "if", "in", "lambda", "load", "not", "or", "pass", "return", "while"), Type: chroma.Keyword},
 				{Pattern: chroma.Words(``, `\b`, "True", "False", "None"), Type: chroma.KeywordConstant},
 				{Pattern: chroma.Words(``, `\b`, "abs", "any", "all", "bool", "bytes", "dict", "dir", "enumerate", "fail", "float", "getattr", "hasattr", "hash", "int", "len", "list", "max", "min", "print", "range", "repr", "reversed", "set", "sorted", "str", "tuple", "type", "zip",
-					"param", "file", "memo", "struct", "md", "table", "show", "compare", "verdict", "equivalent", "bars", "build"), Type: chroma.NameBuiltin},
+					"param", "file", "memo", "struct", "md", "table", "show", "compare", "compare_profiles", "verdict", "equivalent", "bars", "build"), Type: chroma.NameBuiltin},
 				{Pattern: `0[xX][0-9a-fA-F]+|0[oO][0-7]+|(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?`, Type: chroma.LiteralNumber},
 				{Pattern: `[A-Za-z_]\w*`, Type: chroma.Name},
 				{Pattern: `\*\*=?|//=?|[-+*/%&|^<>=!]=?|[~]`, Type: chroma.Operator},

@@ -2,7 +2,7 @@
 //
 // A handle is the value backend.<kind>(...) returns: a live system the
 // notebook measures (a PostgreSQL cluster, a process, a container, a
-// MongoDB database, a SQLite file). Every kind shows some of seven faces,
+// MongoDB database, a SQLite file). Every kind shows some of eight faces,
 // each written down here once; a kind states the faces it has with
 // var _ handle.X = (*Handle)(nil) checks, and the conformance suite
 // (builtins/backend/backendtest) tests every face a kind's handle has:
@@ -15,6 +15,9 @@
 //     guard): its death, OOM kill or restart makes the run it serves
 //     invalid, and is a warning on any other run. A Logged one also has a
 //     log that .watch(count = ..., allow = ...) reads.
+//   - profile: a Profiled handle names its processes, which a run with
+//     profile = True samples over its measured window (workload/profile.go;
+//     its tests, not the conformance suite's, run it on each kind).
 //   - state identity: a Stateful handle's data is a tracked resource
 //     (runtime.Resource): cells record the state they ran on and left, and
 //     a write, through the handle or around it, changes the identity.
@@ -38,6 +41,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/internal/profile"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -93,6 +97,16 @@ type Stateful interface {
 	// (Moved, Mark). Nil when the handle is not tracked (a ":memory:"
 	// database, track = False, a server attached by DSN).
 	Resource() *runtime.Resource
+}
+
+// Profiled is a handle whose processes a run can sample on-CPU
+// (workload.*(..., profile = True)): a process and its children, a
+// container's processes, a cluster's postmaster and backends, the demo.
+type Profiled interface {
+	starlark.Value
+	// ProfileTarget names the processes to sample now; an error when
+	// none runs (a stopped target, a server reached only by DSN).
+	ProfileTarget() (profile.Target, error)
 }
 
 // Mongo is what workload.mongo needs of a backend.mongo handle: the URI

@@ -32,6 +32,9 @@ type Handle struct {
 	lsn     string            // WAL insert position at the last state mark
 	running *runningClusters  // the session's clusters, nil when attached
 	res     *runtime.Resource // what the runtime tracks; nil when attached
+	// ownConns are the backend pids of the handle's own connections (observer,
+	// guard: conn): not the workload's, so a profile leaves them out.
+	ownConns sync.Map
 }
 
 var (
@@ -579,5 +582,9 @@ func (h *Handle) conn(ctx context.Context) (*pgx.Conn, error) {
 		dsn = h.c.dsn()
 	}
 	h.mu.Unlock()
-	return pgx.Connect(ctx, dsn)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err == nil {
+		h.ownConns.Store(int(conn.PgConn().PID()), true)
+	}
+	return conn, err
 }

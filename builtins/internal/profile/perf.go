@@ -26,6 +26,10 @@ type Target struct {
 	// has the perf_event controller (the cgroup v2 one on these machines):
 	// perf samples whatever runs in it, processes that join later included.
 	Cgroup string
+	// Keep, when not nil, says which processes' samples count: a command
+	// that benchbook itself starts in the window is followed by sampling
+	// benchbook's own process, whose samples Keep then drops.
+	Keep func(pid int) bool
 }
 
 // PerfOptions shape a perf sampling; the zero value is the default.
@@ -44,6 +48,11 @@ type PerfOptions struct {
 	// join the target in the window without descending from one already
 	// sampled; past it they are named in a warning. 0 means DefaultMaxExtra.
 	MaxExtra int
+	// Armed starts perf with sampling off: StartPerf returns once perf has
+	// its events open, and Enable opens the window. A caller whose window
+	// begins later (after a warm-up) starts perf first, so the window
+	// opens exactly when it should however long perf takes to start.
+	Armed bool
 }
 
 // Event is the software event perf samples on: the CPU time of each task,
@@ -81,11 +90,14 @@ type PerfRecording struct {
 	missedErr error
 	stopped   bool
 
+	enabled bool      // the window is open (or was: Disable does not reset it)
+	start   time.Time // when the window opened
+	end     time.Time // when it closed; zero while open
+
 	stopOnce sync.Once
 	quit     chan struct{}
 	pollDone chan struct{}
 	ctxDone  chan struct{}
-	start    time.Time
 	warnings []string
 }
 
@@ -116,10 +128,58 @@ func StartPerf(ctx context.Context, t Target, o PerfOptions) (*PerfRecording, er
 	if err != nil {
 		return nil, err
 	}
-	r.start = r.procs[0].enabledAt
+	if !o.Armed {
+		r.enabled, r.start = true, r.procs[0].enabledAt
+	}
 	go r.poll()
 	go r.watch()
 	return r, nil
+}
+
+// Enable opens the window of an armed recording: sampling starts in every
+// perf at once (one command on each one's control pipe, acknowledged). A
+// recording started unarmed is open already, and Enable does nothing.
+func (r *PerfRecording) Enable() error {
+	r.mu.Lock()
+	if r.stopped {
+		r.mu.Unlock()
+		return fmt.Errorf("profile: sampling %s: stopped before its window opened", r.name())
+	}
+	if r.enabled {
+		r.mu.Unlock()
+		return nil
+	}
+	r.enabled, r.start = true, time.Now()
+	procs := slices.Clone(r.procs)
+	r.mu.Unlock()
+	for _, p := range procs {
+		if err := p.command("enable", stopTimeout); err != nil {
+			return fmt.Errorf("profile: sampling %s: enable: %w", r.name(), err)
+		}
+	}
+	return nil
+}
+
+// Disable closes the window: sampling stops in every perf at once and no
+// process is attached any more; Stop then collects what was sampled. A
+// caller whose window ends before it has time to fold (a measurement
+// with observers to stop) disables first; Stop alone disables too.
+func (r *PerfRecording) Disable() {
+	r.stopOnce.Do(func() { close(r.quit) })
+	<-r.pollDone
+	r.mu.Lock()
+	procs := slices.Clone(r.procs)
+	open := r.enabled && r.end.IsZero() && !r.stopped
+	if open {
+		r.end = time.Now()
+	}
+	r.mu.Unlock()
+	if !open {
+		return
+	}
+	for _, p := range procs {
+		p.disable()
+	}
 }
 
 func (o PerfOptions) withDefaults() PerfOptions {
@@ -157,7 +217,7 @@ func (r *PerfRecording) startCgroup() error {
 		return err
 	}
 	args := append(slices.Clone(r.args), "-a", "-G", name)
-	p, err := startPerfProc(r.bin, args, r.o.MaxBytes)
+	p, err := startPerfProc(r.bin, args, r.o.MaxBytes, !r.o.Armed)
 	if err != nil {
 		return fmt.Errorf("%w (sampling %s)", err, r.name())
 	}
@@ -180,7 +240,7 @@ func (r *PerfRecording) startPIDs() error {
 		if len(pids) == 0 {
 			return fmt.Errorf("profile: %s has no running process to sample", r.name())
 		}
-		p, err := startPerfProc(r.bin, append(slices.Clone(r.args), "-p", joinPIDs(pids)), r.o.MaxBytes)
+		p, err := startPerfProc(r.bin, append(slices.Clone(r.args), "-p", joinPIDs(pids)), r.o.MaxBytes, !r.o.Armed)
 		if err == nil {
 			set := map[int]bool{}
 			for _, pid := range pids {
@@ -251,10 +311,46 @@ func (r *PerfRecording) catchUp() {
 	if err != nil {
 		return // the target is going away; Stop says what was sampled
 	}
+	fresh, ok := r.freshPIDs(pids)
+	if !ok {
+		return
+	}
+	// perf is started outside the lock: it can take seconds, and Enable
+	// and Disable must not wait for it.
+	p, err := startPerfProc(r.bin, append(slices.Clone(r.args), "-p", joinPIDs(fresh)), r.o.MaxBytes, false)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.stopped {
+	if err != nil {
+		r.missed, r.missedErr = append(r.missed, fresh...), err
 		return
+	}
+	if r.stopped || !r.end.IsZero() { // the window closed while perf started
+		p.kill()
+		r.missed = append(r.missed, fresh...)
+		return
+	}
+	if r.enabled {
+		if err := p.command("enable", stopTimeout); err != nil {
+			p.kill()
+			r.missed, r.missedErr = append(r.missed, fresh...), err
+			return
+		}
+	}
+	set := map[int]bool{}
+	for _, pid := range fresh {
+		set[pid] = true
+	}
+	r.procs, r.attached = append(r.procs, p), append(r.attached, set)
+}
+
+// freshPIDs are the processes that joined the target since the last read
+// and that no running perf follows; false when there are none to attach
+// (or no room for another perf: they are then named as missed).
+func (r *PerfRecording) freshPIDs(pids []int) ([]int, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stopped || !r.end.IsZero() {
+		return nil, false
 	}
 	var fresh []int
 	for _, pid := range pids {
@@ -267,22 +363,13 @@ func (r *PerfRecording) catchUp() {
 		}
 	}
 	if len(fresh) == 0 {
-		return
+		return nil, false
 	}
 	if len(r.procs)-1 >= r.o.MaxExtra {
 		r.missed = append(r.missed, fresh...)
-		return
+		return nil, false
 	}
-	p, err := startPerfProc(r.bin, append(slices.Clone(r.args), "-p", joinPIDs(fresh)), r.o.MaxBytes)
-	if err != nil {
-		r.missed, r.missedErr = append(r.missed, fresh...), err
-		return
-	}
-	set := map[int]bool{}
-	for _, pid := range fresh {
-		set[pid] = true
-	}
-	r.procs, r.attached = append(r.procs, p), append(r.attached, set)
+	return fresh, true
 }
 
 // followed reports whether a running perf follows pid by inheritance.
@@ -327,8 +414,7 @@ func (r *PerfRecording) abort() {
 // profile. Nothing perf wrote remains anywhere.
 // Stop may be called once.
 func (r *PerfRecording) Stop() (*Profile, error) {
-	r.stopOnce.Do(func() { close(r.quit) })
-	<-r.pollDone
+	r.Disable()
 	<-r.ctxDone
 	r.mu.Lock()
 	if r.stopped {
@@ -336,12 +422,9 @@ func (r *PerfRecording) Stop() (*Profile, error) {
 		return nil, fmt.Errorf("profile: sampling %s: %w", r.name(), r.ctx.Err())
 	}
 	r.stopped = true
-	procs := r.procs
+	procs, enabled := r.procs, r.enabled
+	window := r.end.Sub(r.start)
 	r.mu.Unlock()
-	for _, p := range procs {
-		p.disable()
-	}
-	window := time.Since(r.start)
 	var errs []error
 	for _, p := range procs {
 		if err := p.finish(); err != nil {
@@ -350,6 +433,9 @@ func (r *PerfRecording) Stop() (*Profile, error) {
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%w (sampling %s)", errors.Join(errs...), r.name())
+	}
+	if !enabled {
+		return nil, fmt.Errorf("profile: sampling %s: its window never opened (Enable was not called)", r.name())
 	}
 	p, err := r.fold(procs)
 	if err != nil {
@@ -383,7 +469,7 @@ func (r *PerfRecording) fold(procs []*perfProc) (*Profile, error) {
 	f := newFolder()
 	for g, ss := range perGen {
 		for _, s := range ss {
-			if owner[s.pid] == g {
+			if owner[s.pid] == g && (r.target.Keep == nil || r.target.Keep(s.pid)) {
 				f.addSample(s)
 			}
 		}

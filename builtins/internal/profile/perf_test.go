@@ -340,7 +340,7 @@ func TestPerfCountsAProcessOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := startPerfProc(rec.bin, append(slices.Clone(rec.args), "-p", itoa(sp.Process.Pid)), DefaultMaxBytes)
+	again, err := startPerfProc(rec.bin, append(slices.Clone(rec.args), "-p", itoa(sp.Process.Pid)), DefaultMaxBytes, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,5 +365,92 @@ func TestPerfCountsAProcessOnce(t *testing.T) {
 	}
 	if p.Samples != first {
 		t.Errorf("profile has %d samples, the first perf alone %d", p.Samples, first)
+	}
+}
+
+// An armed recording samples only between Enable and Disable: the CPU its
+// samples stand for is the CPU the target used in that window, not before
+// or after it, however long perf took to start.
+func TestPerfArmedWindow(t *testing.T) {
+	needPerf(t)
+	sp := spinner(t, 30*time.Second)
+	pid := sp.Process.Pid
+	rec, err := StartPerf(context.Background(), Target{Name: "spinner", Lister: PIDs(pid)}, PerfOptions{Armed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond) // CPU outside the window
+	c0 := cpuUs(t, pid)
+	if err := rec.Enable(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	rec.Disable()
+	c1 := cpuUs(t, pid)
+	time.Sleep(400 * time.Millisecond) // and after it
+	p, err := rec.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := c1 - c0
+	sampled := float64(p.CPUNs) / 1e3
+	t.Logf("window %s, %d samples = %.0f µs; the spinner used %.0f µs in the window", p.Window, p.Samples, sampled, in)
+	if in < 50_000 {
+		t.Skipf("the spinner ran %.0f µs in 400 ms: too busy a box to tell", in)
+	}
+	if sampled < 0.75*in || sampled > 1.3*in {
+		t.Errorf("samples stand for %.0f µs, the window had %.0f µs of the target's CPU", sampled, in)
+	}
+	if p.Window < 350*time.Millisecond || p.Window > 600*time.Millisecond {
+		t.Errorf("window %s, want about 400 ms", p.Window)
+	}
+}
+
+// An armed recording whose window never opened is an error, not an empty
+// profile.
+func TestPerfArmedNeverEnabled(t *testing.T) {
+	needPerf(t)
+	sp := spinner(t, 10*time.Second)
+	rec, err := StartPerf(context.Background(), Target{Name: "spinner", Lister: PIDs(sp.Process.Pid)}, PerfOptions{Armed: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rec.Stop(); err == nil || !strings.Contains(err.Error(), "never opened") {
+		t.Errorf("Stop of a window never opened: %v", err)
+	}
+}
+
+// Keep drops the samples of the processes it refuses: perf follows the
+// whole tree, the profile keeps the children only.
+func TestPerfKeep(t *testing.T) {
+	needPerf(t)
+	gate := filepath.Join(t.TempDir(), "go")
+	sh := exec.Command("bash", "-c", `while [ ! -e "$1" ]; do :; done; (now=${EPOCHREALTIME/./}; end=$((now+300000)); while ((${EPOCHREALTIME/./} < end)); do :; done) & wait`, "sh", gate)
+	if err := sh.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sh.Process.Kill(); sh.Wait() })
+	root := sh.Process.Pid
+	rec, err := StartPerf(context.Background(), Target{Lister: ProcessTree(root), Keep: func(pid int) bool { return pid != root }}, PerfOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the shell spins on its gate meanwhile
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := sh.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := rec.Stop()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("pids %v, %d samples", p.PIDs, p.Samples)
+	if slices.Contains(p.PIDs, root) {
+		t.Errorf("samples of the refused process %d kept", root)
+	}
+	if len(p.PIDs) == 0 {
+		t.Errorf("no samples of the child")
 	}
 }

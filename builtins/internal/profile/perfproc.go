@@ -46,8 +46,10 @@ const (
 )
 
 // startPerfProc starts perf record with args (which lack the control and
-// output options) and returns once sampling is enabled.
-func startPerfProc(bin string, args []string, maxBytes int64) (*perfProc, error) {
+// output options) and returns once sampling is enabled, or with enable
+// false once perf has its events open with sampling still off (a "ping"
+// acknowledged: perf reads its control pipe only then).
+func startPerfProc(bin string, args []string, maxBytes int64, enable bool) (*perfProc, error) {
 	ctlR, ctlW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -88,7 +90,11 @@ func startPerfProc(bin string, args []string, maxBytes int64) (*perfProc, error)
 	// process forked after that inherits them: a start time after this
 	// tick is a process perf follows.
 	tick, _ := uptimeTicks()
-	if err := p.command("enable", enableTimeout); err != nil {
+	handshake := "ping"
+	if enable {
+		handshake = "enable"
+	}
+	if err := p.command(handshake, enableTimeout); err != nil {
 		p.kill()
 		return nil, p.failure(err)
 	}
@@ -117,8 +123,10 @@ func (p *perfProc) command(cmd string, timeout time.Duration) error {
 		}
 		return errPerfExited
 	}
-	if strings.TrimSpace(line) != "ack" {
-		return fmt.Errorf("perf answered %q to %q", strings.TrimSpace(line), cmd)
+	// perf writes its tag with the C string's NUL ("ack\n\x00"), which
+	// then starts the next answer.
+	if ans := strings.Trim(line, "\x00 \n"); ans != "ack" {
+		return fmt.Errorf("perf answered %q to %q", ans, cmd)
 	}
 	return nil
 }

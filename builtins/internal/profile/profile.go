@@ -63,6 +63,8 @@ type Profile struct {
 	ResolvedLeaves   int64
 	// Lost is the samples perf says it lost (its ring buffer overflowed).
 	Lost int64
+	// CutSamples are the samples whose stacks Bound cut short.
+	CutSamples int64
 	// PIDs are the processes that had samples, ascending.
 	PIDs []int
 	// Warnings are what makes the profile less than it looks (a window cut
@@ -220,6 +222,7 @@ func Merge(ps ...*Profile) *Profile {
 		f.resolved += p.Resolved
 		f.leaves += p.ResolvedLeaves
 		f.lost += p.Lost
+		out.CutSamples += p.CutSamples
 		for _, pid := range p.PIDs {
 			f.pids[pid] = true
 		}
@@ -233,5 +236,6 @@ func Merge(ps ...*Profile) *Profile {
 	}
 	m := f.profile()
 	m.Source, m.Event, m.PeriodNs, m.Window, m.Warnings = out.Source, out.Event, out.PeriodNs, out.Window, out.Warnings
+	m.CutSamples = out.CutSamples
 	return m
 }

@@ -63,6 +63,7 @@ var Run = []Attr{
 	{"max_rss_kb", false, "list of KiB", "exec (wait4)", "exec: each run's peak resident size"},
 	{"agents", false, "list", "fleet", "a fleet run: one row per agent (status, ok, rps, p99, cpu_us_per_req, cpu_share, late, dropped, clock offset)"},
 	{"incomplete", false, "bool", "fleet", "a fleet run that lost an agent"},
+	{"profile", false, "profile", "Linux perf (profile = True)", "the targets' on-CPU profile over the window: folded, functions (self/total share, µs per request), us_per_req, samples, resolved_share; None without profile"},
 }
 
 // Observed lists the figures observers add (observe = [...]), by the
