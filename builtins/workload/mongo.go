@@ -45,7 +45,7 @@ func mongoBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if spec.Clients == 0 && la.maxInflight == starlark.None {
 		spec.MaxInflight = min(spec.MaxInflight, maxMongoInflight)
 	}
-	var dest guard.Dest
+	var dest *guard.Dest
 	if uri, _, err := m.where(b.Name()); err == nil {
 		dest = urlDest(uri)
 		if _, isString := m.target.(starlark.String); !isString {

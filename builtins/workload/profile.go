@@ -67,7 +67,7 @@ type profTarget struct {
 // targets resolves the argument for a run whose traffic goes to d. With
 // profile = True, a target that cannot be sampled (a cluster reached by
 // DSN in observe) is left out with a warning when others can be.
-func (p profileArg) targets(name string, th *starlark.Thread, observe *starlark.List, d guard.Dest) ([]profTarget, []string, error) {
+func (p profileArg) targets(name string, th *starlark.Thread, observe *starlark.List, d *guard.Dest) ([]profTarget, []string, error) {
 	if p.explicit != nil {
 		var out []profTarget
 		for i, v := range p.explicit {
@@ -99,7 +99,7 @@ func (p profileArg) targets(name string, th *starlark.Thread, observe *starlark.
 		}
 	}
 	for _, t := range runtime.SessionValue(th, guard.TargetsKey, guard.NewTargets).Watched() {
-		if t.Alive() && t.Serves(d) {
+		if d != nil && t.Alive() && t.Serves(*d) {
 			add(t)
 		}
 	}
@@ -190,7 +190,7 @@ func startProfiler(ctx context.Context, name string, targets []profTarget) (*pro
 
 // start is profile's part of a builtin: the targets resolved and perf
 // started, or nil when profile is off.
-func (p profileArg) start(name string, th *starlark.Thread, observe *starlark.List, d guard.Dest) (*profiler, error) {
+func (p profileArg) start(name string, th *starlark.Thread, observe *starlark.List, d *guard.Dest) (*profiler, error) {
 	if !p.on {
 		return nil, nil
 	}
@@ -332,7 +332,7 @@ func (r *Run) profileLine() string {
 
 // profiled runs a fleet run (run) with the profiler among the
 // coordinator's observers, which open and close with the fleet's window.
-func profiled(th *starlark.Thread, name string, la *loadArgs, spec *loadgen.Spec, d guard.Dest, run func() (starlark.Value, error)) (starlark.Value, error) {
+func profiled(th *starlark.Thread, name string, la *loadArgs, spec *loadgen.Spec, d *guard.Dest, run func() (starlark.Value, error)) (starlark.Value, error) {
 	prof, err := la.profile.start(name, th, la.observe, d)
 	if err != nil {
 		return nil, err
@@ -358,7 +358,7 @@ func (a *execArgs) startProfile(name string, th *starlark.Thread, argv []string)
 		return nil, nil
 	}
 	if a.profile.explicit != nil {
-		return a.profile.start(name, th, a.observe, guard.Dest{})
+		return a.profile.start(name, th, a.observe, nil)
 	}
 	return startProfiler(runtime.Context(th), name, []profTarget{execTarget(argv)})
 }

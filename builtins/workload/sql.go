@@ -36,7 +36,7 @@ func sqlBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if spec.Clients == 0 && la.maxInflight == starlark.None {
 		spec.MaxInflight = min(spec.MaxInflight, maxSQLInflight)
 	}
-	var dest guard.Dest
+	var dest *guard.Dest
 	if dsn, err := dsnOf(b.Name(), s.db); err == nil {
 		dest = sqlDest(s.db, dsn)
 		spec.Observers = withTargetGuards(th, spec.Observers, dest)
