@@ -47,7 +47,7 @@ func chromaCSS(style *chroma.Style, media string) string {
 
 // highlight returns src as highlighted Starlark; chroma escapes the text.
 func highlight(src string) template.HTML {
-	it, err := chroma.Coalesce(starlarkLexer).Tokenise(nil, src)
+	it, err := chroma.Coalesce(codeLexer).Tokenise(nil, src)
 	if err != nil {
 		return template.HTML("<pre>" + escapeText(src) + "</pre>")
 	}
