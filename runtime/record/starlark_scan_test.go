@@ -125,3 +125,42 @@ func TestHighlightScannedEqualsRegexp(t *testing.T) {
 		t.Errorf("highlight:\n%s\nregexps:\n%s", got, want.String())
 	}
 }
+
+// formatCode writes what chroma's formatter (codeFormatter) writes for the
+// same tokens: every .star file of the repository and random sources, on
+// the scanner's tokens and on the regexps' (the fallback path).
+func TestFormatCodeIsChromas(t *testing.T) {
+	var srcs []string
+	filepath.WalkDir(filepath.Join("..", ".."), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".star") {
+			src, _ := os.ReadFile(path)
+			srcs = append(srcs, string(src))
+		}
+		return nil
+	})
+	pieces := []string{"x", "def f", "\"s<&>\"", "'q'", "# c <b>\n", "\n", "\n\n", "  ", "\t", "1.5", "+", "(", ")", "é", "\r\n", "\"\"\"a\nb\"\"\"", "True", "print", "\""}
+	rng := rand.New(rand.NewPCG(38, 3))
+	for range 2000 {
+		var b strings.Builder
+		for range rng.IntN(10) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		srcs = append(srcs, b.String())
+	}
+	for _, src := range srcs {
+		for _, lexer := range []chroma.Lexer{codeLexer, starlarkLexer} {
+			it, err := chroma.Coalesce(lexer).Tokenise(nil, src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tokens := it.Tokens()
+			var want strings.Builder
+			if err := codeFormatter.Format(&want, lightStyle, chroma.Literator(tokens...)); err != nil {
+				t.Fatal(err)
+			}
+			if got := formatCode(tokens); got != want.String() {
+				t.Fatalf("source %q:\nformatCode %q\nchroma     %q", src, got, want.String())
+			}
+		}
+	}
+}
