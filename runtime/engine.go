@@ -101,6 +101,9 @@ type Engine struct {
 	temps     int   // temp files of killed runs removed when the cache opened
 	tempBytes int64 // their size
 
+	host   hostinfo.Host // the last hostNow, read at hostAt
+	hostAt time.Time
+
 	Interrupted bool
 	Warnings    []string // engine-level warnings (damaged entries, unused params)
 }

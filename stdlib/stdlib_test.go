@@ -109,7 +109,7 @@ func TestModulesLoad(t *testing.T) {
 }
 
 // A sweep whose open-loop runs went out on different ticks says so: their
-// latencies include different waits (the default tick changes at 5,000
+// latencies include different waits (the default tick changes at 2,500
 // req/s per event loop). One tick says nothing.
 func TestSweepSaysTicksDiffer(t *testing.T) {
 	for _, c := range []struct {

@@ -11,7 +11,7 @@
 # on both sides), with whole-process CPU on both sides (benchbook runs with
 # no warmup, so every request it counts is one it sent), once per benchbook
 # tick in OPEN2_TICKS: auto is benchbook's default (each request at its
-# intended start up to 5,000 req/s, a 200 µs tick above), 0s sends each
+# intended start up to 2,500 req/s, a 400 µs tick above), 0s sends each
 # request at its intended start, 1ms wakes once a millisecond as wrk2 does. wrk2 is not
 # packaged and nothing here builds it: build it from its source
 # (github.com/giltene/wrk2) and point WRK2 at the binary; without it the

@@ -9,7 +9,8 @@
 #   WRK2=/path/to/wrk RATES="5000 20000" bench/workload/wakeups.sh [duration]
 #
 # Writes one file per tool and rate under bench/workload/raw/<UTC time>-wakeups/:
-# perf stat (task-clock, context switches, the loop's system calls) and the
+# perf stat (task-clock, context switches, the wake-ups and IPIs it sends to
+# other threads, the loop's system calls) and the
 # top of a cpu-clock profile by symbol, with the call chain of the hottest
 # kernel symbol. Sampling at 10 kHz inflates every figure alike; read the
 # shares, and the counts from perf stat.
@@ -28,7 +29,7 @@ HELLO=$!
 trap 'kill $HELLO 2>/dev/null || true; rm -f "$WL" "$RAW"/*.data' EXIT
 sleep 1
 URL=http://127.0.0.1:8090/
-EVENTS=task-clock,context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_write,syscalls:sys_enter_read,syscalls:sys_enter_recvmsg,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_pwait2
+EVENTS=task-clock,context-switches,sched:sched_wakeup,ipi:ipi_send_cpu,raw_syscalls:sys_enter,syscalls:sys_enter_write,syscalls:sys_enter_read,syscalls:sys_enter_recvmsg,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_pwait2
 one() { # NAME COMMAND...: perf stat, then perf record, of one run
 	local name=$1 f="$RAW/$1.txt"
 	shift

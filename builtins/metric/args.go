@@ -318,7 +318,7 @@ func (ex *extractor) noteTick(r starlark.Value) {
 }
 
 // tickWarning says when the runs were sent on different ticks (the
-// default tick changes at 5,000 req/s per event loop): each run's latency
+// default tick changes at 2,500 req/s per event loop): each run's latency
 // includes up to its tick of waiting, so part of a latency difference may
 // be the generator's.
 func tickWarning(ticks []float64) []string {

@@ -35,7 +35,7 @@
 // as wrk2 does every 1 ms: less CPU per request; a request waits up to a
 // tick past its intended start, and its latency, counted from it, shows it.
 // tick = 0 sends each request at its intended start; "auto" (the default)
-// does so up to 5,000 req/s per event loop and ticks every 200 µs above
+// does so up to 2,500 req/s per event loop and ticks every 400 µs above
 // (loadgen.AutoTick says why).
 // max_inflight bounds open-loop concurrency (default: 100 ms of arrivals,
 // 16..1000; for sql at most 64, as each slot is a server connection).

@@ -3,6 +3,7 @@ package redact
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -152,5 +153,41 @@ func TestDeepSecretIsHidden(t *testing.T) {
 	}
 	if strings.Contains(out.String(), "pwDeep") {
 		t.Error("the deep secret survived")
+	}
+}
+
+// TestWordsSkipOnlyWhatCannotMatch: String, which runs a pattern only
+// where its words are, hides what every pattern run on every text hides,
+// on random texts of secret-looking names, values, separators, case
+// changes and the characters (?i) folds into ASCII letters.
+func TestWordsSkipOnlyWhatCannotMatch(t *testing.T) {
+	all := func(s string) string {
+		s = hideLearned(s)
+		s = urlUserinfo.ReplaceAllStringFunc(s, maskUserinfo)
+		s = sqlPassword.ReplaceAllString(s, "${1}'"+Mask+"'")
+		s = headerKV.ReplaceAllStringFunc(s, maskHeader)
+		return secretKV.ReplaceAllStringFunc(s, maskValue)
+	}
+	pieces := []string{"password", "PassWord", "paſſword", "passwd", "PWD", "secret", "Token", "api_key", "API-KEY", "apikey", "access-key",
+		"private_key", "auth", "Authorization", "proxy-authorization", "Set-Cookie", "cookie", "coo", "kie", "credential", "author",
+		"Kelvin:", "toKen", "=", ":", " = ", ": ", "'", "\"", "@", "://", "postgres", "https", "u:pw", "host", "/db", " ", "\n", "hunter2", "x", "&", ";", "é"}
+	rng := rand.New(rand.NewPCG(38, 2))
+	changed := 0
+	for range 20000 {
+		var b strings.Builder
+		for range 1 + rng.IntN(8) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		s := b.String()
+		want := all(s)
+		if got := String(s); got != want {
+			t.Fatalf("String(%q) = %q, every pattern gives %q", s, got, want)
+		}
+		if want != s {
+			changed++
+		}
+	}
+	if changed < 1000 {
+		t.Errorf("only %d of 20000 texts held a secret: the test tests little", changed)
 	}
 }

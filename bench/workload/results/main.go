@@ -285,6 +285,22 @@ type section struct {
 	peerLat, ourLat   func(m measurement) string
 }
 
+// ranTicks says which ticks benchbook's runs of a section reported
+// (tick_ms): what auto chose, which changed with issue 38.
+func ranTicks(set *rawSet, section string) string {
+	var ticks []string
+	for _, m := range set.runs {
+		if t := kvFirst(m.body, "tick_ms"); m.section == section && m.tool == "benchbook" && t != "" && !slices.Contains(ticks, t) {
+			ticks = append(ticks, t)
+		}
+	}
+	if len(ticks) == 0 {
+		return ""
+	}
+	slices.Sort(ticks)
+	return ": it ran on ticks of " + strings.Join(ticks, ", ") + " ms"
+}
+
 // open2Sections are the wrk2 comparisons the raw files hold, one per rate
 // and benchbook tick (sections "open2-RATE" and "open2-RATE-tickT"),
 // slowest first.
@@ -307,7 +323,7 @@ func open2Sections(set *rawSet) []section {
 		if _, t, ok := strings.Cut(strings.TrimPrefix(name, "open2-"), "-tick"); ok {
 			tick = "benchbook waking once per " + t + " tick"
 			if t == "auto" {
-				tick = "benchbook's default tick (auto: none up to 5,000 req/s, 200 µs above)"
+				tick = "benchbook's default tick (auto" + ranTicks(set, name) + ")"
 			}
 		}
 		out = append(out, section{name, "HTTP open loop at " + num(open2Rate(name), 0) + " req/s, " + tick + ": wrk2 vs benchbook, whole-process CPU", "wrk2", true,

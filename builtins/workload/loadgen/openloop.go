@@ -201,12 +201,16 @@ func (r *engine) sendAt(due time.Time) time.Time {
 // precise loop costs about as much CPU as the request it sends (on a
 // 2-core VM, 15-25 µs: the loop's own sleep and wake, and over loopback
 // the IPI that wakes the idle target, paid inside the loop's send). Above
-// 5,000 req/s a loop that wakes for every request spends most of its core
-// waking; with the tick it wakes at most 5,000 times a second and sends
-// every request due in the last 200 µs at once, so the CPU per request
-// falls as the rate rises, and no request is scheduled to leave 200 µs or
-// more after its intended start (its latency, counted from that start,
-// shows the wait, and any later wake-up besides).
+// 2,500 req/s a loop that wakes for every request spends most of its CPU
+// waking; with the tick it wakes at most 2,500 times a second and sends
+// every request due in the last 400 µs at once (at 5,000 req/s, two per
+// wake-up: the second write finds the target already awake), so the CPU
+// per request falls as the rate rises, and no request is scheduled to leave
+// 400 µs or more after its intended start (its latency, counted from that
+// start, shows the wait, and any later wake-up besides). wrk2 wakes every
+// millisecond. With a 200 µs tick above 5,000 req/s (and so a wake per
+// request at 5,000) a loop cost 1.4-1.6x wrk2's CPU per request at 5,000
+// req/s; see bench/workload/RESULTS.md, issue 38.
 func AutoTick(rate float64) time.Duration {
 	if rate <= autoTickRate {
 		return 0
@@ -215,7 +219,7 @@ func AutoTick(rate float64) time.Duration {
 }
 
 const (
-	autoTickRate = 5000
+	autoTickRate = 2500
 	autoTickMax  = time.Second / autoTickRate
 )
 

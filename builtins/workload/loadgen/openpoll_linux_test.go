@@ -166,7 +166,7 @@ func TestArrivalsWithoutStamps(t *testing.T) {
 	}
 }
 
-// TestOpenLoopAutoTick: the default tick at a rate above 5,000/s per event
+// TestOpenLoopAutoTick: the default tick at a rate above 2,500/s per event
 // loop holds the account, the server sees every request, and the result
 // says which tick ran.
 func TestOpenLoopAutoTick(t *testing.T) {
