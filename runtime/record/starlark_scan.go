@@ -167,18 +167,26 @@ func wordEnd(text string, pos int) int {
 	return pos
 }
 
+// The words of the lexer's keyword, constant and builtin rules, one list each
+// for the regexp lexer and the scanner.
+var (
+	starlarkKeywords  = []string{"and", "break", "continue", "elif", "else", "for", "if", "in", "lambda", "load", "not", "or", "pass", "return", "while"}
+	starlarkConstants = []string{"True", "False", "None"}
+	starlarkBuiltins  = []string{"abs", "any", "all", "bool", "bytes", "dict", "dir", "enumerate", "fail", "float", "getattr", "hasattr", "hash", "int", "len", "list", "max", "min", "print", "range", "repr", "reversed", "set", "sorted", "str", "tuple", "type", "zip",
+		"param", "file", "memo", "struct", "md", "table", "show", "compare", "compare_profiles", "verdict", "equivalent", "bars", "build"}
+)
+
 // words are the keyword, constant and builtin rules: `(w1|w2|...)\b`, which
 // at the start of a word match exactly when the whole word is one of them.
 var words = func() map[string]chroma.TokenType {
 	m := map[string]chroma.TokenType{}
-	for _, w := range []string{"and", "break", "continue", "elif", "else", "for", "if", "in", "lambda", "load", "not", "or", "pass", "return", "while"} {
+	for _, w := range starlarkKeywords {
 		m[w] = chroma.Keyword
 	}
-	for _, w := range []string{"True", "False", "None"} {
+	for _, w := range starlarkConstants {
 		m[w] = chroma.KeywordConstant
 	}
-	for _, w := range []string{"abs", "any", "all", "bool", "bytes", "dict", "dir", "enumerate", "fail", "float", "getattr", "hasattr", "hash", "int", "len", "list", "max", "min", "print", "range", "repr", "reversed", "set", "sorted", "str", "tuple", "type", "zip",
-		"param", "file", "memo", "struct", "md", "table", "show", "compare", "verdict", "equivalent", "bars", "build"} {
+	for _, w := range starlarkBuiltins {
 		m[w] = chroma.NameBuiltin
 	}
 	return m
