@@ -225,3 +225,36 @@ func TestKernelCommands(t *testing.T) {
 		t.Errorf("user expression pw: %v, want the secret masked", got[16].UserExpressions["pw"])
 	}
 }
+
+// A completion or an inspection sent while the engine is not open yet
+// (another run holds the notebook's cache lock) waits for it, a bounded
+// time, and is answered in full once it opens: not found empty, as it
+// would be if answered at once.
+func TestKernelCompleteWaitsForTheEngine(t *testing.T) {
+	env := installKernel(t)
+	out, err := runPython(t, env, t.TempDir(), 2*time.Minute, "ready.py")
+	if err != nil {
+		t.Fatalf("ready.py: %v\n%s", err, out)
+	}
+	var got struct {
+		Complete struct {
+			Matches      []string
+			AfterRelease float64 `json:"after_release"`
+		}
+		Inspect struct {
+			Found        bool
+			Data         map[string]string
+			AfterRelease float64 `json:"after_release"`
+		}
+	}
+	if err := json.Unmarshal([]byte(lastLines(out, 1)), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("answered %.2fs (complete) and %.2fs (inspect) after the lock was let go", got.Complete.AfterRelease, got.Inspect.AfterRelease)
+	if fmt.Sprint(got.Complete.Matches) != "[http]" || got.Complete.AfterRelease < 0 || got.Complete.AfterRelease > readyWait.Seconds() {
+		t.Errorf("complete: %+v, want http (workload.ht completed) once the engine opened", got.Complete)
+	}
+	if !got.Inspect.Found || !strings.Contains(got.Inspect.Data["text/plain"], "workload.http(url") || got.Inspect.AfterRelease < 0 {
+		t.Errorf("inspect: %+v, want workload.http's doc once the engine opened", got.Inspect)
+	}
+}
