@@ -21,6 +21,7 @@ type step struct {
 	UserExpressions map[string]string `json:"user_expressions,omitempty"`
 	Complete        string            `json:"complete,omitempty"`
 	Inspect         string            `json:"inspect,omitempty"`
+	Run             []string          `json:"run,omitempty"`
 	Restart         bool              `json:"restart,omitempty"`
 
 	// what to expect of an execution
@@ -47,8 +48,25 @@ type stepResult struct {
 	Text    string   // inspect's text/plain
 }
 
+// session is what cells.py saw of a session.
+type session struct {
+	Steps           []stepResult
+	KernelPid       int     `json:"kernel_pid"`
+	ShutdownSeconds float64 `json:"shutdown_seconds"`
+}
+
 // playSession plays steps against a kernel started in dir with env.
 func playSession(t *testing.T, env []string, dir string, steps []step) []stepResult {
+	t.Helper()
+	out, err := runPython(t, env, dir, 3*time.Minute, "cells.py", writeSteps(t, steps))
+	if err != nil {
+		t.Fatalf("cells.py: %v\n%s", err, out)
+	}
+	return readSession(t, out, steps).Steps
+}
+
+// writeSteps writes the steps file cells.py reads.
+func writeSteps(t *testing.T, steps []step) string {
 	t.Helper()
 	var script strings.Builder
 	for _, s := range steps {
@@ -59,15 +77,17 @@ func playSession(t *testing.T, env []string, dir string, steps []step) []stepRes
 	if err := os.WriteFile(path, []byte(script.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := runPython(t, env, dir, 3*time.Minute, "cells.py", path)
-	if err != nil {
-		t.Fatalf("cells.py: %v\n%s", err, out)
+	return path
+}
+
+// readSession reads cells.py's report, its last line of output.
+func readSession(t *testing.T, out string, steps []step) session {
+	t.Helper()
+	var s session
+	if err := json.Unmarshal([]byte(lastLines(out, 1)), &s); err != nil || len(s.Steps) != len(steps) {
+		t.Fatalf("%d results for %d steps: %v\n%s", len(s.Steps), len(steps), err, out)
 	}
-	var got []stepResult
-	if err := json.Unmarshal([]byte(lastLines(out, 1)), &got); err != nil || len(got) != len(steps) {
-		t.Fatalf("%d results for %d steps: %v\n%s", len(got), len(steps), err, out)
-	}
-	return got
+	return s
 }
 
 // checkSteps compares each execution with what its step expects.
@@ -75,7 +95,7 @@ func checkSteps(t *testing.T, steps []step, got []stepResult) {
 	t.Helper()
 	for i, s := range steps {
 		g := got[i]
-		if s.Restart || s.Complete != "" || s.Inspect != "" {
+		if s.Restart || s.Complete != "" || s.Inspect != "" || s.Run != nil {
 			continue
 		}
 		want := s.status

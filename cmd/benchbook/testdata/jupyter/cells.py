@@ -9,10 +9,16 @@ with a display_id were sent (display_data, then update_display_data).
 usage: cells.py STEPS.jsonl   (one JSON object per line:
                               {"code": ..., "cell": id or null,
                                "deleted": [...], "user_expressions": {...}},
-                              {"complete": code}, {"inspect": code}
+                              {"complete": code}, {"inspect": code},
+                              {"run": argv} (a command; "{kernel_pid}" in
+                              an argument is the kernel's pid)
                               or {"restart": true})
+
+The JSON printed is {"steps": [one result per step], "kernel_pid": the
+last kernel's pid, "shutdown_seconds": how long its shutdown took}.
 """
 import json
+import subprocess
 import sys
 import time
 
@@ -105,12 +111,18 @@ def main():
             results.append(complete(kc, step["complete"]))
         elif "inspect" in step:
             results.append(inspect(kc, step["inspect"]))
+        elif "run" in step:
+            argv = [a.replace("{kernel_pid}", str(km.provisioner.pid)) for a in step["run"]]
+            done = subprocess.run(argv, capture_output=True, text=True, check=False)
+            results.append({"stdout": done.stdout, "stderr": done.stderr, "status": str(done.returncode)})
         else:
             results.append(execute(kc, step["code"], step.get("cell"), step.get("deleted", ()),
                                    step.get("user_expressions")))
+    pid = km.provisioner.pid
     kc.stop_channels()
+    start = time.time()
     km.shutdown_kernel(now=False)
-    json.dump(results, sys.stdout)
+    json.dump({"steps": results, "kernel_pid": pid, "shutdown_seconds": time.time() - start}, sys.stdout)
 
 
 if __name__ == "__main__":
