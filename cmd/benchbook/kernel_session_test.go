@@ -278,3 +278,49 @@ func TestKernelCompleteWaitsForTheEngine(t *testing.T) {
 		t.Errorf("inspect: %+v, want workload.http's doc once the engine opened", got.Inspect)
 	}
 }
+
+// A workload's live progress is one display updated in place: a single
+// display_data for the cell's status line, then update_display_data a few
+// times a second (the workload's terminal rate), ending with the cell's
+// outcome; never a stream line per tick, which a notebook would keep as
+// thousands of lines.
+func TestKernelProgressInPlace(t *testing.T) {
+	env := installKernel(t)
+	const seconds = 3
+	steps := []step{
+		{Code: "# %% target\nt = backend.demo(rows = 2000)", line: "live"},
+		{Code: fmt.Sprintf("# %%%% load\nr = workload.http(t.url + \"/search?q=t0042\", clients = 2, duration = \"%ds\", warmup = \"0s\")", seconds), line: "ran"},
+		{Code: "r.count > 0", result: "True"},
+	}
+	got := playSession(t, env, t.TempDir(), steps)
+	checkSteps(t, steps, got)
+	load := got[1]
+	if len(load.DisplayIDs) != 1 {
+		t.Fatalf("the load cell sent %d displays with an id, want its one status line: %+v", len(load.DisplayIDs), load.DisplayIDs)
+	}
+	for id, d := range load.DisplayIDs {
+		live := 0
+		for _, text := range d.Texts {
+			if strings.Contains(text, "req/s") {
+				live++
+			}
+		}
+		total := d.DisplayData + d.UpdateDisplayData
+		t.Logf("%s: %d display_data, %d update_display_data (%d progress lines) over %.1fs", id, d.DisplayData, d.UpdateDisplayData, live, load.Seconds)
+		if d.DisplayData != 1 {
+			t.Errorf("%s was displayed %d times, want once and then updated", id, d.DisplayData)
+		}
+		if live < seconds {
+			t.Errorf("%d progress lines over a %ds run, want the live line's updates (2 a second)", live, seconds)
+		}
+		if limit := int(3*load.Seconds) + 3; total > limit {
+			t.Errorf("%d messages for the status line over %.1fs, want at most %d (3 a second)", total, load.Seconds, limit)
+		}
+		if last := d.Texts[len(d.Texts)-1]; !strings.HasPrefix(last, "ran load in ") {
+			t.Errorf("the status line ends as %q, want the cell's outcome", last)
+		}
+	}
+	if strings.Contains(load.Stdout+load.Stderr, "req/s") {
+		t.Errorf("progress went to a stream: stdout %q, stderr %q", load.Stdout, load.Stderr)
+	}
+}
