@@ -210,7 +210,7 @@ func (ks *kernelSession) Execute(ctx context.Context, req *jupyter.ExecuteReques
 	case <-ctx.Done():
 		return interruptedError()
 	}
-	if ks.swept != "" {
+	if ks.swept != "" && !req.Silent { // a silent execution shows nothing
 		fmt.Fprintln(ks.stderr, redact.String(ks.swept))
 		ks.swept = ""
 	}
