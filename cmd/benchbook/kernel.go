@@ -15,6 +15,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/backend"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/jupyter"
 	"github.com/benchbook/benchbook/runtime/record"
@@ -134,6 +135,9 @@ type kernelSession struct {
 	ready   chan struct{} // closed when the engine is open (or failed to)
 	openErr error
 	target  string // the cell being executed, whose status line tells its outcome
+	// swept says what the start's sweep removed of a dead benchbook's
+	// (its containers); the first execution shows it, once.
+	swept string
 }
 
 func newKernelSession(ctx context.Context, path string, nf *notebookFlags, log io.Writer) *kernelSession {
@@ -156,6 +160,11 @@ func newKernelSession(ctx context.Context, path string, nf *notebookFlags, log i
 // wait.
 func (ks *kernelSession) open() {
 	defer close(ks.ready)
+	// As run, repl and watch do: what a benchbook killed with its reaper
+	// left running goes now, whatever notebook this kernel serves.
+	if ks.swept = backend.SweepDead(ks.base); ks.swept != "" {
+		fmt.Fprintln(ks.log, ks.swept)
+	}
 	nb, err := runtime.Parse(ks.nb.path, nil)
 	if err != nil {
 		ks.openErr = err
@@ -200,6 +209,10 @@ func (ks *kernelSession) Execute(ctx context.Context, req *jupyter.ExecuteReques
 	case <-ks.ready:
 	case <-ctx.Done():
 		return interruptedError()
+	}
+	if ks.swept != "" && !req.Silent { // a silent execution shows nothing
+		fmt.Fprintln(ks.stderr, redact.String(ks.swept))
+		ks.swept = ""
 	}
 	if ks.openErr != nil {
 		return ks.failure(ks.openErr, "")
@@ -273,6 +286,10 @@ func (ks *kernelSession) commands(src string, out *jupyter.Publisher) *jupyter.E
 			line = ":" + line[1:]
 		}
 		fields := strings.Fields(line)
+		if fields[0] == ":clear" && len(fields) == 1 {
+			out.ClearOutput(false)
+			continue
+		}
 		cmd, ok := replCommands[fields[0]]
 		switch {
 		case !ok || ks.r.omit[fields[0]]:
@@ -449,7 +466,7 @@ func (ks *kernelSession) results(out *jupyter.Publisher, meta map[string]any) fu
 			switch {
 			case v == nil || v == starlark.None:
 			case i == last:
-				out.Result(jupyter.Bundle(v), meta)
+				out.Result(redactBundle(jupyter.Bundle(v)), meta)
 			default:
 				ks.display(out, v, meta)
 			}
@@ -474,7 +491,18 @@ func (ks *kernelSession) display(out *jupyter.Publisher, v starlark.Value, meta 
 		out.Stream("stdout", redact.String(string(p)))
 		return
 	}
-	out.Display(jupyter.Bundle(v), meta, "")
+	out.Display(redactBundle(jupyter.Bundle(v)), meta, "")
+}
+
+// redactBundle hides the secrets in every text of a MIME bundle, as the
+// REPL's output and a record do: a saved .ipynb keeps its outputs.
+func redactBundle(data map[string]any) map[string]any {
+	for mime, v := range data {
+		if s, ok := v.(string); ok {
+			data[mime] = redact.String(s)
+		}
+	}
+	return data
 }
 
 // failure is an error as Jupyter shows it: the message and, for Starlark

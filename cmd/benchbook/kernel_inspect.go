@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
+	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/jupyter"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
@@ -16,7 +19,7 @@ import (
 // cell) on the line the cursor is in.
 func (ks *kernelSession) Complete(code string, cursor int) jupyter.Completion {
 	none := jupyter.Completion{CursorStart: cursor, CursorEnd: cursor}
-	if !ks.isReady() {
+	if !ks.waitReady(readyWait) {
 		return none
 	}
 	runes := []rune(code)
@@ -55,7 +58,7 @@ func lastIndexRune(rs []rune, r rune) int {
 // members, a function's signature and docstring, a value at hand (never
 // computed for this) with its type, value, attributes and defining cell.
 func (ks *kernelSession) Inspect(code string, cursor, detail int) jupyter.Inspection {
-	if !ks.isReady() {
+	if !ks.waitReady(readyWait) {
 		return jupyter.Inspection{}
 	}
 	name := nameAt([]rune(code), cursor)
@@ -126,7 +129,11 @@ func (ks *kernelSession) describe(name string) (string, bool) {
 			b.WriteString("\n" + doc + "\n")
 		}
 	case *starlark.Builtin:
-		fmt.Fprintf(&b, "%s(...), a benchbook builtin (README: Builtins)\n", fn.Name())
+		if doc, ok := builtinDocs[fn.Name()]; ok && fn.Receiver() == nil { // a method's name is no builtin's
+			b.WriteString(doc + "\n")
+		} else {
+			fmt.Fprintf(&b, "%s(...), a builtin (README: Builtins)\n", fn.Name())
+		}
 	default:
 		b.WriteString(truncateText(displayText(v, false), 2000) + "\n")
 	}
@@ -210,4 +217,49 @@ func (ks *kernelSession) isReady() bool {
 	default:
 		return false
 	}
+}
+
+// readyWait bounds how long a completion or an inspection waits for the
+// engine to open (the notebook parsed, the cache's lock taken): a request
+// sent right after the kernel started is answered, not found empty, while
+// one behind another run's lock does not hold the shell channel for long.
+const readyWait = 5 * time.Second
+
+// waitReady waits up to d for the engine; it reports whether it is open.
+func (ks *kernelSession) waitReady(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ks.ready:
+	case <-t.C:
+	}
+	return ks.isReady()
+}
+
+// Evaluate answers one of an execute_request's user_expressions as REPL
+// input is evaluated (a value from the cache, or computed as the REPL
+// would), refusing statements: a frontend's query defines no name.
+func (ks *kernelSession) Evaluate(ctx context.Context, expr string) (map[string]any, *jupyter.Error) {
+	if !ks.waitReady(readyWait) {
+		return nil, &jupyter.Error{Name: "NotReady", Value: "the notebook's engine is not open yet", Traceback: []string{}}
+	}
+	if _, err := syntax.ParseExpr("<user_expression>", expr, 0); err != nil {
+		msg := redact.String(fmt.Sprintf("not an expression: %v", err))
+		return nil, &jupyter.Error{Name: "SyntaxError", Value: msg, Traceback: []string{msg}}
+	}
+	r := ks.r
+	r.e.SetContext(ctx)
+	outs, err := r.e.Eval(expr)
+	r.e.SetContext(ks.base)
+	if err != nil {
+		f := ks.failure(err, "")
+		return nil, f
+	}
+	var v starlark.Value = starlark.None
+	for _, out := range outs {
+		if _, printed := out.(runtime.Printed); !printed && out != nil {
+			v = out
+		}
+	}
+	return redactBundle(jupyter.Bundle(v)), nil
 }

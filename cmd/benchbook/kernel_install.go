@@ -27,7 +27,7 @@ type kernelSpec struct {
 func cmdKernelInstall(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("kernel install", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	user := fs.Bool("user", false, "install for this user (JUPYTER_DATA_DIR, else ~/.local/share/jupyter)")
+	user := fs.Bool("user", false, "install for this user (JUPYTER_DATA_DIR, else $XDG_DATA_HOME/jupyter, else ~/.local/share/jupyter)")
 	prefix := fs.String("prefix", "", "install under PREFIX/share/jupyter (a virtualenv's or conda's prefix)")
 	name := fs.String("name", "benchbook", "the kernelspec's name (jupyter --kernel NAME)")
 	display := fs.String("display-name", "benchbook", "the name frontends show")

@@ -8,9 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -61,28 +59,33 @@ func runPython(t *testing.T, env []string, dir string, timeout time.Duration, sc
 }
 
 // TestKernelConformance runs the Jupyter project's kernel test suite
-// (Debian's python3-jupyter-kernel-test) against the kernel. Every test
-// the suite offers runs but test_clear_output, which needs code that
-// clears a cell's output: no benchbook builtin does that.
+// (Debian's python3-jupyter-kernel-test) against the kernel: every test
+// the installed suite offers runs and passes, none skipped, not even a
+// subtest (a sample left empty, or a history access the kernel would not
+// serve, skips inside a test).
 func TestKernelConformance(t *testing.T) {
 	env := installKernel(t)
-	out, err := runPython(t, env, t.TempDir(), 3*time.Minute, "kernel_conformance.py", "-v")
+	out, err := runPython(t, env, t.TempDir(), 3*time.Minute, "kernel_conformance.py")
+	var got struct {
+		Version                   string
+		Offered                   []string
+		Run                       int
+		PassedSubtests            int `json:"passed_subtests"`
+		Skipped, Failures, Errors []string
+	}
+	if jerr := json.Unmarshal([]byte(lastLines(out, 1)), &got); jerr != nil {
+		t.Fatalf("the suite's summary: %v (exit: %v)\n%s", jerr, err, out)
+	}
 	if err != nil {
 		t.Fatalf("the kernel test suite failed: %v\n%s", err, out)
 	}
-	skipped := regexp.MustCompile(`(?m)^(test_\w+) \(.*\) \.\.\. skipped`).FindAllStringSubmatch(out, -1)
-	var names []string
-	for _, m := range skipped {
-		names = append(names, m[1])
+	if len(got.Offered) == 0 || got.Run != len(got.Offered) {
+		t.Errorf("ran %d tests, the installed suite (%s) offers %d: %v\n%s", got.Run, got.Version, len(got.Offered), got.Offered, out)
 	}
-	sort.Strings(names)
-	if strings.Join(names, ",") != "test_clear_output" {
-		t.Errorf("skipped %v, want only test_clear_output\n%s", names, out)
+	if len(got.Skipped) > 0 {
+		t.Errorf("skipped, each a sample the kernel could honour:\n%s", strings.Join(got.Skipped, "\n"))
 	}
-	if !strings.Contains(out, "Ran 12 tests") {
-		t.Errorf("the suite did not run its 12 tests:\n%s", out)
-	}
-	t.Logf("%s", lastLines(out, 3))
+	t.Logf("jupyter_kernel_test %s: ran %d of %d tests, %d subtests passed, %d skipped", got.Version, got.Run, len(got.Offered), got.PassedSubtests, len(got.Skipped))
 }
 
 func lastLines(s string, n int) string {
@@ -366,98 +369,6 @@ func TestKernelJupyterConsole(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%d processes of the console's kernel left after it exited", left)
-		}
-	}
-}
-
-// step is one execution of a scripted JupyterLab session (cells.py), and
-// what came of it.
-type step struct {
-	Code    string   `json:"code,omitempty"`
-	Cell    string   `json:"cell,omitempty"`
-	Deleted []string `json:"deleted,omitempty"`
-	Restart bool     `json:"restart,omitempty"`
-
-	// what to expect
-	status, result, line, out, err string
-}
-
-// A JupyterLab session: cells sent with their ids are the notebook's cells,
-// with benchbook run's semantics: an unchanged cell is a hit, an edit makes
-// its dependents stale and they rerun, the one-definition rule holds
-// across cells (a deleted cell's names are free again), errors point at the
-// cell's own line, named and REPL input mix, and a restarted kernel finds
-// its cells in the cache.
-func TestKernelCellsAreNotebookCells(t *testing.T) {
-	env := installKernel(t)
-	steps := []step{
-		{Code: "base = 40", Cell: "c1", line: "ran"},
-		{Code: "answer = base + 2\nanswer", Cell: "c2", line: "ran", result: "42"},
-		{Code: "answer = base + 2\nanswer", Cell: "c2", line: "hit", result: "42"},
-		{Code: "base = 50", Cell: "c1", line: "ran", out: "stale now: c2"},
-		{Code: "answer = base + 2\nanswer", Cell: "c2", line: "ran", result: "52"},
-		{Code: "base = 1", Cell: "c3", status: "error", err: `base.*c1.*c3|c3.*c1`},
-		{Code: "answer = base + 2\nanswer", Cell: "c2", line: "hit", result: "52"},
-		{Code: "base = 1", Cell: "c3", Deleted: []string{"c1"}, line: "ran"},
-		{Code: "answer = base + 2\nanswer", Cell: "c2", line: "ran", result: "3"},
-		{Code: "# %% doubled\nq = answer * 2\nq", line: "ran", result: "6"},
-		{Code: "q + 1", result: "7"},
-		{Code: ":deps doubled", out: "doubled reads: answer"},
-		{Code: "x = 1\ny = nope + 1", Cell: "c4", status: "error", err: `c4:2:5.*undefined: nope|undefined: nope.*c4:2:5`},
-		{Restart: true},
-		{Code: "base = 1", Cell: "c3", line: "hit"},
-		{Code: "answer = base + 2\nanswer", Cell: "c2", line: "hit", result: "3"},
-	}
-	var script strings.Builder
-	for _, s := range steps {
-		b, _ := json.Marshal(s)
-		script.Write(append(b, '\n'))
-	}
-	dir := t.TempDir()
-	path := filepath.Join(dir, "steps.jsonl")
-	if err := os.WriteFile(path, []byte(script.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := runPython(t, env, dir, 3*time.Minute, "cells.py", path)
-	if err != nil {
-		t.Fatalf("cells.py: %v\n%s", err, out)
-	}
-	var got []struct {
-		Status, Error, Stdout, Stderr string
-		Result                        *string
-		StatusLine                    *struct{ Status string } `json:"status_line"`
-	}
-	if err := json.Unmarshal([]byte(lastLines(out, 1)), &got); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	for i, s := range steps {
-		g := got[i]
-		if s.Restart {
-			continue
-		}
-		want := s.status
-		if want == "" {
-			want = "ok"
-		}
-		line := ""
-		if g.StatusLine != nil {
-			line = g.StatusLine.Status
-		}
-		result := ""
-		if g.Result != nil {
-			result = *g.Result
-		}
-		switch {
-		case g.Status != want:
-			t.Errorf("step %d (%q in %s): %s %s, want %s", i, s.Code, s.Cell, g.Status, g.Error, want)
-		case line != s.line:
-			t.Errorf("step %d (%q in %s): status line %q, want %q", i, s.Code, s.Cell, line, s.line)
-		case result != s.result:
-			t.Errorf("step %d (%q in %s): result %q, want %q", i, s.Code, s.Cell, result, s.result)
-		case s.out != "" && !strings.Contains(g.Stdout, s.out):
-			t.Errorf("step %d (%q in %s): stdout %q, want %q in it", i, s.Code, s.Cell, g.Stdout, s.out)
-		case s.err != "" && !regexp.MustCompile(s.err).MatchString(g.Error):
-			t.Errorf("step %d (%q in %s): error %q, want %s", i, s.Code, s.Cell, g.Error, s.err)
 		}
 	}
 }

@@ -36,6 +36,7 @@ func init() {
 		":reload": {"", "reread the notebook file and list the changed cells", (*repl).cmdReload},
 		":params": {"[k=v ...]", "set parameters (k= restores the default); no argument lists them", (*repl).cmdParams},
 		":render": {"[PATH]", "write the record (.html, .md or .json; default beside the notebook)", (*repl).cmdRender},
+		":clear":  {"", "clear the output: the screen (in Jupyter, the cell's output)", (*repl).cmdClear},
 		":help":   {"", "this list", (*repl).cmdHelp},
 		":quit":   {"", "leave the REPL (also Ctrl-D)", nil},
 	}
@@ -425,6 +426,18 @@ func (r *repl) cmdRender(args []string) error {
 		return err
 	}
 	fmt.Fprintf(r.out, "wrote %s (%s)\n", dest, fmtBytes(size))
+	return nil
+}
+
+// cmdClear clears a terminal's screen; the kernel sends clear_output
+// instead.
+func (r *repl) cmdClear(args []string) error {
+	if len(args) > 0 {
+		return errors.New("takes no argument")
+	}
+	if r.tty {
+		fmt.Fprint(r.out, "\033[H\033[2J")
+	}
 	return nil
 }
 

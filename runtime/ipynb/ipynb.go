@@ -11,6 +11,14 @@
 //     marks, as Jupytext writes it; "[raw]" cells become raw cells.
 //   - Text before the first "# %%" is a code cell marked as the preamble,
 //     written back without a header.
+//   - An unnamed code cell that the benchbook kernel ran under its cell id
+//     (JupyterLab and VS Code send the id; the kernel names a cell with no
+//     "# %% NAME" after it, and its outputs' metadata.benchbook.cell says
+//     so) is written "# %% ID": benchbook run then knows it by the name the
+//     kernel cached it under, and the id survives .ipynb -> .star ->
+//     .ipynb (a named cell's id is its name). An unnamed cell the kernel
+//     did not name so (never run, or run by nbclient, which sends no id)
+//     stays a bare "# %%", named by position, and its id is not kept.
 //   - Each cell keeps its exact text in metadata.benchbook.text when the
 //     canonical form would differ (a Markdown line written "#text", two
 //     blank lines between cells): converted back unedited, the file is
@@ -294,6 +302,9 @@ func ToPercent(nb *Notebook) []byte {
 	}
 	var b strings.Builder
 	for i, c := range cells {
+		if name := kernelName(c); name != "" {
+			c.Source = Source(named(string(c.Source), name))
+		}
 		m := readMeta(c)
 		if m.Text != "" && sameCell(c, m.Text) {
 			b.WriteString(m.Text) // as it was in the file, byte for byte
@@ -337,6 +348,41 @@ func sameCell(c Cell, text string) bool {
 	}
 	back := fromRaw(cells[0], false, false)
 	return back.CellType == c.CellType && back.Source == c.Source
+}
+
+// kernelName is the name the kernel gave a code cell whose source names
+// none: its id, when an output's metadata.benchbook.cell says the kernel
+// ran it under that id; else "".
+func kernelName(c Cell) string {
+	if c.CellType != "code" || c.Outputs == nil || !validID.MatchString(c.ID) {
+		return ""
+	}
+	if defs := runtime.SplitCells([]byte(c.Source)); len(defs) > 0 && (defs[0].Named || defs[0].Markdown) {
+		return ""
+	}
+	for _, out := range *c.Outputs {
+		o, _ := out.(map[string]any)
+		md, _ := o["metadata"].(map[string]any)
+		bb, _ := md["benchbook"].(map[string]any)
+		if bb["cell"] == c.ID {
+			return c.ID
+		}
+	}
+	return ""
+}
+
+// named gives code a header naming it: its own "# %%" line (options
+// kept) with the name added, or a new one.
+func named(code, name string) string {
+	if !startsCell(code) {
+		return "# %% " + name + "\n" + code
+	}
+	first, rest, _ := strings.Cut(code, "\n")
+	first = "# %% " + name + strings.TrimRight(strings.TrimPrefix(first, "# %%"), " \t\r")
+	if rest == "" && !strings.Contains(code, "\n") {
+		return first
+	}
+	return first + "\n" + rest
 }
 
 func startsCell(src string) bool {

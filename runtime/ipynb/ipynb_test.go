@@ -228,3 +228,56 @@ print(json.dumps(len(sys.argv) - 1))`
 		t.Fatalf("validated %s, want %d", out, len(paths))
 	}
 }
+
+// ranByKernel is a notebook JupyterLab saved after the benchbook kernel ran
+// it: a1 and c4 unnamed, so the kernel named them by their ids (their
+// status line's metadata says so); total named by its header; b3 run by
+// a client that sent no id (REPL input: no benchbook metadata); d5 never
+// run; e6's output names another cell.
+const ranByKernel = `{
+ "cells": [
+  {"cell_type": "code", "execution_count": 1, "id": "a1", "metadata": {}, "source": "x = 1",
+   "outputs": [{"output_type": "display_data", "data": {"text/plain": "ran a1 in 1ms"}, "metadata": {"benchbook": {"cell": "a1", "status": "ran"}}}]},
+  {"cell_type": "code", "execution_count": 2, "id": "a2", "metadata": {}, "source": "# %% total\ny = x + 1",
+   "outputs": [{"output_type": "display_data", "data": {"text/plain": "ran total in 1ms"}, "metadata": {"benchbook": {"cell": "total", "status": "ran"}}}]},
+  {"cell_type": "code", "execution_count": 3, "id": "b3", "metadata": {}, "source": "y * 2",
+   "outputs": [{"output_type": "execute_result", "execution_count": 3, "data": {"text/plain": "4"}, "metadata": {}}]},
+  {"cell_type": "code", "execution_count": 4, "id": "c4", "metadata": {}, "source": "# %% cache=false\nz = y + 1",
+   "outputs": [{"output_type": "display_data", "data": {"text/plain": "ran c4 in 1ms"}, "metadata": {"benchbook": {"cell": "c4", "status": "ran"}}}]},
+  {"cell_type": "code", "execution_count": null, "id": "d5", "metadata": {}, "source": "w = 5", "outputs": []},
+  {"cell_type": "code", "execution_count": 5, "id": "e6", "metadata": {}, "source": "v = 6",
+   "outputs": [{"output_type": "display_data", "data": {"text/plain": "ran a1 in 1ms"}, "metadata": {"benchbook": {"cell": "a1", "status": "ran"}}}]}
+ ],
+ "metadata": {},
+ "nbformat": 4,
+ "nbformat_minor": 5
+}`
+
+// An unnamed cell the kernel ran under its id is written "# %% ID", so
+// benchbook names it as the kernel did and the id survives the trip back
+// to .ipynb; the other unnamed cells stay bare and lose their ids.
+func TestKernelNamedCellsKeepTheirIDs(t *testing.T) {
+	nb, err := Unmarshal([]byte(ranByKernel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	star := ToPercent(nb)
+	want := "# %% a1\nx = 1\n\n# %% total\ny = x + 1\n\n# %%\ny * 2\n\n# %% c4 cache=false\nz = y + 1\n\n# %%\nw = 5\n\n# %%\nv = 6\n"
+	if string(star) != want {
+		t.Fatalf("star\n got %q\nwant %q", star, want)
+	}
+	var names []string
+	for _, c := range runtime.SplitCells(star) {
+		names = append(names, fmt.Sprintf("%s named=%v opts=%v", c.Name, c.Named, c.Options))
+	}
+	if names[0] != "a1 named=true opts=map[]" || names[3] != "c4 named=true opts=map[cache:false]" {
+		t.Errorf("benchbook reads the cells as %q", names)
+	}
+	var ids []string
+	for _, c := range FromPercent(star).Cells {
+		ids = append(ids, c.ID)
+	}
+	if want := []string{"a1", "total", "cell3", "c4", "cell5", "cell6"}; !reflect.DeepEqual(ids, want) {
+		t.Errorf("ids back in .ipynb %q, want %q", ids, want)
+	}
+}

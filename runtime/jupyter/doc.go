@@ -6,10 +6,11 @@
 //
 // The language lives behind Handler: this package knows no notebook. It
 // sends busy/idle around every request, execute_input before an execution,
-// numbers executions, keeps the history, aborts the queued executions after
-// a failed one that asked to stop on error, and cancels the running
-// execution's context on an interrupt (interrupt_request, or Kernel.Interrupt
-// for a SIGINT). display.go turns benchbook's output values into MIME
+// numbers executions, evaluates an execution's user_expressions through
+// the Handler once it succeeded, keeps the history, aborts the queued
+// executions after a failed one that asked to stop on error, and cancels
+// the running execution's context on an interrupt (interrupt_request, or
+// Kernel.Interrupt for a SIGINT). display.go turns benchbook's output values into MIME
 // bundles, so a Handler publishes a table, a figure or a comparison as the
 // record shows it.
 //

@@ -21,6 +21,10 @@ type Handler interface {
 	// "incomplete" (with the indent of the next line), "invalid" or
 	// "unknown".
 	IsComplete(code string) (status, indent string)
+	// Evaluate evaluates one of an execute_request's user_expressions,
+	// after the execution succeeded, to a MIME bundle. It must not change
+	// the session's state: an expression, not a statement.
+	Evaluate(ctx context.Context, expr string) (data map[string]any, err *Error)
 	// Shutdown stops everything the handler started. It is called once,
 	// after the running Execute (if any) has returned or a grace period
 	// has passed.
@@ -72,9 +76,6 @@ type ExecuteRequest struct {
 	// DeletedCells are the ids of cells the user deleted since the last
 	// request (JupyterLab's metadata.deletedCells).
 	DeletedCells []string `json:"-"`
-	// UserExpressionResults, filled by the handler, answers
-	// UserExpressions: name -> {status, data, metadata} or an error.
-	UserExpressionResults map[string]any `json:"-"`
 	// Payload, filled by the handler, is the reply's payload (a "page" of
 	// help for "name?").
 	Payload []any `json:"-"`

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -313,23 +314,14 @@ func (k *Kernel) execute(m *Message) (map[string]any, int) {
 		k.publish(m, "execute_input", map[string]any{"code": req.Code, "execution_count": req.Count})
 	}
 	out := &Publisher{k: k, parent: m, count: req.Count, silent: req.Silent}
-	ctx, cancel := context.WithCancel(context.Background())
-	k.mu.Lock()
-	k.cancel = cancel
-	k.mu.Unlock()
+	ctx, done := k.interruptible()
 	failure := k.h.Execute(ctx, req, out)
-	k.mu.Lock()
-	k.cancel = nil
-	k.mu.Unlock()
-	cancel()
+	done()
 	out.close()
 	if req.StoreHistory {
 		k.history.add(req.Count, req.Code, out.result)
 	}
-	exprs := req.UserExpressionResults
-	if exprs == nil {
-		exprs = map[string]any{}
-	}
+	exprs := map[string]any{}
 	if failure != nil {
 		if failure.Traceback == nil {
 			failure.Traceback = []string{}
@@ -348,7 +340,53 @@ func (k *Kernel) execute(m *Message) (map[string]any, int) {
 	if payload == nil {
 		payload = []any{}
 	}
+	k.userExpressions(req.UserExpressions, exprs)
 	return map[string]any{"status": "ok", "execution_count": req.Count, "payload": payload, "user_expressions": exprs}, 0
+}
+
+// userExpressions evaluates an execute_request's user_expressions after
+// the code succeeded, as the protocol says (a failed execution answers
+// {}): each one to a MIME bundle, or to an error dict. A frontend reads
+// state this way with a silent execution, so they are evaluated for one
+// too. An interrupt cancels them as it cancels the code.
+func (k *Kernel) userExpressions(exprs map[string]string, into map[string]any) {
+	if len(exprs) == 0 {
+		return
+	}
+	ctx, done := k.interruptible()
+	defer done()
+	names := make([]string, 0, len(exprs))
+	for name := range exprs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		data, failure := k.h.Evaluate(ctx, exprs[name])
+		if failure != nil {
+			tb := failure.Traceback
+			if tb == nil {
+				tb = []string{}
+			}
+			into[name] = map[string]any{"status": "error", "ename": failure.Name, "evalue": failure.Value, "traceback": tb}
+			continue
+		}
+		into[name] = map[string]any{"status": "ok", "data": data, "metadata": map[string]any{}}
+	}
+}
+
+// interruptible is the context of work an interrupt cancels (Interrupt),
+// until done is called.
+func (k *Kernel) interruptible() (ctx context.Context, done func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	k.mu.Lock()
+	k.cancel = cancel
+	k.mu.Unlock()
+	return ctx, func() {
+		k.mu.Lock()
+		k.cancel = nil
+		k.mu.Unlock()
+		cancel()
+	}
 }
 
 func (k *Kernel) complete(m *Message) map[string]any {

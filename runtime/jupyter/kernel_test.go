@@ -14,15 +14,21 @@ import (
 )
 
 // fakeHandler answers "fail" with an error, "slow" by waiting 300 ms,
-// "block" by waiting for its context, anything else by echoing it as the
-// result.
-type fakeHandler struct{ shutdown chan struct{} }
+// "block" by waiting for its context, "clear" by clearing the output it
+// printed, anything else by echoing it as the result. It evaluates a user
+// expression "nope" to an error, any other to its text and the last code
+// executed.
+type fakeHandler struct {
+	shutdown chan struct{}
+	last     string // the code of the last execution
+}
 
 func (h *fakeHandler) Info() Info {
 	return Info{Implementation: "fake", Language: LanguageInfo{Name: "fake"}}
 }
 
 func (h *fakeHandler) Execute(ctx context.Context, req *ExecuteRequest, out *Publisher) *Error {
+	h.last = req.Code
 	switch req.Code {
 	case "fail":
 		return &Error{Name: "E", Value: "failed"}
@@ -32,6 +38,10 @@ func (h *fakeHandler) Execute(ctx context.Context, req *ExecuteRequest, out *Pub
 	case "block":
 		<-ctx.Done()
 		return &Error{Name: "KeyboardInterrupt", Value: "interrupted"}
+	case "clear":
+		out.Stream("stdout", "soon gone\n")
+		out.ClearOutput(false)
+		return nil
 	}
 	out.Stream("stdout", "echo\n")
 	out.Result(map[string]any{"text/plain": req.Code}, nil)
@@ -43,7 +53,13 @@ func (h *fakeHandler) Inspect(code string, cursor, detail int) Inspection {
 	return Inspection{}
 }
 func (h *fakeHandler) IsComplete(code string) (string, string) { return "complete", "" }
-func (h *fakeHandler) Shutdown()                               { close(h.shutdown) }
+func (h *fakeHandler) Evaluate(ctx context.Context, expr string) (map[string]any, *Error) {
+	if expr == "nope" {
+		return nil, &Error{Name: "NameError", Value: "nope: undefined"}
+	}
+	return map[string]any{"text/plain": expr + " after " + h.last}, nil
+}
+func (h *fakeHandler) Shutdown() { close(h.shutdown) }
 
 // client is the frontend's side: shell and control DEALERs, the iopub SUB
 // and the heartbeat REQ, signing with key.
@@ -320,5 +336,51 @@ func TestHistorySearch(t *testing.T) {
 		if got := count(tc.req); got != tc.want {
 			t.Errorf("%+v: %d entries, want %d", tc.req, got, tc.want)
 		}
+	}
+}
+
+// user_expressions are evaluated after the code, each to a MIME bundle or
+// an error dict; a failed execution answers {}; a silent one evaluates
+// them too (frontends read state that way).
+func TestUserExpressions(t *testing.T) {
+	c, _, _ := startKernel(t, "k")
+	send := func(code string, silent bool) map[string]any {
+		c.send(c.shell, "execute_request", map[string]any{"code": code, "silent": silent, "store_history": !silent,
+			"stop_on_error": false, "user_expressions": map[string]any{"a": "x", "bad": "nope"}})
+		return content(t, reply(t, c.replies, 5*time.Second))
+	}
+	for _, silent := range []bool{false, true} {
+		r := send("code1", silent)
+		exprs, _ := r["user_expressions"].(map[string]any)
+		a, _ := exprs["a"].(map[string]any)
+		bad, _ := exprs["bad"].(map[string]any)
+		if a["status"] != "ok" || fmt.Sprint(a["data"]) != "map[text/plain:x after code1]" || a["metadata"] == nil {
+			t.Errorf("silent=%v: a = %v, want ok, its bundle, evaluated after the code", silent, a)
+		}
+		if bad["status"] != "error" || bad["ename"] != "NameError" || bad["evalue"] != "nope: undefined" || bad["traceback"] == nil {
+			t.Errorf("silent=%v: bad = %v, want an error dict", silent, bad)
+		}
+	}
+	if r := send("fail", false); r["status"] != "error" || fmt.Sprint(r["user_expressions"]) != "map[]" {
+		t.Errorf("a failed execution: %v, want user_expressions {}", r)
+	}
+}
+
+// A handler's ClearOutput reaches the frontend as clear_output, after
+// what it clears.
+func TestClearOutput(t *testing.T) {
+	c, _, _ := startKernel(t, "k")
+	id := c.execute("clear")
+	reply(t, c.replies, 5*time.Second)
+	var got []string
+	for len(got) < 2 {
+		m := reply(t, c.published, 5*time.Second)
+		if parentID(m) != id || m.Header.MsgType == "status" || m.Header.MsgType == "execute_input" {
+			continue
+		}
+		got = append(got, fmt.Sprint(m.Header.MsgType, content(t, m)))
+	}
+	if got[0] != "streammap[name:stdout text:soon gone\n]" || got[1] != "clear_outputmap[wait:false]" {
+		t.Fatalf("published %q", got)
 	}
 }

@@ -38,6 +38,12 @@ func (p *Publisher) Update(data, metadata map[string]any, displayID string) {
 	p.send("update_display_data", displayContent(data, metadata, displayID))
 }
 
+// ClearOutput clears the outputs the request's cell shows so far; with
+// wait, only once the next output arrives (no flicker).
+func (p *Publisher) ClearOutput(wait bool) {
+	p.send("clear_output", map[string]any{"wait": wait})
+}
+
 // Result publishes the execution's result (Out [Count]).
 func (p *Publisher) Result(data, metadata map[string]any) {
 	c := displayContent(data, metadata, "")

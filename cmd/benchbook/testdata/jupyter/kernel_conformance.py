@@ -3,8 +3,12 @@ against benchbook's kernel. Run by TestKernelConformance with Debian's
 /usr/bin/python3, JUPYTER_PATH pointing at a kernelspec the test installed.
 
 Every sample below is benchbook input: REPL input (no "# %%" header and no
-cell id, as this suite sends), a notebook cell, or a :command.
+cell id, as this suite sends), a notebook cell, or a :command. The last line
+printed is a JSON summary: the tests the installed suite offers, how many
+ran, and every skip, failure and error, subtests included.
 """
+import json
+import sys
 import unittest
 
 import jupyter_kernel_test
@@ -44,12 +48,45 @@ class BenchbookKernelTests(jupyter_kernel_test.KernelTests):
     invalid_code_samples = ["1 +* 2", "def (:"]
 
     code_inspect_sample = "workload.http"
-    # test_clear_output is the one test left out: no benchbook code clears a
-    # cell's output.
+    code_clear_output = ":clear"
 
     code_history_pattern = "1 ?*"
     supported_history_operations = ("tail", "range", "search")
 
 
+class Result(unittest.TextTestResult):
+    """Counts what ran and what was skipped, subtests included (a subtest
+    that raises SkipTest is a skip the -v lines do not show as one)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.passed_subtests = 0
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is None:
+            self.passed_subtests += 1
+
+
+def main():
+    loader = unittest.TestLoader()
+    suite = loader.loadTestsFromTestCase(BenchbookKernelTests)
+    # The tests the installed suite offers: every test_ method of its base
+    # class, however many a newer version has.
+    offered = sorted(loader.getTestCaseNames(jupyter_kernel_test.KernelTests))
+    runner = unittest.TextTestRunner(verbosity=2, resultclass=Result, stream=sys.stderr)
+    result = runner.run(suite)
+    print(json.dumps({
+        "version": jupyter_kernel_test.__version__,
+        "offered": offered,
+        "run": result.testsRun,
+        "passed_subtests": result.passed_subtests,
+        "skipped": [f"{test.id()}: {reason}" for test, reason in result.skipped],
+        "failures": [f"{test.id()}: {tb}" for test, tb in result.failures],
+        "errors": [f"{test.id()}: {tb}" for test, tb in result.errors],
+    }))
+    return 0 if result.wasSuccessful() else 1
+
+
 if __name__ == "__main__":
-    unittest.main()
+    sys.exit(main())
