@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime/starjson"
 )
 
 // Record is everything known about one notebook's latest state.
@@ -112,7 +114,7 @@ type (
 	// file beside the Markdown record.
 	SVGer interface{ SVG() []byte }
 	// JSONer returns a JSON-friendly summary for --format json.
-	JSONer interface{ JSON() any }
+	JSONer = starjson.JSONer
 )
 
 // FigureSet is a value with figures beside its own HTML or Markdown (a
