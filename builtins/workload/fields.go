@@ -47,6 +47,7 @@ var runFields = []runField{
 	{"by_tag", "dict of histograms", "load generator", "sql: latency per tagged statement", "", value(func(r *Run) starlark.Value { return r.byTagDict() })},
 	{"acquire", "histogram (ms)", "pgx pool", "sql: waits to acquire a pooled connection", "", value(func(r *Run) starlark.Value { return histOrNone(r.acquire) })},
 	{"windows", "list", "load generator", "per window (window = ...): start (s), count, rps, p50 and p99 (ms), errors", "", value(func(r *Run) starlark.Value { return windowList(r.d.Windows) })},
+	{"rps_cv", "ratio", "load generator", "how unsteady the throughput was: the windows' req/s, standard deviation over mean (NaN under two windows)", "", num((*Run).rpsCV)},
 	{"tick_ms", "ms", "load generator", "open loop: the tick it sent on (0: each request at its intended start)", "", num(func(r *Run) float64 { return inUnits(r.d.Tick, time.Microsecond) / 1000 })},
 	{"gen_cpu_us_per_req", "µs per request", "load generator (getrusage)", "the generator's own CPU per decided request", "", num((*Run).genCPU)},
 	{"gen_gc_pause_ms", "ms", "load generator (Go runtime)", "the generator's GC pauses over the window (summed over a fleet's agents)", "", num(func(r *Run) float64 { return inUnits(r.d.GCPause, time.Millisecond) })},
