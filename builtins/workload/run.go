@@ -190,10 +190,13 @@ func (r *Run) summaryRow() (head, row []string) {
 	if r.d.Kind == "exec" {
 		return r.execSummaryRow()
 	}
-	head = []string{"run", "ok", "req/s", "p50", "p90", "p99", "p99.9", "max", "errors"}
-	row = []string{r.d.Label, fmt.Sprint(r.d.Count), fmt.Sprintf("%.1f", r.RPS()),
-		fmtMs(quantileMs(r.d.Hist, 50)), fmtMs(quantileMs(r.d.Hist, 90)), fmtMs(quantileMs(r.d.Hist, 99)),
-		fmtMs(quantileMs(r.d.Hist, 99.9)), fmtMs(usToMs(r.d.Hist.Max())), r.errorText()}
+	head = []string{"run", "ok", "req/s"}
+	row = []string{r.d.Label, fmt.Sprint(r.d.Count), fmt.Sprintf("%.1f", r.RPS())}
+	for _, q := range summaryQuantiles {
+		head, row = append(head, "p"+fmtQ(q)), append(row, fmtMs(quantileMs(r.d.Hist, q)))
+	}
+	head = append(head, "max", "errors")
+	row = append(row, fmtMs(usToMs(r.d.Hist.Max())), r.errorText())
 	if r.d.Rate > 0 {
 		head = append(head, "late", "dropped")
 		row = append(row, fmt.Sprint(r.d.Late), fmt.Sprint(r.d.Dropped))
