@@ -40,7 +40,7 @@ var Observed = []Attr{
 	{"wait_samples", false, "samples", "PostgreSQL: pg_stat_activity", "samples taken for the three figures above"},
 	{"server_cpu_us", true, "µs", "process: /proc/PID/stat; container or limited target: its cgroup", "CPU the target used"},
 	{"server_cpu_s", false, "s", "backend.demo: /proc/PID/stat", "CPU the demo target used (with server_cpu_us_per_req)"},
-	{"server_rss_peak_kb", false, "KiB", "process, backend.demo: /proc/PID/statm every 100 ms", "largest resident size seen"},
+	{"server_rss_peak_kb", false, "KiB", "process, backend.demo: /proc/PID/stat every 100 ms", "largest resident size seen"},
 	{"server_cpu_cores", false, "cores", "container or limited target: cgroup", "CPU time over wall time"},
 	{"mem_anon_kb", false, "KiB", "cgroup", "anonymous memory at the window's end"},
 	{"mem_anon_peak_kb", false, "KiB", "cgroup", "most anonymous memory seen (sampled every 100 ms)"},
