@@ -1,5 +1,5 @@
-// Package demo is the embedded demo target: a small search API over SQLite
-// that benchbook runs as a child process so notebooks have something real to
+// Package demo is the embedded demo target, a small search API over SQLite.
+// benchbook runs it as a child process so notebooks have something real to
 // measure on a machine with only Go.
 //
 //	backend.demo(index = False, cache = False, rows = 100000) -> demo

@@ -1,5 +1,6 @@
-// Package record renders an executed notebook as a reviewable document:
-// one self-contained HTML file, Markdown with SVG files, or JSON for tools.
+// Package record renders an executed notebook as a reviewable document. It
+// writes one self-contained HTML file, Markdown with SVG files, or JSON for
+// tools.
 //
 // The engine fills a Record; this package only presents it. Values inside
 // outputs are Starlark values; a value presents itself through the optional

@@ -1,6 +1,6 @@
-// Package starjson turns Starlark values into JSON: one converter, one rule
-// for every writer of JSON (a record's --format json, export.json, a run's
-// figures).
+// Package starjson turns Starlark values into JSON, by one rule for every
+// writer of JSON. The writers are a record's --format json, export.json and
+// a run's figures.
 //
 // The rule: None is null; a bool a bool; an int a number, exact at any size
 // (beyond int64 its digits as a json.Number, never a string: a big int is

@@ -1,9 +1,9 @@
-// Package runattrs is the table of the figures observers add to a run
-// (db_cpu_us_per_req, buffers_per_req, ...), with their units and sources.
+// Package runattrs is the table of the figures observers add to a run: units
+// and sources. Those are db_cpu_us_per_req, buffers_per_req and the rest.
 // The README's table of run attributes is the run's own fields (package
 // workload's table, fields.go) followed by this list (Markdown), and every
-// observer's tests check the figures it gives against it (Known), so
-// neither the README nor this list can drift from what a run holds.
+// observer's tests check the figures it gives against it (Known), so neither
+// the README nor this list can drift from what a run holds.
 package runattrs
 
 import (

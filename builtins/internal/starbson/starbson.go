@@ -1,5 +1,6 @@
-// Package starbson converts between Starlark values and BSON, and writes
-// BSON documents in a canonical form for fingerprints.
+// Package starbson converts between Starlark values and BSON, and
+// fingerprints documents. It writes BSON documents in a canonical form for
+// fingerprints.
 //
 // Starlark to BSON: a dict becomes a document in its insertion order (a
 // sort or an index key is ordered), a list or tuple an array, an int an
