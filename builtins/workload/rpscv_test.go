@@ -53,8 +53,11 @@ func TestRPSCVOfWindows(t *testing.T) {
 }
 
 // TestRPSCVSeesAStall: a target that stops answering for 400 ms of a 1.2 s
-// run has an rps_cv far above a steady one's, though the mean req/s alone
-// would not tell which run stalled.
+// run in 200 ms windows leaves two of six windows (nearly) empty: whatever
+// the other four hold, their CV is then at least that of four equal values
+// and two zeros, 0.77, where the mean req/s alone says nothing. A steady
+// target's figure is logged beside it; on a busy box it is noise, not a
+// bound.
 func TestRPSCVSeesAStall(t *testing.T) {
 	var once sync.Once
 	var start time.Time
@@ -79,8 +82,8 @@ flat = workload.http(url2, **opts)
 	if want := cv(rpsOf(stalled)); math.Abs(a-want) > 1e-9 {
 		t.Errorf("stalled rps_cv %v, the windows' own %v", a, want)
 	}
-	if !(a > 0.5 && a > 2*b) {
-		t.Errorf("a 400 ms stall in 1.2 s: rps_cv %.3f, steady %.3f", a, b)
+	if a < 0.6 {
+		t.Errorf("a 400 ms stall in 1.2 s: rps_cv %.3f, want at least 0.6", a)
 	}
 }
 
