@@ -1,13 +1,14 @@
-// Package zipfkeys generates search requests for the demo target
-// (GET /search?q=<token>&limit=20, tokens t0000..t1999): keys drawn from a
-// Zipf distribution (a few hot tokens and a long tail, as real search
+// Package notebooks holds the Go generators the notebooks load; this one
+// makes search keys. zipf_keys.go generates search requests for the demo
+// target (GET /search?q=<token>&limit=20, tokens t0000..t1999): keys drawn
+// from a Zipf distribution (a few hot tokens and a long tail, as real search
 // traffic has) or uniformly. It is loaded by zipf-keys.star through
 // gocode.file and called by workload.http for every request, from Go.
 //
 // Both generators use math/rand with a fixed seed; Reset puts them back to
 // the start of their sequence, so every run sends the same keys. Calls are
 // serialized by gocode (the *rand.Rand here are not safe for concurrent use).
-package zipfkeys
+package notebooks
 
 import (
 	"fmt"

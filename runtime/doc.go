@@ -79,6 +79,9 @@
 //   - runtime/bytesize: sizes read and written one way (Docker's binary
 //     units), a leaf: limits, resstate and the builtins' memory limits and
 //     host guard all use it.
+//   - runtime/starjson: Starlark values to JSON, one rule (a big int stays
+//     an exact number, NaN is null), for the JSON record, export.json and
+//     a run's figures.
 //   - runtime/filehash: a file's SHA-256, a leaf: the engine keys file
 //     inputs with it, and package fleet checks the binary it copies to a
 //     remote agent with it without linking the engine.

@@ -14,6 +14,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/limits"
 )
 
 // A memo(key, fn) checkpoint is keyed by what fn computes, not by the cell's
@@ -32,9 +33,10 @@ type StateHolder interface {
 }
 
 type fprint struct {
-	e    *Engine
-	t    *starlark.Thread
-	seen map[*starlark.Function]bool
+	e        *Engine
+	t        *starlark.Thread
+	seen     map[*starlark.Function]bool
+	maxDepth int // limits.Depth: deeper, fn is not identified
 }
 
 // fingerprint returns the identity of fn's computation, or false. It is an
@@ -43,7 +45,7 @@ type fprint struct {
 // password among them, which a plain hash would let anyone who reads the
 // cache dir try guesses against.
 func (e *Engine) fingerprint(t *starlark.Thread, fn starlark.Value) (string, bool) {
-	f := &fprint{e: e, t: t, seen: map[*starlark.Function]bool{}}
+	f := &fprint{e: e, t: t, seen: map[*starlark.Function]bool{}, maxDepth: int(limits.Depth.Get())}
 	h := hmac.New(sha256.New, e.sess.paramSalt)
 	if !f.value(h, fn, 0) {
 		return "", false
@@ -52,7 +54,7 @@ func (e *Engine) fingerprint(t *starlark.Thread, fn starlark.Value) (string, boo
 }
 
 func (f *fprint) value(w hash.Hash, v starlark.Value, depth int) bool {
-	if depth > 40 {
+	if depth > f.maxDepth {
 		return false
 	}
 	switch v := v.(type) {

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
+
+	"github.com/benchbook/benchbook/runtime/record"
 )
 
 // paint wraps s in an ANSI colour when colour is on.
@@ -28,7 +29,7 @@ func (e *Engine) progress(st *CellRun) {
 	}
 	dur := ""
 	if st.Executed {
-		dur = fmtDuration(st.duration)
+		dur = record.FormatDuration(st.duration)
 	}
 	line := fmt.Sprintf("  %s %-20s %8s  %s", e.paint(statusColor[st.Status], fmt.Sprintf("%-7s", st.Status)), st.Def.Name, dur, st.Why)
 	fmt.Fprintln(e.opts.Stderr, strings.TrimRight(line, " "))
@@ -56,18 +57,6 @@ func (e *Engine) starting(st *CellRun) {
 
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
-}
-
-func fmtDuration(d time.Duration) string {
-	switch {
-	case d < time.Millisecond:
-		return fmt.Sprintf("%dµs", d.Microseconds())
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	}
-	return d.Round(time.Second).String()
 }
 
 // checkParams warns about -p parameters that no cell reads: a typo would

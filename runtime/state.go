@@ -3,6 +3,7 @@ package runtime
 import (
 	"strings"
 
+	"github.com/benchbook/benchbook/runtime/limits"
 	"github.com/benchbook/benchbook/runtime/resstate"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -164,7 +165,7 @@ func (e *Engine) leaveStates(c *Cell) error {
 // dict, list or struct): a use whose writes, if any, the resource's own
 // detector sees.
 func TouchValue(t *starlark.Thread, v starlark.Value) error {
-	for _, id := range holders(v, 0) {
+	for _, id := range holders(v, int(limits.Depth.Get())) {
 		if err := Touch(t, id, false); err != nil {
 			return err
 		}
@@ -172,33 +173,36 @@ func TouchValue(t *starlark.Thread, v starlark.Value) error {
 	return nil
 }
 
-// holders lists the resources a value holds, looking two levels into
-// containers (targets = {"A": pg_a, "B": pg_b}).
-func holders(v starlark.Value, depth int) []string {
+// holders lists the resources a value holds, however deep in containers
+// (targets = {"A": pg_a, "B": pg_b}, arms = {"A": {"db": pg_a}}): a cell
+// that reads a resource runs on its state. A value is nested no deeper
+// than limits.Depth (CheckValue refuses it), which bounds the walk: left
+// counts the levels down.
+func holders(v starlark.Value, left int) []string {
 	if sh, ok := v.(StateHolder); ok {
 		return []string{sh.StateID()}
 	}
-	if depth >= 2 {
+	if left <= 0 {
 		return nil
 	}
 	var out []string
 	switch v := v.(type) {
 	case *starlark.Dict:
 		for _, kv := range v.Items() {
-			out = append(out, holders(kv[1], depth+1)...)
+			out = append(out, holders(kv[1], left-1)...)
 		}
 	case *starlark.List, starlark.Tuple:
 		it := v.(starlark.Iterable).Iterate()
 		defer it.Done()
 		var x starlark.Value
 		for it.Next(&x) {
-			out = append(out, holders(x, depth+1)...)
+			out = append(out, holders(x, left-1)...)
 		}
 	case starlark.HasAttrs:
 		if _, ok := v.(*starlarkstruct.Struct); ok {
 			for _, name := range v.AttrNames() {
 				if a, err := v.Attr(name); err == nil && a != nil {
-					out = append(out, holders(a, depth+1)...)
+					out = append(out, holders(a, left-1)...)
 				}
 			}
 		}

@@ -1,5 +1,6 @@
-// Package stdlib embeds the Starlark library that notebooks load with
-// load("@std/NAME.star", ...): experiment designs written on the builtins.
+// Package stdlib embeds the Starlark library of experiment designs that
+// notebooks load. A notebook loads it with load("@std/NAME.star", ...); its
+// designs are written on the builtins.
 package stdlib
 
 import "embed"

@@ -1,5 +1,5 @@
-// Package engine benchmarks benchbook's notebook engine: a fully cached
-// rerun of a 30-cell notebook with 10 tables.
+// Package engine benchmarks benchbook's notebook engine on a fully cached
+// rerun. The notebook has 30 cells and 10 tables.
 package engine
 
 import (

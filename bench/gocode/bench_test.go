@@ -1,5 +1,6 @@
-// Package gocodebench measures what a request generator written in Go and
-// interpreted by gocode costs per call, against the same requests taken
+// Package gocode benchmarks a request generator interpreted by gocode
+// against three others. It measures what a request generator written in Go
+// and interpreted by gocode costs per call, against the same requests taken
 // from a static list, the same generator compiled, and a Starlark one.
 //
 //	go test -run '^$' -bench . -benchtime 2s ./bench/gocode/
@@ -9,7 +10,7 @@
 // Workload benchmarks drive workload.http against a local server for 3 s
 // per variant and report req/s and the generator's own CPU per request;
 // they need a quiet machine.
-package gocodebench
+package gocode
 
 import (
 	"context"

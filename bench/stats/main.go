@@ -1,7 +1,7 @@
-// Command stats puts benchstat (golang.org/x/perf) beside benchbook's
-// compare on the same samples: 32 cases of paired runs, unequal arms, ties,
-// outliers and no difference, written as Go benchmark files that benchstat
-// reads and as the values stats.Compare gets.
+// Command stats puts benchstat beside benchbook's compare on the same
+// samples. Its 32 cases of paired runs, unequal arms, ties, outliers and no
+// difference are written as Go benchmark files that benchstat reads and as
+// the values stats.Compare gets.
 //
 //	go run ./bench/stats -out bench/stats/raw/<time>   # run both, keep every input and output
 //	go run ./bench/stats -table bench/stats/raw/<time> # RESULTS.md's table from those files alone

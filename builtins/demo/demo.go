@@ -1,5 +1,5 @@
-// Package demo is the embedded demo target: a small search API over SQLite
-// that benchbook runs as a child process so notebooks have something real to
+// Package demo is the embedded demo target, a small search API over SQLite.
+// benchbook runs it as a child process so notebooks have something real to
 // measure on a machine with only Go.
 //
 //	backend.demo(index = False, cache = False, rows = 100000) -> demo
@@ -229,8 +229,8 @@ func (h *Handle) StartObserving(ctx context.Context) (func(int64) (map[string]fl
 	if err != nil {
 		return nil, err
 	}
-	peak := rssKB(pid)
-	stop := guard.Every(ctx, 100*time.Millisecond, func() { peak = max(peak, rssKB(pid)) })
+	peak := rssNow(pid)
+	stop := guard.Every(ctx, 100*time.Millisecond, func() { peak = max(peak, rssNow(pid)) })
 	return func(requests int64) (map[string]float64, error) {
 		stop()
 		after, err := procCPU(pid)
@@ -239,27 +239,13 @@ func (h *Handle) StartObserving(ctx context.Context) (func(int64) (map[string]fl
 		}
 		figs := map[string]float64{
 			"server_cpu_s":       (after - before).Seconds(),
-			"server_rss_peak_kb": float64(max(peak, rssKB(pid))),
+			"server_rss_peak_kb": float64(max(peak, rssNow(pid))),
 		}
 		if requests > 0 {
 			figs["server_cpu_us_per_req"] = float64((after - before).Microseconds()) / float64(requests)
 		}
 		return figs, nil
 	}, nil
-}
-
-// rssKB is the process's resident size from /proc/PID/statm (0 if gone).
-func rssKB(pid int) int64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/statm", pid))
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize()) / 1024
 }
 
 // procCPU is utime + stime of pid.
@@ -271,16 +257,17 @@ func procCPU(pid int) (time.Duration, error) {
 	return st.CPU(), nil
 }
 
-// procRSS reads VmRSS (KB) of pid.
+// rssNow is pid's resident size, 0 once it is gone.
+func rssNow(pid int) int64 {
+	kb, _ := procRSS(pid)
+	return kb
+}
+
+// procRSS is pid's resident size in KiB (procfs: /proc/PID/stat).
 func procRSS(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	st, err := procfs.ReadStat(pid)
 	if err != nil {
 		return 0, fmt.Errorf("read rss: %w", err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		}
-	}
-	return 0, errors.New("read rss: no VmRSS")
+	return st.RSSKB(), nil
 }

@@ -9,7 +9,7 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/internal/runattrs"
+	"github.com/benchbook/benchbook/builtins/workload"
 )
 
 // TestObserveGivesRSSPeak: observe = [demo] gives server_rss_peak_kb, as
@@ -28,7 +28,7 @@ peak = r.server_rss_peak_kb
 	if peak <= 0 || peak < 0.9*rss || peak > hwm*1.02 {
 		t.Errorf("server_rss_peak_kb = %v; the kernel says VmRSS %v kB, VmHWM %v kB", peak, rss, hwm)
 	}
-	if u := runattrs.Unknown(g["r"].(starlark.HasAttrs).AttrNames()); len(u) > 0 {
+	if u := workload.Undocumented(g["r"].(starlark.HasAttrs)); len(u) > 0 {
 		t.Errorf("run attributes the table of run attributes (and the README) does not list: %v", u)
 	}
 }

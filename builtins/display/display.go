@@ -1,5 +1,6 @@
-// Package display gives notebooks the builtins that put things in the
-// record besides the last expression of a cell:
+// Package display gives notebooks md(), table() and show(): what a record
+// shows of a cell. They put things in the record besides the last expression
+// of a cell:
 //
 //	md(text)                   emits Markdown (dedented); returns None
 //	table(rows, columns=None)  returns a table value (displayed when it is a

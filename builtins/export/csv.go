@@ -120,10 +120,17 @@ func experimentRuns(exp starlark.Value, runs starlark.IterableMapping) ([]tagged
 	return out, nil
 }
 
-// runColumns are the per-run columns, in ms where they are latencies.
-var runColumns = []string{"label", "count", "rps", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms", "errors"}
+// runColumns are the per-run columns, in ms where they are latencies: the
+// summary quantiles between mean and max.
+var runColumns = append(append([]string{"label", "count", "rps", "mean_ms"}, quantileColumns()...), "max_ms", "errors")
 
-var runQuantiles = []float64{50, 90, 99, 99.9}
+func quantileColumns() []string {
+	var cols []string
+	for _, q := range starval.SummaryQuantiles {
+		cols = append(cols, starval.QuantileKey(q)+"_ms")
+	}
+	return cols
+}
 
 func runsGrid(th *starlark.Thread, rs []taggedRun, windows bool, base string) (grid, string, error) {
 	tagged := rs[0].arm != ""
@@ -155,7 +162,7 @@ func runRow(th *starlark.Thread, run starlark.Value) []string {
 		return append(hdrRow(row, h.Hdr()), errorsCell(starval.Attr(run, "errors")))
 	}
 	p, _ := starval.Attr(run, "p").(starlark.Callable)
-	for _, q := range runQuantiles {
+	for _, q := range starval.SummaryQuantiles {
 		var v starlark.Value
 		if p != nil {
 			v, _ = starlark.Call(th, p, starlark.Tuple{starlark.Float(q)}, nil)
@@ -168,7 +175,7 @@ func runRow(th *starlark.Thread, run starlark.Value) []string {
 func hdrRow(row []string, h *hdrhistogram.Histogram) []string {
 	row[1] = strconv.FormatInt(h.TotalCount(), 10)
 	row[3] = ms(h.Mean())
-	for _, q := range runQuantiles {
+	for _, q := range starval.SummaryQuantiles {
 		row = append(row, ms(float64(h.ValueAtQuantile(q))))
 	}
 	return append(row, ms(float64(h.Max())))

@@ -1,5 +1,6 @@
-// Package export is the notebook's `export` module: run data as files a
-// reviewer can download from the record or feed to other tools.
+// Package export is the notebook's `export` module: run data as files for a
+// reviewer. A reviewer downloads them from the record or feeds them to other
+// tools.
 //
 // Starlark API:
 //

@@ -11,15 +11,13 @@ import (
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
+
+	"github.com/benchbook/benchbook/runtime/limits"
 )
 
 // Conversions between Starlark values and the reflect.Values of interpreted
 // Go code. Struct fields and function names are shown to Starlark in
 // snake_case (NextKey -> next_key) unless a json tag names the field.
-
-// maxConvertDepth stops a cyclic Go value (a pointer loop) from recursing
-// forever.
-const maxConvertDepth = 64
 
 var (
 	errorType = reflect.TypeFor[error]()
@@ -27,12 +25,13 @@ var (
 	timeType  = reflect.TypeFor[time.Time]()
 )
 
-// fromGo converts a Go value to Starlark.
-func fromGo(v reflect.Value) (starlark.Value, error) { return fromGoDepth(v, 0) }
+// fromGo converts a Go value to Starlark. Nesting is bounded by
+// limits.Depth, as every walk of a value is: a pointer loop is an error.
+func fromGo(v reflect.Value) (starlark.Value, error) { return fromGoDepth(v, depthLimit()) }
 
-func fromGoDepth(v reflect.Value, depth int) (starlark.Value, error) {
-	if depth > maxConvertDepth {
-		return nil, fmt.Errorf("value nested too deeply (a cycle?)")
+func fromGoDepth(v reflect.Value, left int) (starlark.Value, error) {
+	if left < 0 {
+		return nil, tooDeep()
 	}
 	if !v.IsValid() {
 		return starlark.None, nil
@@ -55,11 +54,11 @@ func fromGoDepth(v reflect.Value, depth int) (starlark.Value, error) {
 	case reflect.String:
 		return starlark.String(v.String()), nil
 	case reflect.Slice, reflect.Array:
-		return listFromGo(v, depth)
+		return listFromGo(v, left)
 	case reflect.Map:
-		return dictFromGo(v, depth)
+		return dictFromGo(v, left)
 	case reflect.Struct:
-		return structFromGo(v, depth)
+		return structFromGo(v, left)
 	case reflect.Pointer, reflect.Interface:
 		if v.IsNil() {
 			return starlark.None, nil
@@ -67,18 +66,18 @@ func fromGoDepth(v reflect.Value, depth int) (starlark.Value, error) {
 		if err, ok := v.Interface().(error); ok && v.Kind() == reflect.Interface {
 			return starlark.String(err.Error()), nil
 		}
-		return fromGoDepth(v.Elem(), depth+1)
+		return fromGoDepth(v.Elem(), left-1)
 	}
 	return nil, fmt.Errorf("cannot convert Go %s to a Starlark value", v.Type())
 }
 
-func listFromGo(v reflect.Value, depth int) (starlark.Value, error) {
+func listFromGo(v reflect.Value, left int) (starlark.Value, error) {
 	if v.Kind() == reflect.Slice && v.IsNil() {
 		return starlark.NewList(nil), nil
 	}
 	elems := make([]starlark.Value, v.Len())
 	for i := range elems {
-		e, err := fromGoDepth(v.Index(i), depth+1)
+		e, err := fromGoDepth(v.Index(i), left-1)
 		if err != nil {
 			return nil, fmt.Errorf("index %d: %w", i, err)
 		}
@@ -87,16 +86,16 @@ func listFromGo(v reflect.Value, depth int) (starlark.Value, error) {
 	return starlark.NewList(elems), nil
 }
 
-func dictFromGo(v reflect.Value, depth int) (starlark.Value, error) {
+func dictFromGo(v reflect.Value, left int) (starlark.Value, error) {
 	d := starlark.NewDict(v.Len())
 	keys := v.MapKeys()
 	sort.Slice(keys, func(i, j int) bool { return fmt.Sprint(keys[i]) < fmt.Sprint(keys[j]) })
 	for _, k := range keys {
-		sk, err := fromGoDepth(k, depth+1)
+		sk, err := fromGoDepth(k, left-1)
 		if err != nil {
 			return nil, fmt.Errorf("map key: %w", err)
 		}
-		sv, err := fromGoDepth(v.MapIndex(k), depth+1)
+		sv, err := fromGoDepth(v.MapIndex(k), left-1)
 		if err != nil {
 			return nil, fmt.Errorf("map[%v]: %w", k, err)
 		}
@@ -107,7 +106,7 @@ func dictFromGo(v reflect.Value, depth int) (starlark.Value, error) {
 	return d, nil
 }
 
-func structFromGo(v reflect.Value, depth int) (starlark.Value, error) {
+func structFromGo(v reflect.Value, left int) (starlark.Value, error) {
 	fields := starlark.StringDict{}
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
@@ -116,7 +115,7 @@ func structFromGo(v reflect.Value, depth int) (starlark.Value, error) {
 		if !ok {
 			continue
 		}
-		fv, err := fromGoDepth(v.Field(i), depth+1)
+		fv, err := fromGoDepth(v.Field(i), left-1)
 		if err != nil {
 			return nil, fmt.Errorf("field %s: %w", f.Name, err)
 		}
@@ -162,11 +161,21 @@ func snake(s string) string {
 }
 
 // toGo converts a Starlark value to a Go value of type t.
-func toGo(x starlark.Value, t reflect.Type) (reflect.Value, error) { return toGoDepth(x, t, 0) }
+func toGo(x starlark.Value, t reflect.Type) (reflect.Value, error) {
+	return toGoDepth(x, t, depthLimit())
+}
 
-func toGoDepth(x starlark.Value, t reflect.Type, depth int) (reflect.Value, error) {
-	if depth > maxConvertDepth {
-		return reflect.Value{}, fmt.Errorf("value nested too deeply")
+// depthLimit is how many levels a conversion may descend (left counts
+// them down).
+func depthLimit() int { return int(limits.Depth.Get()) }
+
+func tooDeep() error {
+	return fmt.Errorf("value %w, a cycle? (%s)", limits.ErrTooDeep, limits.Depth.Hint())
+}
+
+func toGoDepth(x starlark.Value, t reflect.Type, left int) (reflect.Value, error) {
+	if left < 0 {
+		return reflect.Value{}, tooDeep()
 	}
 	if x == starlark.None {
 		switch t.Kind() {
@@ -193,18 +202,18 @@ func toGoDepth(x starlark.Value, t reflect.Type, depth int) (reflect.Value, erro
 			return reflect.ValueOf(string(s)).Convert(t), nil
 		}
 	case reflect.Slice:
-		return sliceToGo(x, t, depth)
+		return sliceToGo(x, t, left)
 	case reflect.Array:
-		return arrayToGo(x, t, depth)
+		return arrayToGo(x, t, left)
 	case reflect.Map:
-		return mapToGo(x, t, depth)
+		return mapToGo(x, t, left)
 	case reflect.Struct:
 		if t == timeType {
 			return timeToGo(x)
 		}
-		return structToGo(x, t, depth)
+		return structToGo(x, t, left)
 	case reflect.Pointer:
-		e, err := toGoDepth(x, t.Elem(), depth+1)
+		e, err := toGoDepth(x, t.Elem(), left-1)
 		if err != nil {
 			return reflect.Value{}, err
 		}
@@ -213,7 +222,7 @@ func toGoDepth(x starlark.Value, t reflect.Type, depth int) (reflect.Value, erro
 		return p, nil
 	case reflect.Interface:
 		if t.NumMethod() == 0 {
-			return anyToGo(x, t, depth)
+			return anyToGo(x, t, left)
 		}
 	}
 	return reflect.Value{}, fmt.Errorf("want %s, got %s", t, x.Type())
@@ -251,7 +260,7 @@ func intToGo(i starlark.Int, t reflect.Type) (reflect.Value, error) {
 	return v, nil
 }
 
-func sliceToGo(x starlark.Value, t reflect.Type, depth int) (reflect.Value, error) {
+func sliceToGo(x starlark.Value, t reflect.Type, left int) (reflect.Value, error) {
 	if t.Elem().Kind() == reflect.Uint8 {
 		switch b := x.(type) {
 		case starlark.Bytes:
@@ -266,7 +275,7 @@ func sliceToGo(x starlark.Value, t reflect.Type, depth int) (reflect.Value, erro
 	}
 	s := reflect.MakeSlice(t, len(elems), len(elems))
 	for i, e := range elems {
-		v, err := toGoDepth(e, t.Elem(), depth+1)
+		v, err := toGoDepth(e, t.Elem(), left-1)
 		if err != nil {
 			return reflect.Value{}, fmt.Errorf("index %d: %w", i, err)
 		}
@@ -275,14 +284,14 @@ func sliceToGo(x starlark.Value, t reflect.Type, depth int) (reflect.Value, erro
 	return s, nil
 }
 
-func arrayToGo(x starlark.Value, t reflect.Type, depth int) (reflect.Value, error) {
+func arrayToGo(x starlark.Value, t reflect.Type, left int) (reflect.Value, error) {
 	elems, ok := sequence(x)
 	if !ok || len(elems) != t.Len() {
 		return reflect.Value{}, fmt.Errorf("want %s, got %s of length %d", t, x.Type(), len(elems))
 	}
 	a := reflect.New(t).Elem()
 	for i, e := range elems {
-		v, err := toGoDepth(e, t.Elem(), depth+1)
+		v, err := toGoDepth(e, t.Elem(), left-1)
 		if err != nil {
 			return reflect.Value{}, fmt.Errorf("index %d: %w", i, err)
 		}
@@ -306,18 +315,18 @@ func sequence(x starlark.Value) ([]starlark.Value, bool) {
 	return nil, false
 }
 
-func mapToGo(x starlark.Value, t reflect.Type, depth int) (reflect.Value, error) {
+func mapToGo(x starlark.Value, t reflect.Type, left int) (reflect.Value, error) {
 	d, ok := x.(*starlark.Dict)
 	if !ok {
 		return reflect.Value{}, fmt.Errorf("want %s, got %s", t, x.Type())
 	}
 	m := reflect.MakeMapWithSize(t, d.Len())
 	for _, item := range d.Items() {
-		k, err := toGoDepth(item[0], t.Key(), depth+1)
+		k, err := toGoDepth(item[0], t.Key(), left-1)
 		if err != nil {
 			return reflect.Value{}, fmt.Errorf("key %s: %w", item[0], err)
 		}
-		v, err := toGoDepth(item[1], t.Elem(), depth+1)
+		v, err := toGoDepth(item[1], t.Elem(), left-1)
 		if err != nil {
 			return reflect.Value{}, fmt.Errorf("[%s]: %w", item[0], err)
 		}
@@ -329,7 +338,7 @@ func mapToGo(x starlark.Value, t reflect.Type, depth int) (reflect.Value, error)
 // structToGo fills a Go struct from a Starlark struct or a dict with string
 // keys; fields are matched by their Starlark name or their Go name, and
 // fields left out keep their zero value.
-func structToGo(x starlark.Value, t reflect.Type, depth int) (reflect.Value, error) {
+func structToGo(x starlark.Value, t reflect.Type, left int) (reflect.Value, error) {
 	_, ok := x.(starlark.HasAttrs)
 	_, isDict := x.(*starlark.Dict)
 	if !ok && !isDict {
@@ -348,7 +357,7 @@ func structToGo(x starlark.Value, t reflect.Type, depth int) (reflect.Value, err
 		if fv == nil {
 			continue
 		}
-		v, err := toGoDepth(fv, f.Type, depth+1)
+		v, err := toGoDepth(fv, f.Type, left-1)
 		if err != nil {
 			return reflect.Value{}, fmt.Errorf("field %s: %w", name, err)
 		}
@@ -405,7 +414,7 @@ func unknownFields(x starlark.Value, known map[string]bool) error {
 // anyToGo converts to the natural Go type of a Starlark value, for
 // parameters of type any: int, float64, string, bool, []byte, []any and
 // map[string]any (map[any]any when a key is not a string).
-func anyToGo(x starlark.Value, t reflect.Type, depth int) (reflect.Value, error) {
+func anyToGo(x starlark.Value, t reflect.Type, left int) (reflect.Value, error) {
 	var v any
 	switch x := x.(type) {
 	case starlark.NoneType:
@@ -425,9 +434,9 @@ func anyToGo(x starlark.Value, t reflect.Type, depth int) (reflect.Value, error)
 	case starlark.Bytes:
 		v = []byte(x)
 	case *starlark.List, starlark.Tuple:
-		return sliceToGoAny(x, t, depth)
+		return sliceToGoAny(x, t, left)
 	case *starlark.Dict:
-		return dictToGoAny(x, t, depth)
+		return dictToGoAny(x, t, left)
 	default:
 		return reflect.Value{}, fmt.Errorf("cannot pass a Starlark %s as Go %s", x.Type(), t)
 	}
@@ -436,8 +445,8 @@ func anyToGo(x starlark.Value, t reflect.Type, depth int) (reflect.Value, error)
 	return r, nil
 }
 
-func sliceToGoAny(x starlark.Value, t reflect.Type, depth int) (reflect.Value, error) {
-	s, err := sliceToGo(x, reflect.TypeFor[[]any](), depth)
+func sliceToGoAny(x starlark.Value, t reflect.Type, left int) (reflect.Value, error) {
+	s, err := sliceToGo(x, reflect.TypeFor[[]any](), left)
 	if err != nil {
 		return reflect.Value{}, err
 	}
@@ -446,14 +455,14 @@ func sliceToGoAny(x starlark.Value, t reflect.Type, depth int) (reflect.Value, e
 	return r, nil
 }
 
-func dictToGoAny(d *starlark.Dict, t reflect.Type, depth int) (reflect.Value, error) {
+func dictToGoAny(d *starlark.Dict, t reflect.Type, left int) (reflect.Value, error) {
 	mt := reflect.TypeFor[map[string]any]()
 	for _, k := range d.Keys() {
 		if _, ok := k.(starlark.String); !ok {
 			mt = reflect.TypeFor[map[any]any]()
 		}
 	}
-	m, err := mapToGo(d, mt, depth)
+	m, err := mapToGo(d, mt, left)
 	if err != nil {
 		return reflect.Value{}, err
 	}

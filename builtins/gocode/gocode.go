@@ -1,6 +1,6 @@
-// Package gocode loads Go source interpreted by yaegi, for request
-// generators and response parsers where Starlark is too slow, without
-// recompiling benchbook.
+// Package gocode is the notebook's `gocode` module: Go source interpreted by
+// yaegi. It serves request generators and response parsers where Starlark is
+// too slow, without recompiling benchbook.
 //
 // Starlark API:
 //

@@ -1,6 +1,7 @@
-// Package host tells a notebook about the machine it measures on: its
-// fingerprint, its load, and the CPU that other processes take from it, and
-// gates runs on a quiet box.
+// Package host is the notebook's `host` module: the machine it measures on,
+// and load gates. It tells a notebook the machine's fingerprint, its load,
+// and the CPU that other processes take from it, and gates runs on a quiet
+// box.
 //
 //	host.info() -> struct(name, cpu, cores, mem_bytes, kernel, load, fingerprint)
 //	host.loadavg() -> (load1, load5, load15)

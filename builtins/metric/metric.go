@@ -1,19 +1,20 @@
-// Package metric is the Starlark face of builtins/metric/stats: compare()
+// Package metric is the notebook's statistics: compare(), verdict() and the
+// metric module. It is the Starlark face of builtins/metric/stats: compare()
 // gathers one metric from the runs of two arms and hands it to
 // stats.Compare, which gives one estimate, one interval and one test that
-// agree: for paired arms (an experiment from abab, or two lists as long)
-// the Wilcoxon signed-rank test on the log pair ratios, the Hodges-Lehmann
+// agree: for paired arms (an experiment from abab, or two lists as long) the
+// Wilcoxon signed-rank test on the log pair ratios, the Hodges-Lehmann
 // estimate and its Walsh-average interval (6 pairs are the fewest that can
 // reach p <= 0.05); for unpaired arms the exact Mann-Whitney test, the
 // two-sample Hodges-Lehmann estimate and its Moses interval. The index is
-// 100 × the estimate and its interval is in the same units, every display
-// of the index rounded as the interval's (stats.Shown); values with a
-// coarse resolution have their ties spread over their rounding cell and
-// widen it. IMPROVES / WORSENS only when p <= alpha
-// (0.05), the interval excludes 100 and, when set, the gain reaches
-// min_effect; else "~" with the reason in words. The seeds' acceptance
-// rule (every B beats every A, gain beyond the spread of the A runs or of
-// an A-A control) is its own field, accepted, shown beside the verdict.
+// 100 × the estimate and its interval is in the same units, every display of
+// the index rounded as the interval's (stats.Shown); values with a coarse
+// resolution have their ties spread over their rounding cell and widen it.
+// IMPROVES / WORSENS only when p <= alpha (0.05), the interval excludes 100
+// and, when set, the gain reaches min_effect; else "~" with the reason in
+// words. The seeds' acceptance rule (every B beats every A, gain beyond the
+// spread of the A runs or of an A-A control) is its own field, accepted,
+// shown beside the verdict.
 //
 // compare also refuses a run a guard marked invalid (allow_invalid) and a
 // run in which more than 1 % of the requests failed (allow_errors), and

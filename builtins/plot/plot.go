@@ -1,7 +1,7 @@
-// Package plot is the notebook's `plot` module: charts drawn with
-// gonum.org/v1/plot from runs, comparisons, experiments and tables, as
-// figure values that display as inline SVG in the record and are cached
-// like any other value.
+// Package plot is the notebook's `plot` module: charts of runs, comparisons
+// and experiments. They are drawn with gonum.org/v1/plot from runs,
+// comparisons, experiments and tables, as figure values that display as
+// inline SVG in the record and are cached like any other value.
 //
 // Starlark API:
 //

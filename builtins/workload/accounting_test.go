@@ -23,16 +23,16 @@ func accounted(r *Run) int64 {
 func checkConservation(t *testing.T, name string, r *Run, wantIntended int64) {
 	t.Helper()
 	t.Logf("%s: intended %d = count %d + errors %v + dropped %d + undecided %d; hist %d, ok %d, p99 %.0f ms, ok_p99 %.0f ms",
-		name, r.d.Intended, r.d.Count, r.d.Errors, r.d.Dropped, r.d.Undecided, r.hist.TotalCount(), r.okHist().TotalCount(),
-		quantileMs(r.hist, 99), quantileMs(r.okHist(), 99))
+		name, r.d.Intended, r.d.Count, r.d.Errors, r.d.Dropped, r.d.Undecided, r.d.Hist.TotalCount(), r.okHist().TotalCount(),
+		quantileMs(r.d.Hist, 99), quantileMs(r.okHist(), 99))
 	if got := accounted(r); got != r.d.Intended {
 		t.Errorf("%s: %d requests accounted for, %d intended", name, got, r.d.Intended)
 	}
 	if wantIntended >= 0 && r.d.Intended != wantIntended {
 		t.Errorf("%s: intended %d, want %d", name, r.d.Intended, wantIntended)
 	}
-	if decided := r.d.Intended - r.d.Undecided; r.hist.TotalCount() != decided {
-		t.Errorf("%s: the headline histogram holds %d requests, %d were decided", name, r.hist.TotalCount(), decided)
+	if decided := r.d.Intended - r.d.Undecided; r.d.Hist.TotalCount() != decided {
+		t.Errorf("%s: the headline histogram holds %d requests, %d were decided", name, r.d.Hist.TotalCount(), decided)
 	}
 	if r.okHist().TotalCount() != r.d.Count {
 		t.Errorf("%s: ok_hist holds %d, count is %d", name, r.okHist().TotalCount(), r.d.Count)
@@ -97,8 +97,8 @@ func TestOpenLoopConservation(t *testing.T) {
 		if tc.dropped && r.d.Dropped == 0 {
 			t.Errorf("%s: nothing dropped", tc.name)
 		}
-		if tc.dropped && quantileMs(r.hist, 99) < 200 {
-			t.Errorf("%s: p99 %.0f ms leaves out the requests that waited a timeout or more", tc.name, quantileMs(r.hist, 99))
+		if tc.dropped && quantileMs(r.d.Hist, 99) < 200 {
+			t.Errorf("%s: p99 %.0f ms leaves out the requests that waited a timeout or more", tc.name, quantileMs(r.d.Hist, 99))
 		}
 	}
 }

@@ -325,6 +325,7 @@ func agentList(rows []agentRow) *starlark.List {
 			"cpu_us_per_req": starlark.Float(r.CPUPerReq), "cpu_share": starlark.Float(r.CPUShare),
 			"late": starlark.MakeInt64(r.Late), "dropped": starlark.MakeInt64(r.Dropped),
 			"saturated": starlark.Bool(r.Saturated), "clock_offset_ms": starlark.Float(r.OffsetMs),
+			"clock_measured": starlark.Bool(r.Measured),
 		})
 	}
 	return starlark.NewList(l)

@@ -121,7 +121,7 @@ func TestLocalFleetOfTwoIsLossless(t *testing.T) {
 	if r.d.Count != count || r.d.Intended != intended || sumErrors(r.d.Errors) != errs || errs == 0 {
 		t.Fatalf("merged count/intended/errors %d/%d/%d, agents' sums %d/%d/%d", r.d.Count, r.d.Intended, sumErrors(r.d.Errors), count, intended, errs)
 	}
-	sameHist(t, r.hist, one)
+	sameHist(t, r.d.Hist, one)
 	if served.Load() < count+errs {
 		t.Fatalf("the target served %d requests, fewer than the %d the run counts", served.Load(), count+errs)
 	}
@@ -268,7 +268,7 @@ func TestFleetValuesStore(t *testing.T) {
 	if f := back.(*Fleet); f.c.N != 2 || f.c.Hosts[1] != "h2" || f.c.Hang != 3*time.Second || f.c.SSHCommand[1] != "-F" {
 		t.Fatalf("fleet after the codec: %+v", f.c)
 	}
-	r := &Run{hist: loadgen.NewHist(), d: runData{Kind: "http", Incomplete: true, Agents: []agentRow{{Name: "ssh/0/a@h1", Status: "ok", Count: 7}}}}
+	r := &Run{d: runData{Result: &loadgen.Result{Hist: loadgen.NewHist()}, Kind: "http", Incomplete: true, Agents: []agentRow{{Name: "ssh/0/a@h1", Status: "ok", Count: 7}}}}
 	back, err = codec.Decode(mustEncode(t, r))
 	if err != nil {
 		t.Fatal(err)

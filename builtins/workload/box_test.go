@@ -34,7 +34,7 @@ func TestExecRecordsTheBox(t *testing.T) {
 		cmdCPU += ms / 1000
 	}
 	boxCPU := float64(after.Busy-before.Busy) / procfs.TicksPerSecond
-	foreign := r.d.Observed["foreign_cpu"] * r.d.Duration
+	foreign := r.d.Observed["foreign_cpu"] * r.d.Measured.Seconds()
 	if cmdCPU < 0.1 {
 		t.Fatalf("the commands used %.3f core-s: too little to tell", cmdCPU)
 	}

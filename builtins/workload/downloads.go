@@ -16,8 +16,8 @@ import (
 func (r *Run) Downloads() []record.Download {
 	name := fileName(r.d.Label, r.d.Kind)
 	var out []record.Download
-	if r.hist != nil && r.hist.TotalCount() > 0 {
-		hgrm := export.HGRM(r.hist, export.HGRMOptions{Scale: 1000})
+	if r.d.Hist != nil && r.d.Hist.TotalCount() > 0 {
+		hgrm := export.HGRM(r.d.Hist, export.HGRMOptions{Scale: 1000})
 		out = append(out, record.Download{Name: name + ".hgrm", MIME: "text/plain", Data: []byte(hgrm)})
 	}
 	if len(r.d.Windows) > 0 {

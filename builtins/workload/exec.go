@@ -152,11 +152,11 @@ func (a *execArgs) measure(th *starlark.Thread, argv []string, timeout time.Dura
 	} else {
 		start = time.Now() // interrupted in warmup: nothing measured
 	}
-	r.hist = hist
+	r.d.Hist = hist
 	for _, w := range r.d.WallMs {
-		_ = r.hist.RecordValue(max(int64(w*1000), histMin))
+		_ = r.d.Hist.RecordValue(max(int64(w*1000), histMin))
 	}
-	r.d.Duration = time.Since(start).Seconds()
+	r.d.Measured = time.Since(start)
 	if r.d.Interrupted {
 		r.d.Warnings = append(r.d.Warnings, "interrupted: figures cover only the runs finished before Ctrl-C")
 	}

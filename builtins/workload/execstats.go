@@ -46,9 +46,9 @@ func (r *Run) spread(name string) float64 {
 		return sd
 	}
 	if name == "min" {
-		return usToMs(r.hist.Min())
+		return usToMs(r.d.Hist.Min())
 	}
-	return r.hist.StdDev() / 1000
+	return r.d.Hist.StdDev() / 1000
 }
 
 func meanOf(xs []float64) float64 {

@@ -25,23 +25,16 @@ func (r *Run) invalidSuffix() string {
 // valid says whether no guard tripped fatally.
 func (r *Run) valid() bool { return guard.Invalid(r.d.Trips) == "" }
 
-func (r *Run) guardAttr(name string) starlark.Value {
-	switch name {
-	case "valid":
-		return starlark.Bool(r.valid())
-	case "invalid_reason":
-		return starlark.String(guard.Invalid(r.d.Trips))
-	case "trips":
-		l := make([]starlark.Value, len(r.d.Trips))
-		for i, t := range r.d.Trips {
-			l[i] = starlarkstruct.FromStringDict(starlark.String("trip"), starlark.StringDict{
-				"at": starlark.Float(t.At), "source": starlark.String(t.Source), "kind": starlark.String(t.Kind),
-				"fatal": starlark.Bool(t.Fatal), "evidence": starlark.String(t.Evidence),
-			})
-		}
-		return starlark.NewList(l)
+// tripList is run.trips: one struct per trip.
+func tripList(trips []guard.Trip) *starlark.List {
+	l := make([]starlark.Value, len(trips))
+	for i, t := range trips {
+		l[i] = starlarkstruct.FromStringDict(starlark.String("trip"), starlark.StringDict{
+			"at": starlark.Float(t.At), "source": starlark.String(t.Source), "kind": starlark.String(t.Kind),
+			"fatal": starlark.Bool(t.Fatal), "evidence": starlark.String(t.Evidence),
+		})
 	}
-	return nil
+	return starlark.NewList(l)
 }
 
 // tripsHTML lists the trips under the run's table, fatal ones first marked.

@@ -5,16 +5,17 @@ import (
 	"testing"
 
 	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
 // The record shows each trip under its run, escaped, and a stored run keeps
 // its trips (a cached invalid run stays invalid).
 func TestTripsInRecordAndCache(t *testing.T) {
-	r := &Run{hist: newHist(), d: runData{Kind: "http", Label: "x", Errors: map[string]int64{}, Trips: []guard.Trip{
+	r := &Run{d: runData{Kind: "http", Label: "x", Result: &loadgen.Result{Hist: newHist(), Errors: map[string]int64{}, Trips: []guard.Trip{
 		{At: 1.5, Source: "process <sh>", Kind: "exited", Fatal: true, Evidence: "exit status 3"},
 		{At: 2, Source: "postgres", Kind: "log_errors", Evidence: "1 ERROR lines in its log; first: <script>"},
-	}}}
+	}}}}
 	html := r.HTML()
 	for _, want := range []string{"INVALID run", "fatal: process &lt;sh&gt; exited at 1.5s: exit status 3", "warning: postgres log errors at 2.0s", "&lt;script&gt;"} {
 		if !strings.Contains(html, want) {

@@ -119,14 +119,14 @@ func (h *Histogram) Markdown() string {
 
 // JSON gives percentiles in milliseconds.
 func (h *Histogram) JSON() any {
-	return map[string]any{
-		"count": h.h.TotalCount(), "mean_ms": h.h.Mean() / 1000, "max_ms": usToMs(h.h.Max()),
-		"p50_ms": quantileMs(h.h, 50), "p90_ms": quantileMs(h.h, 90),
-		"p99_ms": quantileMs(h.h, 99), "p999_ms": quantileMs(h.h, 99.9),
+	out := map[string]any{"count": h.h.TotalCount(), "mean_ms": h.h.Mean() / 1000, "max_ms": usToMs(h.h.Max())}
+	for _, q := range summaryQuantiles {
+		out[starval.QuantileKey(q)+"_ms"] = quantileMs(h.h, q)
 	}
+	return out
 }
 
-var summaryQuantiles = []float64{50, 90, 99, 99.9}
+var summaryQuantiles = starval.SummaryQuantiles
 
 func fmtQ(q float64) string { return strings.TrimSuffix(fmt.Sprintf("%g", q), ".0") }
 

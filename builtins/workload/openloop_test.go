@@ -45,11 +45,11 @@ o = workload.http(open_url, rate = 1000, duration = "10s", warmup = 0)
 c = workload.http(closed_url, clients = 16, duration = "2s", warmup = 0)
 `, starlark.StringDict{"open_url": str(open.URL), "closed_url": str(closed.URL)})
 	o, c := g["o"].(*Run), g["c"].(*Run)
-	p99, p95 := quantileMs(o.hist, 99), quantileMs(o.hist, 95)
+	p99, p95 := quantileMs(o.d.Hist, 99), quantileMs(o.d.Hist, 95)
 	t.Logf("open loop: p95 %.0f ms, p99 %.0f ms, count %d; closed loop: p95 %.1f ms p99 %.1f ms, count %d, max %.0f ms",
-		p95, p99, o.d.Count, quantileMs(c.hist, 95), quantileMs(c.hist, 99), c.d.Count, usToMs(c.hist.Max()))
+		p95, p99, o.d.Count, quantileMs(c.d.Hist, 95), quantileMs(c.d.Hist, 99), c.d.Count, usToMs(c.d.Hist.Max()))
 	t.Logf("open loop: service p95 %.0f ms, lag p95 %.1f ms p99 %.1f ms max %.1f ms, late %d, warnings %v",
-		quantileMs(o.service, 95), quantileMs(o.lagHist(), 95), quantileMs(o.lagHist(), 99), usToMs(o.lagHist().Max()), o.d.Late, o.d.Warnings)
+		quantileMs(o.d.Service, 95), quantileMs(o.lagHist(), 95), quantileMs(o.lagHist(), 99), usToMs(o.lagHist().Max()), o.d.Late, o.d.Warnings)
 	for _, w := range o.d.Windows {
 		t.Logf("window %.0f: count %d p50 %.1f p99 %.1f", w.Start, w.Count, w.P50, w.P99)
 	}
@@ -64,10 +64,10 @@ c = workload.http(closed_url, clients = 16, duration = "2s", warmup = 0)
 	}
 	// The closed loop saw the stall (its max is ~1 s) but hides it: only the
 	// 16 requests in flight waited, so p99 stays far below.
-	if usToMs(c.hist.Max()) < 900 {
-		t.Errorf("closed loop max = %.0f ms: the stall did not happen", usToMs(c.hist.Max()))
+	if usToMs(c.d.Hist.Max()) < 900 {
+		t.Errorf("closed loop max = %.0f ms: the stall did not happen", usToMs(c.d.Hist.Max()))
 	}
-	if cp99 := quantileMs(c.hist, 99); cp99 > p99/4 {
+	if cp99 := quantileMs(c.d.Hist, 99); cp99 > p99/4 {
 		t.Errorf("closed loop p99 = %.0f ms, want far below the open loop's %.0f ms", cp99, p99)
 	}
 }
@@ -94,7 +94,7 @@ func TestOpenLoopRateAccuracy(t *testing.T) {
 		r := g["r"].(*Run)
 		want := 2000.0
 		if arrival == "poisson" {
-			want = float64(r.d.Count) / r.d.Duration // the seeded draw, checked below against the server
+			want = float64(r.d.Count) / r.d.Measured.Seconds() // the seeded draw, checked below against the server
 		}
 		if math.Abs(r.RPS()-2000)/2000 > 0.01 && arrival == "constant" {
 			t.Errorf("%s: rps = %.1f, want 2000 ± 1%%", arrival, r.RPS())

@@ -1,56 +1,120 @@
 package workload
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"regexp"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"strings"
 	"testing"
+	"time"
+
+	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/runattrs"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/runtime/codec"
 )
 
-// The doc comment of Run lists every attribute a run has, so `go doc`
-// (and the package doc, which points there) stays true as figures are added.
-func TestRunDocListsEveryAttr(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), "run.go", nil, parser.ParseComments)
+var update = flag.Bool("update", false, "rewrite the README's table of run attributes")
+
+const (
+	readmePath  = "../../README.md"
+	readmeBegin = "<!-- run attributes: generated from builtins/workload/fields.go and builtins/internal/runattrs; go test ./builtins/workload -run TestREADMERunAttributes -update -->\n"
+	readmeEnd   = "<!-- end of run attributes -->\n"
+)
+
+// TestREADMERunAttributes: buffers_per_req and the other observer figures
+// were defined nowhere a user looks (issue 33). The README's table is the
+// run's table of fields and the observers' list, so it cannot drift
+// (-update rewrites it).
+func TestREADMERunAttributes(t *testing.T) {
+	data, err := os.ReadFile(readmePath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc string
-	ast.Inspect(f, func(n ast.Node) bool {
-		if g, ok := n.(*ast.GenDecl); ok && g.Tok == token.TYPE && g.Specs[0].(*ast.TypeSpec).Name.Name == "Run" {
-			doc = g.Doc.Text()
-		}
-		return doc == ""
-	})
-	if doc == "" {
-		t.Fatal("run.go: no doc comment on type Run")
+	s := string(data)
+	i, j := strings.Index(s, readmeBegin), strings.Index(s, readmeEnd)
+	if i < 0 || j < i {
+		t.Fatalf("README has no run attribute table between %q and %q", readmeBegin, readmeEnd)
 	}
-	for _, a := range runAttrs {
-		if !regexp.MustCompile(`\b` + regexp.QuoteMeta(a) + `\b`).MatchString(doc) {
-			t.Errorf("the doc of Run does not list the attribute %q", a)
+	want := s[:i+len(readmeBegin)] + runattrs.Markdown(RunAttrs()) + s[j:]
+	if want == s {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(readmePath, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("README's run attribute table differs from the table: run go test ./builtins/workload -run TestREADMERunAttributes -update")
+}
+
+// TestRunFieldsAnswer: every field of the table is documented, answers on
+// a measured run, on the same run read back from the cache and on an exec
+// run without samples, and is in JSON under its key; JSON encodes (a NaN
+// would make the record drop the run's summary).
+func TestRunFieldsAnswer(t *testing.T) {
+	seen := map[string]bool{}
+	for _, f := range runFields {
+		if seen[f.name] || runattrs.Known(f.name) {
+			t.Errorf("%s is listed twice", f.name)
+		}
+		seen[f.name] = true
+		if f.unit == "" || f.from == "" || f.doc == "" {
+			t.Errorf("%s lacks a unit, source or meaning", f.name)
+		}
+	}
+	back, err := codec.Decode(mustEncode(t, fixedRun()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := newRun("exec", loadgen.Spec{Label: "true"}, &loadgen.Result{Hist: newHist(), Errors: map[string]int64{}})
+	for _, r := range []*Run{fixedRun(), back.(*Run), empty} {
+		js := r.JSON().(map[string]any)
+		for _, f := range runFields {
+			if v, err := r.Attr(f.name); v == nil || err != nil {
+				t.Errorf("%s run: .%s = %v, %v", r.d.Kind, f.name, v, err)
+			}
+			if _, ok := js[f.jsonKey()]; f.jsonKey() != "" && !ok {
+				t.Errorf("%s run: JSON has no %q", r.d.Kind, f.jsonKey())
+			}
+		}
+		if _, err := json.Marshal(js); err != nil {
+			t.Errorf("%s run: JSON does not encode: %v", r.d.Kind, err)
+		}
+		if u := Undocumented(r); len(u) > 0 {
+			t.Errorf("%s run: undocumented attributes %v", r.d.Kind, u)
 		}
 	}
 }
 
-// TestRunAttrsAreTheTable: the README's table of run attributes
-// (runattrs.Run) and the attributes a run answers to are the same list.
-func TestRunAttrsAreTheTable(t *testing.T) {
-	table := map[string]bool{}
-	for _, a := range runattrs.Run {
-		table[a.Name] = true
-	}
-	have := map[string]bool{}
-	for _, a := range runAttrs {
-		have[a] = true
-		if !table[a] {
-			t.Errorf("a run has %q, the table of run attributes does not list it", a)
+// TestRunStoresBackToItsBytes: a run read back from the cache stores again
+// to the very bytes it was read from, durations in odd nanoseconds and CPU
+// in odd microseconds included (the format keeps them in s, µs and ms), so
+// a cached run equals the measured one and keeps its hash.
+func TestRunStoresBackToItsBytes(t *testing.T) {
+	odd := fixedRun()
+	// Durations whose float in s, µs or ms times the unit falls just short
+	// of them (found by search): truncating instead of rounding loses 1 ns.
+	odd.d.Measured, odd.d.Tick, odd.d.GCPause = 1000000007, 1091473860738, 131918424343
+	odd.d.CPU = 524860950*time.Microsecond + 999 // over 500 decided requests
+	for _, r := range []*Run{fixedRun(), odd} {
+		data := mustEncode(t, r)
+		v, err := codec.Decode(data)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for name := range table {
-		if !have[name] {
-			t.Errorf("the table lists %q, a run has no such attribute", name)
+		again := mustEncode(t, v)
+		if !bytes.Equal(data, again) {
+			t.Errorf("stored %s\nstored again %s", data, again)
+		}
+		if eq, err := starlark.Equal(r, v); err != nil || !eq {
+			t.Errorf("a run read back is not equal to itself: %v", err)
+		}
+		if v.(*Run).d.Measured != r.d.Measured || v.(*Run).d.Tick != r.d.Tick || v.(*Run).d.GCPause != r.d.GCPause {
+			t.Errorf("durations read back %+v, stored %+v", v.(*Run).d.Result, r.d.Result)
 		}
 	}
 }

@@ -287,3 +287,23 @@ func (r *Run) noteWarmup(spec loadgen.Spec, w *warmed) *Run {
 	}
 	return r
 }
+
+// rpsCV is run.rps_cv: the coefficient of variation of the windows' req/s
+// (sample standard deviation over mean), 0 for a flat line; a stall or a
+// climb shows as a large one where the mean hides it. A last window
+// shorter than half the others is left out (its rate is mostly noise);
+// under two windows, or none served, it is NaN.
+func (r *Run) rpsCV() float64 {
+	ws := r.d.Windows
+	if n := len(ws); n >= 2 && r.d.Measured.Seconds()-ws[n-1].Start < (ws[1].Start-ws[0].Start)/2 {
+		ws = ws[:n-1]
+	}
+	rps := make([]float64, len(ws))
+	for i, w := range ws {
+		rps[i] = w.RPS
+	}
+	if mean, sd := meanSD(rps); len(rps) >= 2 && mean > 0 {
+		return sd / mean
+	}
+	return math.NaN()
+}

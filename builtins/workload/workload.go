@@ -46,8 +46,8 @@
 // intended start and latency is measured from it, so a stalled target
 // shows in the tail instead of being hidden (coordinated omission).
 //
-// Every builtin returns a run (Run, run.go, whose doc lists every
-// attribute): count + sum(errors) + dropped + undecided == intended,
+// Every builtin returns a run (Run, run.go; its attributes are the table
+// in fields.go): count + sum(errors) + dropped + undecided == intended,
 // always; p(q) and hist count failed and dropped requests as lower bounds
 // (time to failure or give-up), ok_p(q) the successes alone.
 //

@@ -1,10 +1,10 @@
-// Command benchbook-agent is `benchbook agent` alone: one agent of a fleet
-// (workload.agents), without the notebook engine, Starlark or the record
-// renderers, for a load box that only generates load. A fleet runs it as
-// it runs benchbook: `benchbook-agent agent [-cpus LIST] [-spec FILE
-// -start-at TIME]` (the leading "agent" is optional), so
-// workload.agents(ssh = [...], binary = "/path/to/benchbook-agent") uses
-// it. TestAgentLinksNoEngine keeps it free of the engine.
+// Command benchbook-agent is `benchbook agent` alone: one agent of a fleet,
+// for load boxes. It runs one agent of workload.agents without the notebook
+// engine, Starlark or the record renderers, on a box that only generates
+// load. A fleet runs it as it runs benchbook: `benchbook-agent agent [-cpus
+// LIST] [-spec FILE -start-at TIME]` (the leading "agent" is optional), so
+// workload.agents(ssh = [...], binary = "/path/to/benchbook-agent") uses it.
+// TestAgentLinksNoEngine keeps it free of the engine.
 package main
 
 import (

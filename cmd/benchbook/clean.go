@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/backend"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/bytesize"
 )
 
 func cmdClean(ctx context.Context, stdout, stderr io.Writer, args []string) error {
@@ -41,7 +42,7 @@ func cmdClean(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "removed %d entries, %d memo sets, %d resources, %d temp files of killed runs (%s)\n", res.Entries, res.Memos, res.Resources, res.Temps, fmtBytes(res.Bytes))
+	fmt.Fprintf(stdout, "removed %d entries, %d memo sets, %d resources, %d temp files of killed runs (%s)\n", res.Entries, res.Memos, res.Resources, res.Temps, bytesize.Format(res.Bytes))
 	return nil
 }
 

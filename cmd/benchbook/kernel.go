@@ -411,11 +411,11 @@ func statusLine(st *runtime.CellRun) string {
 	case st.Status == runtime.StatusHit:
 		line += ": from the cache"
 		if d > 0 {
-			line += " (computed in " + fmtLast(d) + ")"
+			line += " (computed in " + record.FormatDuration(d) + ")"
 		}
 		return line
 	case st.Executed:
-		line += " in " + fmtLast(d)
+		line += " in " + record.FormatDuration(d)
 	}
 	if st.Why != "" {
 		line += " (" + st.Why + ")"

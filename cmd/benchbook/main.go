@@ -1,6 +1,7 @@
-// Command benchbook runs investigation notebooks: Starlark files in the
-// Jupytext percent format whose cells drive load, observe servers, compare
-// arms and render a reproducible HTML record.
+// Command benchbook runs investigation notebooks and renders their records.
+// A notebook is a Starlark file in the Jupytext percent format whose cells
+// drive load, observe servers, compare arms and render a reproducible HTML
+// record.
 //
 // Usage:
 //

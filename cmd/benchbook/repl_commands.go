@@ -8,11 +8,11 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/bytesize"
 	"github.com/benchbook/benchbook/runtime/record"
 )
 
@@ -182,19 +182,11 @@ func (r *repl) cmdCells(args []string) error {
 		}
 		last := "-"
 		if d := st.Duration(); d > 0 {
-			last = fmtLast(d)
+			last = record.FormatDuration(d)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.Def.Name, planStatus(st), join(st.Def.Reads), last, st.Why)
 	}
 	return tw.Flush()
-}
-
-// fmtLast is a cell's duration, with sub-millisecond cells not shown as 0ms.
-func fmtLast(d time.Duration) string {
-	if d < time.Millisecond {
-		return "<1ms"
-	}
-	return fmtSeconds(d)
 }
 
 func (r *repl) cmdRun(args []string) error {
@@ -258,7 +250,7 @@ func (r *repl) cmdShow(args []string) error {
 func (r *repl) showState(st *runtime.CellRun) {
 	line := fmt.Sprintf("%s: %s", st.Def.Name, st.Status)
 	if d := st.Duration(); d > 0 {
-		line += " in " + fmtLast(d)
+		line += " in " + record.FormatDuration(d)
 	}
 	if st.Why != "" {
 		line += " (" + st.Why + ")"
@@ -425,7 +417,7 @@ func (r *repl) cmdRender(args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(r.out, "wrote %s (%s)\n", dest, fmtBytes(size))
+	fmt.Fprintf(r.out, "wrote %s (%s)\n", dest, bytesize.Format(size))
 	return nil
 }
 

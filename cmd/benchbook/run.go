@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/bytesize"
 	"github.com/benchbook/benchbook/runtime/limits"
 	"github.com/benchbook/benchbook/runtime/record"
 )
@@ -77,7 +78,7 @@ func finish(e *runtime.Engine, path, out, format string, start time.Time, stderr
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "%s in %s; wrote %s (%s)\n", summaryLine(e.Summary()), fmtSeconds(time.Since(start)), dest, fmtBytes(size))
+	fmt.Fprintf(stderr, "%s in %s; wrote %s (%s)\n", summaryLine(e.Summary()), record.FormatDuration(time.Since(start)), dest, bytesize.Format(size))
 	switch {
 	case e.Interrupted:
 		return errInterrupted
@@ -101,18 +102,4 @@ func summaryLine(n map[runtime.Status]int) string {
 		}
 	}
 	return s
-}
-
-func fmtSeconds(d time.Duration) string {
-	if d < time.Second {
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	}
-	return fmt.Sprintf("%.1fs", d.Seconds())
-}
-
-func fmtBytes(n int64) string {
-	if n < 1<<20 {
-		return fmt.Sprintf("%.1f KB", float64(n)/1024)
-	}
-	return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/bytesize"
 	"github.com/benchbook/benchbook/runtime/limits"
 )
 
@@ -193,7 +194,7 @@ func (w *watcher) write() {
 		}
 		w.srv.publish(bytes.Clone(page))
 	}
-	fmt.Fprintf(w.out, "wrote %s (%s)\n", w.dest, fmtBytes(size))
+	fmt.Fprintf(w.out, "wrote %s (%s)\n", w.dest, bytesize.Format(size))
 }
 
 // checkLoopback refuses addresses other than loopback ones: the record holds

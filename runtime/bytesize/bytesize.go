@@ -1,8 +1,8 @@
 // Package bytesize reads and writes sizes in bytes, one way for all of
-// benchbook: a container's memory limit, a limited process's, the host
-// guard's free-disk watermark, the BENCHBOOK_MAX_* and
-// BENCHBOOK_STATE_LIMIT variables. "64MB" meant 64 MiB to the cgroup
-// limits and 64,000,000 bytes to the host guard; now it means one thing.
+// benchbook. Its users: a container's memory limit, a limited process's, the
+// host guard's free-disk watermark, the BENCHBOOK_MAX_* and
+// BENCHBOOK_STATE_LIMIT variables. "64MB" meant 64 MiB to the cgroup limits
+// and 64,000,000 bytes to the host guard; now it means one thing.
 //
 // The rule is Docker's (docker run --memory), which users of container
 // limits already write: every unit is binary and its case does not matter.

@@ -1,5 +1,5 @@
-// Package codec stores Starlark values as bytes so that a cell's results can
-// be cached on disk and read back by a later run.
+// Package codec stores Starlark values as bytes, for the cache. A cell's
+// results are cached on disk and read back by a later run.
 //
 // The format is a tagged binary encoding: one tag byte per value, varint
 // lengths, and a registration point for the host's own types (a histogram, a

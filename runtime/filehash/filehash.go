@@ -1,6 +1,6 @@
-// Package filehash is the hash of a file's content, in a leaf of its own:
-// the engine keys file inputs with it, and an agent (package fleet) checks
-// the binary it copies to a remote host with it, without linking the
+// Package filehash is the hash of a file's content, in a leaf package of its
+// own. The engine keys file inputs with it, and an agent (package fleet)
+// checks the binary it copies to a remote host with it, without linking the
 // engine (Starlark, goldmark, chroma).
 package filehash
 

@@ -1,5 +1,5 @@
-// Package hostinfo describes the machine a measurement was taken on: its
-// fingerprint (CPU, cores, memory, kernel) and how busy it was.
+// Package hostinfo describes the machine a measurement was taken on. It
+// gives its fingerprint (CPU, cores, memory, kernel) and how busy it was.
 package hostinfo
 
 import (

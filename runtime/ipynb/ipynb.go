@@ -1,7 +1,7 @@
-// Package ipynb converts notebooks between benchbook's text format
-// (Jupytext's percent format, "# %%" cells) and Jupyter's nbformat 4, so a
-// notebook moves between the two without losing a cell, a name, an option
-// or a line of Markdown:
+// Package ipynb converts notebooks between benchbook's text format and
+// Jupyter's nbformat 4. The text format is Jupytext's percent format ("# %%"
+// cells), and a notebook moves between the two without losing a cell, a
+// name, an option or a line of Markdown:
 //
 //   - A code cell's "# %% NAME key=value" line stays the first line of its
 //     ipynb source: the kernel reads the name and options from the code it

@@ -1,8 +1,9 @@
-// Package jupyter speaks the Jupyter messaging protocol (v5.3) for a kernel:
-// the five ZeroMQ sockets a connection file names (shell and control
-// ROUTERs, the iopub PUB, the stdin ROUTER, the heartbeat REP), HMAC-SHA256
-// signed messages, and the request loop that answers kernel_info, execute,
-// complete, inspect, is_complete, history, interrupt and shutdown.
+// Package jupyter speaks the Jupyter messaging protocol (v5.3) for a kernel.
+// It covers the five ZeroMQ sockets a connection file names (shell and
+// control ROUTERs, the iopub PUB, the stdin ROUTER, the heartbeat REP),
+// HMAC-SHA256 signed messages, and the request loop that answers
+// kernel_info, execute, complete, inspect, is_complete, history, interrupt
+// and shutdown.
 //
 // The language lives behind Handler: this package knows no notebook. It
 // sends busy/idle around every request, execute_input before an execution,

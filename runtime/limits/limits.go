@@ -1,8 +1,8 @@
 // Package limits bounds what benchbook reads and keeps from inputs it cannot
-// trust: files (a notebook, a module, file(), a cache entry, a baseline
-// record) and the values a cell makes. Every limit has a default and an
-// environment variable that raises it; an input over a limit is an error
-// that names it and says which variable to set.
+// trust. Those are files (a notebook, a module, file(), a cache entry, a
+// baseline record) and the values a cell makes. Every limit has a default
+// and an environment variable that raises it; an input over a limit is an
+// error that names it and says which variable to set.
 //
 //	limit                               default  variable
 //	size of a notebook, module, file()  16 MiB   BENCHBOOK_MAX_FILE

@@ -1,8 +1,9 @@
-// Package nbfuzz fuzzes the engine with whole notebooks (issue 25): cells
-// cut from the project's own notebooks (notebooks/*.star), recombined and
-// mutated, each parsed, run against a fresh cache under a time bound, run
-// again from the cache, and rendered. A panic, a run past the bound or a
-// crash of the process is a failure; an error in the notebook is not.
+// Package nbfuzz fuzzes the engine with whole notebooks (issue 25). Its
+// inputs are cells cut from the project's own notebooks (notebooks/*.star),
+// recombined and mutated, each parsed, run against a fresh cache under a
+// time bound, run again from the cache, and rendered. A panic, a run past
+// the bound or a crash of the process is a failure; an error in the notebook
+// is not.
 //
 // Only builtins that start nothing outside the process are registered
 // (display, metric, and the engine's own: file, param, memo, print): a

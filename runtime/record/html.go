@@ -17,6 +17,8 @@ import (
 
 	"github.com/yuin/goldmark/ast"
 	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime/bytesize"
 )
 
 //go:embed record.css
@@ -206,7 +208,7 @@ func buildCell(c Cell, host, id string, code template.HTML, ids *headingIDs) (ce
 		cv.Status = StatusNever
 	}
 	if !c.ComputedAt.IsZero() {
-		cv.Duration = fmtDuration(c.Duration)
+		cv.Duration = FormatDuration(c.Duration)
 		cv.When = fmtTime(c.ComputedAt)
 	}
 	if c.Load1 > 0 {
@@ -305,7 +307,7 @@ func downloadLinks(ds []Download) string {
 		}
 		fmt.Fprintf(&b, ` <a download="%s" href="data:%s;base64,%s">%s</a> <small>(%s)</small>`,
 			escapeText(d.Name), mime, base64.StdEncoding.EncodeToString(d.Data),
-			escapeText(d.Name), fmtBytes(uint64(len(d.Data))))
+			escapeText(d.Name), bytesize.Format(int64(len(d.Data))))
 	}
 	b.WriteString(`</p>`)
 	return b.String()
@@ -381,8 +383,11 @@ func fmtTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-// fmtDuration rounds to three significant figures or so: 1.23s, 45ms, 812µs.
-func fmtDuration(d time.Duration) string {
+// FormatDuration is how benchbook shows a duration, to about three
+// significant figures (1.23s, 45.7ms, 812µs): in the record, and on the
+// terminal (progress lines, the REPL, the run's summary), so a cell's time
+// reads the same in both.
+func FormatDuration(d time.Duration) string {
 	switch {
 	case d >= 10*time.Second:
 		return d.Round(100 * time.Millisecond).String()
@@ -392,17 +397,4 @@ func fmtDuration(d time.Duration) string {
 		return d.Round(100 * time.Microsecond).String()
 	}
 	return d.Round(time.Microsecond).String()
-}
-
-func fmtBytes(n uint64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	f, i := float64(n)/unit, 0
-	for f >= unit && i < 4 {
-		f /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %ciB", f, "KMGTP"[i])
 }

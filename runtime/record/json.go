@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime/starjson"
 )
 
 // JSON writes r for tools: every cell with its status, source, outputs
@@ -139,7 +141,8 @@ func jsonCellOf(c Cell) jsonCell {
 }
 
 // jsonOf summarises a value; a summary that cannot be encoded is dropped and
-// the text stays.
+// the text stays. The summary is starjson's: a JSONer's own, or the value's
+// data (a host value without one has its text alone).
 func jsonOf(v starlark.Value) (out jsonValue) {
 	out = jsonValue{Type: v.Type()}
 	defer func() {
@@ -149,63 +152,10 @@ func jsonOf(v starlark.Value) (out jsonValue) {
 		}
 	}()
 	out.Text = valueText(v)
-	var summary any
-	if j, ok := v.(JSONer); ok {
-		summary = j.JSON()
-	} else {
-		summary = plainData(v, 0)
-	}
-	if summary != nil {
+	if summary, err := starjson.Data(v); err == nil && summary != nil {
 		if _, err := json.Marshal(summary); err == nil {
 			out.Value = summary
 		}
-	}
-	return out
-}
-
-// plainData converts Starlark data (None, bool, numbers, strings, lists,
-// tuples, dicts with string keys) to JSON values; nil for anything else.
-func plainData(v starlark.Value, depth int) any {
-	if depth > 64 {
-		return nil
-	}
-	switch x := v.(type) {
-	case starlark.Bool:
-		return bool(x)
-	case starlark.Int:
-		if i, ok := x.Int64(); ok {
-			return i
-		}
-		return x.String()
-	case starlark.Float:
-		if f := float64(x); !math.IsNaN(f) && !math.IsInf(f, 0) {
-			return f
-		}
-		return nil
-	case starlark.String:
-		return string(x)
-	case *starlark.List:
-		return plainSeq(x, depth)
-	case starlark.Tuple:
-		return plainSeq(x, depth)
-	case *starlark.Dict:
-		m := map[string]any{}
-		for _, kv := range x.Items() {
-			k, ok := kv[0].(starlark.String)
-			if !ok {
-				return nil
-			}
-			m[string(k)] = plainData(kv[1], depth+1)
-		}
-		return m
-	}
-	return nil
-}
-
-func plainSeq(s starlark.Indexable, depth int) []any {
-	out := make([]any, s.Len())
-	for i := range out {
-		out[i] = plainData(s.Index(i), depth+1)
 	}
 	return out
 }

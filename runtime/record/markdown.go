@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime/bytesize"
 )
 
 // Markdown writes r as GitHub-flavoured Markdown to mdPath, with its figures
@@ -70,7 +72,7 @@ func (m *mdWriter) cell(c Cell, host string) {
 	}
 	m.printf("#### %s · %s", codeSpan(c.Name), status)
 	if !c.ComputedAt.IsZero() {
-		m.printf(" · %s", fmtDuration(c.Duration))
+		m.printf(" · %s", FormatDuration(c.Duration))
 	}
 	m.printf("\n\n")
 	var meta []string
@@ -151,7 +153,7 @@ func (m *mdWriter) downloads(cell string, n int, ds []Download) {
 		ext := filepath.Ext(d.Name)
 		name := fmt.Sprintf("%s-%d-%s%s", slug(cell), n, slug(strings.TrimSuffix(d.Name, ext)), "."+slug(ext))
 		m.figures = append(m.figures, figureFile{name: name, data: d.Data})
-		links = append(links, fmt.Sprintf("[%s](%s/%s) (%s)", mdEscape(d.Name), m.rel, name, fmtBytes(uint64(len(d.Data)))))
+		links = append(links, fmt.Sprintf("[%s](%s/%s) (%s)", mdEscape(d.Name), m.rel, name, bytesize.Format(int64(len(d.Data)))))
 	}
 	if len(links) > 0 {
 		m.printf("download: %s\n\n", strings.Join(links, " · "))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/benchbook/benchbook/runtime/bytesize"
 )
 
 // provView is the provenance section: where, with what and from what the
@@ -36,7 +38,7 @@ func buildProv(r *Record) provView {
 		v.Cores = fmt.Sprint(h.Cores)
 	}
 	if h.MemBytes > 0 {
-		v.Memory = fmtBytes(h.MemBytes)
+		v.Memory = bytesize.Format(int64(h.MemBytes))
 	}
 	if h.Load != [3]float64{} {
 		v.Load = fmt.Sprintf("%.2f %.2f %.2f", h.Load[0], h.Load[1], h.Load[2])

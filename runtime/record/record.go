@@ -1,5 +1,6 @@
-// Package record renders an executed notebook as a reviewable document:
-// one self-contained HTML file, Markdown with SVG files, or JSON for tools.
+// Package record renders an executed notebook as a reviewable document. It
+// writes one self-contained HTML file, Markdown with SVG files, or JSON for
+// tools.
 //
 // The engine fills a Record; this package only presents it. Values inside
 // outputs are Starlark values; a value presents itself through the optional
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime/starjson"
 )
 
 // Record is everything known about one notebook's latest state.
@@ -112,7 +115,7 @@ type (
 	// file beside the Markdown record.
 	SVGer interface{ SVG() []byte }
 	// JSONer returns a JSON-friendly summary for --format json.
-	JSONer interface{ JSON() any }
+	JSONer = starjson.JSONer
 )
 
 // FigureSet is a value with figures beside its own HTML or Markdown (a

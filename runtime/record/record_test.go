@@ -95,7 +95,7 @@ func TestHTMLShowsStatusAndProvenance(t *testing.T) {
 	if !strings.Contains(html, "laptop-of-someone") {
 		t.Error("the other host is not named")
 	}
-	for _, want := range []string{"AMD EPYC 7B13", "8.0 GiB", "6.1.0-27-amd64", "0.52 0.40 0.31", "go1.26.8",
+	for _, want := range []string{"AMD EPYC 7B13", "8GB", "6.1.0-27-amd64", "0.52 0.40 0.31", "go1.26.8",
 		"4b1579c6b3fb", "dirty", "sha256:9f86d081884c7d65", "&lt;1000&gt;", "7 code cells: 1 ran, 2 hit, 1 live, 1 error, 1 skipped, 1 never", "Traceback"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("record lacks %q", want)

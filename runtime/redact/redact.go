@@ -1,6 +1,7 @@
 // Package redact hides secrets in everything benchbook lets out of the
-// process: records (HTML, Markdown, JSON), stderr, file names and the
-// cache's files. It is the one redaction pass; every such boundary calls it.
+// process. That means records (HTML, Markdown, JSON), stderr, file names and
+// the cache's files. It is the one redaction pass; every such boundary calls
+// it.
 //
 // What counts as a secret:
 //   - the password in a URL's userinfo, any scheme (postgres://u:PW@host,

@@ -1,8 +1,9 @@
-// Package resstate tracks the state of live resources (a PostgreSQL
-// cluster, a SQLite file, a database server) as a value of the notebook:
-// which state each resource's data is in now, which state the notebook
-// order gives each cell, the snapshots that put a resource back into a
-// state, and their eviction. See "Live resources" in runtime's doc.go.
+// Package resstate tracks the states of live resources, their snapshots and
+// their eviction. The state of a resource (a PostgreSQL cluster, a SQLite
+// file, a database server) is a value of the notebook: it tracks which state
+// each resource's data is in now, which state the notebook order gives each
+// cell, the snapshots that put a resource back into a state, and their
+// eviction. See "Live resources" in runtime's doc.go.
 //
 // The package holds no Starlark: the engine (package runtime) maps a
 // Starlark thread to its Tracker and Cell, records the effects this

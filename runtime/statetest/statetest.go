@@ -1,5 +1,6 @@
-// Package statetest tests the state of live resources (issue 12) against a
-// real PostgreSQL: a record is never built from a state that no longer holds.
+// Package statetest tests the state of live resources against a real
+// PostgreSQL (issue 12). Its rule: a record is never built from a state that
+// no longer holds.
 package statetest
 
 import (

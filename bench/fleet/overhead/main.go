@@ -1,11 +1,11 @@
 //go:build linux
 
-// Command overhead measures what running the load from agents costs: the
-// CPU per request of a fleet of 2 local agents (coordinator included)
-// against one process generating the same total load, whole-process CPU
-// (user + system, every process of the arm, from the kernel's accounting of
-// reaped children), in counterbalanced ABBA rounds. One JSON line per run
-// goes to stdout; keep them (bench/fleet/raw/).
+// Command overhead measures what generating the load from a fleet of agents
+// costs. It measures the CPU per request of a fleet of 2 local agents
+// (coordinator included) against one process generating the same total load:
+// whole-process CPU (user + system, every process of the arm, from the
+// kernel's accounting of reaped children), in counterbalanced ABBA rounds.
+// One JSON line per run goes to stdout; keep them (bench/fleet/raw/).
 //
 //	go build -o /tmp/overhead ./bench/fleet/overhead && /tmp/overhead -rounds 2 -rate 2000 -duration 5s
 //

@@ -1,12 +1,13 @@
 //go:build linux
 
-// Command cpu measures the client CPU per operation of benchbook's Mongo
-// loop (loadgen.OpenMongo + loadgen.Run, what workload.mongo runs) against
-// the official Go driver used plainly: the same find, the same clients
-// (one goroutine each, back to back), the same server, the same window.
-// CPU is this process's user + system time (getrusage) over the
-// measurement window alone, divided by the operations completed in it.
-// One JSON line per run goes to stdout; bench/mongo/run.sh keeps them.
+// Command cpu compares client CPU per Mongo operation: benchbook's loop
+// against the driver. The loop (loadgen.OpenMongo + loadgen.Run, what
+// workload.mongo runs) runs against the official Go driver used plainly: the
+// same find, the same clients (one goroutine each, back to back), the same
+// server, the same window. CPU is this process's user + system time
+// (getrusage) over the measurement window alone, divided by the operations
+// completed in it. One JSON line per run goes to stdout; bench/mongo/run.sh
+// keeps them.
 //
 //	cpu -uri mongodb://127.0.0.1:PORT/bench -seed -docs 10      fill bench.kv
 //	cpu -uri ... -arm plain|loop -clients 4 -duration 10s       one run

@@ -1,7 +1,7 @@
-// Command table turns bench/mongo's raw JSON lines (one per run, from
-// bench/mongo/cpu) into a Markdown table: per raw file and arm, the
-// median client CPU per operation, its range and the throughput, and the
-// loop's median over the plain driver's.
+// Command table turns bench/mongo's raw JSON lines into a Markdown table.
+// The lines (one per run) come from bench/mongo/cpu; the table gives, per
+// raw file and arm, the median client CPU per operation, its range and the
+// throughput, and the loop's median over the plain driver's.
 //
 //	go run ./bench/mongo/table bench/mongo/raw/*.jsonl > bench/mongo/TABLE.md
 package main

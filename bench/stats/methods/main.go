@@ -1,6 +1,7 @@
-// Command methods is the simulation issue 32's choice of methods rests on:
-// candidates for a paired comparison, and for unequal arms, side by side,
-// under the conditions users measure in, with known truth.
+// Command methods simulates the candidate statistical methods that issue 32
+// chose among. It runs the candidates for a paired comparison, and for
+// unequal arms, side by side, under the conditions users measure in, with
+// known truth.
 //
 //	go run ./bench/stats/methods -out bench/stats/raw/methods-<time>    # simulate, keep the raw counts
 //	go run ./bench/stats/methods -table bench/stats/raw/methods-<time>  # METHODS.md from those counts alone

@@ -1,6 +1,7 @@
-// Command results turns the raw outputs that bench/workload/compare.sh keeps
-// into the Markdown tables of bench/RESULTS.md, so that every figure there
-// can be re-derived from files in the repository:
+// Command results writes bench/RESULTS.md's tables from bench/workload's raw
+// outputs. It turns the raw outputs that bench/workload/compare.sh keeps
+// into those Markdown tables, so that every figure there can be re-derived
+// from files in the repository:
 //
 //	go run ./bench/workload/results bench/workload/raw/<dir>                         print the tables
 //	go run ./bench/workload/results -write bench/RESULTS.md bench/workload/raw/<dir>  replace them in the file

@@ -11,7 +11,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 	"github.com/benchbook/benchbook/builtins/internal/docker/dockertest"
-	"github.com/benchbook/benchbook/builtins/internal/runattrs"
+	"github.com/benchbook/benchbook/builtins/workload"
 )
 
 // The container tests run the FROM-scratch test tool image on the real
@@ -51,7 +51,7 @@ assert.true(cores <= 0.55 and cores > 0, cores)
 assert.true(r.mem_anon_kb > 0, r.mem_anon_kb)
 `, img, backendtest.OKServer(t)))
 	t.Logf("container cpus=0.5, 2 busy goroutines: %v cores", g["cores"])
-	if u := runattrs.Unknown(g["r"].(starlark.HasAttrs).AttrNames()); len(u) > 0 {
+	if u := workload.Undocumented(g["r"].(starlark.HasAttrs)); len(u) > 0 {
 		t.Errorf("run attributes the table of run attributes (and the README) does not list: %v", u)
 	}
 }

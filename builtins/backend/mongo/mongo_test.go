@@ -12,7 +12,7 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/internal/runattrs"
+	"github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/builtins/workload/mongotest"
 )
 
@@ -51,7 +51,7 @@ m.drop("kv")
 assert.eq(m.count("kv"), 0)
 `, uri, strings.TrimSuffix(uri, "obs")))
 	for _, name := range []string{"r", "u"} {
-		if u := runattrs.Unknown(g[name].(starlark.HasAttrs).AttrNames()); len(u) > 0 {
+		if u := workload.Undocumented(g[name].(starlark.HasAttrs)); len(u) > 0 {
 			t.Errorf("run attributes the table of run attributes (and the README) does not list: %v", u)
 		}
 	}

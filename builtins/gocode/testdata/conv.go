@@ -93,3 +93,8 @@ func ParseJSONKey(rawInput string) string { return "k=" + rawInput }
 
 // Later is t plus d, in UTC: times travel as RFC 3339 strings.
 func Later(t time.Time, d time.Duration) time.Time { return t.Add(d).UTC() }
+
+// Node makes a pointer loop, which no conversion can finish.
+type Node struct{ Next *Node }
+
+func Loop() *Node { n := &Node{}; n.Next = n; return n }

@@ -1,6 +1,6 @@
 // Package cgroup limits and observes a group of processes through the
-// kernel's control groups, v1 (one hierarchy per controller, as on this
-// kind of machine) or v2 (one unified hierarchy).
+// kernel's cgroups. It reads and writes control groups v1 (one hierarchy per
+// controller, as on this kind of machine) or v2 (one unified hierarchy).
 //
 // A Group is either made by benchbook for a plain process or a PostgreSQL
 // cluster (New, with Limits: CPU quota, cpuset, memory with swap off, pids),

@@ -1,6 +1,7 @@
-// Package child starts every process benchbook runs — targets, PostgreSQL,
-// initdb, go build, workload.exec commands, the demo — and makes sure none
-// of them, nor anything they start, outlives benchbook, even a SIGKILL of it.
+// Package child starts every process benchbook runs, and makes sure none
+// outlives benchbook. Those are targets, PostgreSQL, initdb, go build,
+// workload.exec commands and the demo; neither they nor anything they start
+// outlive it, even a SIGKILL of it.
 //
 // Three layers, each catching what the one before misses:
 //

@@ -1,8 +1,7 @@
-// Package guard watches what a run measures against — its targets and the
-// box — and records what makes the run no measurement: a target that exited,
-// was killed or restarted, crashed database backends, a full disk (fatal
-// trips: the run is invalid), or server log errors, memory pressure and
-// swapping (warnings).
+// Package guard watches a run's targets and box for what makes the run no
+// measurement. It records a target that exited, was killed or restarted,
+// crashed database backends, a full disk (fatal trips: the run is invalid),
+// or server log errors, memory pressure and swapping (warnings).
 //
 // A Watcher is anything a workload observes that can trip (a process, a
 // PostgreSQL cluster, the box); the workload starts every watcher when its

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/bytesize"
 )
 
 // Target is what a perf sampling covers: the processes a Lister names (and
@@ -463,7 +464,7 @@ func (r *PerfRecording) fold(procs []*perfProc) (*Profile, error) {
 		}
 		warnings = append(warnings, w...)
 		if p.out.Full() {
-			warnings = append(warnings, fmt.Sprintf("sampling stopped before the window ended: perf's data reached the bound of %s (PerfOptions.MaxBytes)", sizeString(r.o.MaxBytes)))
+			warnings = append(warnings, fmt.Sprintf("sampling stopped before the window ended: perf's data reached the bound of %s (PerfOptions.MaxBytes)", bytesize.Format(r.o.MaxBytes)))
 		}
 	}
 	f := newFolder()
@@ -490,14 +491,4 @@ func (r *PerfRecording) missedWarning() []string {
 	}
 	return []string{fmt.Sprintf("%d process(es) of %s joined in the window and were not sampled (%s): pids %s",
 		len(r.missed), r.name(), why, joinPIDs(r.missed))}
-}
-
-func sizeString(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

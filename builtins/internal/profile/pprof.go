@@ -13,6 +13,8 @@ import (
 	"time"
 
 	pprof "github.com/google/pprof/profile"
+
+	"github.com/benchbook/benchbook/runtime/bytesize"
 )
 
 // PprofOptions shape a read of a Go target's net/http/pprof CPU profile.
@@ -87,7 +89,7 @@ func (r *PprofRecording) fetch(cl *http.Client, req *http.Request) {
 	case resp.StatusCode != http.StatusOK:
 		r.err = fmt.Errorf("profile: %s answered %s: %s", r.url, resp.Status, clip(strings.TrimSpace(string(body))))
 	case int64(len(body)) > r.o.MaxBytes:
-		r.err = fmt.Errorf("profile: %s sent more than %s", r.url, sizeString(r.o.MaxBytes))
+		r.err = fmt.Errorf("profile: %s sent more than %s", r.url, bytesize.Format(r.o.MaxBytes))
 	default:
 		r.body = body
 	}

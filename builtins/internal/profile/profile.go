@@ -1,6 +1,6 @@
-// Package profile samples where a target spends its CPU over one
-// measurement window and says what that costs per request, with no
-// Starlark in it: what workload runs with profile = True, run.profile and
+// Package profile samples where a target spends its CPU and what that costs
+// per request. It samples over one measurement window, with no Starlark in
+// it: what workload runs with profile = True, run.profile and
 // compare_profiles(exp) are built on.
 //
 //  1. Sample (perf.go, pprof.go). StartPerf samples a set of processes with

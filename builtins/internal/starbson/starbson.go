@@ -1,5 +1,6 @@
-// Package starbson converts between Starlark values and BSON, and writes
-// BSON documents in a canonical form for fingerprints.
+// Package starbson converts between Starlark values and BSON, and
+// fingerprints documents. It writes BSON documents in a canonical form for
+// fingerprints.
 //
 // Starlark to BSON: a dict becomes a document in its insertion order (a
 // sort or an index key is ordered), a list or tuple an array, an int an
@@ -16,12 +17,17 @@ package starbson
 
 import (
 	"fmt"
+	"math/big"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
-// maxDepth bounds nesting, so a cyclic Starlark value is an error.
+// maxDepth bounds nesting, so a cyclic Starlark value is an error. It is
+// MongoDB's own limit on a document's nesting, not limits.Depth: a deeper
+// document would only be refused by the server, less clearly.
 const maxDepth = 100
 
 // Doc converts a Starlark dict to a BSON document.
@@ -59,19 +65,10 @@ func value(v starlark.Value, depth int) (any, error) {
 	if depth > maxDepth {
 		return nil, fmt.Errorf("nested more than %d levels deep", maxDepth)
 	}
+	if x, ok := starval.Scalar(v); ok {
+		return scalar(x)
+	}
 	switch v := v.(type) {
-	case starlark.NoneType:
-		return nil, nil
-	case starlark.Bool:
-		return bool(v), nil
-	case starlark.Int:
-		return intValue(v)
-	case starlark.Float:
-		return float64(v), nil
-	case starlark.String:
-		return string(v), nil
-	case starlark.Bytes:
-		return bson.Binary{Data: []byte(v)}, nil
 	case *starlark.Dict:
 		return special(v, depth)
 	case *starlark.List, starlark.Tuple:
@@ -80,15 +77,20 @@ func value(v starlark.Value, depth int) (any, error) {
 	return nil, fmt.Errorf("cannot convert a %s to BSON", v.Type())
 }
 
-func intValue(v starlark.Int) (any, error) {
-	n, ok := v.Int64()
-	if !ok {
-		return nil, fmt.Errorf("%s does not fit in int64", v)
+// scalar is where BSON differs from Go: an int32 when it fits, no int past
+// int64, bytes as binary.
+func scalar(x any) (any, error) {
+	switch x := x.(type) {
+	case int64:
+		if x == int64(int32(x)) {
+			return int32(x), nil
+		}
+	case *big.Int:
+		return nil, fmt.Errorf("%s does not fit in int64", x)
+	case []byte:
+		return bson.Binary{Data: x}, nil
 	}
-	if n == int64(int32(n)) {
-		return int32(n), nil
-	}
-	return n, nil
+	return x, nil
 }
 
 func array(l starlark.Indexable, depth int) (bson.A, error) {

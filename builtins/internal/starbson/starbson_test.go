@@ -3,6 +3,7 @@ package starbson
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -42,6 +43,9 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if _, err := Doc(eval(t, `{"a": {"$oid": "nothex"}}`)); err == nil {
 		t.Error("a malformed $oid was accepted")
+	}
+	if _, err := Doc(eval(t, `{"a": [1 << 70]}`)); err == nil || !strings.Contains(err.Error(), "a: [0]: 1180591620717411303424 does not fit in int64") {
+		t.Errorf("an int past int64: %v", err)
 	}
 }
 

@@ -1,9 +1,9 @@
-// Package starval reads the Starlark values that builtins exchange, each
-// concept in one place so every builtin accepts and refuses the same
-// things: Duration and PositiveDuration (starlark.Unpackers for "30s" or
-// seconds, used by workload, host and backend), the one resolver of "a
-// metric of a run" used by compare and plot.* (so "p99" means the same
-// everywhere), and the attribute and list helpers.
+// Package starval reads the Starlark values builtins exchange, one concept
+// in one place. Every builtin thus accepts and refuses the same things:
+// Duration and PositiveDuration (starlark.Unpackers for "30s" or seconds,
+// used by workload, host and backend), the one resolver of "a metric of a
+// run" used by compare and plot.* (so "p99" means the same everywhere), and
+// the attribute and list helpers.
 package starval
 
 import (

@@ -1,5 +1,5 @@
 // Package gate holds benchbook's regression gates as a library, beside
-// the statistics package (as x/perf keeps benchmath beside cmd/benchstat).
+// package stats. x/perf keeps benchmath beside cmd/benchstat the same way.
 //
 // A gate pairs a comparison of this run with the same comparison in an
 // earlier JSON record (by cell and global name, or by cell and metric for

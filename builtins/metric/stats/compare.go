@@ -1,9 +1,9 @@
 // Package stats compares two arms of an experiment, B against A, on one
-// metric, with no Starlark in it: what compare() computes, as a library
+// metric. It holds no Starlark: it is what compare() computes, as a library
 // (x/perf's benchmath beside cmd/benchstat). Plain Go on float64 slices, so
 // every figure can be checked against an oracle: enumeration for the exact
-// tests, simulation with known truth for coverage, power and false
-// verdicts (sim_test.go).
+// tests, simulation with known truth for coverage, power and false verdicts
+// (sim_test.go).
 //
 // One estimator, one interval and one test, from one rank method, so the
 // three agree: the interval is the set of ratios the test does not reject,

@@ -1,11 +1,11 @@
 // Package fleet runs one workload on many agents and merges what they
-// measured into one run, losslessly. It holds no Starlark and links none
-// (nor the engine): an agent runs package loadgen's generator, as a local
-// workload does (AgentRun, the RunFunc of `benchbook agent`), reports
-// loadgen's own Result, and the merged run is a loadgen.Result too, which
-// the Starlark module turns into a run value with one call. RunLoad is the
-// whole path for an http or sql load (Load); Run takes ready specs (tests
-// run a synthetic load through it, package fleettest).
+// measure into one run. The merge is lossless. It holds no Starlark and
+// links none (nor the engine): an agent runs package loadgen's generator, as
+// a local workload does (AgentRun, the RunFunc of `benchbook agent`),
+// reports loadgen's own Result, and the merged run is a loadgen.Result too,
+// which the Starlark module turns into a run value with one call. RunLoad is
+// the whole path for an http or sql load (Load); Run takes ready specs
+// (tests run a synthetic load through it, package fleettest).
 //
 // The pipeline, as numbered steps:
 //

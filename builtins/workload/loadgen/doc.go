@@ -1,8 +1,8 @@
-// Package loadgen is benchbook's load generator, with no Starlark in it:
-// the workload module converts a notebook's arguments into a Spec and a
-// Target, calls Run, and turns the Result into a Starlark value; agents and
-// bench/ programs can call it the same way (as vegeta's lib/ sits beside
-// its commands).
+// Package loadgen is benchbook's load generator, with no Starlark in it. The
+// workload module converts a notebook's arguments into a Spec and a Target,
+// calls Run, and turns the Result into a Starlark value; agents and bench/
+// programs can call it the same way (as vegeta's lib/ sits beside its
+// commands).
 //
 //  1. A Spec is the loop's shape and timing: Clients (closed loop, each
 //     client sends its next request when the last one returns) or Rate

@@ -1,5 +1,5 @@
-// Package mongotest starts a real MongoDB wire-protocol server for tests:
-// FerretDB (over SQLite in the test's temp dir) on a loopback port.
+// Package mongotest starts a real MongoDB wire-protocol server for tests. It
+// is FerretDB (over SQLite in the test's temp dir) on a loopback port.
 //
 // No MongoDB is installable on the machines benchbook is tested on, and
 // FerretDB's own command panics at start when installed from the module

@@ -1,7 +1,7 @@
-// Package browsertest opens a rendered record in headless Chromium and
-// reports what a reader's browser would meet: errors, network requests,
-// the on-screen size of every chart. Tests of the record and of whole
-// notebooks share it; it skips when Chromium is not installed.
+// Package browsertest opens a rendered record in headless Chromium, as a
+// reader would. It reports what a reader's browser would meet: errors,
+// network requests, the on-screen size of every chart. Tests of the record
+// and of whole notebooks share it; it skips when Chromium is not installed.
 package browsertest
 
 import (

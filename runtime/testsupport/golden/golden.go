@@ -1,7 +1,7 @@
-// Package golden compares what a test produced with a file under testdata,
-// or rewrites the file with it when the tests run with -update (as
-// vegeta's lib/plot tests do): one flag and one message for every
-// package's golden files (SVG figures, records, manifests).
+// Package golden compares what a test produced with a file under testdata
+// (golden files). It rewrites the file when the tests run with -update (as
+// vegeta's lib/plot tests do): one flag and one message for every package's
+// golden files (SVG figures, records, manifests).
 package golden
 
 import (

@@ -1,8 +1,8 @@
-// Package needs lets a test ask for a tool that .ci/run installs
-// (PostgreSQL, headless Chromium). On a developer's machine a missing tool
-// skips the test with what to install; under CI (CI=true), where .ci/run
-// has installed it, a missing tool fails the test, so a suite can never
-// pass in CI by skipping everything it was meant to check.
+// Package needs lets a test ask for a tool that .ci/run installs. Such tools
+// are PostgreSQL and headless Chromium. On a developer's machine a missing
+// tool skips the test with what to install; under CI (CI=true), where
+// .ci/run has installed it, a missing tool fails the test, so a suite can
+// never pass in CI by skipping everything it was meant to check.
 package needs
 
 import (

@@ -1,11 +1,11 @@
-// Package pgtest starts throwaway PostgreSQL clusters for tests: the one
-// way a test that needs a server of its own gets one (the product's own
+// Package pgtest starts throwaway PostgreSQL clusters for tests. It is the
+// one way a test that needs a server of its own gets one (the product's own
 // clusters come from backend.postgres, which tests exercise through
-// notebooks). A cluster runs as the postgres user when the tests run as
-// root (initdb and postgres refuse root), as the test's user otherwise,
-// listens on a unix socket in its own directory (and on 127.0.0.1 with
-// TLS when asked), and stops when the test ends, or with the test binary
-// however it ends (Linux's parent-death signal).
+// notebooks). A cluster runs as the postgres user when the tests run as root
+// (initdb and postgres refuse root), as the test's user otherwise, listens
+// on a unix socket in its own directory (and on 127.0.0.1 with TLS when
+// asked), and stops when the test ends, or with the test binary however it
+// ends (Linux's parent-death signal).
 package pgtest
 
 import (

@@ -1,6 +1,6 @@
-// Package startest runs benchbook's Starlark tests, the one harness every
-// package uses (as go.starlark.net's starlark/eval_test.go runs its
-// testdata through internal/chunkedfile and starlarktest):
+// Package startest runs benchbook's Starlark tests: the one harness every
+// package uses. It works as go.starlark.net's starlark/eval_test.go does
+// with internal/chunkedfile and starlarktest:
 //
 //   - RunFiles runs testdata/*.star files. A file is split into chunks at
 //     "---" lines; each chunk is a program of its own, run in a fresh

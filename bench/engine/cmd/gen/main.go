@@ -1,5 +1,6 @@
-// Command gen prints the engine benchmark's notebook: a chain of -cells
-// code cells (default 30), every third showing a table of -rows rows.
+// Command gen prints the notebook that bench/engine benchmarks. It is a
+// chain of -cells code cells (default 30), every third showing a table of
+// -rows rows.
 package main
 
 import (

@@ -12,28 +12,21 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
-// ToGo converts a query argument to what the database drivers accept.
+// ToGo converts a query argument to what the database drivers accept: a
+// scalar (starval.Scalar), an int past int64 as its digits (PostgreSQL
+// reads them into a numeric, SQLite into a real).
 func ToGo(v starlark.Value) (any, error) {
-	switch v := v.(type) {
-	case starlark.NoneType:
-		return nil, nil
-	case starlark.Bool:
-		return bool(v), nil
-	case starlark.Int:
-		if n, ok := v.Int64(); ok {
-			return n, nil
-		}
-		return v.BigInt().String(), nil
-	case starlark.Float:
-		return float64(v), nil
-	case starlark.String:
-		return string(v), nil
-	case starlark.Bytes:
-		return []byte(v), nil
+	x, ok := starval.Scalar(v)
+	if !ok {
+		return nil, fmt.Errorf("cannot pass a %s as a query argument", v.Type())
 	}
-	return nil, fmt.Errorf("cannot pass a %s as a query argument", v.Type())
+	if n, big := x.(*big.Int); big {
+		return n.String(), nil
+	}
+	return x, nil
 }
 
 // ToStarlark converts a column value read from a database.

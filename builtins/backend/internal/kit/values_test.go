@@ -1,7 +1,11 @@
 package kit
 
 import (
+	"fmt"
+	"math/big"
 	"testing"
+
+	"go.starlark.net/starlark"
 )
 
 func TestReadOnly(t *testing.T) {
@@ -13,5 +17,27 @@ func TestReadOnly(t *testing.T) {
 		if got := ReadOnly(sql); got != want {
 			t.Errorf("ReadOnly(%q) = %v, want %v", sql, got, want)
 		}
+	}
+}
+
+// Query arguments go to the drivers as Go scalars; an int past int64 as its
+// digits, a container not at all.
+func TestToGo(t *testing.T) {
+	big70 := new(big.Int).Lsh(big.NewInt(1), 70)
+	for _, c := range []struct {
+		in   starlark.Value
+		want any
+	}{
+		{starlark.None, nil}, {starlark.True, true}, {starlark.MakeInt(-3), int64(-3)},
+		{starlark.MakeBigInt(big70), "1180591620717411303424"}, {starlark.Float(2.5), 2.5},
+		{starlark.String("s"), "s"}, {starlark.Bytes("\x00b"), []byte("\x00b")},
+	} {
+		got, err := ToGo(c.in)
+		if err != nil || fmt.Sprintf("%T %v", got, got) != fmt.Sprintf("%T %v", c.want, c.want) {
+			t.Errorf("ToGo(%s) = %T %v, %v; want %T %v", c.in, got, got, err, c.want, c.want)
+		}
+	}
+	if _, err := ToGo(starlark.NewList(nil)); err == nil {
+		t.Error("a list passed as a query argument")
 	}
 }

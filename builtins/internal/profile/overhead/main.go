@@ -1,8 +1,8 @@
-// Command overhead is bench/profile's driver: it measures what perf
-// sampling (profile.StartPerf, as workload runs use it) costs the target,
-// in the target's own CPU per request, with and without sampling, in ABBA
-// order, and keeps every run's raw figures. It lives here because bench/
-// cannot import builtins/internal.
+// Command overhead is bench/profile's driver: what perf sampling costs a
+// target. It measures what perf sampling (profile.StartPerf, as workload
+// runs use it) costs the target, in the target's own CPU per request, with
+// and without sampling, in ABBA order, and keeps every run's raw figures. It
+// lives here because bench/ cannot import builtins/internal.
 //
 //	go run ./builtins/internal/profile/overhead -out DIR     # run, write DIR/runs.jsonl and DIR/meta.json
 //	go run ./builtins/internal/profile/overhead -table DIR   # the Markdown table from those files alone

@@ -1,8 +1,9 @@
-// Package starprofile is the Starlark face of package profile: a run's
-// profile as the notebook sees it (run.profile, type "profile") and the
-// differential profile of an experiment's pairs (compare_profiles(exp),
-// type "profile_comparison"), each stored by the cache and shown in the
-// record with its flame graphs, its table and its folded stacks.
+// Package starprofile is the Starlark face of package profile: profiles as
+// values. It gives a run's profile as the notebook sees it (run.profile,
+// type "profile") and the differential profile of an experiment's pairs
+// (compare_profiles(exp), type "profile_comparison"), each stored by the
+// cache and shown in the record with its flame graphs, its table and its
+// folded stacks.
 //
 // What is stored is Data, one per run: the stacks (bounded by MaxStacks)
 // and the counts, never a figure derived from them, so a cached value

@@ -1,5 +1,5 @@
-// Package fleettest is a simulated load with known truth for testing
-// fleets: each agent's latencies come from a seeded generator that a test
+// Package fleettest is a simulated load with known truth, for testing
+// fleets. Each agent's latencies come from a seeded generator that a test
 // replays, so a merged run can be checked against one histogram holding
 // every value. The real generator's fleet is tested in cmd/benchbook.
 package fleettest

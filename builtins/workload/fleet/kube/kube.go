@@ -1,9 +1,9 @@
-// Package kube runs a fleet's agents as a Kubernetes Indexed Job, the
-// k6-operator model: the agents' specs in a Secret (a workload.sql spec
-// holds its DSN, password included), one pod per agent (its completion
-// index picks its spec), one start instant in the pod's arguments, results
-// read from each pod's log, and the Job and Secret deleted afterwards,
-// whatever happened.
+// Package kube runs a fleet's agents as a Kubernetes Indexed Job (the
+// k6-operator model). The agents' specs go in a Secret (a workload.sql spec
+// holds its DSN, password included), with one pod per agent (its completion
+// index picks its spec) and one start instant in the pod's arguments;
+// results are read from each pod's log, and the Job and Secret are deleted
+// afterwards, whatever happened.
 //
 // The cluster schedules the machines; nothing here stands in for it.
 package kube

@@ -1,0 +1,129 @@
+package workload
+
+import (
+	"time"
+
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/internal/runattrs"
+	"github.com/benchbook/benchbook/builtins/internal/starval"
+)
+
+// runField is one attribute of a run. The table below is the one list of
+// them: AttrNames, Attr, JSON and the README's table of run attributes
+// (TestREADMERunAttributes) all read it, so a new figure is one entry here
+// plus its computation.
+type runField struct {
+	name string // run.NAME
+	unit string // of its value
+	from string // what measures it
+	doc  string // what it is (the README's "what it is")
+	json string // its key in JSON: "" for name, "-" for none (a method)
+	get  func(*Run) (starlark.Value, error)
+}
+
+var runFields = []runField{
+	{"kind", "text", "workload", `"http", "sql", "mongo" or "exec"`, "", text(func(r *Run) string { return r.d.Kind })},
+	{"label", "text", "workload", "what ran (the URL, the statement, label = ...)", "", text(func(r *Run) string { return r.d.Label })},
+	{"duration", "s", "workload", "length of the measurement window", "", num(func(r *Run) float64 { return r.d.Measured.Seconds() })},
+	{"warmup_s", "s", "load generator", `warm-up before the window: the given warmup, or how long warmup = "auto" took to settle`, "", num(func(r *Run) float64 { return r.d.WarmupS })},
+	{"intended", "requests", "load generator", "requests due (open loop) or started (closed loop) in the window", "", count(func(r *Run) int64 { return r.d.Intended })},
+	{"count", "requests", "load generator", "successful requests in the window", "", count(func(r *Run) int64 { return r.d.Count })},
+	{"errors", "dict of requests", "load generator", "failed requests by class (refused, timeout, status 500, sqlstate 40001, ...)", "", value(func(r *Run) starlark.Value { return intDict(r.d.Errors) })},
+	{"dropped", "requests", "load generator", "open loop: given up unsent, a timeout or more late", "", count(func(r *Run) int64 { return r.d.Dropped })},
+	{"late", "requests", "load generator", "open loop: sent more than 10 ms after their intended start", "", count(func(r *Run) int64 { return r.d.Late })},
+	{"undecided", "requests", "load generator", "Ctrl-C came before their outcome", "", count(func(r *Run) int64 { return r.d.Undecided })},
+	{"rps", "requests/s", "load generator", "count / duration", "", num((*Run).RPS)},
+	{"p", "ms", "load generator (HDR histogram)", "p(q): latency percentile q of every decided request, failures and drops as lower bounds", "-", value(func(r *Run) starlark.Value { return percentileMethod("run.p", r.d.Hist) })},
+	{"ok_p", "ms", "load generator (HDR histogram)", "ok_p(q): latency percentile q of the successes alone", "-", value(func(r *Run) starlark.Value { return percentileMethod("run.ok_p", r.okHist()) })},
+	{"hist", "histogram (ms)", "load generator", "every decided request's latency", "latency", value(func(r *Run) starlark.Value { return &Histogram{h: r.d.Hist} })},
+	{"ok_hist", "histogram (ms)", "load generator", "the successes' latency", "ok_latency", value(func(r *Run) starlark.Value { return &Histogram{h: r.okHist()} })},
+	{"mean", "ms", "load generator", "mean latency (exec: of the measured runs' wall times)", "", num(func(r *Run) float64 { return r.d.Hist.Mean() / 1000 })},
+	{"max", "ms", "load generator", "highest latency (exec: slowest run)", "", num(func(r *Run) float64 { return usToMs(r.d.Hist.Max()) })},
+	{"min", "ms", "load generator", "exec: fastest run; else the lowest latency", "", num(func(r *Run) float64 { return r.spread("min") })},
+	{"stddev", "ms", "load generator", "exec: standard deviation of the wall times; else of the latencies", "", num(func(r *Run) float64 { return r.spread("stddev") })},
+	{"service", "histogram (ms)", "load generator", "open loop: service time, from the send (None in a closed loop)", "", value(func(r *Run) starlark.Value { return histOrNone(r.d.Service) })},
+	{"by_tag", "dict of histograms", "load generator", "sql: latency per tagged statement", "", value(func(r *Run) starlark.Value { return r.byTagDict() })},
+	{"acquire", "histogram (ms)", "pgx pool", "sql: waits to acquire a pooled connection", "", value(func(r *Run) starlark.Value { return histOrNone(r.acquire) })},
+	{"windows", "list", "load generator", "per window (window = ...): start (s), count, rps, p50 and p99 (ms), errors", "", value(func(r *Run) starlark.Value { return windowList(r.d.Windows) })},
+	{"rps_cv", "ratio", "load generator", "how unsteady the throughput was: the windows' req/s, standard deviation over mean (NaN under two windows)", "", num((*Run).rpsCV)},
+	{"tick_ms", "ms", "load generator", "open loop: the tick it sent on (0: each request at its intended start)", "", num(func(r *Run) float64 { return inUnits(r.d.Tick, time.Microsecond) / 1000 })},
+	{"gen_cpu_us_per_req", "µs per request", "load generator (getrusage)", "the generator's own CPU per decided request", "", num((*Run).genCPU)},
+	{"gen_gc_pause_ms", "ms", "load generator (Go runtime)", "the generator's GC pauses over the window (summed over a fleet's agents)", "", num(func(r *Run) float64 { return inUnits(r.d.GCPause, time.Millisecond) })},
+	{"interrupted", "bool", "workload", "Ctrl-C ended the run early", "", value(func(r *Run) starlark.Value { return starlark.Bool(r.d.Interrupted) })},
+	{"warnings", "list of text", "workload, observers, guards", "non-fatal problems: a saturated generator, late answers, guard warnings", "", value(func(r *Run) starlark.Value { return starval.StringList(r.d.Warnings) })},
+	{"valid", "bool", "run guards", "no guard tripped fatally (see Run guards)", "", value(func(r *Run) starlark.Value { return starlark.Bool(r.valid()) })},
+	{"invalid_reason", "text", "run guards", `the first fatal trip, or ""`, "", text(func(r *Run) string { return guard.Invalid(r.d.Trips) })},
+	{"trips", "list", "run guards", "each trip: at (s into the window), source, kind, fatal, evidence", "", value(func(r *Run) starlark.Value { return tripList(r.d.Trips) })},
+	{"wall_ms", "list of ms", "exec (wait4)", "exec: each measured run's wall time", "", value(func(r *Run) starlark.Value { return starval.FloatList(r.d.WallMs) })},
+	{"cpu_ms", "list of ms", "exec (wait4)", "exec: each run's user + system CPU", "", value(func(r *Run) starlark.Value { return starval.FloatList(r.d.CPUMs) })},
+	{"user_ms", "list of ms", "exec (wait4)", "exec: each run's user CPU", "", value(func(r *Run) starlark.Value { return starval.FloatList(r.d.UserMs) })},
+	{"sys_ms", "list of ms", "exec (wait4)", "exec: each run's system CPU", "", value(func(r *Run) starlark.Value { return starval.FloatList(r.d.SysMs) })},
+	{"max_rss_kb", "list of KiB", "exec (wait4)", "exec: each run's peak resident size", "", value(func(r *Run) starlark.Value { return starval.IntList(r.d.MaxRSSKb) })},
+	{"agents", "list", "fleet", "a fleet run: one row per agent (status, ok, rps, p99, cpu_us_per_req, cpu_share, late, dropped, clock offset)", "", value(func(r *Run) starlark.Value { return agentList(r.d.Agents) })},
+	{"incomplete", "bool", "fleet", "a fleet run that lost an agent", "", value(func(r *Run) starlark.Value { return starlark.Bool(r.d.Incomplete) })},
+	{"profile", "profile", "Linux perf (profile = True)", "the targets' on-CPU profile over the window: folded, functions (self/total share, µs per request), us_per_req, samples, resolved_share; None without profile", "", (*Run).profileValue},
+}
+
+// field is the table's entry for name, or nil.
+func field(name string) *runField {
+	for i := range runFields {
+		if runFields[i].name == name {
+			return &runFields[i]
+		}
+	}
+	return nil
+}
+
+// jsonKey is the field's key in JSON, "" for none.
+func (f *runField) jsonKey() string {
+	switch f.json {
+	case "":
+		return f.name
+	case "-":
+		return ""
+	}
+	return f.json
+}
+
+// RunAttrs is the table as the README shows it (runattrs.Markdown), and as
+// observers' tests check a run's attribute names (Undocumented).
+func RunAttrs() []runattrs.Attr {
+	out := make([]runattrs.Attr, len(runFields))
+	for i, f := range runFields {
+		out[i] = runattrs.Attr{Name: f.name, Unit: f.unit, Source: f.from, Means: f.doc}
+	}
+	return out
+}
+
+// Undocumented lists the attributes of a run (v) that neither the table
+// nor the observers' list (runattrs.Observed) describe: an observer's test
+// calls it, so a new figure cannot go undocumented.
+func Undocumented(v starlark.HasAttrs) []string {
+	var out []string
+	for _, name := range v.AttrNames() {
+		if field(name) == nil && !runattrs.Known(name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// The getters' shapes.
+
+func text(f func(*Run) string) func(*Run) (starlark.Value, error) {
+	return func(r *Run) (starlark.Value, error) { return starlark.String(f(r)), nil }
+}
+
+func num(f func(*Run) float64) func(*Run) (starlark.Value, error) {
+	return func(r *Run) (starlark.Value, error) { return starlark.Float(f(r)), nil }
+}
+
+func count(f func(*Run) int64) func(*Run) (starlark.Value, error) {
+	return func(r *Run) (starlark.Value, error) { return starlark.MakeInt64(f(r)), nil }
+}
+
+func value(f func(*Run) starlark.Value) func(*Run) (starlark.Value, error) {
+	return func(r *Run) (starlark.Value, error) { return f(r), nil }
+}
