@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,15 +51,10 @@ func checkConservation(t *testing.T, name string, r *Run, wantIntended int64) {
 // stallAfter answers at once until `after` past its first request, then
 // never (until the client gives up).
 func stallAfter(after time.Duration) *httptest.Server {
-	var first time.Time
-	ready := make(chan struct{}, 1)
-	ready <- struct{}{}
+	var once sync.Once
+	var first time.Time // set once, before any handler reads it
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-ready:
-			first = time.Now()
-		default:
-		}
+		once.Do(func() { first = time.Now() })
 		if time.Since(first) > after {
 			<-r.Context().Done()
 		}
