@@ -1,0 +1,39 @@
+package timing
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Under -race, Only skips with the phrase .ci/test looks for; without it,
+// the test runs. Both builds are checked whichever this one is, by running
+// this package's tests again in the other mode.
+func TestOnlySkipsUnderRace(t *testing.T) {
+	if os.Getenv("TIMING_PROBE") != "" {
+		Only(t, "probe")
+		t.Log("ran")
+		return
+	}
+	if testing.Short() {
+		t.Skip("builds this package with and without -race")
+	}
+	for _, race := range []bool{false, true} {
+		args := []string{"test", "-count=1", "-v", "-run", "^TestOnlySkipsUnderRace$"}
+		if race {
+			args = append(args, "-race")
+		}
+		cmd := exec.Command("go", append(args, ".")...)
+		cmd.Env = append(os.Environ(), "TIMING_PROBE=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go %v: %v\n%s", args, err, out)
+		}
+		skipped := strings.Contains(string(out), "--- SKIP") && strings.Contains(string(out), "probe ("+Phrase+")")
+		ran := strings.Contains(string(out), "ran")
+		if skipped != race || ran == race {
+			t.Errorf("-race=%v: skipped %v, ran %v:\n%s", race, skipped, ran, out)
+		}
+	}
+}
