@@ -37,3 +37,15 @@ func TestOnlySkipsUnderRace(t *testing.T) {
 		}
 	}
 }
+
+// .ci/test finds the timing tests by Phrase in its race pass's output: a
+// phrase changed here and not there would run none of them.
+func TestPhraseIsCITests(t *testing.T) {
+	script, err := os.ReadFile("../../../.ci/test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(script), `phrase="`+Phrase+`"`) {
+		t.Errorf(".ci/test does not look for the tests skipped with %q", Phrase)
+	}
+}
