@@ -19,6 +19,7 @@ import (
 // pg_stat_statements kept the statements' text in the data dir and every
 // snapshot copied it.
 func TestRolePasswordsStayOutOfTheDataDir(t *testing.T) {
+	t.Parallel()
 	needs.Postgres(t)
 	dir := t.TempDir()
 	src := `# %% cluster
