@@ -65,6 +65,7 @@ func stallAfter(after time.Duration) *httptest.Server {
 // a target that stalls after 1 s (timeout 500 ms, 4 in flight) left 44 of
 // 200 requests in no counter. Every fault now adds up to intended.
 func TestOpenLoopConservation(t *testing.T) {
+	t.Parallel()
 	stall := stallAfter(time.Second)
 	defer stall.Close()
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -149,6 +149,7 @@ func sameHist(t *testing.T, got, want *hdrhistogram.Histogram) {
 // The Starlark surface: a fleet value, agents = fleet, and the per-agent
 // table in the run; what agents cannot do is refused by name.
 func TestAgentsInStarlark(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	defer srv.Close()
 	g := mustExec(t, `
@@ -300,6 +301,7 @@ func mustEncode(t *testing.T, v starlark.Value) []byte {
 // to the "remote" side by the launcher) against a loopback target through
 // a private sshd: merged counts are the agents' sums.
 func TestSSHFleetRealGenerator(t *testing.T) {
+	t.Parallel()
 	client, _ := fleettest.SSHD(t, "127.0.0.1", nil, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
 	defer srv.Close()

@@ -30,6 +30,7 @@ func flood(head, fill string) func(*net.TCPConn) {
 // or an endless body costs each request at most its timeout and bounded
 // memory, in every loop; the failures get a class and the counts add up.
 func TestHostileHTTPTargets(t *testing.T) {
+	t.Parallel()
 	// An endless header is malformed once 64 KiB of it have come, which
 	// must happen within the request's timeout: at 200 ms, on a loaded box,
 	// an open-loop request (timed from its intended start) sometimes ran

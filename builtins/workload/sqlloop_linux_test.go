@@ -86,6 +86,7 @@ assert.eq(e.by_tag["SELECT #3"].count, 0)
 // so reconnects fail as "refused" (at most one attempt per client every
 // 10 ms) and the run still ends on time.
 func TestSQLServerGone(t *testing.T) {
+	t.Parallel()
 	c := pgtest.Start(t, pgtest.Options{})
 	dsn, pg := c.DSN, c.Proc
 	time.AfterFunc(600*time.Millisecond, func() { _ = pg.Process.Signal(syscall.SIGQUIT) }) // immediate shutdown
@@ -106,6 +107,7 @@ func TestSQLServerGone(t *testing.T) {
 // loops cannot read raw; closed and open loops then run on workers (pgx
 // itself) and count every request, with no error.
 func TestSQLOverTLS(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Start(t, pgtest.Options{TLS: true}).DSN
 	mustExec(t, `
 c = workload.sql(dsn, query = "SELECT 1", clients = 2, duration = "400ms", warmup = 0)

@@ -65,6 +65,7 @@ func runPython(t *testing.T, env []string, dir string, timeout time.Duration, sc
 // the suite offers runs but test_clear_output, which needs code that
 // clears a cell's output: no benchbook builtin does that.
 func TestKernelConformance(t *testing.T) {
+	t.Parallel()
 	env := installKernel(t)
 	out, err := runPython(t, env, t.TempDir(), 3*time.Minute, "kernel_conformance.py", "-v")
 	if err != nil {
@@ -125,6 +126,7 @@ func runNbclient(t *testing.T, env []string, dir, nb string) []nbCell {
 // .star beside it finds the same entries, since the kernel's cells are
 // benchbook run's cells.
 func TestKernelNbclientQuickstart(t *testing.T) {
+	t.Parallel()
 	params := []string{"-p", "duration=0.3s", "-p", "pairs=2", "-p", "rows=2000"} // the quickstart in seconds
 	env := installKernel(t, params...)
 	dir := t.TempDir()

@@ -14,6 +14,7 @@ import (
 // verdict), checks the record in a browser, and that a second run is all
 // cache hits.
 func TestQuickstart(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end notebook run")
 	}

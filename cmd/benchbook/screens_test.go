@@ -42,6 +42,7 @@ show(
 // (the bar charts move to a log axis rather than flatten small values).
 // Set BENCHBOOK_SCREENSHOT_DIR to keep the screenshots.
 func TestRecordsReadableAt1280(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("three end-to-end notebook runs")
 	}
@@ -66,6 +67,7 @@ func TestRecordsReadableAt1280(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			if c.needsPG {
 				needs.Postgres(t)
 			}

@@ -98,6 +98,7 @@ func TestLocalFleetMergesLosslessly(t *testing.T) {
 }
 
 func TestAgentThatDiesIsNamed(t *testing.T) {
+	t.Parallel()
 	l := fleettest.Load{Values: 1000, Seed: 3, Ms: 1500, Windows: 1, DieAgent: 1, DieMs: 300}
 	m, err := fleet.Run(context.Background(), testLocal(), fleettest.Specs(t, l, 2), opts(l))
 	if err != nil {
@@ -147,6 +148,7 @@ func TestAgentThatHangsIsNamedAndKilled(t *testing.T) {
 // counted from the launch, on a loaded box it came before the agents had
 // said hello, and the run failed with "context canceled" instead.
 func TestCtrlCStopsEveryAgent(t *testing.T) {
+	t.Parallel()
 	l := fleettest.Load{Values: 1000, Seed: 5, Ms: 20000, Windows: 1, DieAgent: -1}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -262,6 +264,7 @@ func TestMain(m *testing.M) {
 
 // Pinned local agents run every thread on their CPU set.
 func TestLocalAgentsPinned(t *testing.T) {
+	t.Parallel()
 	l := fleettest.Load{Values: 100, Seed: 8, Ms: 1500, Windows: 1, DieAgent: -1}
 	masks := make(chan []string, 1)
 	hl := &hookLauncher{Launcher: &fleet.Local{Binary: os.Args[0], CPUs: []string{"0"}}, after: func(agents []*fleet.Agent) {
