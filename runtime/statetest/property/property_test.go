@@ -132,7 +132,7 @@ func TestStateProperty(t *testing.T) {
 	statetest.RunNB(t, dir, filepath.Join(dir, "first"), first.notebook(), first.params(), true)
 	pristine := pgtest.KeepPristine(t, filepath.Join(dir, "first"))
 	pristineSum := treeSum(t, pristine.Dir)
-	o := &oracle{answers: map[string]map[string]string{}, pristine: pristine}
+	o := &oracle{answers: map[string]*answer{}, pristine: pristine}
 	var tally struct {
 		sync.Mutex
 		mismatches, restores, executions int
@@ -191,28 +191,44 @@ func runChain(t *testing.T, seed int64, steps int, pristine pgtest.Pristine, o *
 }
 
 // oracle is what a fresh run of each model shows: benchbook on an empty
-// cache seeded with the pristine cluster, run once per oracleKey.
+// cache seeded with the pristine cluster, run once per oracleKey; chains
+// that need the same answer wait for the one run making it.
 type oracle struct {
 	mu       sync.Mutex
-	answers  map[string]map[string]string
+	answers  map[string]*answer
 	runs     int
 	pristine pgtest.Pristine
+}
+
+type answer struct {
+	done    chan struct{}
+	outputs map[string]string
 }
 
 func (o *oracle) answer(t *testing.T, dir string, m model) map[string]string {
 	t.Helper()
 	o.mu.Lock()
-	defer o.mu.Unlock() // one fresh run at a time: the chains wait for an answer another is making
-	if want, ok := o.answers[m.oracleKey()]; ok {
-		return want
+	a, ok := o.answers[m.oracleKey()]
+	if !ok {
+		a = &answer{done: make(chan struct{})}
+		o.answers[m.oracleKey()] = a
+		o.runs++
 	}
-	fresh := filepath.Join(dir, fmt.Sprintf("fresh%d", o.runs))
+	n := o.runs
+	o.mu.Unlock()
+	if ok {
+		<-a.done
+		if a.outputs == nil {
+			t.Fatalf("the fresh run of %+v failed in another chain", m)
+		}
+		return a.outputs
+	}
+	defer close(a.done)
+	fresh := filepath.Join(dir, fmt.Sprintf("fresh%d", n))
 	o.pristine.Seed(t, fresh)
-	want := statetest.RunNB(t, dir, fresh, m.notebook(), m.params(), true).Outputs
+	a.outputs = statetest.RunNB(t, dir, fresh, m.notebook(), m.params(), true).Outputs
 	os.RemoveAll(fresh)
-	o.answers[m.oracleKey()] = want
-	o.runs++
-	return want
+	return a.outputs
 }
 
 // treeSum hashes every file name and content under dir.
