@@ -264,7 +264,6 @@ func TestMain(m *testing.M) {
 
 // Pinned local agents run every thread on their CPU set.
 func TestLocalAgentsPinned(t *testing.T) {
-	t.Parallel()
 	l := fleettest.Load{Values: 100, Seed: 8, Ms: 1500, Windows: 1, DieAgent: -1}
 	masks := make(chan []string, 1)
 	hl := &hookLauncher{Launcher: &fleet.Local{Binary: os.Args[0], CPUs: []string{"0"}}, after: func(agents []*fleet.Agent) {
