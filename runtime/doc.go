@@ -92,8 +92,10 @@
 //     kernel of each cell through Options.OnCell instead of progress lines.
 //   - runtime/testsupport: startest runs every package's testdata/*.star
 //     tests in a Session, golden compares golden files, pgtest starts a
-//     throwaway PostgreSQL for a test, needs stops a test for a missing
-//     tool (a skip locally, a failure under CI).
+//     throwaway PostgreSQL for a test (and keeps a notebook's first cluster
+//     as a pristine copy that other caches are seeded with), needs stops a
+//     test for a missing tool (a skip locally, a failure under CI), timing
+//     marks a test that must run without -race (.ci/test's timing step).
 //   - builtins/backend: the backend module, a package per kind (postgres,
 //     process, container, mongo, sqlite, and build); handle/handle.go says
 //     in one file what a handle is (start, observe, guard, state,

@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchbook/benchbook/runtime/record"
 	"github.com/benchbook/benchbook/runtime/resstate"
+	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )
 
 // A million printed lines: the cell finishes in seconds (appending each
@@ -21,6 +22,7 @@ import (
 // 20 s), the record shows the first MB and offers the whole as a download,
 // and the HTML stays smaller than the output itself.
 func TestMillionPrintedLines(t *testing.T) {
+	timing.Only(t, "a million prints through the interpreter, timed: -race makes them several times slower")
 	if testing.Short() {
 		t.Skip("prints a million lines")
 	}

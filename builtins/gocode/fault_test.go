@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )
 
 // loadFile runs gocode.file(name) in a session rooted at dir.
@@ -283,9 +285,7 @@ func TestInput(t *testing.T) {
 // context stops with the cell's context within a second, and the module
 // keeps working.
 func TestCallInterrupted(t *testing.T) {
-	if raceDetector {
-		t.Skip("interrupting a stuck call races inside yaegi (interrupt.go); run without -race")
-	}
+	timing.Only(t, "interrupting a stuck call races inside yaegi (interrupt.go)")
 	dir := t.TempDir()
 	writeGo(t, dir, "gen.go", `package gen
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,15 +51,10 @@ func checkConservation(t *testing.T, name string, r *Run, wantIntended int64) {
 // stallAfter answers at once until `after` past its first request, then
 // never (until the client gives up).
 func stallAfter(after time.Duration) *httptest.Server {
-	var first time.Time
-	ready := make(chan struct{}, 1)
-	ready <- struct{}{}
+	var once sync.Once
+	var first time.Time // set once, before any handler reads it
 	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-ready:
-			first = time.Now()
-		default:
-		}
+		once.Do(func() { first = time.Now() })
 		if time.Since(first) > after {
 			<-r.Context().Done()
 		}
@@ -69,6 +65,7 @@ func stallAfter(after time.Duration) *httptest.Server {
 // a target that stalls after 1 s (timeout 500 ms, 4 in flight) left 44 of
 // 200 requests in no counter. Every fault now adds up to intended.
 func TestOpenLoopConservation(t *testing.T) {
+	t.Parallel()
 	stall := stallAfter(time.Second)
 	defer stall.Close()
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -149,6 +149,7 @@ func sameHist(t *testing.T, got, want *hdrhistogram.Histogram) {
 // The Starlark surface: a fleet value, agents = fleet, and the per-agent
 // table in the run; what agents cannot do is refused by name.
 func TestAgentsInStarlark(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 	defer srv.Close()
 	g := mustExec(t, `
@@ -217,14 +218,18 @@ assert.true(abs(r.server_hits_per_req - r.server_hits / r.count) < 1e-9)
 }
 
 // An agent killed mid-run is named, the run keeps the other's data, and
-// the run is invalid: compare refuses it, abab runs it again.
+// the run is invalid: compare refuses it, abab runs it again. It is killed
+// 700 ms into the run: killed at a time after its launch, on a loaded box
+// it died before the handshake and the run failed ("agent local/1:
+// signal: killed"), which is another test.
 func TestFleetRunWithALostAgentIsInvalid(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
 	defer srv.Close()
 	spec := loadgen.Spec{Clients: 2, Duration: 2 * time.Second, Window: time.Second, Timeout: time.Second}
 	tl := &teeLauncher{Launcher: &fleet.Local{}}
-	kill := &killLauncher{Launcher: tl, after: 700 * time.Millisecond}
-	m, err := fleet.RunLoad(context.Background(), kill, 2, "http", fleet.Load{Spec: spec, HTTP: &loadgen.HTTPSpec{URL: srv.URL + "/"}}, fleet.Options{Hang: 5 * time.Second})
+	kill := &killLauncher{Launcher: tl}
+	o := fleet.Options{Hang: 5 * time.Second, OnStart: func(at time.Time) { kill.killAt(at.Add(700 * time.Millisecond)) }}
+	m, err := fleet.RunLoad(context.Background(), kill, 2, "http", fleet.Load{Spec: spec, HTTP: &loadgen.HTTPSpec{URL: srv.URL + "/"}}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,18 +248,23 @@ assert.eq(r.incomplete, True)
 `, starlark.StringDict{"r": r})
 }
 
-// killLauncher kills agent 1 a while after the launch.
+// killLauncher keeps its agents, so that agent 1 can be killed mid-run.
 type killLauncher struct {
 	fleet.Launcher
-	after time.Duration
+	agents []*fleet.Agent
 }
 
 func (k *killLauncher) Launch(ctx context.Context, specs []fleet.Spec) ([]*fleet.Agent, error) {
 	agents, err := k.Launcher.Launch(ctx, specs)
-	if err == nil && len(agents) > 1 {
-		time.AfterFunc(k.after, agents[1].Kill)
-	}
+	k.agents = agents
 	return agents, err
+}
+
+// killAt kills agent 1 at t.
+func (k *killLauncher) killAt(t time.Time) {
+	if len(k.agents) > 1 {
+		time.AfterFunc(time.Until(t), k.agents[1].Kill)
+	}
 }
 
 // A fleet is a stored value (its cell caches), and a fleet run keeps its
@@ -291,6 +301,7 @@ func mustEncode(t *testing.T, v starlark.Value) []byte {
 // to the "remote" side by the launcher) against a loopback target through
 // a private sshd: merged counts are the agents' sums.
 func TestSSHFleetRealGenerator(t *testing.T) {
+	t.Parallel()
 	client, _ := fleettest.SSHD(t, "127.0.0.1", nil, nil)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }))
 	defer srv.Close()

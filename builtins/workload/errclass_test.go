@@ -101,6 +101,7 @@ for loop in [{"clients": 2}, {"rate": 50}]:
 // (the closed loop's epoll loop, the open loop's client per connection,
 // https's client per connection in a closed loop).
 func TestErrorTaxonomy(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -177,6 +178,7 @@ func plainGreeter(t *testing.T) string {
 // TestSQLErrorTaxonomy: the same SQL fault gets the same class in the
 // closed loop (epoll, its own protocol reader) and the open loop (pgx).
 func TestSQLErrorTaxonomy(t *testing.T) {
+	t.Parallel()
 	dsn := startPostgres(t)
 	faults := []struct{ name, query, class string }{
 		{"server error", "SELECT 1/0", "sqlstate 22012"},

@@ -56,6 +56,7 @@ func mongoDoc(t *testing.T, uri string, filter bson.D) bson.M {
 }
 
 func TestMongo(t *testing.T) {
+	t.Parallel()
 	uri := startMongo(t, 100) // FerretDB decodes every document per find: keep it small
 	g := mustExec(t, `
 r = workload.mongo(uri, op = "find", collection = "kv", request = {"filter": {"k": 5}}, clients = 2, duration = "1s", warmup = "200ms")
@@ -165,6 +166,7 @@ func proxyConn(c net.Conn, addr string, stalled func() bool) {
 // Mongo: a server that hangs mid-run, and Ctrl-C mid-run, still account for
 // every intended request.
 func TestMongoConservation(t *testing.T) {
+	t.Parallel()
 	uri := startMongo(t, 10)
 	host := strings.TrimPrefix(strings.TrimSuffix(uri, "/bench"), "mongodb://")
 	stall := "mongodb://" + stallProxy(t, host, time.Second) + "/bench?directConnection=true"
@@ -199,6 +201,7 @@ func TestMongoConservation(t *testing.T) {
 // The twin of the DSN redaction: a password in the URI reaches no label,
 // error, record or warning.
 func TestMongoRedactsURI(t *testing.T) {
+	t.Parallel()
 	const pw = "Mg7sEcretPw"
 	bad := "mongodb://bench:" + pw + "@127.0.0.1:1/bench?serverSelectionTimeoutMS=200&connectTimeoutMS=200"
 	_, err := execStar(t, context.Background(), `workload.mongo(uri, op = "find", collection = "kv", clients = 1, duration = "1s", timeout = "100ms")`,

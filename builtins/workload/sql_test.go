@@ -19,6 +19,7 @@ func startPostgres(t *testing.T) string {
 }
 
 func TestSQL(t *testing.T) {
+	t.Parallel()
 	dsn := startPostgres(t)
 	conn, err := pgx.Connect(context.Background(), dsn)
 	if err != nil {
@@ -91,6 +92,7 @@ assert.eq(s.errors, {"timeout": 1})
 // TestSQLInterruptBreaksStatementInFlight: statements run without a context
 // watch, so Ctrl-C must still end a long statement at once.
 func TestSQLInterruptBreaksStatementInFlight(t *testing.T) {
+	t.Parallel()
 	dsn := startPostgres(t)
 	for _, loop := range []string{"clients = 2", "rate = 50, max_inflight = 8"} {
 		ctx, cancel := context.WithCancel(context.Background())

@@ -61,11 +61,20 @@ assert.eq(e.by_tag["SELECT #3"].count, 0)
 
 	// Break the loop's connections mid-run: each client counts one error,
 	// acquires a new connection from the pool and goes on.
+	// The test's conn is closed when the test ends: the terminating
+	// statement must be done by then (on a loaded box it still ran, and
+	// the race detector saw Close beside it).
+	terminated := make(chan struct{})
 	stop := time.AfterFunc(600*time.Millisecond, func() {
+		defer close(terminated)
 		_, _ = conn.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 			WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`)
 	})
-	defer stop.Stop()
+	defer func() {
+		if !stop.Stop() {
+			<-terminated
+		}
+	}()
 	g = mustExec(t, `br = workload.sql(dsn, query = "SELECT v FROM kv WHERE k = $1", args = [1], clients = 2, duration = "1.5s", warmup = 0, window = "500ms")`,
 		starlark.StringDict{"dsn": starlark.String(dsn)})
 	br := g["br"].(*Run)
@@ -86,6 +95,7 @@ assert.eq(e.by_tag["SELECT #3"].count, 0)
 // so reconnects fail as "refused" (at most one attempt per client every
 // 10 ms) and the run still ends on time.
 func TestSQLServerGone(t *testing.T) {
+	t.Parallel()
 	c := pgtest.Start(t, pgtest.Options{})
 	dsn, pg := c.DSN, c.Proc
 	time.AfterFunc(600*time.Millisecond, func() { _ = pg.Process.Signal(syscall.SIGQUIT) }) // immediate shutdown
@@ -106,6 +116,7 @@ func TestSQLServerGone(t *testing.T) {
 // loops cannot read raw; closed and open loops then run on workers (pgx
 // itself) and count every request, with no error.
 func TestSQLOverTLS(t *testing.T) {
+	t.Parallel()
 	dsn := pgtest.Start(t, pgtest.Options{TLS: true}).DSN
 	mustExec(t, `
 c = workload.sql(dsn, query = "SELECT 1", clients = 2, duration = "400ms", warmup = 0)

@@ -12,6 +12,7 @@ import (
 // at most 4 acquires. The rate, the account and the per-statement
 // histograms hold as before.
 func TestSQLOpenEventLoop(t *testing.T) {
+	t.Parallel()
 	dsn := startPostgres(t)
 	mustExec(t, `
 r = workload.sql(dsn, query = "SELECT $1::int", args = lambda seq: [seq], rate = 300, max_inflight = 4, duration = "1s", warmup = 0)

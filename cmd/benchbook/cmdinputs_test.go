@@ -69,6 +69,7 @@ func shown(t *testing.T, dir string) string {
 // empty cache shows. Before, only a program given as the first word was
 // an input: the cells stayed hits with the old versions' outputs.
 func TestCommandFilesAreInputs(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("no python3")
 	}

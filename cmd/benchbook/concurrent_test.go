@@ -14,6 +14,7 @@ import (
 // holds it, then finds the first run's entries: both succeed, the second
 // with hits only, and a third run reads a cache that is not damaged.
 func TestTwoRunsOfOneNotebook(t *testing.T) {
+	t.Parallel()
 	nb := writeNB(t, "# %% slow\nn = 0\nfor i in range(10000000):\n    n += i\nn\n\n# %% after\nm = n + 1\nm\n")
 	first := exec.Command(binary, "run", "-no-color", nb)
 	stderr, err := first.StderrPipe()

@@ -16,6 +16,7 @@ import (
 // second run is all hits. The image is made offline by the notebook's own
 // script (notebooks/images/postgres-host.sh) when the engine lacks it.
 func TestContainerNotebook(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a containerised cluster")
 	}

@@ -64,6 +64,7 @@ func runPython(t *testing.T, env []string, dir string, timeout time.Duration, sc
 // subtest (a sample left empty, or a history access the kernel would not
 // serve, skips inside a test).
 func TestKernelConformance(t *testing.T) {
+	t.Parallel()
 	env := installKernel(t)
 	out, err := runPython(t, env, t.TempDir(), 3*time.Minute, "kernel_conformance.py")
 	var got struct {
@@ -128,6 +129,7 @@ func runNbclient(t *testing.T, env []string, dir, nb string) []nbCell {
 // .star beside it finds the same entries, since the kernel's cells are
 // benchbook run's cells.
 func TestKernelNbclientQuickstart(t *testing.T) {
+	t.Parallel()
 	params := []string{"-p", "duration=0.3s", "-p", "pairs=2", "-p", "rows=2000"} // the quickstart in seconds
 	env := installKernel(t, params...)
 	dir := t.TempDir()

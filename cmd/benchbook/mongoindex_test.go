@@ -14,6 +14,7 @@ import (
 // server-side figures per request and the equivalence check, never the
 // password, and a second run is all cache hits.
 func TestMongoIndexNotebook(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end notebook run")
 	}

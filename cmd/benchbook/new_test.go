@@ -13,6 +13,7 @@ import (
 // TestNew: every template makes a notebook that parses and analyses; the
 // http one runs as written (against the embedded demo) to a verdict.
 func TestNew(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	web, pg, ctr := filepath.Join(dir, "cache-study.star"), filepath.Join(dir, "pg_study.star"), filepath.Join(dir, "image_study.star")
 	if code, out, stderr := runCLI(t, "new", web); code != 0 || !strings.Contains(out, "wrote "+web) {
@@ -57,6 +58,7 @@ func TestNew(t *testing.T) {
 // with equivalent() (the new user's pattern, issue 33), and the verdict
 // rests on it.
 func TestPostgresTemplateRuns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs a PostgreSQL study")
 	}

@@ -40,6 +40,7 @@ r = workload.exec(["sh", "-c", "sleep 1019 & wait"], runs = 1, warmup = 0)
 // It runs with cgroups (where writable) and without them: the supervisor's
 // marker scan and the parent-death signal must suffice alone.
 func TestNoOrphansAfterSIGKILL(t *testing.T) {
+	t.Parallel()
 	t.Run("cgroup", func(t *testing.T) { testNoOrphans(t, "on") })
 	t.Run("no-cgroup", func(t *testing.T) { testNoOrphans(t, "off") })
 }

@@ -5,15 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/benchbook/benchbook/runtime/record/browsertest"
 )
 
 // TestQuickstart runs notebooks/quickstart.star end to end with short runs
 // (the real demo target as a child process, ABAB, compare, charts,
-// verdict), checks the record in a browser, and that a second run is all
-// cache hits.
+// verdict), checks the record in a browser at 1280 px (no page error, 3
+// charts, no bar under 2 px: TestRecordsReadableAt1280's check), and that
+// a second run is all cache hits.
 func TestQuickstart(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("end-to-end notebook run")
 	}
@@ -40,10 +40,7 @@ func TestQuickstart(t *testing.T) {
 			t.Errorf("record lacks %q", want)
 		}
 	}
-	res := browsertest.Check(t, string(page))
-	if len(res.SVGs) < 3 {
-		t.Errorf("%d charts on the page, want 3", len(res.SVGs))
-	}
+	readableAt1280(t, "quickstart", string(page), 3) // TestRecordsReadableAt1280's quickstart case
 	code, _, stderr = runCLI(t, args...)
 	if code != 0 || !strings.Contains(stderr, "6 hit, 1 live") {
 		t.Errorf("second run: exit %d, want all hits:\n%s", code, stderr)

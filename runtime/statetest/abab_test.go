@@ -38,6 +38,7 @@ pg.query("SELECT count(*) AS n FROM pg_indexes WHERE tablename = 't'")[0]["n"]
 `
 
 func TestABABRestoresAndGrows(t *testing.T) {
+	t.Parallel()
 	needs.Postgres(t)
 	dir := t.TempDir()
 	cache := dir + "/cache"

@@ -8,6 +8,7 @@ import (
 // last run (as ran, with its outputs) instead of never; its dependents are
 // shown from the cache too.
 func TestCacheFalseShowsLastRun(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cache := dir + "/cache"
 	src := "# %% fill cache=false\nx = 41\nprint(\"filled\")\n\n# %% use\ny = x + 1\ny\n"

@@ -31,6 +31,7 @@ n
 // edited it must enter data's state, which the cluster already holds:
 // the restore is skipped and said so, and a real change is still restored.
 func TestNoRestoreOfTheStateAlreadyHeld(t *testing.T) {
+	t.Parallel()
 	needs.Postgres(t)
 	dir := t.TempDir()
 	cache := dir + "/cache"
@@ -60,6 +61,7 @@ func TestNoRestoreOfTheStateAlreadyHeld(t *testing.T) {
 // reason (issue 33: four on one line). Each restore has its own line as it
 // happens; the cell's reason counts them.
 func TestRestoresOneLineEach(t *testing.T) {
+	t.Parallel()
 	needs.Postgres(t)
 	dir := t.TempDir()
 	src := holdsNB + `

@@ -40,6 +40,7 @@ workload.mongo(m, op = "update", collection = "kv", request = {"filter": {"_id":
 `
 
 func TestMongoChangedCollectionIsNotAHit(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t) + "nb"
 	dir := t.TempDir()
 	cache := dir + "/cache"
@@ -74,6 +75,7 @@ func TestMongoChangedCollectionIsNotAHit(t *testing.T) {
 // seen by the database's content hash at the next start: benchbook warns,
 // and the cell rerun gets the state the notebook order gives it back.
 func TestMongoOutsideChangeIsDetected(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t) + "outside"
 	dir := t.TempDir()
 	cache := dir + "/cache"
@@ -111,6 +113,7 @@ workload.mongo(param("uri", ""), op = "update", collection = "kv", request = {"f
 `
 
 func TestMongoChangeBetweenCellsIsNotTheirState(t *testing.T) {
+	t.Parallel()
 	uri := mongotest.Start(t) + "between"
 	dir := t.TempDir()
 	params := map[string]string{"uri": uri, "k": "0"}

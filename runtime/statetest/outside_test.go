@@ -15,6 +15,7 @@ import (
 // it by hand) is seen by its last checkpoint having moved: benchbook warns
 // and restores the state a cell needs before running it.
 func TestOutsideChangeIsDetected(t *testing.T) {
+	t.Parallel()
 	needs.Postgres(t)
 	dir := t.TempDir()
 	cache := filepath.Join(dir, "cache")
@@ -53,6 +54,7 @@ func TestOutsideChangeIsDetected(t *testing.T) {
 // on an empty cache shows. Before, the check compared checkpoints only and
 // a rerun cell showed the outside row (FOREIGN) where a fresh run shows v1.
 func TestOutsideChangeAfterImmediateStop(t *testing.T) {
+	t.Parallel()
 	needs.Postgres(t)
 	src := `# %% cluster
 pg = backend.postgres()

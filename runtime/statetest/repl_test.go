@@ -15,6 +15,7 @@ import (
 // the cluster in a state no cell recorded, so a cell run afterwards restores
 // its own state first instead of measuring the leftover.
 func TestREPLChangeIsNotALeftover(t *testing.T) {
+	t.Parallel()
 	needs.Postgres(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "nb.star")

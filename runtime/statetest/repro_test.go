@@ -27,6 +27,7 @@ n
 `
 
 func TestReproRowsABA(t *testing.T) {
+	t.Parallel()
 	needs.Postgres(t)
 	dir := t.TempDir()
 	cache := dir + "/cache"

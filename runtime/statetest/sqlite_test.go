@@ -25,6 +25,7 @@ db.exec("DELETE FROM t")
 `
 
 func TestSQLiteRowsABA(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cache := dir + "/cache"
 	for i, rows := range []string{"", "10", "", "10"} {

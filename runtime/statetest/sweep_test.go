@@ -29,6 +29,7 @@ grid = sweep(grid = {"k": [int(k) for k in ks.split(",")]}, run = _one)
 `
 
 func TestSweepGrowsAndRestores(t *testing.T) {
+	t.Parallel()
 	needs.Postgres(t)
 	dir := t.TempDir()
 	cache := dir + "/cache"

@@ -108,13 +108,22 @@ func Run(t *testing.T, k Kind) {
 	check("observe", k.Load, k.Figure)
 	check("state", k.Seed, k.Read, k.Write, k.WriteAround)
 	t.Logf("%s handles: %s", k.Name, faceList(f))
-	t.Run("start", func(t *testing.T) { testStart(t, k) })
-	t.Run("observe", func(t *testing.T) { only(t, k, f["observe"]); testObserve(t, k) })
-	t.Run("guard", func(t *testing.T) { only(t, k, f["guard"]); testGuard(t, k) })
-	t.Run("state", func(t *testing.T) { only(t, k, f["state"]); testState(t, k) })
-	t.Run("snapshot", func(t *testing.T) { only(t, k, f["state"]); testSnapshot(t, k) })
-	t.Run("redaction", func(t *testing.T) { testRedaction(t, k) })
-	t.Run("cleanup", func(t *testing.T) { testCleanup(t, k) })
+	// Each face starts handles of its own in a session of its own (and the
+	// cleanup face a benchbook of its own): they run in parallel.
+	face := func(name string, has bool, test func(*testing.T, Kind)) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			only(t, k, has)
+			test(t, k)
+		})
+	}
+	face("start", true, testStart)
+	face("observe", f["observe"], testObserve)
+	face("guard", f["guard"], testGuard)
+	face("state", f["state"], testState)
+	face("snapshot", f["state"], testSnapshot)
+	face("redaction", true, testRedaction)
+	face("cleanup", true, testCleanup)
 }
 
 // only skips a face the kind's handles do not have.

@@ -9,6 +9,7 @@ import (
 // Each face runs on a cluster of its own, started by the builtin as a
 // notebook starts one.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	backendtest.Run(t, backendtest.Kind{
 		Name:   "postgres",
 		Handle: (*Handle)(nil),

@@ -39,6 +39,7 @@ pg = backend.postgres(image = %q, memory = "256MB")
 // TestNoContainerOutlivesKill9: a benchbook with a container and a cluster
 // in an image is killed with SIGKILL; the reaper removes both containers.
 func TestNoContainerOutlivesKill9(t *testing.T) {
+	t.Parallel()
 	e := dockertest.Engine(t)
 	tool, pgImg := dockertest.Tool(t, e), dockertest.Postgres(t, e)
 	cmd, line := backendtest.StartHelper(t, "^$", "BACKEND_CONTAINER_ORPHAN="+t.TempDir(), "TOOL_IMAGE="+tool, "PG_IMAGE="+pgImg)

@@ -1,11 +1,18 @@
 package postgres
 
 import (
+	"os"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"go.starlark.net/starlark"
 
 	_ "github.com/benchbook/benchbook/builtins/host"
 	_ "github.com/benchbook/benchbook/builtins/metric"
 	_ "github.com/benchbook/benchbook/builtins/workload"
+	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
 // TestGuardPostgres runs on a cluster of its own: a backend killed with
@@ -15,7 +22,8 @@ func TestGuardPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a cluster")
 	}
-	mustRun(t, `
+	t.Parallel()
+	mustRunOwn(t, `
 db = backend.postgres()
 victim = db.query("SELECT pg_backend_pid() AS pid")[0]["pid"]
 
@@ -68,4 +76,48 @@ assert.eq(fp["fp_a"].rows, fp["fp_c"].rows)
 assert.ne(fp["fp_a"].hash, fp["fp_d"].hash)
 assert.fails(lambda: pg.fingerprint(tables = ["no_such_table"]), "no_such_table")
 `)
+}
+
+// TestQueryRightAfterABackendCrash: a backend killed with SIGKILL makes the
+// postmaster end every backend and replay the WAL; the handle's next query
+// (a user's next cell) waits that out and answers, instead of failing on
+// the connections the crash broke or on "the database system is in
+// recovery mode" (57P03), as TestGuardPostgres did on a loaded machine.
+// The query comes once the postmaster has ended every backend: before
+// that it may still hand a connection out.
+func TestQueryRightAfterABackendCrash(t *testing.T) {
+	t.Parallel()
+	g := mustRunOwn(t, `
+db = backend.postgres()
+db.exec("CREATE TABLE crash_t (id int); INSERT INTO crash_t SELECT generate_series(1, 10)")
+victim = db.query("SELECT pg_backend_pid() AS pid")[0]["pid"]
+`)
+	db := g["db"].(*Handle)
+	victim, _ := g["victim"].(starlark.Int).Int64()
+	if err := syscall.Kill(int(victim), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitLog(t, db.c.logPath(), "all server processes terminated; reinitializing")
+	g, err := startest.Exec(t, startest.Options{Globals: starlark.StringDict{"db": db}},
+		`n = db.query("SELECT count(*) AS n FROM crash_t")[0]["n"]`)
+	if err != nil {
+		t.Fatalf("the query right after the crash: %s", startest.Describe(err))
+	}
+	if n, _ := g["n"].(starlark.Int).Int64(); n != 10 {
+		t.Fatalf("%d rows after the crash, want 10", n)
+	}
+}
+
+// waitLog waits until the file at path holds line.
+func waitLog(t *testing.T, path, line string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		data, _ := os.ReadFile(path)
+		if strings.Contains(string(data), line) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in %s after 30 s:\n%s", line, path, data)
+		}
+	}
 }

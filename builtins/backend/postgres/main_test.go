@@ -97,6 +97,17 @@ func run(t *testing.T, src string) (starlark.StringDict, error) {
 		Cell: &runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")}, Globals: starlark.StringDict{"pg": shared}}, src)
 }
 
+// mustRunOwn runs src in a notebook and cache dir of the test's own, for a
+// parallel test whose clusters are its own (no pg).
+func mustRunOwn(t *testing.T, src string) starlark.StringDict {
+	t.Helper()
+	g, err := startest.Exec(t, startest.Options{Cell: &runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")}}, src)
+	if err != nil {
+		t.Fatal(startest.Describe(err))
+	}
+	return g
+}
+
 func mustRun(t *testing.T, src string) starlark.StringDict {
 	t.Helper()
 	g, err := run(t, src)

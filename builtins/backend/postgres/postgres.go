@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -330,16 +331,62 @@ func (h *Handle) addInput(th *starlark.Thread) {
 // db returns the pool, or an error when the cluster is stopped. change says
 // whether the caller writes: the cluster's state is tracked (state.go).
 func (h *Handle) db(th *starlark.Thread, change bool) (*pgxpool.Pool, error) {
+	h.mu.Lock()
+	pool := h.pool
+	h.mu.Unlock()
+	if pool == nil {
+		return nil, errors.New("the server is stopped")
+	}
+	if err := serving(runtime.Context(th), pool); err != nil {
+		return nil, err
+	}
 	if err := h.touch(th, change); err != nil {
 		return nil, err
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.pool == nil {
-		return nil, errors.New("the server is stopped")
+	addServerInput(th, pool, h.root())
+	return pool, nil
+}
+
+// serving waits until pool has a connection that answers. After a backend
+// crash (one killed with SIGKILL, or by the OOM killer) the postmaster
+// ends every backend, so the pool's connections are dead, and refuses new
+// ones with "the database system is in recovery mode" (SQLSTATE 57P03,
+// also "starting up") while it replays the WAL: a notebook's next cell must
+// not fail on either, the server comes back by itself. A dead connection
+// is dropped and another acquired; a refusal waits, up to readyTimeout.
+// Other errors are left to the statement that follows, which reports its
+// own.
+func serving(ctx context.Context, pool *pgxpool.Pool) error {
+	deadline := time.Now().Add(readyTimeout)
+	for {
+		c, err := pool.Acquire(ctx)
+		if err == nil {
+			err = c.Ping(ctx)
+			if err != nil {
+				c.Conn().Close(ctx) // released closed: the pool destroys it
+			}
+			c.Release()
+			if err == nil || ctx.Err() != nil {
+				return ctx.Err()
+			}
+		} else if !refusedWhileRecovering(err) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server did not take connections again within %s: %w", readyTimeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
-	addServerInput(th, h.pool, h.root())
-	return h.pool, nil
+}
+
+// refusedWhileRecovering is PostgreSQL's cannot_connect_now (57P03).
+func refusedWhileRecovering(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "57P03"
 }
 
 // root is the cluster's directory, "" for an attached server.

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
+	"github.com/benchbook/benchbook/runtime/testsupport/pgtest"
 )
 
 // restoreNB: -p rows=100 leaves the cluster in another state than the
@@ -95,84 +97,152 @@ func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
 // copied, and a SIGINT in between left a partial root-owned 0700 data/ that
 // every later run failed to start ("fork/exec .../postgres: permission
 // denied") until the cache was deleted.
+//
+// Each interruption is a parallel subtest with a notebook dir of its own,
+// seeded with the cluster of the first fresh run as initdb made it.
 func TestInterruptedRestoreRecovers(t *testing.T) {
 	needs.Postgres(t)
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "nb.star"), []byte(restoreNB), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	hooks := installCopyHooks() // copyStep is the package's: set before the parallel tests run
+	t.Parallel()
+	base := t.TempDir()
+	writeRestoreNB(t, base)
 	ctx := context.Background()
-	fresh, _ := runRestoreNB(ctx, t, dir, nil) // an empty cache: the oracle
+	fresh, _ := runRestoreNB(ctx, t, base, nil) // an empty cache: the oracle
 	if fresh != "200" {
 		t.Fatalf("fresh run: %s", fresh)
 	}
-	other := map[string]string{"rows": "100"}
-	as, _ := unprivileged()
+	pristine := pgtest.KeepPristine(t, filepath.Join(base, ".benchbook", "nb"))
 	for _, kill := range []bool{false, true} {
 		for _, step := range []string{"begin", "copied", "aside", "renamed"} {
 			name := fmt.Sprintf("SIGINT at %s", step)
 			if kill {
 				name = fmt.Sprintf("SIGKILL at %s", step)
 			}
-			// The data now holds rows=100: the next default run restores.
-			if got, log := runRestoreNB(ctx, t, dir, other); got != "100" {
-				t.Fatalf("%s: setting up rows=100: %s\n%s", name, got, log)
-			}
-			if kill {
-				cmd := exec.Command(os.Args[0], "-test.run=^$")
-				cmd.Env = append(os.Environ(), "BACKEND_RESTORE_HELPER="+dir+":"+step)
-				out, err := cmd.CombinedOutput()
-				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-					t.Fatalf("%s: the helper was not killed: %v\n%s", name, err, out)
-				}
-			} else {
-				cctx, cancel := context.WithCancel(ctx)
-				var fired atomic.Bool
-				copyStep = func(s, to string) {
-					if s == step && filepath.Base(to) == "data" {
-						fired.Store(true)
-						cancel()
-					}
-				}
-				got, log := runRestoreNB(cctx, t, dir, nil)
-				copyStep = func(string, string) {}
-				cancel()
-				if !fired.Load() {
-					t.Fatalf("%s: the run never reached the step, so nothing was interrupted: %s\n%s", name, got, log)
-				}
-				if got == "200" && step == "begin" {
-					t.Logf("%s: the restore finished before the cancel reached cp", name)
-				}
-			}
-			got, log := runRestoreNB(ctx, t, dir, nil)
-			if got != fresh {
-				t.Fatalf("%s: the next run shows %s, a fresh run %s\n%s", name, got, fresh, log)
-			}
-			if strings.Contains(log, "new cluster in") {
-				t.Errorf("%s: the next run made the cluster again (initdb) instead of finishing the restore\n%s", name, log)
-			}
-			data := filepath.Join(dir, ".benchbook", "nb")
-			roots, _ := filepath.Glob(filepath.Join(data, "*", "resources", "cluster-*", "postgres", "data"))
-			if len(roots) != 1 {
-				roots, _ = filepath.Glob(filepath.Join(data, "resources", "cluster-*", "postgres", "data"))
-			}
-			if len(roots) != 1 {
-				t.Fatalf("data dirs: %v", roots)
-			}
-			st, err := os.Stat(roots[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			sys := st.Sys().(*syscall.Stat_t)
-			if st.Mode().Perm() != 0o700 || as != nil && sys.Uid != as.uid {
-				t.Errorf("%s: data dir mode %v owner %d", name, st.Mode().Perm(), sys.Uid)
-			}
-			for _, side := range []string{copyNew, copyOld} {
-				if _, err := os.Stat(roots[0] + side); err == nil {
-					t.Errorf("%s: %s left beside the data dir", name, side)
-				}
-			}
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				writeRestoreNB(t, dir)
+				pristine.Seed(t, filepath.Join(dir, ".benchbook", "nb"))
+				interruptRestore(t, hooks, dir, step, kill, fresh)
+			})
 		}
+	}
+}
+
+// interruptRestore leaves dir's cluster at rows=100, interrupts the next
+// default run's restore at step, and checks the run after it.
+func interruptRestore(t *testing.T, hooks *copyHooks, dir, step string, kill bool, fresh string) {
+	ctx := context.Background()
+	// The data now holds rows=100: the next default run restores.
+	if got, log := runRestoreNB(ctx, t, dir, map[string]string{"rows": "100"}); got != "100" {
+		t.Fatalf("setting up rows=100: %s\n%s", got, log)
+	}
+	if kill {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "BACKEND_RESTORE_HELPER="+dir+":"+step)
+		out, err := cmd.CombinedOutput()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+			t.Fatalf("the helper was not killed: %v\n%s", err, out)
+		}
+	} else {
+		cctx, cancel := context.WithCancel(ctx)
+		var fired atomic.Bool
+		hooks.set(dir, func(s, to string) {
+			if s == step && filepath.Base(to) == "data" {
+				fired.Store(true)
+				cancel()
+			}
+		})
+		got, log := runRestoreNB(cctx, t, dir, nil)
+		hooks.set(dir, nil)
+		cancel()
+		if !fired.Load() {
+			t.Fatalf("the run never reached the step, so nothing was interrupted: %s\n%s", got, log)
+		}
+		if got == "200" && step == "begin" {
+			t.Logf("the restore finished before the cancel reached cp")
+		}
+	}
+	got, log := runRestoreNB(ctx, t, dir, nil)
+	if got != fresh {
+		t.Fatalf("the next run shows %s, a fresh run %s\n%s", got, fresh, log)
+	}
+	if strings.Contains(log, "new cluster in") {
+		t.Errorf("the next run made the cluster again (initdb) instead of finishing the restore\n%s", log)
+	}
+	data := filepath.Join(dir, ".benchbook", "nb")
+	roots, _ := filepath.Glob(filepath.Join(data, "*", "resources", "cluster-*", "postgres", "data"))
+	if len(roots) != 1 {
+		roots, _ = filepath.Glob(filepath.Join(data, "resources", "cluster-*", "postgres", "data"))
+	}
+	if len(roots) != 1 {
+		t.Fatalf("data dirs: %v", roots)
+	}
+	st, err := os.Stat(roots[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	as, _ := unprivileged()
+	sys := st.Sys().(*syscall.Stat_t)
+	if st.Mode().Perm() != 0o700 || as != nil && sys.Uid != as.uid {
+		t.Errorf("data dir mode %v owner %d", st.Mode().Perm(), sys.Uid)
+	}
+	for _, side := range []string{copyNew, copyOld} {
+		if _, err := os.Stat(roots[0] + side); err == nil {
+			t.Errorf("%s left beside the data dir", side)
+		}
+	}
+}
+
+func writeRestoreNB(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "nb.star"), []byte(restoreNB), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// copyHooks lets parallel tests each interrupt their own copies: copyStep
+// calls the hook set for the notebook dir the copy is under.
+type copyHooks struct {
+	mu    sync.Mutex
+	byDir map[string]func(step, to string)
+}
+
+var hooksOnce struct {
+	once  sync.Once
+	hooks *copyHooks
+}
+
+func installCopyHooks() *copyHooks {
+	hooksOnce.once.Do(func() {
+		h := &copyHooks{byDir: map[string]func(string, string){}}
+		copyStep = h.call
+		hooksOnce.hooks = h
+	})
+	return hooksOnce.hooks
+}
+
+func (h *copyHooks) set(dir string, fn func(step, to string)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if fn == nil {
+		delete(h.byDir, dir)
+		return
+	}
+	h.byDir[dir] = fn
+}
+
+func (h *copyHooks) call(step, to string) {
+	h.mu.Lock()
+	var fn func(string, string)
+	for dir, f := range h.byDir {
+		if strings.HasPrefix(to, dir+string(filepath.Separator)) {
+			fn = f
+		}
+	}
+	h.mu.Unlock()
+	if fn != nil {
+		fn(step, to)
 	}
 }
 
@@ -183,6 +253,7 @@ func TestInterruptedRestoreRecovers(t *testing.T) {
 // "postmaster.pid" already exists"). The test's helper is a child
 // subreaper that never reaps, so the zombie stays as long as it must.
 func TestRunRightAfterSIGKILL(t *testing.T) {
+	t.Parallel()
 	needs.Postgres(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "nb.star"), []byte(restoreNB), 0o644); err != nil {

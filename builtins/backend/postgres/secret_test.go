@@ -23,6 +23,7 @@ import (
 // statements' text in the data dir and every snapshot copied it, and a
 // failing statement from pg.query or workload.sql reached postgres.log.
 func TestRolePasswordsStayOutOfTheDataDir(t *testing.T) {
+	t.Parallel()
 	needs.Postgres(t)
 	dir := t.TempDir()
 	src := `# %% cluster

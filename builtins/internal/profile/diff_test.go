@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )
 
 // simArm is the truth a simulated run is drawn from: each function's CPU
@@ -106,6 +108,7 @@ func TestCompareFindsTheSwap(t *testing.T) {
 // at most about FDR of its experiments (Benjamini-Hochberg's guarantee
 // under the null), and every verdict agrees with its interval.
 func TestCompareNullHoldsFDR(t *testing.T) {
+	timing.Only(t, "a simulation: pure arithmetic, ten times slower under -race for nothing")
 	rng := rand.New(rand.NewPCG(3, 4))
 	const sims = 300
 	falseExps := 0
@@ -157,6 +160,7 @@ func checkVerdictMatchesInterval(t *testing.T, name string, e Estimate) {
 // the calls of an experiment, on average (Benjamini and Yekutieli's false
 // coverage rate, which their adjusted intervals bound).
 func TestCompareCoverage(t *testing.T) {
+	timing.Only(t, "a simulation: pure arithmetic, ten times slower under -race for nothing")
 	rng := rand.New(rand.NewPCG(5, 6))
 	a := background()
 	b := background()

@@ -200,6 +200,7 @@ func TestPerfAttachesProcessesThatJoinLater(t *testing.T) {
 	}
 	time.Sleep(500 * time.Millisecond)
 	p, err := rec.Stop()
+	stopSpinners(late)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,6 +249,7 @@ func TestPerfCgroup(t *testing.T) {
 	move(joiner.Process.Pid)
 	time.Sleep(400 * time.Millisecond)
 	p, err := rec.Stop()
+	stopSpinners(in, out, joiner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,6 +297,7 @@ func TestPerfCancelAndNoFiles(t *testing.T) {
 	if _, err := rec2.Stop(); err != nil {
 		t.Fatal(err)
 	}
+	stopSpinners(sh)
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		t.Errorf("left behind: %s", e.Name())
@@ -316,6 +319,7 @@ func TestPerfSizeBound(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	p, err := rec.Stop()
+	stopSpinners(sp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,6 +353,7 @@ func TestPerfCountsAProcessOnce(t *testing.T) {
 	rec.mu.Unlock()
 	time.Sleep(500 * time.Millisecond)
 	p, err := rec.Stop()
+	stopSpinners(sp)
 	if err != nil {
 		t.Fatal(err)
 	}

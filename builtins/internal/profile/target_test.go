@@ -152,7 +152,17 @@ func atoiT(t *testing.T, s string) int64 {
 	return n
 }
 
-// spinner runs the hot server's CPU burner for d.
+// stopSpinners ends burners as soon as their samples are in: each burns
+// a core, and the profile is still being read (perf script) when a test
+// is done with them.
+func stopSpinners(cmds ...*exec.Cmd) {
+	for _, c := range cmds {
+		c.Process.Kill()
+	}
+}
+
+// spinner runs the hot server's CPU burner for d (at most: stopSpinners
+// ends it, and so does the test's end).
 func spinner(t *testing.T, d time.Duration) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(hotServerBinary(t), "-spin", d.String())

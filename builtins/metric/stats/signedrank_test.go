@@ -1,6 +1,8 @@
 package stats
 
 import (
+	"github.com/benchbook/benchbook/runtime/testsupport/timing"
+
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -99,7 +101,7 @@ func offset(xs []float64, add, mul float64) []float64 {
 // 16 pairs (12 under -race, which makes it ten times slower).
 func TestPairedIntervalIsTheTest(t *testing.T) {
 	most := 16
-	if raceEnabled {
+	if timing.Race {
 		most = 12
 	}
 	for n := 2; n <= most; n++ {

@@ -5,13 +5,15 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )
 
 // Simulations with known truth, under the conditions users measure in
 // (issue 32): iid lognormal noise of 3 %, a drift of 1 or 2 % per pair
 // shared by the two runs of a pair, t(3) tails, one run 30 % off, values
 // rounded to a coarse step, unequal arms. Seeded, so a failure reproduces;
-// run without -race by the README's second test command.
+// run without -race by .ci/test's timing step (runtime/testsupport/timing).
 
 // condition is how runs are drawn around their true level.
 type condition struct {
@@ -129,9 +131,7 @@ func shownInside(s Shown) bool {
 }
 
 func skipUnderRace(t *testing.T) {
-	if raceEnabled {
-		t.Skip("a simulation: run without -race (the README's second test command)")
-	}
+	timing.Only(t, "a simulation: pure arithmetic, ten times slower under -race for nothing")
 }
 
 // binomialSlack is how far above p a rate observed over n trials may land

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -97,6 +98,7 @@ func TestLocalFleetMergesLosslessly(t *testing.T) {
 }
 
 func TestAgentThatDiesIsNamed(t *testing.T) {
+	t.Parallel()
 	l := fleettest.Load{Values: 1000, Seed: 3, Ms: 1500, Windows: 1, DieAgent: 1, DieMs: 300}
 	m, err := fleet.Run(context.Background(), testLocal(), fleettest.Specs(t, l, 2), opts(l))
 	if err != nil {
@@ -119,15 +121,18 @@ func TestAgentThatDiesIsNamed(t *testing.T) {
 }
 
 // A stopped agent (SIGSTOP: a frozen VM, a swapped-out box) is hung: named,
-// killed, and the run keeps the other's data.
+// killed, and the run keeps the other's data. It is stopped half a second
+// into the run, after the handshake: stopped at a time after its launch,
+// on a loaded box it was stopped before its hello, and the run failed
+// ("no hello message within 30s"), which is another test.
 func TestAgentThatHangsIsNamedAndKilled(t *testing.T) {
 	l := fleettest.Load{Values: 1000, Seed: 4, Ms: 4000, Windows: 1, DieAgent: -1}
-	lc := testLocal()
-	hl := &hookLauncher{Launcher: lc, after: func(agents []*fleet.Agent) {
-		time.AfterFunc(500*time.Millisecond, func() { _ = syscall.Kill(pidOf(agents[1]), syscall.SIGSTOP) })
-	}}
+	hl := &hookLauncher{Launcher: testLocal()}
 	o := opts(l)
 	o.Hang = 1500 * time.Millisecond
+	o.OnStart = func(at time.Time) {
+		time.AfterFunc(time.Until(at)+500*time.Millisecond, func() { _ = syscall.Kill(pidOf(hl.agents[1]), syscall.SIGSTOP) })
+	}
 	m, err := fleet.Run(context.Background(), hl, fleettest.Specs(t, l, 2), o)
 	if err != nil {
 		t.Fatal(err)
@@ -138,16 +143,28 @@ func TestAgentThatHangsIsNamedAndKilled(t *testing.T) {
 	assertGone(t, hl.agents)
 }
 
+// Ctrl-C a second into the run stops every agent within 5 s, each
+// reporting what it measured. The second counts from the start instant:
+// counted from the launch, on a loaded box it came before the agents had
+// said hello, and the run failed with "context canceled" instead.
 func TestCtrlCStopsEveryAgent(t *testing.T) {
+	t.Parallel()
 	l := fleettest.Load{Values: 1000, Seed: 5, Ms: 20000, Windows: 1, DieAgent: -1}
 	ctx, cancel := context.WithCancel(context.Background())
-	hl := &hookLauncher{Launcher: testLocal(), after: func([]*fleet.Agent) { time.AfterFunc(time.Second, cancel) }}
-	t0 := time.Now()
-	m, err := fleet.Run(ctx, hl, fleettest.Specs(t, l, 3), opts(l))
+	defer cancel()
+	var cancelled atomic.Int64 // UnixNano of the cancel
+	o := opts(l)
+	o.OnStart = func(at time.Time) {
+		time.AfterFunc(time.Until(at)+time.Second, func() { cancelled.Store(time.Now().UnixNano()); cancel() })
+	}
+	hl := &hookLauncher{Launcher: testLocal()}
+	m, err := fleet.Run(ctx, hl, fleettest.Specs(t, l, 3), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if el := time.Since(t0); el > 6*time.Second {
+	if c := cancelled.Load(); c == 0 {
+		t.Fatalf("the run ended before the Ctrl-C")
+	} else if el := time.Since(time.Unix(0, c)); el > 5*time.Second {
 		t.Fatalf("Ctrl-C took %s to stop the fleet", el)
 	}
 	if !m.Interrupted || m.Incomplete {
@@ -206,7 +223,7 @@ func TestSplit(t *testing.T) {
 	}
 }
 
-// hookLauncher calls after once its agents are up.
+// hookLauncher keeps its agents and calls after (if set) once they are up.
 type hookLauncher struct {
 	fleet.Launcher
 	after  func([]*fleet.Agent)
@@ -216,7 +233,7 @@ type hookLauncher struct {
 func (h *hookLauncher) Launch(ctx context.Context, specs []fleet.Spec) ([]*fleet.Agent, error) {
 	a, err := h.Launcher.Launch(ctx, specs)
 	h.agents = a
-	if err == nil {
+	if err == nil && h.after != nil {
 		h.after(a)
 	}
 	return a, err

@@ -55,6 +55,7 @@ func netnsPair(t *testing.T) (local, remote []string, remoteAddr string, cut fun
 // names the agents it cut off, and they stop by themselves once they have
 // heard nothing for the spec's silence.
 func TestSSHFleetAcrossNamespaces(t *testing.T) {
+	t.Parallel()
 	local, remote, addr, cut := netnsPair(t)
 	client, _ := fleettest.SSHD(t, addr, remote, local)
 	dir := t.TempDir()

@@ -34,6 +34,7 @@ func fileSum(t *testing.T, path string) string {
 }
 
 func TestSSHFleetCopiesBinaryAndMerges(t *testing.T) {
+	t.Parallel()
 	client, _ := testSSHD(t)
 	remote := t.TempDir() // the "remote" home for copied binaries
 	s := &fleet.SSH{Hosts: []string{"root@127.0.0.1", "root@127.0.0.1"}, Command: client, Binary: os.Args[0], Dir: remote}
@@ -67,6 +68,7 @@ func TestSSHFleetCopiesBinaryAndMerges(t *testing.T) {
 // session is killed); each is named, the other's data kept, and no remote
 // agent process outlives its session.
 func TestSSHFleetFaults(t *testing.T) {
+	t.Parallel()
 	client, sshd := testSSHD(t)
 	remote := t.TempDir()
 	s := &fleet.SSH{Hosts: []string{"root@127.0.0.1", "root@127.0.0.1"}, Command: client, Binary: os.Args[0], Dir: remote}

@@ -143,6 +143,17 @@ func build() (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
+	// Five test packages start FerretDB and go test runs them side by
+	// side: the first to come builds it, the others wait for its binary
+	// instead of building the same thing at once (minutes of both cores).
+	unlock, err := lockFile(filepath.Join(dir, "build.lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
 	tmp := fmt.Sprintf("%s.%d", bin, os.Getpid())
 	cmd := exec.Command("go", "build", "-o", tmp, ".")
 	cmd.Dir = src

@@ -1,5 +1,0 @@
-//go:build !race
-
-package gocode
-
-const raceDetector = false
