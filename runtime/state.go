@@ -176,7 +176,7 @@ func TouchValue(t *starlark.Thread, v starlark.Value) error {
 // holders lists the resources a value holds, however deep in containers
 // (targets = {"A": pg_a, "B": pg_b}, arms = {"A": {"db": pg_a}}): a cell
 // that reads a resource runs on its state. A value is nested no deeper
-// than limits.Depth (CheckValue refuses it), which bounds the walk: left
+// than limits.Depth (checkValue refuses it), which bounds the walk: left
 // counts the levels down.
 func holders(v starlark.Value, left int) []string {
 	if sh, ok := v.(StateHolder); ok {
