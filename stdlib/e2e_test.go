@@ -54,7 +54,7 @@ v = verdict(status = "reverted", headline = cmp, summary = "the sleep makes it s
 		if err != nil {
 			t.Fatalf("%s not storable: %v", name, err)
 		}
-		if _, err := codec.Decode(data); err != nil {
+		if _, err := codec.Decode(data, codec.Registered()); err != nil {
 			t.Fatalf("%s does not decode: %v", name, err)
 		}
 	}

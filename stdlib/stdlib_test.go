@@ -56,7 +56,7 @@ func mapMemo() *starlark.Builtin {
 // see it resume.
 func options(t *testing.T) startest.Options {
 	g := starlark.StringDict{"memo": mapMemo()}
-	return startest.Options{Globals: g, Load: loader(startest.Env(t, g))}
+	return startest.Options{Globals: g, Load: loader(startest.Env(t, startest.Options{Globals: g}))}
 }
 
 // loader resolves @std/NAME from the embedded stdlib with the test's env.
@@ -124,7 +124,7 @@ func TestSweepSaysTicksDiffer(t *testing.T) {
 ticks = ` + c.ticks + `
 t = sweep(grid = {"rate": [1000, 20000]}, run = lambda rate: struct(rps = float(rate), tick_ms = ticks[rate]), columns = {"rps": "rps"})
 `
-		if _, err := starlark.ExecFileOptions(runtime.FileOptions(), th, "t.star", src, startest.Env(t, o.Globals)); err != nil {
+		if _, err := starlark.ExecFileOptions(runtime.FileOptions(), th, "t.star", src, startest.Env(t, o)); err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.Contains(printed.String(), "different ticks (0.0, 0.2 ms"); got != c.want {

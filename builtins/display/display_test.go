@@ -24,7 +24,7 @@ func TestTableCodecRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := codec.Decode(data)
+	v, err := codec.Decode(data, codec.Registered())
 	if err != nil {
 		t.Fatal(err)
 	}

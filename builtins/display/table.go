@@ -303,7 +303,7 @@ func (t *Table) MarshalValue() ([]byte, error) {
 }
 
 func decodeTable(data []byte) (starlark.Value, error) {
-	v, err := codec.Decode(data)
+	v, err := codec.Decode(data, codec.Registered())
 	if err != nil {
 		return nil, fmt.Errorf("table: %w", err)
 	}

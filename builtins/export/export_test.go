@@ -293,7 +293,7 @@ func TestFileCodecAndDownload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := codec.Decode(data)
+	v, err := codec.Decode(data, codec.Registered())
 	if err != nil {
 		t.Fatal(err)
 	}

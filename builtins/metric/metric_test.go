@@ -65,7 +65,7 @@ func TestCodecRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", x.Type(), err)
 		}
-		back, err := codec.Decode(data)
+		back, err := codec.Decode(data, codec.Registered())
 		if err != nil {
 			t.Fatalf("%s: %v", x.Type(), err)
 		}
@@ -75,7 +75,7 @@ func TestCodecRoundTrip(t *testing.T) {
 	}
 	// The one-run comparison has no A-A spread and no interval: NaN must
 	// survive storage.
-	back, err := codec.Decode(must(codec.Encode(c)))
+	back, err := codec.Decode(must(codec.Encode(c)), codec.Registered())
 	if err != nil {
 		t.Fatal(err)
 	}

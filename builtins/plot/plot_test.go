@@ -236,7 +236,7 @@ func TestFigureCodecRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := codec.Decode(data)
+	v, err := codec.Decode(data, codec.Registered())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -261,7 +261,7 @@ func (k *killLauncher) Launch(ctx context.Context, specs []fleet.Spec) ([]*fleet
 // per-agent rows through the cache.
 func TestFleetValuesStore(t *testing.T) {
 	g := mustExec(t, `f = workload.agents(ssh = ["a@h1", "h2"], ssh_command = ["ssh", "-F", "x"], hang = "3s")`, nil)
-	back, err := codec.Decode(mustEncode(t, g["f"]))
+	back, err := codec.Decode(mustEncode(t, g["f"]), codec.Registered())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +269,7 @@ func TestFleetValuesStore(t *testing.T) {
 		t.Fatalf("fleet after the codec: %+v", f.c)
 	}
 	r := &Run{hist: loadgen.NewHist(), d: runData{Kind: "http", Incomplete: true, Agents: []agentRow{{Name: "ssh/0/a@h1", Status: "ok", Count: 7}}}}
-	back, err = codec.Decode(mustEncode(t, r))
+	back, err = codec.Decode(mustEncode(t, r), codec.Registered())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestTripsInRecordAndCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := codec.Decode(data)
+	v, err := codec.Decode(data, codec.Registered())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,7 @@ assert.true(r.seen > 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := codec.Decode(data)
+	back, err := codec.Decode(data, codec.Registered())
 	if err != nil {
 		t.Fatal(err)
 	}

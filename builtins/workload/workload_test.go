@@ -71,7 +71,7 @@ assert.fails(lambda: r.p(101), "q must be a number in 0..100")
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := codec.Decode(data)
+	back, err := codec.Decode(data, codec.Registered())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +84,8 @@ assert.fails(lambda: r.p(101), "q must be a number in 0..100")
 	// original, the successes' one does not (it lacks the failures). A run
 	// compares by content (issue 33): read back twice it equals itself,
 	// and one failure more makes it another run.
-	r3, _ := codec.Decode(data)
-	r4, _ := codec.Decode(data)
+	r3, _ := codec.Decode(data, codec.Registered())
+	r4, _ := codec.Decode(data, codec.Registered())
 	r4.(*Run).d.Errors["status 500"]++
 	for _, c := range []struct {
 		a, b starlark.Value

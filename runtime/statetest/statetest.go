@@ -15,6 +15,7 @@ import (
 	_ "github.com/benchbook/benchbook/builtins/metric"
 	_ "github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/stdlib"
 )
 
 // Result is one run of a notebook.
@@ -37,7 +38,7 @@ func RunNB(t *testing.T, dir, cacheDir, src string, params map[string]string, ex
 		t.Fatalf("parse: %v", err)
 	}
 	var stderr strings.Builder
-	e, err := runtime.Open(context.Background(), nb, runtime.Options{CacheDir: cacheDir, Params: params, Stderr: &stderr})
+	e, err := runtime.Open(context.Background(), nb, runtime.Options{CacheDir: cacheDir, Params: params, Stderr: &stderr, Stdlib: stdlib.FS})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}

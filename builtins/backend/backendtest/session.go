@@ -26,7 +26,7 @@ type session struct {
 func newSession(t testing.TB, k Kind) *session {
 	t.Helper()
 	th := startest.Thread(t, startest.Options{Cell: &runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")}})
-	env := startest.Env(t, nil)
+	env := startest.Env(t, startest.Options{})
 	if k.Vars != nil {
 		for name, v := range k.Vars(t.(*testing.T)) {
 			env[name] = starlark.String(v)

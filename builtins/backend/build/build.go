@@ -60,7 +60,7 @@ func binaryHash(path string) (string, error) {
 	return sum, err
 }
 
-func decodeBinary(data []byte) (starlark.Value, error) {
+func decodeBinary(data []byte, _ codec.Types) (starlark.Value, error) {
 	b := &binary{}
 	if err := json.Unmarshal(data, b); err != nil {
 		return nil, err

@@ -49,7 +49,7 @@ func Install(m *starlarkstruct.Module, kinds []Kind) {
 			runtime.Predeclare(k.Name, k.redacted())
 		}
 		for name, decode := range k.Codecs {
-			codec.Register(name, decode)
+			codec.Register(name, func(data []byte) (starlark.Value, error) { return decode(data, nil) })
 		}
 		for name, check := range k.Inputs {
 			runtime.RegisterInputKind(name, check)
