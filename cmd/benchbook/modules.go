@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/stdlib"
 )
@@ -10,7 +11,9 @@ import (
 // cmd/starlark predeclares its own): the engine imports none of them, and
 // a module is one line here.
 func modules() []runtime.Module {
-	return []runtime.Module{}
+	return []runtime.Module{
+		display.Module(),
+	}
 }
 
 // withModules is opts with benchbook's modules and its embedded stdlib
