@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/host"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/stdlib"
 )
@@ -13,6 +14,7 @@ import (
 func modules() []runtime.Module {
 	return []runtime.Module{
 		display.Module(),
+		host.Module(),
 	}
 }
 
