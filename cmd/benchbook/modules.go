@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/export"
 	"github.com/benchbook/benchbook/builtins/host"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/stdlib"
@@ -15,6 +16,7 @@ func modules() []runtime.Module {
 	return []runtime.Module{
 		display.Module(),
 		host.Module(),
+		export.Module(),
 	}
 }
 
