@@ -4,6 +4,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/builtins/export"
 	"github.com/benchbook/benchbook/builtins/host"
+	"github.com/benchbook/benchbook/builtins/plot"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/stdlib"
 )
@@ -17,6 +18,7 @@ func modules() []runtime.Module {
 		display.Module(),
 		host.Module(),
 		export.Module(),
+		plot.Module(),
 	}
 }
 
