@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/builtins/gocode"
@@ -41,7 +42,7 @@ func thread(b *testing.B) *starlark.Thread {
 // load returns testdata/gen.go's Path as a Starlark value.
 func load(b *testing.B, th *starlark.Thread, concurrent bool) starlark.Value {
 	kw := []starlark.Tuple{{starlark.String("concurrent"), starlark.Bool(concurrent)}}
-	m, err := starlark.Call(th, gocode.Module.Members["file"], starlark.Tuple{starlark.String("gen.go")}, kw)
+	m, err := starlark.Call(th, gocode.Module().Globals["gocode"].(*starlarkstruct.Module).Members["file"], starlark.Tuple{starlark.String("gen.go")}, kw)
 	if err != nil {
 		b.Fatal(err)
 	}

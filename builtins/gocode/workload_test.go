@@ -29,7 +29,7 @@ func TestWorkloadCallsFunc(t *testing.T) {
 	dir := t.TempDir()
 	writeGo(t, dir, "gen.go", counterSrc)
 	th, _ := thread(t, context.Background(), dir)
-	env := runtime.Predeclared()
+	env := runtime.MustModuleSet(nil, Module()).Globals()
 	env["URL"] = starlark.String(srv.URL)
 	g, err := starlark.ExecFile(th, "t.star", `
 gen = gocode.file("gen.go")
@@ -72,7 +72,7 @@ func Next() string {
 }
 `)
 	th, cell := thread(t, context.Background(), dir)
-	env := runtime.Predeclared()
+	env := runtime.MustModuleSet(nil, Module()).Globals()
 	env["URL"] = starlark.String(srv.URL)
 	g, err := starlark.ExecFile(th, "t.star", `
 gen = gocode.file("gen.go")

@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/builtins/export"
+	"github.com/benchbook/benchbook/builtins/gocode"
 	"github.com/benchbook/benchbook/builtins/host"
 	"github.com/benchbook/benchbook/builtins/plot"
 	"github.com/benchbook/benchbook/runtime"
@@ -19,6 +20,7 @@ func modules() []runtime.Module {
 		host.Module(),
 		export.Module(),
 		plot.Module(),
+		gocode.Module(),
 	}
 }
 
