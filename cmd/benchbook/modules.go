@@ -5,6 +5,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/export"
 	"github.com/benchbook/benchbook/builtins/gocode"
 	"github.com/benchbook/benchbook/builtins/host"
+	"github.com/benchbook/benchbook/builtins/metric"
 	"github.com/benchbook/benchbook/builtins/plot"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/stdlib"
@@ -21,6 +22,7 @@ func modules() []runtime.Module {
 		export.Module(),
 		plot.Module(),
 		gocode.Module(),
+		metric.Module(),
 	}
 }
 

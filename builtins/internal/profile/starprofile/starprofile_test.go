@@ -180,7 +180,7 @@ func TestComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := codec.Decode(data, codec.Registered())
+	back, err := codec.Decode(data, codec.Types{"profile_comparison": DecodeComparison})
 	if err != nil {
 		t.Fatal(err)
 	}
