@@ -28,7 +28,7 @@ func TestTripsInRecordAndCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := codec.Decode(data, codec.Registered())
+	v, err := codec.Decode(data, testModule().Decoders)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,14 +26,12 @@ var (
 	_ codec.Marshaler     = (*Histogram)(nil)
 )
 
-func init() {
-	codec.Register("histogram", func(data []byte) (starlark.Value, error) {
-		h, err := hdrhistogram.Decode(data)
-		if err != nil {
-			return nil, fmt.Errorf("histogram: %w", err)
-		}
-		return &Histogram{h: h}, nil
-	})
+func decodeHistogram(data []byte, _ codec.Types) (starlark.Value, error) {
+	h, err := hdrhistogram.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("histogram: %w", err)
+	}
+	return &Histogram{h: h}, nil
 }
 
 // Hdr returns the distribution, values in microseconds.

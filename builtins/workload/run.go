@@ -111,8 +111,6 @@ var (
 	_ codec.Marshaler   = (*Run)(nil)
 )
 
-func init() { codec.Register("run", decodeRun) }
-
 // newRun turns what loadgen measured into a Run: the one constructor, for
 // http and sql (loadgen.Run's result), a fleet (the merged result) and exec
 // (an empty result its samples fill). Its label (a URL by default) shows
@@ -333,7 +331,7 @@ func (r *Run) MarshalValue() ([]byte, error) {
 	return json.Marshal(d)
 }
 
-func decodeRun(data []byte) (starlark.Value, error) {
+func decodeRun(data []byte, _ codec.Types) (starlark.Value, error) {
 	r := &Run{}
 	if err := json.Unmarshal(data, &r.d); err != nil {
 		return nil, fmt.Errorf("run: %w", err)

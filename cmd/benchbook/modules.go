@@ -7,6 +7,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/host"
 	"github.com/benchbook/benchbook/builtins/metric"
 	"github.com/benchbook/benchbook/builtins/plot"
+	"github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/stdlib"
 )
@@ -23,6 +24,7 @@ func modules() []runtime.Module {
 		plot.Module(),
 		gocode.Module(),
 		metric.Module(),
+		workload.Module(workload.Options{Kubernetes: kubernetesLauncher}),
 	}
 }
 

@@ -56,7 +56,7 @@ func TestValueRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := codec.Decode(data, codec.Registered())
+	back, err := codec.Decode(data, codec.Types{"profile": DecodeProfile})
 	if err != nil {
 		t.Fatal(err)
 	}
