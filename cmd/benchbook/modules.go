@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/benchbook/benchbook/builtins/backend"
 	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/builtins/export"
 	"github.com/benchbook/benchbook/builtins/gocode"
@@ -25,6 +26,7 @@ func modules() []runtime.Module {
 		gocode.Module(),
 		metric.Module(),
 		workload.Module(workload.Options{Kubernetes: kubernetesLauncher}),
+		backend.Module(),
 	}
 }
 

@@ -11,7 +11,9 @@ import (
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
-func init() { backendtest.Install(build.Kind, process.Kind) }
+// modules are what the tests' snippets see: build, backend.process and
+// workload.
+var modules = backendtest.Modules(build.Kind, process.Kind)
 
 // cacheDirs holds each test's one cache dir: its runs share the binaries
 // they built.
@@ -24,7 +26,7 @@ func run(t *testing.T, src string) (starlark.StringDict, error) {
 		dir = t.TempDir()
 		cacheDirs[t.Name()] = dir
 	}
-	return backendtest.ExecIn(t, dir, src, nil)
+	return backendtest.ExecIn(t, modules, dir, src, nil)
 }
 
 func mustRun(t *testing.T, src string) starlark.StringDict {

@@ -7,12 +7,13 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 	"github.com/benchbook/benchbook/builtins/backend/process"
-	_ "github.com/benchbook/benchbook/builtins/workload"
 )
 
-func init() { backendtest.Install(Kind, process.Kind) }
+// modules are what the tests' snippets see: backend.mongo,
+// backend.process and workload.
+var modules = backendtest.Modules(Kind, process.Kind)
 
 func mustRun(t *testing.T, src string) starlark.StringDict {
 	t.Helper()
-	return backendtest.MustExec(t, src, nil)
+	return backendtest.MustExec(t, modules, src, nil)
 }

@@ -2,10 +2,6 @@ package postgres
 
 import (
 	"testing"
-
-	_ "github.com/benchbook/benchbook/builtins/host"
-	_ "github.com/benchbook/benchbook/builtins/metric"
-	_ "github.com/benchbook/benchbook/builtins/workload"
 )
 
 // TestGuardPostgres runs on a cluster of its own: a backend killed with

@@ -6,20 +6,24 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/backend/backendtest"
+	"github.com/benchbook/benchbook/builtins/host"
+	"github.com/benchbook/benchbook/builtins/metric"
 )
 
-func init() { backendtest.Install(Kind) }
+// modules are what the tests' snippets see: backend.process, workload,
+// and host and metric, which the guard tests use.
+var modules = append(backendtest.Modules(Kind), host.Module(), metric.Module())
 
 // run executes Starlark src in a new session, in a cell named after the
 // test.
 func run(t *testing.T, src string) (starlark.StringDict, error) {
 	t.Helper()
-	return backendtest.Exec(t, src, nil)
+	return backendtest.Exec(t, modules, src, nil)
 }
 
 func mustRun(t *testing.T, src string) starlark.StringDict {
 	t.Helper()
-	return backendtest.MustExec(t, src, nil)
+	return backendtest.MustExec(t, modules, src, nil)
 }
 
 // testPort is a free loopback port.

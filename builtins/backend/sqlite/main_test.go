@@ -8,9 +8,10 @@ import (
 	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 )
 
-func init() { backendtest.Install(Kind) }
+// modules are what the tests' snippets see: backend.sqlite and workload.
+var modules = backendtest.Modules(Kind)
 
 func mustRun(t *testing.T, src string) starlark.StringDict {
 	t.Helper()
-	return backendtest.MustExec(t, src, nil)
+	return backendtest.MustExec(t, modules, src, nil)
 }
