@@ -62,7 +62,7 @@ func NewModuleSet(stdlib fs.FS, mods ...Module) (*ModuleSet, error) {
 	m := &ModuleSet{globals: starlark.StringDict{}, stdlib: stdlib, decoders: codec.Types{},
 		inputs: map[string]InputChecker{}, named: map[string]bool{}}
 	from := map[string]string{} // "global x" -> the module that gave it
-	for _, mod := range append(append([]Module{Core()}, mods...), legacyModule()) {
+	for _, mod := range append([]Module{Core()}, mods...) {
 		if err := m.add(mod, from); err != nil {
 			return nil, err
 		}

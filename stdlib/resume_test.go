@@ -95,7 +95,7 @@ func runNotebook(t *testing.T, path string, stopAt int) *runtime.Engine {
 	tick.Lock()
 	tick.arms, tick.stopAt, tick.cancel = nil, stopAt, cancel
 	tick.Unlock()
-	e, err := runtime.Open(ctx, nb, runtime.Options{Stdlib: stdlib.FS, Modules: []runtime.Module{tickModule}})
+	e, err := runtime.Open(ctx, nb, runtime.Options{Stdlib: stdlib.FS, Modules: append(modules(), tickModule)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/builtins/gocode"
-	_ "github.com/benchbook/benchbook/builtins/workload"
+	"github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -156,7 +156,7 @@ func BenchmarkWorkload(b *testing.B) {
 func runWorkload(b *testing.B, url, request string) {
 	th := thread(b)
 	opts := &syntax.FileOptions{}
-	env := runtime.Predeclared()
+	env := runtime.MustModuleSet(nil, gocode.Module(), workload.Module(workload.Options{})).Globals()
 	defs, err := starlark.ExecFileOptions(opts, th, "defs.star", starlarkPath, env)
 	if err != nil {
 		b.Fatal(err)

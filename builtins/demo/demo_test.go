@@ -14,7 +14,8 @@ import (
 
 	"go.starlark.net/starlark"
 
-	_ "github.com/benchbook/benchbook/builtins/workload"
+	"github.com/benchbook/benchbook/builtins/workload"
+	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
@@ -32,10 +33,15 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// testModules are what the tests' code sees beside demo: workload, which
+// drives the demo.
+func testModules() []runtime.Module { return []runtime.Module{workload.Module(workload.Options{})} }
+
 func run(t *testing.T, src string) starlark.StringDict {
 	t.Helper()
 	return startest.MustExec(t, startest.Options{
 		Print:   func(_ *starlark.Thread, msg string) { t.Log(msg) },
+		Modules: testModules(),
 		Globals: starlark.StringDict{"demo": Builtin},
 	}, src)
 }
