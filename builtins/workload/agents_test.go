@@ -19,6 +19,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/hidden"
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/fleet/fleettest"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
@@ -30,6 +31,7 @@ import (
 // The test binary doubles as `benchbook agent`, so local fleets run the
 // real generator in real processes.
 func TestMain(m *testing.M) {
+	hidden.Run() // the supervisor re-executes the test binary
 	if len(os.Args) > 1 && os.Args[1] == "agent" {
 		if err := fleet.Main(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr, fleet.AgentRun); err != nil {
 			os.Exit(1)

@@ -1,6 +1,7 @@
 package build_test
 
 import (
+	"os"
 	"testing"
 
 	"go.starlark.net/starlark"
@@ -8,12 +9,20 @@ import (
 	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 	"github.com/benchbook/benchbook/builtins/backend/build"
 	"github.com/benchbook/benchbook/builtins/backend/process"
+	"github.com/benchbook/benchbook/builtins/hidden"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
 // modules are what the tests' snippets see: build, backend.process and
 // workload.
 var modules = backendtest.Modules(build.Kind, process.Kind)
+
+// TestMain runs the hidden modes the tests re-execute the test binary in
+// (the supervisor of their children, the container reaper).
+func TestMain(m *testing.M) {
+	hidden.Run()
+	os.Exit(m.Run())
+}
 
 // cacheDirs holds each test's one cache dir: its runs share the binaries
 // they built.

@@ -13,6 +13,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 	"github.com/benchbook/benchbook/builtins/backend/container"
 	"github.com/benchbook/benchbook/builtins/backend/process"
+	"github.com/benchbook/benchbook/builtins/hidden"
 	"github.com/benchbook/benchbook/builtins/host"
 	"github.com/benchbook/benchbook/builtins/metric"
 	"github.com/benchbook/benchbook/runtime"
@@ -37,6 +38,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	hidden.Run() // the supervisor and the reaper re-execute the test binary
 	if dir := os.Getenv("BACKEND_REAPER_HELPER"); dir != "" {
 		zombieHelper(dir) // never returns
 	}

@@ -1,11 +1,13 @@
 package process
 
 import (
+	"os"
 	"testing"
 
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/backend/backendtest"
+	"github.com/benchbook/benchbook/builtins/hidden"
 	"github.com/benchbook/benchbook/builtins/host"
 	"github.com/benchbook/benchbook/builtins/metric"
 )
@@ -13,6 +15,13 @@ import (
 // modules are what the tests' snippets see: backend.process, workload,
 // and host and metric, which the guard tests use.
 var modules = append(backendtest.Modules(Kind), host.Module(), metric.Module())
+
+// TestMain runs the hidden modes the tests re-execute the test binary in
+// (the supervisor of their children, the container reaper).
+func TestMain(m *testing.M) {
+	hidden.Run()
+	os.Exit(m.Run())
+}
 
 // run executes Starlark src in a new session, in a cell named after the
 // test.
