@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchbook/benchbook/runtime/statetest"
+	"github.com/benchbook/benchbook/builtins/backend/statetest"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
