@@ -30,7 +30,7 @@
 //	    exp_or_a is an experiment from abab (arms[0] is A, arms[1] is B) or a
 //	    list of runs or numbers with b the other list; metric is an attribute
 //	    name of a run or a function run -> number. better defaults by the
-//	    metric's name (stats.Direction): "higher" for rps, tps, count and
+//	    metric's name (metricname.Direction): "higher" for rps, tps, count and
 //	    NAME_per_s, "lower" for latency, time, cost and failure figures (p99,
 //	    mean, max, errors, NAME_ms, NAME_per_req, ...); for a function or
 //	    another name it must be given. min_effect: 0.02 or "2%".
