@@ -304,6 +304,7 @@ var (
 	_ starlark.HasAttrs   = (*Binary)(nil)
 	_ starlark.Comparable = (*Binary)(nil)
 	_ codec.Marshaler     = (*Binary)(nil)
+	_ handle.Executable   = (*Binary)(nil) // a cmd of backend.process and backend.container
 )
 
 // Path is the binary's file.

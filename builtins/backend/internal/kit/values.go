@@ -10,8 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 	"go.starlark.net/starlark"
-
-	"github.com/benchbook/benchbook/builtins/display"
 )
 
 // ToGo converts a query argument to what the database drivers accept.
@@ -93,12 +91,6 @@ func numeric(n pgtype.Numeric) starlark.Value {
 		return starlark.None
 	}
 	return starlark.Float(f.Float64)
-}
-
-// Table is the value of a query result: a display table (rows index as
-// dicts keyed by column name).
-func Table(cols []string, rows [][]starlark.Value) starlark.Value {
-	return display.NewTable(cols, rows)
 }
 
 // SQLArgs reads the arguments of .query(sql, *args) and .exec(sql, *args):
