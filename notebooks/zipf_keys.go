@@ -24,12 +24,11 @@ const Vocabulary = 2000
 // drawn with a probability proportional to 1/(1+k)^s.
 const Exponent = 1.1
 
+// The generators, at the start of seed 1's sequences.
 var (
-	zipf    *rand.Zipf
-	uniform *rand.Rand
+	zipf    = newZipf(1)
+	uniform = rand.New(rand.NewSource(1))
 )
-
-func init() { Reset(1) }
 
 // Reset reseeds both generators.
 func Reset(seed int64) {

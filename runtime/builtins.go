@@ -13,37 +13,15 @@ import (
 	"syscall"
 	"time"
 
-	starlarkjson "go.starlark.net/lib/json"
-	starlarkmath "go.starlark.net/lib/math"
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkstruct"
 
-	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/filehash"
 	"github.com/benchbook/benchbook/runtime/limits"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
 
-// The engine's own builtins:
-//
-//	param(name, default)  -> the value of -p name=value, typed like default
-//	file(path)            -> the file's text; path is relative to the notebook
-//	                         and the file becomes an input of the cell
-//	memo(key, fn)         -> fn() computed once per cell and key, stored
-//	                         the moment it returns (checkpoints)
-//	struct(**fields)      -> a storable record of named fields
-//	json, math            -> go.starlark.net's json and math modules
-func init() {
-	Predeclare("struct", starlark.NewBuiltin("struct", starlarkstruct.Make))
-	Predeclare("json", starlarkjson.Module)
-	Predeclare("math", starlarkmath.Module)
-	Predeclare("param", starlark.NewBuiltin("param", param))
-	Predeclare("file", starlark.NewBuiltin("file", file))
-	Predeclare("memo", starlark.NewBuiltin("memo", memo))
-	codec.Register("printed", func(data []byte) (starlark.Value, error) { return Printed(data), nil })
-	RegisterInputKind("file", fileHash)
-	RegisterInputKind("file-stat", fileStat)
-}
+// The engine's own builtins (param, file, memo), predeclared by its Core
+// module (module.go).
 
 // MarshalValue stores printed text.
 func (p Printed) MarshalValue() ([]byte, error) { return []byte(p), nil }

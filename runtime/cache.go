@@ -303,6 +303,7 @@ type memoEntry struct {
 // memoStore adapts the store to the MemoStore the builtins use.
 type memoStore struct {
 	s     *store
+	types codec.Types // the engine's modules' decoders
 	warn  func(string)
 	stale func([]Input) string // why recorded inputs no longer hold, or ""
 }
@@ -316,14 +317,14 @@ func (m memoStore) Get(scope, key string) (*Checkpoint, bool) {
 	if e.Key != redact.String(key) || m.stale(e.Inputs) != "" {
 		return nil, false
 	}
-	v, err := codec.Decode(e.Value)
+	v, err := codec.Decode(e.Value, m.types)
 	if err != nil {
 		m.warn(fmt.Sprintf("memo %q recomputed: %v", key, err))
 		return nil, false
 	}
 	cp := &Checkpoint{Value: v, Inputs: e.Inputs, Warnings: e.Warnings}
 	for _, data := range e.Outputs {
-		out, err := codec.Decode(data)
+		out, err := codec.Decode(data, m.types)
 		if err != nil {
 			m.warn(fmt.Sprintf("memo %q recomputed: %v", key, err))
 			return nil, false

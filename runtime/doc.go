@@ -29,9 +29,10 @@
 //  4. Look up (engine.go, cache.go). Entries are content-addressed by key
 //     under <cache dir>/v1/entries. Each entry lists the dynamic inputs the
 //     cell met while it ran (files read, params, resources, binaries) with
-//     their hashes; they are re-checked through the checkers registered with
-//     RegisterInputKind, and a changed input makes the entry stale. A
-//     damaged entry (checksum mismatch) is reported and recomputed.
+//     their hashes; they are re-checked through the checkers of the
+//     engine's modules (Module.Inputs), and a changed input makes the entry
+//     stale. A damaged entry (checksum mismatch) is reported and
+//     recomputed.
 //
 //  5. Execute (exec.go). A stale cell runs on its own Thread whose locals
 //     carry the Session (context, cache, cleanups) and the Cell (inputs,
@@ -43,7 +44,8 @@
 //     print and the final expression become outputs. Values are frozen.
 //
 //  6. Store (exec.go, codec/). The moment a cell finishes, its values and
-//     outputs are encoded by the codec and written atomically (temp file,
+//     outputs are encoded by the codec (a host value read back by its
+//     module's decoder, Module.Decoders) and written atomically (temp file,
 //     rename) with a checksum, so an interrupted run resumes for free (and
 //     an entry a power cut left short is found damaged and recomputed);
 //     memo(key, fn) does the same for sub-results inside a cell. A cell
@@ -91,24 +93,51 @@
 //     percent format <-> nbformat 4, on SplitCells. The engine tells the
 //     kernel of each cell through Options.OnCell instead of progress lines.
 //   - runtime/testsupport: startest runs every package's testdata/*.star
-//     tests in a Session, golden compares golden files, pgtest starts a
-//     throwaway PostgreSQL for a test (and keeps a notebook's first cluster
-//     as a pristine copy that other caches are seeded with), needs stops a
-//     test for a missing tool (a skip locally, a failure under CI), timing
-//     marks a test that must run without -race (.ci/test's timing step).
+//     tests in a Session with the modules a test names, golden compares
+//     golden files, pgtest starts a throwaway PostgreSQL for a test (and
+//     keeps a notebook's first cluster as a pristine copy that other caches
+//     are seeded with), needs stops a test for a missing tool (a skip
+//     locally, a failure under CI), timing marks a test that must run
+//     without -race (.ci/test's timing step). None imports a builtin: a
+//     test that wants modules lists them.
 //   - builtins/backend: the backend module, a package per kind (postgres,
 //     process, container, mongo, sqlite, and build); handle/handle.go says
 //     in one file what a handle is (start, observe, guard, state,
 //     snapshot/restore, redaction, cleanup), internal/kit holds what the
-//     kinds share, backendtest is the conformance suite every kind passes.
+//     kinds share, backendtest is the conformance suite every kind passes,
+//     statetest tests live state through the engine against real
+//     PostgreSQL, SQLite and FerretDB.
+//   - builtins/hidden: the one table of the binary's hidden modes (the
+//     supervisor of its children, the container reaper, the demo target:
+//     benchbook re-executed by itself), which main and the TestMain of
+//     every test binary that starts such a helper run first.
 //   - builtins/internal: what only builtins share: starval (reading
 //     values), child (the one way a child process starts, and the
 //     supervisor), guard (run guards), starbson (Starlark <-> BSON and
 //     canonical documents), docker (containers through the Docker Engine
 //     API, and their reaper), cgroup (limits and per-window figures of a
 //     group of processes, v1 and v2), procfs (the one reader of
-//     /proc/PID/stat and process trees). builtins/workload/mongotest starts
+//     /proc/PID/stat and process trees), metricname (what a metric's name
+//     says: its direction, its percentile). builtins/workload/mongotest starts
 //     FerretDB for tests, built from its own nested module.
+//
+// # Modules (module.go)
+//
+// The engine knows no builtin module. A module is a value, Module: the
+// globals it predeclares, the decoders of the host values its builtins
+// store, the checkers of the inputs they record, the value types the
+// record keeps (Record.Named) and a record pass. The host hands the
+// engine its modules and its stdlib in Options (Modules, Stdlib: the FS
+// "@std/NAME" loads from); Open merges them, after the engine's own Core
+// module (param, file, memo, progress, resources, struct, json, math),
+// into the engine's ModuleSet, refusing two modules that give one name,
+// and its Session carries it, so two engines of one process see only
+// their own. cmd/benchbook/modules.go lists benchbook's modules by hand,
+// in one place, as k6's jsmodules.go does and go.starlark.net's
+// cmd/starlark predeclares its own; each builtins/* package exports its
+// Module (a function: no init() registers anything), and a test builds
+// its engine or session (startest.Options.Modules) with the modules it
+// needs.
 //
 // # Live resources (resstate/, state.go, resources.go, fingerprint.go)
 //

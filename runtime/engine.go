@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -35,6 +36,12 @@ type Options struct {
 	// each cell's outcome, in place of the progress lines on Stderr (the
 	// Jupyter kernel shows its own).
 	OnCell func(st *CellRun, started bool)
+	// Modules are the builtin modules the notebook sees beside the
+	// engine's own (Core), and Stdlib what it loads as "@std/NAME" (nil:
+	// none): the host's choice, so the engine imports no builtin
+	// (cmd/benchbook/modules.go lists benchbook's).
+	Modules []Module
+	Stdlib  fs.FS
 }
 
 // Status is what happened to a cell: hit, ran, live, error, skipped, never
@@ -89,7 +96,8 @@ type Engine struct {
 	g        *graph
 	store    *store
 	sess     *Session
-	builtins starlark.StringDict
+	mods     *ModuleSet
+	builtins starlark.StringDict // mods' globals
 	runs     map[*CellDef]*CellRun
 	computed map[string]*CellRun      // by key: cells whose values this process holds
 	scratch  starlark.StringDict      // the REPL's own globals
@@ -129,7 +137,11 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	if opts.CacheDir == "" {
 		opts.CacheDir = DefaultCacheDir(nb.Path)
 	}
-	e := &Engine{NB: nb, opts: opts, builtins: Predeclared(), runs: map[*CellDef]*CellRun{}, computed: map[string]*CellRun{}}
+	mods, err := NewModuleSet(opts.Stdlib, opts.Modules...)
+	if err != nil {
+		return nil, err
+	}
+	e := &Engine{NB: nb, opts: opts, mods: mods, builtins: mods.Globals(), runs: map[*CellDef]*CellRun{}, computed: map[string]*CellRun{}}
 	for _, name := range opts.Rerun {
 		if !slices.ContainsFunc(nb.Cells, func(c *CellDef) bool { return c.Name == name && !c.Markdown }) {
 			return nil, fmt.Errorf("-rerun %s: %w in %s", name, ErrNoCell, nb.Path)
@@ -154,8 +166,8 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 		e.unlock()
 		return nil, err
 	}
-	e.sess = &Session{Ctx: ctx, Stderr: opts.Stderr, NotebookDir: dir, CacheDir: opts.CacheDir, Params: opts.Params, paramSalt: salt}
-	e.sess.memo = memoStore{s: e.store, warn: e.warn, stale: e.staleInput}
+	e.sess = &Session{Ctx: ctx, Stderr: opts.Stderr, NotebookDir: dir, CacheDir: opts.CacheDir, Params: opts.Params, Modules: mods, paramSalt: salt}
+	e.sess.memo = memoStore{s: e.store, types: mods.decoders, warn: e.warn, stale: e.staleInput}
 	learnSecrets(nb, opts.Params)
 	e.sess.fingerprint = e.fingerprint
 	e.sess.tracker = resstate.New(func(msg string) { fmt.Fprintln(opts.Stderr, msg) }, record.FormatDuration)
@@ -348,7 +360,7 @@ func (e *Engine) staleOther(inputs []Input) string {
 		var now string
 		if in.Kind == "param" {
 			now = e.paramValue(in.Name)
-		} else if check := inputChecker(in.Kind); check != nil {
+		} else if check := e.mods.inputs[in.Kind]; check != nil {
 			h, err := check(in.Name)
 			if err != nil {
 				return fmt.Sprintf("input %s %s: %v", in.Kind, in.Name, err)
@@ -430,7 +442,7 @@ func (e *Engine) values(c *CellDef) (starlark.StringDict, error) {
 	}
 	vals := starlark.StringDict{}
 	for name, data := range st.entry.Values {
-		v, err := codec.Decode(data)
+		v, err := codec.Decode(data, e.mods.decoders)
 		if err != nil {
 			return nil, fmt.Errorf("cell %s: value %s: %w", c.Name, name, err)
 		}
@@ -444,7 +456,7 @@ func (e *Engine) values(c *CellDef) (starlark.StringDict, error) {
 func (e *Engine) decodeOutputs(raw [][]byte) []starlark.Value {
 	out := make([]starlark.Value, 0, len(raw))
 	for _, data := range raw {
-		v, err := codec.Decode(data)
+		v, err := codec.Decode(data, e.mods.decoders)
 		if err != nil {
 			v = Printed(fmt.Sprintf("(output not readable: %v)", err))
 		}

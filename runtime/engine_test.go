@@ -34,6 +34,7 @@ func runNotebook(t *testing.T, dir, src string, opts Options) *nbRun {
 	}
 	r := &nbRun{outputs: map[string]string{}}
 	opts.Stderr = &r.stderr
+	opts.Modules = append(opts.Modules, testModule)
 	e, err := Open(context.Background(), nb, opts)
 	if err != nil {
 		t.Fatalf("open: %v", err)
@@ -286,20 +287,22 @@ func TestDamagedEntryIsRecomputed(t *testing.T) {
 // calls counts executions of tick(name) across runs in a test.
 var calls = map[string]int{}
 
-func init() {
-	Predeclare("emit", starlark.NewBuiltin("emit", func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+// testModule is what the tests' notebooks see beside Core: emit(v) and
+// tick(name), which counts its calls.
+var testModule = Module{Name: "runtime_test", Globals: starlark.StringDict{
+	"emit": starlark.NewBuiltin("emit", func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 		Emit(th, args[0])
 		return starlark.None, nil
-	}))
-	Predeclare("tick", starlark.NewBuiltin("tick", func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+	}),
+	"tick": starlark.NewBuiltin("tick", func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
 		var name string
 		if err := starlark.UnpackArgs(b.Name(), args, kw, "name", &name); err != nil {
 			return nil, err
 		}
 		calls[name]++
 		return starlark.MakeInt(calls[name]), nil
-	}))
-}
+	}),
+}}
 
 func TestMemoResumesAfterFailure(t *testing.T) {
 	dir := t.TempDir()

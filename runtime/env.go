@@ -24,8 +24,8 @@ import (
 
 // Input is something a cell depended on that is not in its source: a file it
 // read, a binary it started, a git revision it built, a server's version.
-// On lookup the engine recomputes Hash through the checker registered for
-// Kind; a different hash makes the cached entry stale.
+// On lookup the engine recomputes Hash through the checker a module gives
+// for Kind (Module.Inputs); a different hash makes the cached entry stale.
 type Input struct {
 	Kind string `json:"kind"` // "file", "param", "resource", "binary", ...
 	Name string `json:"name"` // path, parameter name, ...
@@ -35,52 +35,6 @@ type Input struct {
 // InputChecker returns the current hash of an input of its kind.
 type InputChecker func(name string) (hash string, err error)
 
-var (
-	checkersMu sync.RWMutex
-	checkers   = map[string]InputChecker{}
-)
-
-// RegisterInputKind tells the engine how to re-check inputs of a kind. Kinds
-// without a checker are trusted as recorded (they cannot go stale).
-func RegisterInputKind(kind string, check InputChecker) {
-	checkersMu.Lock()
-	defer checkersMu.Unlock()
-	checkers[kind] = check
-}
-
-func inputChecker(kind string) InputChecker {
-	checkersMu.RLock()
-	defer checkersMu.RUnlock()
-	return checkers[kind]
-}
-
-var (
-	predeclaredMu sync.Mutex
-	predeclared   = starlark.StringDict{}
-)
-
-// Predeclare makes v visible to every notebook under name. Builtin packages
-// call it from init; the binary imports them all.
-func Predeclare(name string, v starlark.Value) {
-	predeclaredMu.Lock()
-	defer predeclaredMu.Unlock()
-	if _, dup := predeclared[name]; dup {
-		panic("runtime: builtin " + name + " declared twice")
-	}
-	predeclared[name] = v
-}
-
-// Predeclared returns a copy of every registered builtin.
-func Predeclared() starlark.StringDict {
-	predeclaredMu.Lock()
-	defer predeclaredMu.Unlock()
-	out := make(starlark.StringDict, len(predeclared))
-	for k, v := range predeclared {
-		out[k] = v
-	}
-	return out
-}
-
 // Session is the state of one benchbook invocation (a run, a REPL): shared
 // by every cell it executes.
 type Session struct {
@@ -89,6 +43,9 @@ type Session struct {
 	NotebookDir string            // relative paths in builtins resolve here
 	CacheDir    string            // the notebook's cache directory (.benchbook/NAME)
 	Params      map[string]string // -p name=value, as typed on the command line
+	// Modules are what its code sees and loads: the engine sets its own;
+	// nil (a test's bare session) is the engine's Core module alone.
+	Modules *ModuleSet
 
 	memo      MemoStore         // nil: memo runs fn every time
 	paramSalt []byte            // the cache's salt for parameter hashes (salt.go); nil without a cache

@@ -25,7 +25,7 @@ func openNamed(t *testing.T, dir, name, src string) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := Open(context.Background(), nb, Options{})
+	e, err := Open(context.Background(), nb, Options{Modules: []Module{testModule}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 
@@ -11,7 +12,6 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/runtime/limits"
-	"github.com/benchbook/benchbook/stdlib"
 )
 
 // fileOptions are the Starlark dialect of notebooks and stdlib modules.
@@ -32,10 +32,15 @@ func FileOptions() *syntax.FileOptions {
 }
 
 // moduleSource returns the source of a loadable module: "@std/x.star" from
-// the embedded stdlib, anything else relative to the notebook.
+// the session's stdlib (Options.Stdlib: the embedded one in benchbook),
+// anything else relative to the notebook.
 func (s *Session) moduleSource(name string) ([]byte, error) {
 	if rest, ok := strings.CutPrefix(name, "@std/"); ok {
-		src, err := stdlib.FS.ReadFile(rest)
+		std := s.modules().stdlib
+		if std == nil {
+			return nil, fmt.Errorf("no stdlib module %q (this session has no stdlib)", name)
+		}
+		src, err := fs.ReadFile(std, rest)
 		if err != nil {
 			return nil, fmt.Errorf("no stdlib module %q", name)
 		}
@@ -155,7 +160,7 @@ func (s *Session) loader() func(*starlark.Thread, string) (starlark.StringDict, 
 			for _, k := range []string{sessionKey, cellKey} {
 				sub.SetLocal(k, t.Local(k))
 			}
-			e.globals, e.err = starlark.ExecFileOptions(fileOptions, sub, name, src, Predeclared())
+			e.globals, e.err = starlark.ExecFileOptions(fileOptions, sub, name, src, s.modules().Globals())
 			if e.globals != nil {
 				e.globals.Freeze()
 			}

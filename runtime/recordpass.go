@@ -3,7 +3,6 @@ package runtime
 import (
 	"maps"
 	"slices"
-	"sync"
 
 	"github.com/benchbook/benchbook/runtime/record"
 	"github.com/benchbook/benchbook/runtime/redact"
@@ -15,45 +14,15 @@ import (
 // verdict(...) rests on. A pass may replace values in the record (never
 // the cells' own values, which the cache and later cells share).
 //
-// The runtime knows no builtin: a builtin registers its pass, and the
-// types of the named values the record keeps (Record.Named), in init.
-
-var (
-	passesMu  sync.Mutex
-	passes    []func(*record.Record)
-	keptTypes = map[string]bool{}
-)
-
-// RegisterRecordPass adds a pass every record goes through, in the order
-// registered.
-func RegisterRecordPass(p func(*record.Record)) {
-	passesMu.Lock()
-	defer passesMu.Unlock()
-	passes = append(passes, p)
-}
-
-// KeepNamed makes records keep every global of this value type a cell
-// defined, shown or not (Record.Named): tools read them back from a JSON
-// record (run -baseline gates every comparison), and passes see them.
-func KeepNamed(typ string) {
-	passesMu.Lock()
-	defer passesMu.Unlock()
-	keptTypes[typ] = true
-}
-
-func recordPasses() ([]func(*record.Record), map[string]bool) {
-	passesMu.Lock()
-	defer passesMu.Unlock()
-	return slices.Clone(passes), maps.Clone(keptTypes)
-}
+// The runtime knows no builtin: a module gives its pass (Module.Pass), and
+// the types of the named values the record keeps (Module.Named).
 
 // finishRecord adds the named values of the kept types and runs the passes.
 func (e *Engine) finishRecord(r *record.Record) {
-	ps, kept := recordPasses()
-	if len(kept) > 0 {
-		r.Named = e.namedValues(kept)
+	if len(e.mods.named) > 0 {
+		r.Named = e.namedValues(e.mods.named)
 	}
-	for _, p := range ps {
+	for _, p := range e.mods.passes {
 		p(r)
 	}
 }

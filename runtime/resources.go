@@ -29,8 +29,6 @@ var resourcesModule = &starlarkstruct.Module{
 	},
 }
 
-func init() { Predeclare("resources", resourcesModule) }
-
 // stateMark is the value of resources.mark().
 type stateMark struct{ states map[string]string }
 

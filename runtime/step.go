@@ -17,8 +17,6 @@ var progressBuiltin = starlark.NewBuiltin("progress", func(t *starlark.Thread, b
 	return starlark.None, nil
 })
 
-func init() { Predeclare("progress", progressBuiltin) }
-
 const stepKey = "benchbook.progress-step"
 
 // Step is the experiment's step that progress() named last on this

@@ -13,7 +13,7 @@ import (
 
 	"go.starlark.net/starlark"
 
-	_ "github.com/benchbook/benchbook/builtins/workload"
+	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
@@ -54,7 +54,7 @@ v = verdict(status = "reverted", headline = cmp, summary = "the sleep makes it s
 		if err != nil {
 			t.Fatalf("%s not storable: %v", name, err)
 		}
-		if _, err := codec.Decode(data); err != nil {
+		if _, err := codec.Decode(data, runtime.MustModuleSet(nil, modules()...).Decoders()); err != nil {
 			t.Fatalf("%s does not decode: %v", name, err)
 		}
 	}

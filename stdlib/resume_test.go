@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/stdlib"
 )
 
 // tick counts runs across engine executions; at stopAt it cancels the run
@@ -23,11 +23,9 @@ var tick = struct {
 	cancel context.CancelFunc
 }{}
 
-func init() {
-	if _, ok := runtime.Predeclared()["struct"]; !ok {
-		runtime.Predeclare("struct", starlark.NewBuiltin("struct", starlarkstruct.Make))
-	}
-	runtime.Predeclare("test_tick", starlark.NewBuiltin("test_tick", func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+// tickModule gives test_tick(arm), a run's rps that counts the runs.
+var tickModule = runtime.Module{Name: "stdlib_test", Globals: starlark.StringDict{
+	"test_tick": starlark.NewBuiltin("test_tick", func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var arm string
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "arm", &arm); err != nil {
 			return nil, err
@@ -40,8 +38,8 @@ func init() {
 		}
 		tick.arms = append(tick.arms, arm)
 		return starlark.Float(100 + 30*float64(len(arm)-1) + float64(len(tick.arms))), nil
-	}))
-}
+	}),
+}}
 
 const resumeNotebook = `# %% runs
 load("@std/abab.star", "abab")
@@ -97,7 +95,7 @@ func runNotebook(t *testing.T, path string, stopAt int) *runtime.Engine {
 	tick.Lock()
 	tick.arms, tick.stopAt, tick.cancel = nil, stopAt, cancel
 	tick.Unlock()
-	e, err := runtime.Open(ctx, nb, runtime.Options{})
+	e, err := runtime.Open(ctx, nb, runtime.Options{Stdlib: stdlib.FS, Modules: append(modules(), tickModule)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,21 +7,27 @@ import (
 	"testing"
 
 	"go.starlark.net/starlark"
-	"go.starlark.net/starlarkstruct"
 
-	_ "github.com/benchbook/benchbook/builtins/display"
-	_ "github.com/benchbook/benchbook/builtins/host"
-	_ "github.com/benchbook/benchbook/builtins/metric"
+	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/host"
+	"github.com/benchbook/benchbook/builtins/metric"
+	"github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 	"github.com/benchbook/benchbook/stdlib"
 )
 
-// The stdlib's tests are Starlark files in testdata, run with every
-// builtin, starlarktest's assert, and a memo kept in a Go map so that a
+// The stdlib's tests are Starlark files in testdata, run with the modules
+// the stdlib drives, starlarktest's assert, and a memo kept in a Go map so that a
 // file can interrupt an experiment and run it again to see it resume. (The
 // engine's own memo store is wired by runtime.Engine; TestResumeInEngine
 // checks the real thing.)
+
+// modules are what the stdlib's code drives: tables, the box, comparisons
+// and runs.
+func modules() []runtime.Module {
+	return []runtime.Module{display.Module(), host.Module(), metric.Module(), workload.Module(workload.Options{})}
+}
 
 // mapMemo is memo(key, fn) over a map: fn() once per key, frozen.
 func mapMemo() *starlark.Builtin {
@@ -55,8 +61,9 @@ func mapMemo() *starlark.Builtin {
 // the stdlib modules it loads, so a file can interrupt an experiment and
 // see it resume.
 func options(t *testing.T) startest.Options {
-	g := starlark.StringDict{"memo": mapMemo()}
-	return startest.Options{Globals: g, Load: loader(startest.Env(t, g))}
+	o := startest.Options{Modules: modules(), Globals: starlark.StringDict{"memo": mapMemo()}}
+	o.Load = loader(startest.Env(t, o))
+	return o
 }
 
 // loader resolves @std/NAME from the embedded stdlib with the test's env.
@@ -88,17 +95,14 @@ func TestStarlark(t *testing.T) {
 	startest.RunFiles(t, "testdata/*.star", options)
 }
 
-// Every stdlib module parses and loads with nothing but the registered
-// builtins (plus struct, which the engine must provide).
+// Every stdlib module parses and loads with nothing but the engine's Core
+// builtins and the modules it drives.
 func TestModulesLoad(t *testing.T) {
 	entries, err := stdlib.FS.ReadDir(".")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := runtime.Predeclared()
-	if _, ok := e["struct"]; !ok {
-		e["struct"] = starlark.NewBuiltin("struct", starlarkstruct.Make)
-	}
+	e := runtime.MustModuleSet(stdlib.FS, modules()...).Globals()
 	for _, ent := range entries {
 		src, _ := stdlib.FS.ReadFile(ent.Name())
 		th := &starlark.Thread{Name: ent.Name()}
@@ -124,7 +128,7 @@ func TestSweepSaysTicksDiffer(t *testing.T) {
 ticks = ` + c.ticks + `
 t = sweep(grid = {"rate": [1000, 20000]}, run = lambda rate: struct(rps = float(rate), tick_ms = ticks[rate]), columns = {"rps": "rps"})
 `
-		if _, err := starlark.ExecFileOptions(runtime.FileOptions(), th, "t.star", src, startest.Env(t, o.Globals)); err != nil {
+		if _, err := starlark.ExecFileOptions(runtime.FileOptions(), th, "t.star", src, startest.Env(t, o)); err != nil {
 			t.Fatal(err)
 		}
 		if got := strings.Contains(printed.String(), "different ticks (0.0, 0.2 ms"); got != c.want {

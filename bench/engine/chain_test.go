@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/record"
 )
@@ -51,7 +52,7 @@ func runChain(b *testing.B, path string, n int, want runtime.Status) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: io.Discard})
+	e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: io.Discard, Modules: []runtime.Module{display.Module()}})
 	if err != nil {
 		b.Fatal(err)
 	}

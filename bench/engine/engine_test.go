@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	_ "github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/record"
 )
@@ -23,7 +23,7 @@ func BenchmarkCachedRun(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: io.Discard})
+		e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: io.Discard, Modules: []runtime.Module{display.Module()}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func BenchmarkLookup(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "nb.star")
 	os.WriteFile(path, []byte(Notebook(30, 20)), 0o644)
 	nb, _ := runtime.ParseFile(path)
-	e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: io.Discard})
+	e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: io.Discard, Modules: []runtime.Module{display.Module()}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -21,10 +21,11 @@ import (
 	"testing"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/builtins/gocode"
-	_ "github.com/benchbook/benchbook/builtins/workload"
+	"github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -42,7 +43,7 @@ func thread(b *testing.B) *starlark.Thread {
 // load returns testdata/gen.go's Path as a Starlark value.
 func load(b *testing.B, th *starlark.Thread, concurrent bool) starlark.Value {
 	kw := []starlark.Tuple{{starlark.String("concurrent"), starlark.Bool(concurrent)}}
-	m, err := starlark.Call(th, gocode.Module.Members["file"], starlark.Tuple{starlark.String("gen.go")}, kw)
+	m, err := starlark.Call(th, gocode.Module().Globals["gocode"].(*starlarkstruct.Module).Members["file"], starlark.Tuple{starlark.String("gen.go")}, kw)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func BenchmarkWorkload(b *testing.B) {
 func runWorkload(b *testing.B, url, request string) {
 	th := thread(b)
 	opts := &syntax.FileOptions{}
-	env := runtime.Predeclared()
+	env := runtime.MustModuleSet(nil, gocode.Module(), workload.Module(workload.Options{})).Globals()
 	defs, err := starlark.ExecFileOptions(opts, th, "defs.star", starlarkPath, env)
 	if err != nil {
 		b.Fatal(err)

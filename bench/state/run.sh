@@ -9,5 +9,5 @@ set -euo pipefail
 raw=bench/state/raw
 mkdir -p "$raw"
 BENCHBOOK_BENCH_STATE=1 go test -count=1 -timeout 60m -run TestStateCost -v ./bench/state/ | tee "$raw/snapshot-restore.txt"
-BENCHBOOK_STATE_STEPS=${STEPS:-300} go test -count=1 -timeout 120m -run TestStateProperty -v ./runtime/statetest/property/ | grep -v '^\s*\(▶\|hit\|ran\|live\|↺\)' | tee "$raw/property.txt"
+BENCHBOOK_STATE_STEPS=${STEPS:-300} go test -count=1 -timeout 120m -run TestStateProperty -v ./builtins/backend/statetest/property/ | grep -v '^\s*\(▶\|hit\|ran\|live\|↺\)' | tee "$raw/property.txt"
 bench/engine/run.sh | tee "$raw/cached-rerun.txt"

@@ -104,10 +104,11 @@ func hello(stdout io.Writer, addr string) error {
 
 // load runs one workload call and prints its figures.
 func load(ctx context.Context, stdout io.Writer, src string, globals starlark.StringDict) error {
-	s := &runtime.Session{Ctx: ctx, Stderr: os.Stderr, NotebookDir: ".", CacheDir: os.TempDir()}
+	mods := runtime.MustModuleSet(nil, workload.Module(workload.Options{}))
+	s := &runtime.Session{Ctx: ctx, Stderr: os.Stderr, NotebookDir: ".", CacheDir: os.TempDir(), Modules: mods}
 	defer s.Close()
 	th := s.NewThread(&runtime.Cell{Name: "bench"})
-	pre := runtime.Predeclared()
+	pre := mods.Globals()
 	for k, v := range globals {
 		pre[k] = v
 	}

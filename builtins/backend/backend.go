@@ -79,6 +79,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/backend/process"
 	"github.com/benchbook/benchbook/builtins/backend/sqlite"
 	"github.com/benchbook/benchbook/builtins/demo"
+	"github.com/benchbook/benchbook/runtime"
 )
 
 // kinds are the backends a notebook can start, one line each.
@@ -91,7 +92,7 @@ var kinds = []handle.Kind{
 	build.Kind, // build(...): top level
 }
 
-// Module is the backend module.
-var Module = handle.Module(kinds, starlark.StringDict{"demo": demo.Builtin})
-
-func init() { handle.Install(Module, kinds) }
+// Module is the backend module: every kind, and backend.demo.
+func Module() runtime.Module {
+	return handle.Module(kinds, starlark.StringDict{"demo": demo.Builtin})
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
+	"github.com/benchbook/benchbook/builtins/hidden"
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
 	"github.com/benchbook/benchbook/builtins/internal/docker"
 	"github.com/benchbook/benchbook/builtins/internal/docker/dockertest"
@@ -152,6 +153,7 @@ func reaperOf(pid int) int {
 }
 
 func TestMain(m *testing.M) {
+	hidden.Run() // the supervisor and the reaper re-execute the test binary
 	if image := os.Getenv("BACKEND_SPIN_HELPER"); image != "" {
 		spinHelper(image) // never returns
 	}

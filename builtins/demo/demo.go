@@ -23,6 +23,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -74,15 +75,26 @@ func dataDir() string {
 	return filepath.Join(os.TempDir(), "benchbook-demo-"+strconv.Itoa(os.Getuid()))
 }
 
-// launch re-executes this binary in its "__demo" mode and waits for the
-// line with its address.
-func launch(ctx context.Context, o serveOptions) (*Handle, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find own binary: %w", err)
+// Mode is the hidden mode of the demo target ("__demo -rows=N ..."), a
+// child of the benchbook that launched it.
+var Mode = child.Mode{Arg: "__demo", Run: func(args []string) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := Serve(ctx, args); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		stop()
+		os.Exit(1)
 	}
-	cmd := exec.Command(exe, "__demo", "-index="+strconv.FormatBool(o.index),
+}}
+
+// launch re-executes this binary in its "__demo" mode (Mode) and waits for
+// the line with its address.
+func launch(ctx context.Context, o serveOptions) (*Handle, error) {
+	cmd, err := child.ModeCommand(Mode.Arg, "-index="+strconv.FormatBool(o.index),
 		"-cache="+strconv.FormatBool(o.cache), "-rows="+strconv.Itoa(o.rows), "-data="+o.data)
+	if err != nil {
+		return nil, fmt.Errorf("start demo: %w", err)
+	}
 	var stderr strings.Builder
 	cmd.Stderr = &limitedWriter{w: &stderr, n: 4096}
 	out, err := cmd.StdoutPipe()

@@ -1,42 +1,38 @@
 package demo
 
 import (
-	"context"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.starlark.net/starlark"
 
-	_ "github.com/benchbook/benchbook/builtins/workload"
+	"github.com/benchbook/benchbook/builtins/internal/child"
+	"github.com/benchbook/benchbook/builtins/workload"
+	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )
 
-// TestMain plays the benchbook binary's part: "__demo" runs the server.
+// TestMain plays the benchbook binary's part: "__demo" runs the server,
+// "__supervise" the supervisor of the children.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "__demo" {
-		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-		defer stop()
-		if err := Serve(ctx, os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	child.RunMode(child.Supervisor, Mode)
 	os.Exit(m.Run())
 }
+
+// testModules are what the tests' code sees beside demo: workload, which
+// drives the demo.
+func testModules() []runtime.Module { return []runtime.Module{workload.Module(workload.Options{})} }
 
 func run(t *testing.T, src string) starlark.StringDict {
 	t.Helper()
 	return startest.MustExec(t, startest.Options{
 		Print:   func(_ *starlark.Thread, msg string) { t.Log(msg) },
+		Modules: testModules(),
 		Globals: starlark.StringDict{"demo": Builtin},
 	}, src)
 }

@@ -49,7 +49,7 @@ func TestUnobservedDemoDeathInvalidatesRun(t *testing.T) {
 		time.AfterFunc(time.Duration(after*float64(time.Second)), func() { syscall.Kill(pid, syscall.SIGKILL) })
 		return starlark.None, nil
 	})
-	g := startest.MustExec(t, startest.Options{Globals: starlark.StringDict{"demo": Builtin, "kill_later": killLater}}, `
+	g := startest.MustExec(t, startest.Options{Modules: testModules(), Globals: starlark.StringDict{"demo": Builtin, "kill_later": killLater}}, `
 d = demo(rows = 2000)
 kill_later(d.pid, 0.8)
 r = workload.http(d.url + "/search?q=t0042&limit=5", clients = 1, duration = "3s", warmup = "0s")

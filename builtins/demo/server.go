@@ -47,8 +47,8 @@ func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
 
 const defaultRows = 100_000
 
-// Serve runs the demo server in this process (the child side); the benchbook
-// binary calls it for its hidden "__demo" subcommand. It prints
+// Serve runs the demo server in this process (the child side): the
+// benchbook binary in its hidden "__demo" mode (Mode). It prints
 // "listening http://host:port" on stdout once it accepts requests, and
 // returns when ctx is cancelled.
 func Serve(ctx context.Context, args []string) error {

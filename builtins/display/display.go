@@ -30,12 +30,21 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/codec"
 )
 
-func init() {
-	runtime.Predeclare("md", starlark.NewBuiltin("md", md))
-	runtime.Predeclare("table", starlark.NewBuiltin("table", table))
-	runtime.Predeclare("show", starlark.NewBuiltin("show", show))
+// Module is the display module: md, table and show, and the decoders of
+// the tables and Markdown that cells store.
+func Module() runtime.Module {
+	return runtime.Module{
+		Name: "display",
+		Globals: starlark.StringDict{
+			"md":    starlark.NewBuiltin("md", md),
+			"table": starlark.NewBuiltin("table", table),
+			"show":  starlark.NewBuiltin("show", show),
+		},
+		Decoders: codec.Types{"table": decodeTable, "markdown": decodeMarkdown},
+	}
 }
 
 // md(text) emits text as Markdown, with common indentation removed so it

@@ -6,25 +6,28 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
 // TestStarlark runs every testdata/*.star file.
 func TestStarlark(t *testing.T) {
-	startest.RunFiles(t, "testdata/*.star", nil)
+	startest.RunFiles(t, "testdata/*.star", func(*testing.T) startest.Options {
+		return startest.Options{Modules: []runtime.Module{Module()}}
+	})
 }
 
 func TestTableCodecRoundTrip(t *testing.T) {
 	orig := NewTable([]string{"arm", "rps", "tags", "none"}, [][]starlark.Value{
 		{starlark.String("A"), starlark.Float(1234.5), starlark.NewList([]starlark.Value{starlark.String("x")}), starlark.None},
-		{starlark.String("B"), starlark.MakeInt(7)},
+		{starlark.String("B"), starlark.MakeInt(7), Markdown("*a cell the decoders decode*")},
 	})
 	data, err := codec.Encode(starlark.NewList([]starlark.Value{orig, Markdown("# t")}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := codec.Decode(data)
+	v, err := codec.Decode(data, Module().Decoders)
 	if err != nil {
 		t.Fatal(err)
 	}

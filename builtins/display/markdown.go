@@ -7,12 +7,6 @@ import (
 	"github.com/benchbook/benchbook/runtime/record"
 )
 
-func init() {
-	codec.Register("markdown", func(data []byte) (starlark.Value, error) {
-		return Markdown(data), nil
-	})
-}
-
 // Markdown is text emitted by md(): shown in the record exactly as a
 // Markdown cell is, raw HTML disabled.
 type Markdown string
@@ -41,6 +35,8 @@ func (m Markdown) JSON() any { return string(m) }
 
 // MarshalValue stores the text.
 func (m Markdown) MarshalValue() ([]byte, error) { return []byte(m), nil }
+
+func decodeMarkdown(data []byte, _ codec.Types) (starlark.Value, error) { return Markdown(data), nil }
 
 // MarkdownToHTML renders GitHub-flavoured Markdown with raw HTML disabled:
 // the engine the record uses for Markdown cells.

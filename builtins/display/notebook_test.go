@@ -38,7 +38,7 @@ func runRecord(t *testing.T, path string) *record.Record {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: io.Discard})
+	e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: io.Discard, Modules: []runtime.Module{display.Module()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,6 @@ import (
 	"github.com/benchbook/benchbook/runtime/record"
 )
 
-func init() { codec.Register("table", decodeTable) }
-
 // Table is rows of values under named columns: the result of table(...),
 // of sweeps and decision tables. It is immutable.
 type Table struct {
@@ -302,8 +300,10 @@ func (t *Table) MarshalValue() ([]byte, error) {
 	return data, nil
 }
 
-func decodeTable(data []byte) (starlark.Value, error) {
-	v, err := codec.Decode(data)
+// decodeTable rebuilds a table; types decode its cells (a run, a
+// comparison: any module's values).
+func decodeTable(data []byte, types codec.Types) (starlark.Value, error) {
+	v, err := codec.Decode(data, types)
 	if err != nil {
 		return nil, fmt.Errorf("table: %w", err)
 	}

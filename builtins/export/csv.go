@@ -11,6 +11,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/metricname"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
@@ -126,8 +127,8 @@ var runColumns = append(append([]string{"label", "count", "rps", "mean_ms"}, qua
 
 func quantileColumns() []string {
 	var cols []string
-	for _, q := range starval.SummaryQuantiles {
-		cols = append(cols, starval.QuantileKey(q)+"_ms")
+	for _, q := range metricname.SummaryQuantiles {
+		cols = append(cols, metricname.QuantileKey(q)+"_ms")
 	}
 	return cols
 }
@@ -162,7 +163,7 @@ func runRow(th *starlark.Thread, run starlark.Value) []string {
 		return append(hdrRow(row, h.Hdr()), errorsCell(starval.Attr(run, "errors")))
 	}
 	p, _ := starval.Attr(run, "p").(starlark.Callable)
-	for _, q := range starval.SummaryQuantiles {
+	for _, q := range metricname.SummaryQuantiles {
 		var v starlark.Value
 		if p != nil {
 			v, _ = starlark.Call(th, p, starlark.Tuple{starlark.Float(q)}, nil)
@@ -175,7 +176,7 @@ func runRow(th *starlark.Thread, run starlark.Value) []string {
 func hdrRow(row []string, h *hdrhistogram.Histogram) []string {
 	row[1] = strconv.FormatInt(h.TotalCount(), 10)
 	row[3] = ms(h.Mean())
-	for _, q := range starval.SummaryQuantiles {
+	for _, q := range metricname.SummaryQuantiles {
 		row = append(row, ms(float64(h.ValueAtQuantile(q))))
 	}
 	return append(row, ms(float64(h.Max())))

@@ -27,18 +27,24 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/codec"
 )
 
-// Module is the `export` module.
-var Module = &starlarkstruct.Module{
+// Module is the `export` module, and the decoder of the files cells store.
+func Module() runtime.Module {
+	return runtime.Module{
+		Name:     "export",
+		Globals:  starlark.StringDict{"export": members},
+		Decoders: codec.Types{"export": decodeFile},
+	}
+}
+
+// members are export.hgrm, export.csv and export.json.
+var members = &starlarkstruct.Module{
 	Name: "export",
 	Members: starlark.StringDict{
 		"hgrm": starlark.NewBuiltin("export.hgrm", hgrmBuiltin),
 		"csv":  starlark.NewBuiltin("export.csv", csvBuiltin),
 		"json": starlark.NewBuiltin("export.json", jsonBuiltin),
 	},
-}
-
-func init() {
-	runtime.Predeclare("export", Module)
 }

@@ -16,6 +16,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
@@ -78,7 +79,7 @@ func testThread(t *testing.T) *starlark.Thread {
 
 func call(t *testing.T, name string, args starlark.Tuple, kwargs ...starlark.Tuple) *File {
 	t.Helper()
-	v, err := starlark.Call(testThread(t), Module.Members[name], args, kwargs)
+	v, err := starlark.Call(testThread(t), members.Members[name], args, kwargs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +294,7 @@ func TestFileCodecAndDownload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := codec.Decode(data)
+	v, err := codec.Decode(data, Module().Decoders)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +311,7 @@ func TestFileCodecAndDownload(t *testing.T) {
 
 func TestStarlark(t *testing.T) {
 	startest.RunFiles(t, "testdata/*.star", func(t *testing.T) startest.Options {
-		return startest.Options{Globals: starlark.StringDict{
+		return startest.Options{Modules: []runtime.Module{Module()}, Globals: starlark.StringDict{
 			"run_a": newFakeRun(1, "A", 2000, 4),
 			"run_b": newFakeRun(2, "B", 2000, 4),
 		}}

@@ -35,8 +35,6 @@ var (
 	_ record.JSONer     = (*File)(nil)
 )
 
-func init() { codec.Register("export", decodeFile) }
-
 // previewLines is how much of a file the record shows inline.
 const previewLines = 12
 
@@ -158,7 +156,7 @@ func (f *File) MarshalValue() ([]byte, error) {
 	return b, nil
 }
 
-func decodeFile(data []byte) (starlark.Value, error) {
+func decodeFile(data []byte, _ codec.Types) (starlark.Value, error) {
 	var parts [3]string
 	for i := range parts {
 		n, size := binary.Uvarint(data)

@@ -23,7 +23,7 @@ import (
 func loadFile(t *testing.T, ctx context.Context, dir, name string, kwargs ...starlark.Tuple) (*Package, error) {
 	t.Helper()
 	th, _ := thread(t, ctx, dir)
-	v, err := starlark.Call(th, Module.Members["file"], starlark.Tuple{starlark.String(name)}, kwargs)
+	v, err := starlark.Call(th, members.Members["file"], starlark.Tuple{starlark.String(name)}, kwargs)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func TestRuntimePanicNamesLine(t *testing.T) {
 func loadAndCall(t *testing.T, file, fn string, args ...starlark.Value) (starlark.Value, error) {
 	t.Helper()
 	th, _ := thread(t, context.Background(), "testdata")
-	p, err := starlark.Call(th, Module.Members["file"], starlark.Tuple{starlark.String(file)}, nil)
+	p, err := starlark.Call(th, members.Members["file"], starlark.Tuple{starlark.String(file)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func Wait(ctx context.Context) error {
 `)
 	ctx, cancel := context.WithCancel(context.Background())
 	th, _ := thread(t, ctx, dir)
-	p, err := starlark.Call(th, Module.Members["file"], starlark.Tuple{starlark.String("gen.go")}, nil)
+	p, err := starlark.Call(th, members.Members["file"], starlark.Tuple{starlark.String("gen.go")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +300,7 @@ func Add(a, b int) int { return a + b }
 `)
 	ctx, cancel := context.WithCancel(context.Background())
 	th, _ := thread(t, ctx, dir)
-	p, err := starlark.Call(th, Module.Members["file"], starlark.Tuple{starlark.String("gen.go")}, nil)
+	p, err := starlark.Call(th, members.Members["file"], starlark.Tuple{starlark.String("gen.go")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

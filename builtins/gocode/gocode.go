@@ -69,16 +69,19 @@ import (
 	"github.com/benchbook/benchbook/runtime/limits"
 )
 
-// Module is the gocode module as notebooks see it.
-var Module = &starlarkstruct.Module{
+// Module is the gocode module.
+func Module() runtime.Module {
+	return runtime.Module{Name: "gocode", Globals: starlark.StringDict{"gocode": members}}
+}
+
+// members are gocode.file and gocode.load, as notebooks see them.
+var members = &starlarkstruct.Module{
 	Name: "gocode",
 	Members: starlark.StringDict{
 		"file": starlark.NewBuiltin("gocode.file", load),
 		"load": starlark.NewBuiltin("gocode.load", load),
 	},
 }
-
-func init() { runtime.Predeclare("gocode", Module) }
 
 func load(thread *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var path string

@@ -16,14 +16,14 @@ import (
 func thread(t *testing.T, ctx context.Context, dir string) (*starlark.Thread, *runtime.Cell) {
 	t.Helper()
 	c := &runtime.Cell{Name: "t"}
-	return startest.Thread(t, startest.Options{Ctx: ctx, NotebookDir: dir, Cell: c}), c
+	return startest.Thread(t, startest.Options{Ctx: ctx, NotebookDir: dir, Cell: c, Modules: []runtime.Module{Module()}}), c
 }
 
 // TestStarlark runs every testdata/*.star file, with notebook dir testdata
 // (they load the Go files beside them).
 func TestStarlark(t *testing.T) {
 	startest.RunFiles(t, "testdata/*.star", func(*testing.T) startest.Options {
-		return startest.Options{NotebookDir: "testdata"}
+		return startest.Options{NotebookDir: "testdata", Modules: []runtime.Module{Module()}}
 	})
 }
 

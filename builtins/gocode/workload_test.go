@@ -10,7 +10,7 @@ import (
 
 	"go.starlark.net/starlark"
 
-	_ "github.com/benchbook/benchbook/builtins/workload" // predeclares workload
+	"github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -29,7 +29,7 @@ func TestWorkloadCallsFunc(t *testing.T) {
 	dir := t.TempDir()
 	writeGo(t, dir, "gen.go", counterSrc)
 	th, _ := thread(t, context.Background(), dir)
-	env := runtime.Predeclared()
+	env := runtime.MustModuleSet(nil, Module(), workload.Module(workload.Options{})).Globals()
 	env["URL"] = starlark.String(srv.URL)
 	g, err := starlark.ExecFile(th, "t.star", `
 gen = gocode.file("gen.go")
@@ -72,7 +72,7 @@ func Next() string {
 }
 `)
 	th, cell := thread(t, context.Background(), dir)
-	env := runtime.Predeclared()
+	env := runtime.MustModuleSet(nil, Module(), workload.Module(workload.Options{})).Globals()
 	env["URL"] = starlark.String(srv.URL)
 	g, err := starlark.ExecFile(th, "t.star", `
 gen = gocode.file("gen.go")

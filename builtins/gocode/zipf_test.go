@@ -15,7 +15,7 @@ import (
 func loadZipf(t *testing.T) (*Package, *starlark.Thread) {
 	t.Helper()
 	th, _ := thread(t, context.Background(), "../../notebooks")
-	v, err := starlark.Call(th, Module.Members["file"], starlark.Tuple{starlark.String("zipf_keys.go")}, nil)
+	v, err := starlark.Call(th, members.Members["file"], starlark.Tuple{starlark.String("zipf_keys.go")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,20 +37,20 @@ import (
 )
 
 // Module is the host module.
-var Module = &starlarkstruct.Module{
-	Name: "host",
-	Members: starlark.StringDict{
-		"info":        starlark.NewBuiltin("host.info", info),
-		"loadavg":     starlark.NewBuiltin("host.loadavg", loadavg),
-		"observe":     starlark.NewBuiltin("host.observe", observe),
-		"foreign_cpu": starlark.NewBuiltin("host.foreign_cpu", foreignCPU),
-		"gate":        starlark.NewBuiltin("host.gate", gate),
-		"probe":       starlark.NewBuiltin("host.probe", probe),
-		"guard":       starlark.NewBuiltin("host.guard", guardBuiltin),
-	},
+func Module() runtime.Module {
+	return runtime.Module{Name: "host", Globals: starlark.StringDict{"host": &starlarkstruct.Module{
+		Name: "host",
+		Members: starlark.StringDict{
+			"info":        starlark.NewBuiltin("host.info", info),
+			"loadavg":     starlark.NewBuiltin("host.loadavg", loadavg),
+			"observe":     starlark.NewBuiltin("host.observe", observe),
+			"foreign_cpu": starlark.NewBuiltin("host.foreign_cpu", foreignCPU),
+			"gate":        starlark.NewBuiltin("host.gate", gate),
+			"probe":       starlark.NewBuiltin("host.probe", probe),
+			"guard":       starlark.NewBuiltin("host.guard", guardBuiltin),
+		},
+	}}}
 }
-
-func init() { runtime.Predeclare("host", Module) }
 
 func info(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
@@ -145,7 +146,7 @@ func TestChildIsOurs(t *testing.T) {
 
 func run(t *testing.T, ctx context.Context, src string) error {
 	t.Helper()
-	_, err := startest.Exec(t, startest.Options{Ctx: ctx}, src)
+	_, err := startest.Exec(t, startest.Options{Ctx: ctx, Modules: []runtime.Module{Module()}}, src)
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/metricname"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/metric/stats"
 )
@@ -143,7 +144,7 @@ func design(ca compareArgs, na, nb int) (string, error) {
 // failureMetric is a metric that counts failures ("errors", "retries",
 // "errors_per_s"): comparing it is the point of runs that fail, so their
 // error share does not refuse them.
-func failureMetric(name string) bool { return stats.CountsFailures(name) }
+func failureMetric(name string) bool { return metricname.CountsFailures(name) }
 
 func metricName(ca compareArgs) string {
 	if ca.name != "" {

@@ -23,14 +23,12 @@ import (
 //	PG DB CPU/request   before ████████████████ 100 | after ██████████ 61
 type Bars struct{ Lines []string }
 
-func init() {
-	codec.Register("bars", func(data []byte) (starlark.Value, error) {
-		var b Bars
-		if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&b); err != nil {
-			return nil, fmt.Errorf("bars: %w", err)
-		}
-		return &b, nil
-	})
+func decodeBars(data []byte, _ codec.Types) (starlark.Value, error) {
+	var b Bars
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&b); err != nil {
+		return nil, fmt.Errorf("bars: %w", err)
+	}
+	return &b, nil
 }
 
 // barsBuiltin implements bars(items), items being comparisons or

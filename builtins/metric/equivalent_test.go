@@ -13,7 +13,7 @@ import (
 // means ...") as its input, a method it does not use (issue 33).
 func TestEquivalenceRecordsItsOwnMethod(t *testing.T) {
 	c := &runtime.Cell{Name: "equivalence"}
-	startest.MustExec(t, startest.Options{Cell: c}, `equivalent({"q1": 1, "q2": 2}, {"q1": 1, "q2": 2})`)
+	startest.MustExec(t, startest.Options{Cell: c, Modules: testModules()}, `equivalent({"q1": 1, "q2": 2}, {"q1": 1, "q2": 2})`)
 	var methods []string
 	for _, in := range c.Inputs() {
 		if in.Kind == "method" {

@@ -8,7 +8,6 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/metric/stats"
-	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/record"
 )
 
@@ -22,14 +21,10 @@ import (
 // verdict at most alpha. A notebook without a verdict has no headline:
 // then all its comparisons are adjusted together.
 //
-// The adjustment needs the whole run, so it is a record pass: the record
-// gets adjusted copies; the cells' values (c.verdict in the notebook's own
-// code) stay unadjusted.
-
-func init() {
-	runtime.KeepNamed("comparison")
-	runtime.RegisterRecordPass(adjustRecord)
-}
+// The adjustment needs the whole run, so it is a record pass (the
+// module's Pass, which sees every comparison the record keeps: Named):
+// the record gets adjusted copies; the cells' values (c.verdict in the
+// notebook's own code) stay unadjusted.
 
 // adjustRecord sets every comparison's role and adjusted verdict in r, and
 // lifts a busy box to the record's top.

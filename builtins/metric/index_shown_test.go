@@ -22,7 +22,7 @@ import (
 // and +0.6 % at 12 pairs was c.index 101 beside "100.55 to 100.65"; a fifth digit
 // (100.640 in 100.636 to 100.644) would be rounded away by the table.
 func TestEveryShownIndexInsideShownInterval(t *testing.T) {
-	g := startest.MustExec(t, startest.Options{}, `
+	g := startest.MustExec(t, startest.Options{Modules: testModules()}, `
 wobble = [1.004, 0.997, 1.006, 0.995, 1.002, 0.999, 1.005, 0.996, 1.003, 0.998, 1.001, 0.994]
 tiny = compare([100 * w for w in wobble[:8]], [0.19 * w for w in reversed(wobble[:8])], better = "higher")
 flat = [1.00005, 0.99997, 1.00006, 0.99995, 1.00002, 0.99999, 1.00005, 0.99996, 1.00003, 0.99998, 1.00001, 0.99994]

@@ -24,7 +24,7 @@ func TestMethodChangeMakesComparisonsStale(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := runtime.Open(context.Background(), nb, runtime.Options{})
+		e, err := runtime.Open(context.Background(), nb, runtime.Options{Modules: testModules()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,7 @@
 //	    exp_or_a is an experiment from abab (arms[0] is A, arms[1] is B) or a
 //	    list of runs or numbers with b the other list; metric is an attribute
 //	    name of a run or a function run -> number. better defaults by the
-//	    metric's name (stats.Direction): "higher" for rps, tps, count and
+//	    metric's name (metricname.Direction): "higher" for rps, tps, count and
 //	    NAME_per_s, "lower" for latency, time, cost and failure figures (p99,
 //	    mean, max, errors, NAME_ms, NAME_per_req, ...); for a function or
 //	    another name it must be given. min_effect: 0.02 or "2%".
@@ -76,12 +76,42 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/benchbook/benchbook/builtins/internal/profile/starprofile"
 	"github.com/benchbook/benchbook/builtins/metric/stats"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/codec"
 )
 
-// Module is the metric module.
-var Module = &starlarkstruct.Module{
+// Module is the metric module: metric, compare, equivalent, verdict, bars
+// and compare_profiles; the decoders of what they make; the method as an
+// input of every cell that judges; and the record pass that adjusts a
+// notebook's comparisons as one family (family.go).
+func Module() runtime.Module {
+	return runtime.Module{
+		Name: "metric",
+		Globals: starlark.StringDict{
+			"metric":           members,
+			"compare":          starlark.NewBuiltin("compare", compareBuiltin),
+			"equivalent":       starlark.NewBuiltin("equivalent", equivalentBuiltin),
+			"verdict":          starlark.NewBuiltin("verdict", verdictBuiltin),
+			"bars":             starlark.NewBuiltin("bars", barsBuiltin),
+			"compare_profiles": starlark.NewBuiltin("compare_profiles", compareProfilesBuiltin), // profiles.go
+		},
+		Decoders: codec.Types{
+			"comparison":         decodeComparison,
+			"verdict":            decodeVerdict,
+			"bars":               decodeBars,
+			"profile_comparison": starprofile.DecodeComparison,
+		},
+		Inputs: map[string]runtime.InputChecker{"method": checkMethod, "profile_method": checkProfileMethod},
+		Named:  []string{"comparison"},
+		Pass:   adjustRecord,
+	}
+}
+
+// members are metric.mean, metric.median and the other functions of
+// samples.
+var members = &starlarkstruct.Module{
 	Name: "metric",
 	Members: starlark.StringDict{
 		"mean":             starlark.NewBuiltin("metric.mean", sampleFunc(stats.Mean)),
@@ -95,22 +125,15 @@ var Module = &starlarkstruct.Module{
 	},
 }
 
-func init() {
-	runtime.Predeclare("metric", Module)
-	runtime.Predeclare("compare", starlark.NewBuiltin("compare", compareBuiltin))
-	runtime.Predeclare("equivalent", starlark.NewBuiltin("equivalent", equivalentBuiltin))
-	runtime.Predeclare("verdict", starlark.NewBuiltin("verdict", verdictBuiltin))
-	runtime.Predeclare("bars", starlark.NewBuiltin("bars", barsBuiltin))
-	runtime.Predeclare("compare_profiles", starlark.NewBuiltin("compare_profiles", compareProfilesBuiltin)) // profiles.go
-	runtime.RegisterInputKind("method", func(name string) (string, error) {
-		switch name {
-		case methodName:
-			return methodVersion, nil
-		case equivalenceMethod:
-			return equivalenceVersion, nil
-		}
-		return "", fmt.Errorf("unknown method")
-	})
+// checkMethod is the version of a method a cached cell names.
+func checkMethod(name string) (string, error) {
+	switch name {
+	case methodName:
+		return methodVersion, nil
+	case equivalenceMethod:
+		return equivalenceVersion, nil
+	}
+	return "", fmt.Errorf("unknown method")
 }
 
 // The statistical method is an input of every cell that compares, judges

@@ -8,14 +8,19 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/record"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
+// testModules are what the tests' code sees: metric, and display's table.
+func testModules() []runtime.Module { return []runtime.Module{Module(), display.Module()} }
+
 func TestStarlark(t *testing.T) {
 	startest.RunFiles(t, "testdata/*.star", func(*testing.T) startest.Options {
-		return startest.Options{Globals: starlark.StringDict{
+		return startest.Options{Modules: testModules(), Globals: starlark.StringDict{
 			"markdown_of": renderAs("markdown_of", func(v starlark.Value) (string, bool) {
 				m, ok := v.(record.Markdowner)
 				if !ok {
@@ -65,7 +70,7 @@ func TestCodecRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", x.Type(), err)
 		}
-		back, err := codec.Decode(data)
+		back, err := codec.Decode(data, Module().Decoders)
 		if err != nil {
 			t.Fatalf("%s: %v", x.Type(), err)
 		}
@@ -75,7 +80,7 @@ func TestCodecRoundTrip(t *testing.T) {
 	}
 	// The one-run comparison has no A-A spread and no interval: NaN must
 	// survive storage.
-	back, err := codec.Decode(must(codec.Encode(c)))
+	back, err := codec.Decode(must(codec.Encode(c)), Module().Decoders)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,13 +31,13 @@ const profileMethod = "compare_profiles"
 
 var profileMethodVersion = "1: paired t on B - A in µs/req, spread floored at one sample; Benjamini-Hochberg; Benjamini-Yekutieli intervals"
 
-func init() {
-	runtime.RegisterInputKind("profile_method", func(name string) (string, error) {
-		if name != profileMethod {
-			return "", fmt.Errorf("unknown method")
-		}
-		return profileMethodVersion, nil
-	})
+// checkProfileMethod is the version of compare_profiles' method a cached
+// cell names.
+func checkProfileMethod(name string) (string, error) {
+	if name != profileMethod {
+		return "", fmt.Errorf("unknown method")
+	}
+	return profileMethodVersion, nil
 }
 
 func compareProfilesBuiltin(th *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

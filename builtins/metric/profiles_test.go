@@ -59,7 +59,7 @@ func swapExperiment(t *testing.T, pairs int) starlark.Value {
 // experiment's arm names as labels.
 func TestCompareProfiles(t *testing.T) {
 	exp := swapExperiment(t, 4)
-	startest.MustExec(t, startest.Options{Globals: starlark.StringDict{"exp": exp}}, `
+	startest.MustExec(t, startest.Options{Modules: testModules(), Globals: starlark.StringDict{"exp": exp}}, `
 c = compare_profiles(exp)
 assert.eq((c.a_label, c.b_label, c.pairs), ("base", "swapped", 4))
 hot_a = c.function("hotA")
@@ -93,12 +93,12 @@ func TestCompareProfilesRefuses(t *testing.T) {
 		`compare_profiles(exp, fdr = 0.9)`:       "compare_profiles: fdr must be between 0 and 0.5",
 		`compare_profiles(exp, min_share = 0.0)`: "compare_profiles: min_share must be between 0 and 1",
 	} {
-		_, err := startest.Exec(t, startest.Options{Globals: g}, src)
+		_, err := startest.Exec(t, startest.Options{Modules: testModules(), Globals: g}, src)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s:\n  error %v\n  want %s", src, err, want)
 		}
 	}
-	if _, err := startest.Exec(t, startest.Options{Globals: g}, `compare_profiles(exp.runs["base"], [exp.runs["swapped"][0], bad], allow_invalid = True)`); err != nil {
+	if _, err := startest.Exec(t, startest.Options{Modules: testModules(), Globals: g}, `compare_profiles(exp.runs["base"], [exp.runs["swapped"][0], bad], allow_invalid = True)`); err != nil {
 		t.Errorf("allow_invalid = True: %v", err)
 	}
 }

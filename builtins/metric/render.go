@@ -15,14 +15,12 @@ import (
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
-func init() {
-	codec.Register("comparison", func(data []byte) (starlark.Value, error) {
-		var c Comparison
-		if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&c); err != nil {
-			return nil, fmt.Errorf("comparison: %w", err)
-		}
-		return &c, nil
-	})
+func decodeComparison(data []byte, _ codec.Types) (starlark.Value, error) {
+	var c Comparison
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&c); err != nil {
+		return nil, fmt.Errorf("comparison: %w", err)
+	}
+	return &c, nil
 }
 
 // MarshalValue stores a comparison (gob keeps NaN and infinities).

@@ -44,14 +44,12 @@ type Verdict struct {
 	Secondary []*Comparison
 }
 
-func init() {
-	codec.Register("verdict", func(data []byte) (starlark.Value, error) {
-		var v Verdict
-		if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&v); err != nil {
-			return nil, fmt.Errorf("verdict: %w", err)
-		}
-		return &v, nil
-	})
+func decodeVerdict(data []byte, _ codec.Types) (starlark.Value, error) {
+	var v Verdict
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&v); err != nil {
+		return nil, fmt.Errorf("verdict: %w", err)
+	}
+	return &v, nil
 }
 
 // verdictBuiltin implements

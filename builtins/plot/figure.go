@@ -22,10 +22,6 @@ type Figure struct {
 	svg   []byte
 }
 
-func init() {
-	codec.Register("figure", decodeFigure)
-}
-
 // NewFigure wraps an SVG document (for other builtins that draw charts).
 func NewFigure(title string, svg []byte) *Figure { return &Figure{title: title, svg: svg} }
 
@@ -94,7 +90,7 @@ func (f *Figure) MarshalValue() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func decodeFigure(data []byte) (starlark.Value, error) {
+func decodeFigure(data []byte, _ codec.Types) (starlark.Value, error) {
 	var parts [2][]byte
 	for i := range parts {
 		n, size := binary.Uvarint(data)

@@ -33,10 +33,20 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/codec"
 )
 
-// Module is the `plot` module.
-var Module = &starlarkstruct.Module{
+// Module is the `plot` module, and the decoder of the figures cells store.
+func Module() runtime.Module {
+	return runtime.Module{
+		Name:     "plot",
+		Globals:  starlark.StringDict{"plot": members},
+		Decoders: codec.Types{"figure": decodeFigure},
+	}
+}
+
+// members are plot's functions.
+var members = &starlarkstruct.Module{
 	Name: "plot",
 	Members: starlark.StringDict{
 		"bars":    starlark.NewBuiltin("plot.bars", bars),
@@ -46,8 +56,4 @@ var Module = &starlarkstruct.Module{
 		"sweep":   starlark.NewBuiltin("plot.sweep", sweep),
 		"hist":    starlark.NewBuiltin("plot.hist", hist),
 	},
-}
-
-func init() {
-	runtime.Predeclare("plot", Module)
 }

@@ -12,6 +12,7 @@ import (
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/testsupport/golden"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
@@ -31,7 +32,7 @@ func call(t *testing.T, name string, args starlark.Tuple, kwargs ...starlark.Tup
 }
 
 func callOn(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (*Figure, error) {
-	v, err := starlark.Call(th, Module.Members[name], args, kwargs)
+	v, err := starlark.Call(th, members.Members[name], args, kwargs)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +237,7 @@ func TestFigureCodecRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := codec.Decode(data)
+	v, err := codec.Decode(data, Module().Decoders)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func TestFigureCodecRoundTrip(t *testing.T) {
 // TestStarlark runs testdata/*.star with the module, fakes and assert.
 func TestStarlark(t *testing.T) {
 	startest.RunFiles(t, "testdata/*.star", func(t *testing.T) startest.Options {
-		return startest.Options{Globals: starlark.StringDict{
+		return startest.Options{Modules: []runtime.Module{Module()}, Globals: starlark.StringDict{
 			"fake_run":   starlark.NewBuiltin("fake_run", fakeRunBuiltin),
 			"fake_cmp":   starlark.NewBuiltin("fake_cmp", fakeCmpBuiltin),
 			"fake_exp":   fakeExperiment(3),

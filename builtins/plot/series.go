@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/benchbook/benchbook/builtins/internal/metricname"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
@@ -120,7 +121,7 @@ func keepsPeaks(metric starlark.Value) bool {
 	return isPercentile(name) || name == "max"
 }
 
-func isPercentile(name string) bool { _, ok := starval.Percentile(name); return ok }
+func isPercentile(name string) bool { _, ok := metricname.Percentile(name); return ok }
 
 // downsample merges runs of consecutive points so at most limit remain.
 func downsample(xys plotter.XYs, limit int, peaks bool) (plotter.XYs, int) {

@@ -30,7 +30,8 @@ import (
 // and workload.sql(..., agents = fleet) split clients or rate across it
 // and return one merged run with a per-agent table.
 type Fleet struct {
-	c fleetConfig
+	c    fleetConfig
+	kube KubernetesLauncher // the module's (Options.Kubernetes); nil: none
 }
 
 // fleetConfig is a fleet's whole description, stored as JSON: a fleet is a
@@ -53,15 +54,16 @@ var (
 	_ codec.Marshaler   = (*Fleet)(nil)
 )
 
-func init() {
-	Module.Members["agents"] = starlark.NewBuiltin("workload.agents", agentsBuiltin)
-	codec.Register("fleet", func(b []byte) (starlark.Value, error) {
-		f := &Fleet{}
+// decodeFleet rebuilds stored fleets, which launch kubernetes agents with
+// kube.
+func decodeFleet(kube KubernetesLauncher) codec.DecodeFunc {
+	return func(b []byte, _ codec.Types) (starlark.Value, error) {
+		f := &Fleet{kube: kube}
 		if err := json.Unmarshal(b, &f.c); err != nil {
 			return nil, fmt.Errorf("fleet: %w", err)
 		}
 		return f, nil
-	})
+	}
 }
 
 func (f *Fleet) String() string {
@@ -83,7 +85,21 @@ func (f *Fleet) Attr(n string) (starlark.Value, error) {
 	return nil, nil
 }
 
-func agentsBuiltin(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+// agentsBuiltin is workload.agents, whose fleets launch kubernetes agents
+// with kube.
+func agentsBuiltin(kube KubernetesLauncher) func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+	return func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+		f, err := newFleet(th, b, args, kwargs)
+		if err != nil {
+			return nil, err
+		}
+		f.kube = kube
+		return f, nil
+	}
+}
+
+// newFleet is a fleet of workload.agents' arguments.
+func newFleet(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (*Fleet, error) {
 	var local starlark.Value = starlark.None
 	var ssh, cpus, sshCmd *starlark.List
 	var kube *starlark.Dict
@@ -193,29 +209,25 @@ func strings_(name, arg string, l *starlark.List) ([]string, error) {
 	return out, nil
 }
 
-// KubernetesLauncher makes the launcher of a kubernetes fleet. It is set
-// only in a benchbook built with -tags kubernetes: client-go adds 36 MB to
-// the binary and 20 MB to every command's memory, and SSH fleets copy the
-// binary to every host.
-var KubernetesLauncher func(opts map[string]string, selector map[string]string, run time.Duration) (fleet.Launcher, error)
-
-func (c *fleetConfig) launcher(run time.Duration) (fleet.Launcher, error) {
+// launcher launches c's agents; kube makes a kubernetes fleet's launcher
+// (Options.Kubernetes).
+func (c *fleetConfig) launcher(run time.Duration, kube KubernetesLauncher) (fleet.Launcher, error) {
 	switch c.Kind {
 	case "local":
 		return &fleet.Local{CPUs: c.CPUs, Binary: c.Binary}, nil
 	case "ssh":
 		return &fleet.SSH{Hosts: c.Hosts, Command: c.SSHCommand, Binary: c.Binary}, nil
 	}
-	if KubernetesLauncher == nil {
+	if kube == nil {
 		return nil, fmt.Errorf("this benchbook was built without Kubernetes support: go build -tags kubernetes ./cmd/benchbook")
 	}
-	return KubernetesLauncher(c.Kube, c.Selector, run)
+	return kube(c.Kube, c.Selector, run)
 }
 
 // runOnFleet runs spec's load on f's agents: one merged run, with the
 // agents' rows.
 func runOnFleet(th *starlark.Thread, name, kind string, spec loadgen.Spec, load fleet.Load, f *Fleet) (*Run, error) {
-	l, err := f.c.launcher(spec.Warmup + spec.Duration + spec.Timeout)
+	l, err := f.c.launcher(spec.Warmup+spec.Duration+spec.Timeout, f.kube)
 	if err != nil {
 		return nil, fmt.Errorf("%s: agents: %w", name, err)
 	}

@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,15 +19,19 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/hidden"
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/fleet/fleettest"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
 // The test binary doubles as `benchbook agent`, so local fleets run the
 // real generator in real processes.
 func TestMain(m *testing.M) {
+	hidden.Run() // the supervisor re-executes the test binary
 	if len(os.Args) > 1 && os.Args[1] == "agent" {
 		if err := fleet.Main(context.Background(), os.Args[2:], os.Stdin, os.Stdout, os.Stderr, fleet.AgentRun); err != nil {
 			os.Exit(1)
@@ -178,6 +184,39 @@ assert.fails(lambda: workload.agents(local = 2, cpus = ["x"]), "malformed CPU li
 	}
 }
 
+// TestKubernetesLauncherIsTheModules: a kubernetes fleet launches through
+// the launcher its module was given (Options.Kubernetes), also when the
+// fleet comes back from the cache; a module given none says how to build
+// one that has it.
+func TestKubernetesLauncherIsTheModules(t *testing.T) {
+	var got []string
+	kube := func(o, selector map[string]string, run time.Duration) (fleet.Launcher, error) {
+		got = append(got, o["image"]+" "+selector["zone"])
+		return nil, errors.New("the test's launcher")
+	}
+	mod := Module(Options{Kubernetes: kube})
+	url := str("http://127.0.0.1:1/")
+	run := `assert.fails(lambda: workload.http(url, clients = 2, duration = "1s", agents = f), "agents: the test's launcher")`
+	g := startest.MustExec(t, startest.Options{Modules: []runtime.Module{mod}, Globals: starlark.StringDict{"url": url}},
+		`f = workload.agents(kubernetes = {"image": "img", "replicas": 2, "node_selector": {"zone": "z1"}})`+"\n"+run)
+	back, err := codec.Decode(mustEncode(t, g["f"]), mod.Decoders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startest.MustExec(t, startest.Options{Modules: []runtime.Module{mod}, Globals: starlark.StringDict{"url": url, "f": back}}, run)
+	if len(got) != 2 || got[0] != "img z1" || got[1] != "img z1" {
+		t.Errorf("the launcher was called for %q, want the fleet's image and selector twice", got)
+	}
+	// The same fleet decoded by a module without a launcher cannot launch.
+	if back, err = codec.Decode(mustEncode(t, g["f"]), testModule().Decoders); err != nil {
+		t.Fatal(err)
+	}
+	_, err = execStar(t, t.Context(), `workload.http(url, clients = 2, duration = "1s", agents = f)`, starlark.StringDict{"url": url, "f": back})
+	if err == nil || !strings.Contains(err.Error(), "built without Kubernetes support") {
+		t.Errorf("without a launcher: %v", err)
+	}
+}
+
 // hitObserver counts the requests the server saw while it observed:
 // server_hits, and server_hits_per_req as every observer names a figure
 // divided by the run's requests.
@@ -271,7 +310,7 @@ func (k *killLauncher) killAt(t time.Time) {
 // per-agent rows through the cache.
 func TestFleetValuesStore(t *testing.T) {
 	g := mustExec(t, `f = workload.agents(ssh = ["a@h1", "h2"], ssh_command = ["ssh", "-F", "x"], hang = "3s")`, nil)
-	back, err := codec.Decode(mustEncode(t, g["f"]))
+	back, err := codec.Decode(mustEncode(t, g["f"]), testModule().Decoders)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +318,7 @@ func TestFleetValuesStore(t *testing.T) {
 		t.Fatalf("fleet after the codec: %+v", f.c)
 	}
 	r := &Run{d: runData{Result: &loadgen.Result{Hist: loadgen.NewHist()}, Kind: "http", Incomplete: true, Agents: []agentRow{{Name: "ssh/0/a@h1", Status: "ok", Count: 7}}}}
-	back, err = codec.Decode(mustEncode(t, r))
+	back, err = codec.Decode(mustEncode(t, r), testModule().Decoders)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func TestTripsInRecordAndCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := codec.Decode(data)
+	v, err := codec.Decode(data, testModule().Decoders)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
+	"github.com/benchbook/benchbook/builtins/internal/metricname"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime/codec"
@@ -26,14 +27,12 @@ var (
 	_ codec.Marshaler     = (*Histogram)(nil)
 )
 
-func init() {
-	codec.Register("histogram", func(data []byte) (starlark.Value, error) {
-		h, err := hdrhistogram.Decode(data)
-		if err != nil {
-			return nil, fmt.Errorf("histogram: %w", err)
-		}
-		return &Histogram{h: h}, nil
-	})
+func decodeHistogram(data []byte, _ codec.Types) (starlark.Value, error) {
+	h, err := hdrhistogram.Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("histogram: %w", err)
+	}
+	return &Histogram{h: h}, nil
 }
 
 // Hdr returns the distribution, values in microseconds.
@@ -121,12 +120,12 @@ func (h *Histogram) Markdown() string {
 func (h *Histogram) JSON() any {
 	out := map[string]any{"count": h.h.TotalCount(), "mean_ms": h.h.Mean() / 1000, "max_ms": usToMs(h.h.Max())}
 	for _, q := range summaryQuantiles {
-		out[starval.QuantileKey(q)+"_ms"] = quantileMs(h.h, q)
+		out[metricname.QuantileKey(q)+"_ms"] = quantileMs(h.h, q)
 	}
 	return out
 }
 
-var summaryQuantiles = starval.SummaryQuantiles
+var summaryQuantiles = metricname.SummaryQuantiles
 
 func fmtQ(q float64) string { return strings.TrimSuffix(fmt.Sprintf("%g", q), ".0") }
 

@@ -43,7 +43,7 @@ assert.true(r.seen > 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := codec.Decode(data)
+	back, err := codec.Decode(data, testModule().Decoders)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func TestProgressPlainLines(t *testing.T) {
 	th := startest.Thread(t, startest.Options{Stderr: &buf})
 	start := time.Now()
 	_, err := starlark.ExecFile(th, "p.star", `r = workload.http(url, clients = 1, duration = "2s", warmup = "300ms", label = "demo run")`,
-		starlark.StringDict{"workload": Module, "url": str(srv.URL)})
+		starlark.StringDict{"workload": testModule().Globals["workload"], "url": str(srv.URL)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ assert.eq(p.function("no.such"), None)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := codec.Decode(data)
+	back, err := codec.Decode(data, testModule().Decoders)
 	if err != nil {
 		t.Fatal(err)
 	}

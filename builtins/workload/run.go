@@ -61,8 +61,6 @@ var (
 	_ codec.Marshaler   = (*Run)(nil)
 )
 
-func init() { codec.Register("run", decodeRun) }
-
 // newRun turns what loadgen measured into a Run: the one constructor, for
 // http and sql (loadgen.Run's result), a fleet (the merged result) and exec
 // (an empty result its samples fill). Its label (a URL by default) shows

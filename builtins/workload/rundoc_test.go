@@ -66,7 +66,7 @@ func TestRunFieldsAnswer(t *testing.T) {
 			t.Errorf("%s lacks a unit, source or meaning", f.name)
 		}
 	}
-	back, err := codec.Decode(mustEncode(t, fixedRun()))
+	back, err := codec.Decode(mustEncode(t, fixedRun()), testModule().Decoders)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestRunStoresBackToItsBytes(t *testing.T) {
 	odd.d.CPU = 524860950*time.Microsecond + 999 // over 500 decided requests
 	for _, r := range []*Run{fixedRun(), odd} {
 		data := mustEncode(t, r)
-		v, err := codec.Decode(data)
+		v, err := codec.Decode(data, testModule().Decoders)
 		if err != nil {
 			t.Fatal(err)
 		}

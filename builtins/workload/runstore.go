@@ -12,6 +12,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/builtins/internal/profile/starprofile"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/runtime/codec"
 )
 
 // runStored is a run as the cache stores it: JSON, histograms in HDR V2
@@ -91,7 +92,7 @@ func (r *Run) MarshalValue() ([]byte, error) {
 	return json.Marshal(s)
 }
 
-func decodeRun(data []byte) (starlark.Value, error) {
+func decodeRun(data []byte, _ codec.Types) (starlark.Value, error) {
 	var s runStored
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("run: %w", err)

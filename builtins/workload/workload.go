@@ -66,23 +66,51 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/benchbook/benchbook/builtins/internal/profile/starprofile"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
+	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/codec"
 )
 
-// Module is the workload module.
-var Module = &starlarkstruct.Module{
-	Name: "workload",
-	Members: starlark.StringDict{
-		"http":  starlark.NewBuiltin("workload.http", httpBuiltin),
-		"sql":   starlark.NewBuiltin("workload.sql", sqlBuiltin),
-		"exec":  starlark.NewBuiltin("workload.exec", execBuiltin),
-		"mongo": starlark.NewBuiltin("workload.mongo", mongoBuiltin),
-	},
+// Options are what the host decides of the workload module.
+type Options struct {
+	// Kubernetes makes the launcher of a kubernetes fleet; nil (a
+	// benchbook built without -tags kubernetes: client-go adds 36 MB to
+	// the binary and 20 MB to every command's memory, and SSH fleets copy
+	// the binary to every host) makes workload.agents(kubernetes = ...)
+	// fail saying so.
+	Kubernetes KubernetesLauncher
 }
 
-func init() { runtime.Predeclare("workload", Module) }
+// KubernetesLauncher makes the launcher of a kubernetes fleet from its
+// options, its node selector and how long the run lasts.
+type KubernetesLauncher func(opts, selector map[string]string, run time.Duration) (fleet.Launcher, error)
+
+// Module is the workload module, and the decoders of the runs, histograms,
+// fleets and profiles that cells store.
+func Module(o Options) runtime.Module {
+	return runtime.Module{
+		Name: "workload",
+		Globals: starlark.StringDict{"workload": &starlarkstruct.Module{
+			Name: "workload",
+			Members: starlark.StringDict{
+				"http":   starlark.NewBuiltin("workload.http", httpBuiltin),
+				"sql":    starlark.NewBuiltin("workload.sql", sqlBuiltin),
+				"exec":   starlark.NewBuiltin("workload.exec", execBuiltin),
+				"mongo":  starlark.NewBuiltin("workload.mongo", mongoBuiltin),
+				"agents": starlark.NewBuiltin("workload.agents", agentsBuiltin(o.Kubernetes)),
+			},
+		}},
+		Decoders: codec.Types{
+			"run":       decodeRun,
+			"histogram": decodeHistogram,
+			"fleet":     decodeFleet(o.Kubernetes),
+			"profile":   starprofile.DecodeProfile,
+		},
+	}
+}
 
 // loadArgs are the arguments http and sql share, as given.
 type loadArgs struct {

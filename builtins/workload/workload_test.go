@@ -15,19 +15,24 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
-// execStar runs src with the builtins, assert and globals.
+// testModule is the workload module as a benchbook without -tags
+// kubernetes has it.
+func testModule() runtime.Module { return Module(Options{}) }
+
+// execStar runs src with the workload module, assert and globals.
 func execStar(t *testing.T, ctx context.Context, src string, globals starlark.StringDict) (starlark.StringDict, error) {
 	t.Helper()
-	return startest.Exec(t, startest.Options{Ctx: ctx, Globals: globals}, src)
+	return startest.Exec(t, startest.Options{Ctx: ctx, Modules: []runtime.Module{testModule()}, Globals: globals}, src)
 }
 
 func mustExec(t *testing.T, src string, globals starlark.StringDict) starlark.StringDict {
 	t.Helper()
-	return startest.MustExec(t, startest.Options{Globals: globals}, src)
+	return startest.MustExec(t, startest.Options{Modules: []runtime.Module{testModule()}, Globals: globals}, src)
 }
 
 func str(s string) starlark.String { return starlark.String(s) }
@@ -71,7 +76,7 @@ assert.fails(lambda: r.p(101), "q must be a number in 0..100")
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := codec.Decode(data)
+	back, err := codec.Decode(data, testModule().Decoders)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +89,8 @@ assert.fails(lambda: r.p(101), "q must be a number in 0..100")
 	// original, the successes' one does not (it lacks the failures). A run
 	// compares by content (issue 33): read back twice it equals itself,
 	// and one failure more makes it another run.
-	r3, _ := codec.Decode(data)
-	r4, _ := codec.Decode(data)
+	r3, _ := codec.Decode(data, testModule().Decoders)
+	r4, _ := codec.Decode(data, testModule().Decoders)
 	r4.(*Run).d.Errors["status 500"]++
 	for _, c := range []struct {
 		a, b starlark.Value

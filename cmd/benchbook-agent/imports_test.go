@@ -29,22 +29,14 @@ const module = "github.com/benchbook/benchbook/"
 
 var starlarkFree = []string{
 	"builtins/internal/cgroup", "builtins/internal/child", "builtins/internal/docker",
-	"builtins/internal/flame", "builtins/internal/guard", "builtins/internal/procfs",
+	"builtins/internal/flame", "builtins/internal/guard", "builtins/internal/metricname", "builtins/internal/procfs",
 	"builtins/internal/profile", "builtins/internal/runattrs",
 	"builtins/metric/gate", "builtins/metric/stats",
 	"builtins/workload/fleet", "builtins/workload/fleet/kube", "builtins/workload/loadgen",
 	"runtime/bytesize", "runtime/filehash", "runtime/hostinfo", "runtime/resstate",
 }
 
-var pendingUpward = []string{
-	"runtime/statetest -> builtins/backend",
-	"runtime/statetest -> builtins/display",
-	"runtime/statetest -> builtins/host",
-	"runtime/statetest -> builtins/metric",
-	"runtime/statetest -> builtins/workload",
-	"builtins/internal/starval -> builtins/metric/stats",
-	"builtins/internal/profile -> builtins/metric/stats",
-}
+var pendingUpward = []string{}
 
 type listed struct {
 	ImportPath string

@@ -122,7 +122,7 @@ func openEngine(ctx context.Context, nb *runtime.Notebook, f *notebookFlags, opt
 	opts.Color = useColor(f.noColor, stderr)
 	opts.Version = version()
 	opts.Args = append([]string{"benchbook"}, os.Args[1:]...)
-	return runtime.Open(ctx, nb, opts)
+	return runtime.Open(ctx, nb, withModules(opts))
 }
 
 // lastParams reads the parameters of the notebook's last run and says so

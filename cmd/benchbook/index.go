@@ -102,7 +102,7 @@ func indexNotebook(ctx context.Context, path string) (indexRow, error) {
 		return indexRow{}, err
 	}
 	// The row shows the notebook's last run, whatever its parameters.
-	e, err := runtime.Open(ctx, nb, runtime.Options{Params: runtime.LastParams(runtime.DefaultCacheDir(path))})
+	e, err := runtime.Open(ctx, nb, withModules(runtime.Options{Params: runtime.LastParams(runtime.DefaultCacheDir(path))}))
 	if err != nil {
 		return indexRow{}, err
 	}

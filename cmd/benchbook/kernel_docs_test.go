@@ -19,6 +19,7 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/stdlib"
 )
 
 var updateDocs = flag.Bool("update", false, "rewrite kernel_docs.go from the builtin packages' doc comments")
@@ -78,7 +79,7 @@ var docAliases = map[string]string{
 // Name() says it: "md", "workload.http".
 func builtinNames() []string {
 	var names []string
-	for name, v := range runtime.Predeclared() {
+	for name, v := range runtime.MustModuleSet(stdlib.FS, modules()...).Globals() {
 		switch v := v.(type) {
 		case *starlark.Builtin:
 			names = append(names, v.Name())

@@ -33,7 +33,7 @@ import (
 	"sort"
 	"syscall"
 
-	"github.com/benchbook/benchbook/builtins/demo"
+	"github.com/benchbook/benchbook/builtins/hidden"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
 
@@ -69,26 +69,11 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func main() {
-	serveDemoChild()
+	hidden.Run() // benchbook re-executed as its own helper: the supervisor, the reaper, the demo
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
 	stop()
 	os.Exit(code)
-}
-
-// serveDemoChild serves the embedded demo target and exits when this
-// process was started as one ("benchbook __demo ..."); otherwise it returns.
-func serveDemoChild() {
-	if len(os.Args) < 2 || os.Args[1] != "__demo" {
-		return
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := demo.Serve(ctx, os.Args[2:]); err != nil {
-		fmt.Fprintln(os.Stderr, "demo:", err)
-		os.Exit(1)
-	}
-	os.Exit(0)
 }
 
 // run dispatches to a subcommand and turns its error into an exit code.

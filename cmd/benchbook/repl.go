@@ -127,7 +127,7 @@ func (r *repl) completer() *completer {
 }
 
 func completionValues() starlark.StringDict {
-	vals := runtime.Predeclared()
+	vals := runtime.MustModuleSet(nil, modules()...).Globals()
 	for k, v := range starlark.Universe {
 		vals[k] = v
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/benchbook/benchbook/builtins/hidden"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -27,7 +28,7 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
-	serveDemoChild()  // backend.demo re-executes the test binary as its target
+	hidden.Run()      // the supervisor, the reaper and backend.demo re-execute the test binary
 	serveAgentChild() // workload.agents(local = N) re-executes the test binary as its agents
 	dir, err := os.MkdirTemp("", "benchbook-test-")
 	if err != nil {

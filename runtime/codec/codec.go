@@ -2,10 +2,12 @@
 // results are cached on disk and read back by a later run.
 //
 // The format is a tagged binary encoding: one tag byte per value, varint
-// lengths, and a registration point for the host's own types (a histogram, a
-// run, a table). A value the codec cannot store (a function, a live backend
-// handle) yields an error wrapping ErrNotStorable; the engine then treats the
-// cell that made it as live.
+// lengths, and the host's own types (a histogram, a run, a table) as their
+// Type() and bytes, read back by the decoders the caller passes (Types: the
+// engine's modules give them, so this package holds no registry). A value
+// the codec cannot store (a function, a live backend handle) yields an error
+// wrapping ErrNotStorable; the engine then treats the cell that made it as
+// live.
 package codec
 
 import (
@@ -16,7 +18,6 @@ import (
 	"math"
 	"math/big"
 	"sort"
-	"sync"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -32,30 +33,20 @@ const Version = 1
 var ErrNotStorable = errors.New("value cannot be stored")
 
 // Marshaler is implemented by host types that can be stored. The bytes are
-// handed back to the decoder registered under the value's Type().
+// handed back to the decoder of the value's Type() in the Types given to
+// Decode.
 type Marshaler interface {
 	starlark.Value
 	MarshalValue() ([]byte, error)
 }
 
-// DecodeFunc rebuilds a host value from the bytes its MarshalValue wrote.
-type DecodeFunc func(data []byte) (starlark.Value, error)
+// DecodeFunc rebuilds a host value from the bytes its MarshalValue wrote;
+// types decodes what it holds in turn (a table's cells).
+type DecodeFunc func(data []byte, types Types) (starlark.Value, error)
 
-var (
-	mu       sync.RWMutex
-	decoders = map[string]DecodeFunc{}
-)
-
-// Register makes a host type decodable. typeName must equal the value's
-// Type(). It is meant to be called from init functions.
-func Register(typeName string, decode DecodeFunc) {
-	mu.Lock()
-	defer mu.Unlock()
-	if _, dup := decoders[typeName]; dup {
-		panic("codec: duplicate registration of " + typeName)
-	}
-	decoders[typeName] = decode
-}
+// Types are the host types a decoder knows, each by its Type(): the
+// decoders of an engine's modules (runtime.Module.Decoders).
+type Types map[string]DecodeFunc
 
 const (
 	tagNone byte = iota
@@ -85,12 +76,13 @@ func Encode(v starlark.Value) ([]byte, error) {
 	return e.buf.Bytes(), nil
 }
 
-// Decode is the inverse of Encode. Decoded values are frozen.
-func Decode(data []byte) (starlark.Value, error) {
+// Decode is the inverse of Encode; types rebuild the host values. Decoded
+// values are frozen.
+func Decode(data []byte, types Types) (starlark.Value, error) {
 	if len(data) == 0 || data[0] != Version {
 		return nil, fmt.Errorf("codec: unknown format version")
 	}
-	d := decoder{data: data[1:], maxDepth: int(limits.Depth.Get())}
+	d := decoder{data: data[1:], maxDepth: int(limits.Depth.Get()), types: types}
 	v, err := d.value(0)
 	if err != nil {
 		return nil, err
@@ -239,6 +231,7 @@ func (e *encoder) structValue(s *starlarkstruct.Struct, depth int) error {
 type decoder struct {
 	data     []byte
 	maxDepth int
+	types    Types
 }
 
 var errShort = errors.New("codec: truncated data")
@@ -418,11 +411,9 @@ func (d *decoder) host() (starlark.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	mu.RLock()
-	decode := decoders[typ]
-	mu.RUnlock()
+	decode := d.types[typ]
 	if decode == nil {
-		return nil, fmt.Errorf("codec: no decoder registered for type %q", typ)
+		return nil, fmt.Errorf("codec: no decoder for type %q (no module of this run makes it)", typ)
 	}
-	return decode([]byte(data))
+	return decode([]byte(data), d.types)
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/big"
+	"strings"
 	"testing"
 
 	"go.starlark.net/starlark"
@@ -23,14 +24,13 @@ func (p *point) MarshalValue() ([]byte, error) {
 	return []byte{byte(p.x), byte(p.y)}, nil
 }
 
-func init() {
-	Register("codec_test.point", func(data []byte) (starlark.Value, error) {
-		if len(data) != 2 {
-			return nil, errors.New("bad point")
-		}
-		return &point{int(data[0]), int(data[1])}, nil
-	})
-}
+// types are the host types the tests decode: the point.
+var types = Types{"codec_test.point": func(data []byte, _ Types) (starlark.Value, error) {
+	if len(data) != 2 {
+		return nil, errors.New("bad point")
+	}
+	return &point{int(data[0]), int(data[1])}, nil
+}}
 
 func mustEval(t *testing.T, expr string) starlark.Value {
 	t.Helper()
@@ -56,7 +56,7 @@ func TestRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: encode: %v", expr, err)
 		}
-		back, err := Decode(data)
+		back, err := Decode(data, types)
 		if err != nil {
 			t.Fatalf("%s: decode: %v", expr, err)
 		}
@@ -76,7 +76,7 @@ func TestRoundTrip(t *testing.T) {
 func TestDictOrderKept(t *testing.T) {
 	v := mustEval(t, `{"z": 1, "a": 2, "m": 3}`)
 	data, _ := Encode(v)
-	back, _ := Decode(data)
+	back, _ := Decode(data, types)
 	if back.String() != `{"z": 1, "a": 2, "m": 3}` {
 		t.Errorf("got %s", back)
 	}
@@ -85,7 +85,7 @@ func TestDictOrderKept(t *testing.T) {
 func TestFloatsBitExact(t *testing.T) {
 	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.SmallestNonzeroFloat64, math.Copysign(0, -1)} {
 		data, _ := Encode(starlark.Float(f))
-		back, err := Decode(data)
+		back, err := Decode(data, types)
 		if err != nil || math.Float64bits(float64(back.(starlark.Float))) != math.Float64bits(f) {
 			t.Errorf("%v: got %v, %v", f, back, err)
 		}
@@ -95,7 +95,7 @@ func TestFloatsBitExact(t *testing.T) {
 func TestBigIntExact(t *testing.T) {
 	n, _ := new(big.Int).SetString("-987654321098765432109876543210987654321", 10)
 	data, _ := Encode(starlark.MakeBigInt(n))
-	back, err := Decode(data)
+	back, err := Decode(data, types)
 	if err != nil || back.(starlark.Int).BigInt().Cmp(n) != 0 {
 		t.Fatalf("got %v, %v", back, err)
 	}
@@ -107,7 +107,7 @@ func TestHostType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := Decode(data)
+	back, err := Decode(data, types)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,11 +115,15 @@ func TestHostType(t *testing.T) {
 	if !ok || p.x != 3 || p.y != 4 {
 		t.Errorf("got %v", back)
 	}
+	// The decoders are the caller's: without the point's, it is an error.
+	if _, err := Decode(data, Types{}); err == nil || !strings.Contains(err.Error(), `"codec_test.point"`) {
+		t.Errorf("decoding a point without its decoder: %v", err)
+	}
 }
 
 func TestDecodedValuesAreFrozen(t *testing.T) {
 	data, _ := Encode(mustEval(t, "[1, {'a': [2]}]"))
-	back, _ := Decode(data)
+	back, _ := Decode(data, types)
 	if err := back.(*starlark.List).Append(starlark.None); err == nil {
 		t.Error("decoded list is mutable")
 	}
@@ -147,14 +151,14 @@ func TestNotStorable(t *testing.T) {
 func TestDamagedDataIsAnError(t *testing.T) {
 	data, _ := Encode(mustEval(t, `{"a": [1, 2.5, "x", struct(b = b"y")]}`))
 	for i := range data {
-		if _, err := Decode(data[:i]); err == nil {
+		if _, err := Decode(data[:i], types); err == nil {
 			t.Errorf("truncated at %d: no error", i)
 		}
 	}
-	if _, err := Decode(append([]byte{99}, data[1:]...)); err == nil {
+	if _, err := Decode(append([]byte{99}, data[1:]...), types); err == nil {
 		t.Error("unknown version: no error")
 	}
-	if _, err := Decode([]byte{Version, tagHost, 3, 'n', 'o', 'p', 0}); err == nil {
+	if _, err := Decode([]byte{Version, tagHost, 3, 'n', 'o', 'p', 0}, types); err == nil {
 		t.Error("unregistered host type: no error")
 	}
 }
@@ -167,6 +171,6 @@ func FuzzDecode(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		Decode(data)
+		Decode(data, types)
 	})
 }

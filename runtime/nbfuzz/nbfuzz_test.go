@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/benchbook/benchbook/builtins/display"
-	_ "github.com/benchbook/benchbook/builtins/metric"
+	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/metric"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/record"
 )
@@ -153,7 +153,7 @@ var secretLines = []struct {
 func runOnce(nb *runtime.Notebook, cache string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), cellBound)
 	defer cancel()
-	e, err := runtime.Open(ctx, nb, runtime.Options{CacheDir: cache, Stderr: io.Discard})
+	e, err := runtime.Open(ctx, nb, runtime.Options{CacheDir: cache, Stderr: io.Discard, Modules: []runtime.Module{display.Module(), metric.Module()}})
 	if err != nil {
 		return nil // a notebook the engine refuses (a parameter, a cycle) is fine
 	}

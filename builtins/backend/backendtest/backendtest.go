@@ -32,15 +32,15 @@ import (
 	"testing"
 
 	"github.com/benchbook/benchbook/builtins/backend/handle"
-	_ "github.com/benchbook/benchbook/builtins/workload" // Load snippets drive workloads
+	"github.com/benchbook/benchbook/runtime"
 )
 
 // Kind is what the suite needs to drive one kind of backend. Snippets are
-// Starlark in the notebook dialect, with the builtins the test binary
-// installed (Install) and workload.
+// Starlark in the notebook dialect, with the builtins of Modules.
 type Kind struct {
-	Name   string        // its handles' Type(): "postgres"
-	Handle handle.Handle // a nil *T of the kind's handle type: its faces
+	Name    string           // its handles' Type(): "postgres"
+	Handle  handle.Handle    // a nil *T of the kind's handle type: its faces
+	Modules []runtime.Module // what snippets see: Modules(the kind, ...)
 	// Vars are string variables every snippet sees (a test image, a
 	// server's URI, a free port), computed for each subtest.
 	Vars func(t *testing.T) map[string]string
@@ -83,8 +83,8 @@ func (k Kind) faces() map[string]bool {
 
 // Run tests every face of k's handles.
 func Run(t *testing.T, k Kind) {
-	if k.Handle == nil || k.Start == "" || k.Name == "" {
-		t.Fatal("backendtest: a Kind needs its Name, its Handle type and Start")
+	if k.Handle == nil || k.Start == "" || k.Name == "" || k.Modules == nil {
+		t.Fatal("backendtest: a Kind needs its Name, its Handle type, its Modules and Start")
 	}
 	if helper := inHelper(); helper != "" {
 		t.Run("cleanup", func(t *testing.T) { runHelper(t, k, helper) })

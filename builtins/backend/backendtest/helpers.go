@@ -15,38 +15,40 @@ import (
 	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/internal/docker"
 	"github.com/benchbook/benchbook/builtins/internal/docker/dockertest"
+	"github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
-// Install wires kinds as the module root does (backend.<kind>, the
-// top-level build, their codecs and input kinds), for a kind's own test
-// binary: it cannot link the root, which imports the kind. Call it once,
-// from an init of the test.
-func Install(kinds ...handle.Kind) {
-	handle.Install(handle.Module(kinds, nil), kinds)
+// Modules are the modules a kind's tests run with: the backend module of
+// kinds as the module root makes it (backend.<kind>, the top-level build,
+// their decoders and input kinds) for a kind's own test binary, which
+// cannot link the root (it imports the kind), and workload, which Load
+// snippets drive.
+func Modules(kinds ...handle.Kind) []runtime.Module {
+	return []runtime.Module{handle.Module(kinds, nil), workload.Module(workload.Options{})}
 }
 
 // Exec runs Starlark src in a new session, in a cell named after the
-// test, with every registered builtin, assert and globals.
-func Exec(t testing.TB, src string, globals starlark.StringDict) (starlark.StringDict, error) {
+// test, with mods (Modules), assert and globals.
+func Exec(t testing.TB, mods []runtime.Module, src string, globals starlark.StringDict) (starlark.StringDict, error) {
 	t.Helper()
-	return ExecIn(t, "", src, globals)
+	return ExecIn(t, mods, "", src, globals)
 }
 
 // ExecIn is Exec with dir as the notebook's and the cache's directory, so
 // that runs of one test share what they leave there ("": a new one).
-func ExecIn(t testing.TB, dir, src string, globals starlark.StringDict) (starlark.StringDict, error) {
+func ExecIn(t testing.TB, mods []runtime.Module, dir, src string, globals starlark.StringDict) (starlark.StringDict, error) {
 	t.Helper()
 	return startest.Exec(t, startest.Options{NotebookDir: dir, CacheDir: dir,
-		Cell: &runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")}, Globals: globals}, src)
+		Cell: &runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")}, Modules: mods, Globals: globals}, src)
 }
 
 // MustExec is Exec that fails the test on an error.
-func MustExec(t testing.TB, src string, globals starlark.StringDict) starlark.StringDict {
+func MustExec(t testing.TB, mods []runtime.Module, src string, globals starlark.StringDict) starlark.StringDict {
 	t.Helper()
-	g, err := Exec(t, src, globals)
+	g, err := Exec(t, mods, src, globals)
 	if err != nil {
 		t.Fatal(startest.Describe(err))
 	}

@@ -38,7 +38,7 @@ shown
 	if k.Fail != "" {
 		src += "\n# %% fail\n" + k.Fail + "\n"
 	}
-	n := runSource(t, src)
+	n := runSource(t, k, src)
 	if shown := n.value("secret", "shown"); !strings.Contains(shown, "<"+k.Name) {
 		t.Errorf("the handle was not shown: %s", shown)
 	}

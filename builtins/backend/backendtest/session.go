@@ -25,8 +25,9 @@ type session struct {
 
 func newSession(t testing.TB, k Kind) *session {
 	t.Helper()
-	th := startest.Thread(t, startest.Options{Cell: &runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")}})
-	env := startest.Env(t, nil)
+	o := startest.Options{Cell: &runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")}, Modules: k.Modules}
+	th := startest.Thread(t, o)
+	env := startest.Env(t, o)
 	if k.Vars != nil {
 		for name, v := range k.Vars(t.(*testing.T)) {
 			env[name] = starlark.String(v)

@@ -136,10 +136,11 @@ func runNotebook(t *testing.T, k Kind, cells string) *notebook {
 	if k.Seed != "" {
 		src += "# %% seed\n" + k.Seed + "\n\n"
 	}
-	return runSource(t, src+cells)
+	return runSource(t, k, src+cells)
 }
 
-func runSource(t *testing.T, src string) *notebook {
+// runSource runs the notebook src with k's modules, in a fresh cache.
+func runSource(t *testing.T, k Kind, src string) *notebook {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "nb.star")
@@ -151,7 +152,7 @@ func runSource(t *testing.T, src string) *notebook {
 		t.Fatalf("parse: %v\n%s", err, src)
 	}
 	var stderr strings.Builder
-	e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: &stderr})
+	e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: &stderr, Modules: k.Modules})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func binaryHash(path string) (string, error) {
 	return sum, err
 }
 
-func decodeBinary(data []byte) (starlark.Value, error) {
+func decodeBinary(data []byte, _ codec.Types) (starlark.Value, error) {
 	b := &binary{}
 	if err := json.Unmarshal(data, b); err != nil {
 		return nil, err
@@ -304,6 +304,7 @@ var (
 	_ starlark.HasAttrs   = (*Binary)(nil)
 	_ starlark.Comparable = (*Binary)(nil)
 	_ codec.Marshaler     = (*Binary)(nil)
+	_ handle.Executable   = (*Binary)(nil) // a cmd of backend.process and backend.container
 )
 
 // Path is the binary's file.

@@ -11,8 +11,9 @@ import (
 // host's network, on the real engine.
 func TestConformance(t *testing.T) {
 	backendtest.Run(t, backendtest.Kind{
-		Name:   "container",
-		Handle: (*Handle)(nil),
+		Name:    "container",
+		Handle:  (*Handle)(nil),
+		Modules: modules,
 		Vars: func(t *testing.T) map[string]string {
 			return map[string]string{"IMAGE": toolImage(t), "PORT": strconv.Itoa(backendtest.FreePort(t))}
 		},

@@ -117,3 +117,11 @@ type Mongo interface {
 	ConnURI() string
 	Database() string
 }
+
+// Executable is a value that names a program to run: a binary from
+// build(), which backend.process and backend.container take as their cmd
+// (kit.Argv), so that they need not import the build kind.
+type Executable interface {
+	starlark.Value
+	Path() string // the program's file
+}

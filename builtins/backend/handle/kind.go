@@ -1,6 +1,8 @@
 package handle
 
 import (
+	"maps"
+
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
@@ -23,38 +25,28 @@ type Kind struct {
 	Inputs map[string]runtime.InputChecker
 }
 
-// Module is the backend module: the kinds that are not TopLevel, and
-// extra members (backend.demo).
-func Module(kinds []Kind, extra starlark.StringDict) *starlarkstruct.Module {
-	m := &starlarkstruct.Module{Name: "backend", Members: starlark.StringDict{}}
-	for _, k := range kinds {
-		if !k.TopLevel {
-			m.Members[k.Name] = k.redacted()
-		}
-	}
-	for name, v := range extra {
-		m.Members[name] = v
-	}
-	return m
-}
-
-// Install makes m and the TopLevel kinds visible to every notebook, and
-// registers every kind's codecs and input kinds: once per binary, from
-// the module root's init, or from the tests of a kind (which cannot
-// import the root: it imports the kind).
-func Install(m *starlarkstruct.Module, kinds []Kind) {
-	runtime.Predeclare(m.Name, m)
+// Module is the backend module of kinds: backend.<name> for the kinds
+// that are not TopLevel, with extra members (backend.demo), the TopLevel
+// kinds under their own names (build), and every kind's decoders and
+// input checkers. The module root lists benchbook's kinds; a kind's own
+// tests, which cannot import the root (it imports the kind), make the
+// module of the kinds they use. Kinds that share an input kind (image)
+// give the same checker.
+func Module(kinds []Kind, extra starlark.StringDict) runtime.Module {
+	members := starlark.StringDict{}
+	m := runtime.Module{Name: "backend", Globals: starlark.StringDict{"backend": &starlarkstruct.Module{Name: "backend", Members: members}},
+		Decoders: codec.Types{}, Inputs: map[string]runtime.InputChecker{}}
 	for _, k := range kinds {
 		if k.TopLevel {
-			runtime.Predeclare(k.Name, k.redacted())
+			m.Globals[k.Name] = k.redacted()
+		} else {
+			members[k.Name] = k.redacted()
 		}
-		for name, decode := range k.Codecs {
-			codec.Register(name, decode)
-		}
-		for name, check := range k.Inputs {
-			runtime.RegisterInputKind(name, check)
-		}
+		maps.Copy(m.Decoders, k.Codecs)
+		maps.Copy(m.Inputs, k.Inputs)
 	}
+	maps.Copy(members, extra)
+	return m
 }
 
 // redacted is k's builtin with its errors passed through redaction: a

@@ -1,18 +1,28 @@
 package mongo
 
 import (
+	"os"
 	"testing"
 
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 	"github.com/benchbook/benchbook/builtins/backend/process"
-	_ "github.com/benchbook/benchbook/builtins/workload"
+	"github.com/benchbook/benchbook/builtins/hidden"
 )
 
-func init() { backendtest.Install(Kind, process.Kind) }
+// modules are what the tests' snippets see: backend.mongo,
+// backend.process and workload.
+var modules = backendtest.Modules(Kind, process.Kind)
+
+// TestMain runs the hidden modes the tests re-execute the test binary in
+// (the supervisor of their children, the container reaper).
+func TestMain(m *testing.M) {
+	hidden.Run()
+	os.Exit(m.Run())
+}
 
 func mustRun(t *testing.T, src string) starlark.StringDict {
 	t.Helper()
-	return backendtest.MustExec(t, src, nil)
+	return backendtest.MustExec(t, modules, src, nil)
 }

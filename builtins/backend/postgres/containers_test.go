@@ -21,12 +21,12 @@ import (
 // starts a container and a cluster in an image, prints their ids and
 // blocks until it is killed.
 func containerOrphanHelper(dir string) {
-	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
+	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir, Modules: moduleSet}
 	th := s.NewThread(&runtime.Cell{Name: "orphan", Key: "c0ffeec0ffeec0ffee"})
 	g, err := starlark.ExecFileOptions(runtime.FileOptions(), th, "orphan.star", fmt.Sprintf(`
 c = backend.container(%q, cmd = ["spin"], cpus = 0.1)
 pg = backend.postgres(image = %q, memory = "256MB")
-`, os.Getenv("TOOL_IMAGE"), os.Getenv("PG_IMAGE")), runtime.Predeclared())
+`, os.Getenv("TOOL_IMAGE"), os.Getenv("PG_IMAGE")), moduleSet.Globals())
 	if err != nil {
 		fmt.Println("ERR", err)
 		os.Exit(1)

@@ -68,7 +68,7 @@ type plan struct {
 	Rows        *int64   `json:"rows"`
 }
 
-func decodePlan(data []byte) (starlark.Value, error) {
+func decodePlan(data []byte, _ codec.Types) (starlark.Value, error) {
 	p := &planValue{}
 	if err := json.Unmarshal(data, &p.p); err != nil {
 		return nil, err

@@ -9,9 +9,6 @@ import (
 
 	"go.starlark.net/starlark"
 
-	_ "github.com/benchbook/benchbook/builtins/host"
-	_ "github.com/benchbook/benchbook/builtins/metric"
-	_ "github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
@@ -98,7 +95,7 @@ victim = db.query("SELECT pg_backend_pid() AS pid")[0]["pid"]
 		t.Fatal(err)
 	}
 	waitLog(t, db.c.logPath(), "all server processes terminated; reinitializing")
-	g, err := startest.Exec(t, startest.Options{Globals: starlark.StringDict{"db": db}},
+	g, err := startest.Exec(t, startest.Options{Modules: modules, Globals: starlark.StringDict{"db": db}},
 		`n = db.query("SELECT count(*) AS n FROM crash_t")[0]["n"]`)
 	if err != nil {
 		t.Fatalf("the query right after the crash: %s", startest.Describe(err))

@@ -13,6 +13,9 @@ import (
 	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 	"github.com/benchbook/benchbook/builtins/backend/container"
 	"github.com/benchbook/benchbook/builtins/backend/process"
+	"github.com/benchbook/benchbook/builtins/hidden"
+	"github.com/benchbook/benchbook/builtins/host"
+	"github.com/benchbook/benchbook/builtins/metric"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
@@ -21,7 +24,12 @@ import (
 // session (the "setup" run, which also creates a table) and stopped, then
 // started again by a second session over the same cache dir and cell key:
 // that second start is the resource-reuse check (reuseRows).
-func init() { backendtest.Install(Kind, process.Kind, container.Kind) }
+// modules are what the tests' code sees: backend.postgres, the process and
+// container kinds the tests start beside it, workload, host and metric.
+var modules = append(backendtest.Modules(Kind, process.Kind, container.Kind), host.Module(), metric.Module())
+
+// moduleSet is modules merged, for the tests' bare sessions.
+var moduleSet = runtime.MustModuleSet(nil, modules...)
 
 var (
 	shared    *Handle
@@ -30,6 +38,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	hidden.Run() // the supervisor and the reaper re-execute the test binary
 	if dir := os.Getenv("BACKEND_REAPER_HELPER"); dir != "" {
 		zombieHelper(dir) // never returns
 	}
@@ -60,13 +69,13 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "first run:", err)
 		return 1
 	}
-	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
+	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir, Modules: moduleSet}
 	defer s.Close()
 	th := s.NewThread(&runtime.Cell{Name: "setup", Key: "0123456789abcdef0123"})
 	g, err := starlark.ExecFileOptions(runtime.FileOptions(), th, "setup.star", `
 pg = backend.postgres(settings = {"shared_buffers": "32MB"})
 n = pg.query("SELECT count(*) AS n FROM reuse_t")[0]["n"]
-`, runtime.Predeclared())
+`, moduleSet.Globals())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "second run:", err)
 		return 1
@@ -79,13 +88,13 @@ n = pg.query("SELECT count(*) AS n FROM reuse_t")[0]["n"]
 // firstRun is an earlier "benchbook run": it creates the cluster and a table,
 // then ends (stopping the server).
 func firstRun(dir string) error {
-	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir}
+	s := &runtime.Session{Ctx: context.Background(), Stderr: io.Discard, NotebookDir: dir, CacheDir: dir, Modules: moduleSet}
 	defer s.Close()
 	th := s.NewThread(&runtime.Cell{Name: "setup", Key: "0123456789abcdef0123"})
 	_, err := starlark.ExecFileOptions(runtime.FileOptions(), th, "setup.star", `
 pg = backend.postgres(settings = {"shared_buffers": "32MB"})
 pg.exec("CREATE TABLE reuse_t (id int); INSERT INTO reuse_t SELECT generate_series(1, 42)")
-`, runtime.Predeclared())
+`, moduleSet.Globals())
 	return err
 }
 
@@ -94,7 +103,7 @@ pg.exec("CREATE TABLE reuse_t (id int); INSERT INTO reuse_t SELECT generate_seri
 func run(t *testing.T, src string) (starlark.StringDict, error) {
 	t.Helper()
 	return startest.Exec(t, startest.Options{NotebookDir: sharedDir, CacheDir: sharedDir,
-		Cell: &runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")}, Globals: starlark.StringDict{"pg": shared}}, src)
+		Cell: &runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")}, Modules: modules, Globals: starlark.StringDict{"pg": shared}}, src)
 }
 
 // mustRunOwn runs src in a notebook and cache dir of the test's own, for a

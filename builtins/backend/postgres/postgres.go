@@ -17,6 +17,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
+	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/redact"
@@ -441,7 +442,7 @@ func (h *Handle) query(th *starlark.Thread, name string, args starlark.Tuple, kw
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return kit.Table(cols, rows), nil
+	return display.NewTable(cols, rows), nil
 }
 
 // queryRows reads a whole result as Starlark values.

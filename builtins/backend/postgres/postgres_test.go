@@ -170,7 +170,7 @@ assert.eq(plan.execution_ms, None)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := codec.Decode(data)
+	back, err := codec.Decode(data, moduleSet.Decoders())
 	if err != nil || back.String() != d.String() {
 		t.Fatalf("stats round trip: %v, %v vs %v", err, back, d)
 	}
@@ -184,7 +184,7 @@ assert.eq(plan.execution_ms, None)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := codec.Decode(plan); err != nil || p.String() != g["plan"].String() {
+	if p, err := codec.Decode(plan, moduleSet.Decoders()); err != nil || p.String() != g["plan"].String() {
 		t.Fatalf("plan round trip: %v", err)
 	}
 }

@@ -44,7 +44,7 @@ func runRestoreNB(ctx context.Context, t testing.TB, dir string, params map[stri
 		t.Fatal(err)
 	}
 	var stderr strings.Builder
-	e, err := runtime.Open(ctx, nb, runtime.Options{Params: params, Stderr: &stderr, Rerun: []string{"measure"}})
+	e, err := runtime.Open(ctx, nb, runtime.Options{Params: params, Stderr: &stderr, Rerun: []string{"measure"}, Modules: modules})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func holdHelper(dir string) {
 		fmt.Println(err)
 		os.Exit(1)
 	}
-	e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: os.Stderr, Rerun: []string{"measure"}})
+	e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: os.Stderr, Rerun: []string{"measure"}, Modules: modules})
 	if err != nil {
 		fmt.Println(err)
 		os.Exit(1)

@@ -58,7 +58,7 @@ texts = [r["query"] for r in pg.query("SELECT query FROM pg_stat_statements")]
 		t.Fatal(err)
 	}
 	var stderr strings.Builder
-	e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: &stderr})
+	e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: &stderr, Modules: modules})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -261,7 +261,7 @@ var (
 	_ record.Markdowner  = (*statsValue)(nil)
 )
 
-func decodeStats(data []byte) (starlark.Value, error) {
+func decodeStats(data []byte, _ codec.Types) (starlark.Value, error) {
 	s := &pgStats{}
 	if err := json.Unmarshal(data, s); err != nil {
 		return nil, err

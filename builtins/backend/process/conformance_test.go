@@ -12,8 +12,9 @@ import (
 // HTTP: real requests, real CPU for its figures.
 func TestConformance(t *testing.T) {
 	backendtest.Run(t, backendtest.Kind{
-		Name:   "process",
-		Handle: (*Handle)(nil),
+		Name:    "process",
+		Handle:  (*Handle)(nil),
+		Modules: modules,
 		Vars: func(t *testing.T) map[string]string {
 			return map[string]string{"TOOL": dockertest.ToolBinary(t), "PORT": strconv.Itoa(backendtest.FreePort(t))}
 		},

@@ -8,9 +8,6 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/backend/backendtest"
-	_ "github.com/benchbook/benchbook/builtins/host"
-	_ "github.com/benchbook/benchbook/builtins/metric"
-	_ "github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 

@@ -8,9 +8,10 @@ import (
 
 func TestConformance(t *testing.T) {
 	backendtest.Run(t, backendtest.Kind{
-		Name:   "sqlite",
-		Handle: (*Handle)(nil),
-		Start:  `h = backend.sqlite("data.db")`,
+		Name:    "sqlite",
+		Handle:  (*Handle)(nil),
+		Modules: modules,
+		Start:   `h = backend.sqlite("data.db")`,
 		Seed: `h.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")
 h.exec("INSERT INTO t VALUES (1, 'a'), (2, 'b')")`,
 		Read:  `h.query("SELECT group_concat(id || v, ',') AS s FROM t")[0]["s"]`,

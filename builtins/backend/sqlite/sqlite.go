@@ -16,6 +16,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
+	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -150,5 +151,5 @@ func (h *Handle) query(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if err := rs.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
-	return kit.Table(cols, rows), nil
+	return display.NewTable(cols, rows), nil
 }

@@ -15,6 +15,7 @@ import (
 // The test binary doubles as its own target: CGROUP_HELPER=spin burns CPU,
 // CGROUP_HELPER=alloc:N touches N MiB and sleeps.
 func TestMain(m *testing.M) {
+	child.RunMode(child.Supervisor) // it re-executes the test binary
 	switch h := os.Getenv("CGROUP_HELPER"); {
 	case h == "spin":
 		for i := 0; ; i++ {

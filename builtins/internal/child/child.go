@@ -38,7 +38,6 @@ import (
 	"os/exec"
 	goruntime "runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 )
@@ -124,16 +123,18 @@ type spawnReq struct {
 	done chan error
 }
 
-func init() {
-	go func() {
-		goruntime.LockOSThread() // never unlocked: the thread lives as long as benchbook
-		for r := range spawns {
-			r.done <- r.cmd.Start()
-		}
-	}()
-}
+// spawner starts the forking goroutine, once, at the first start.
+var spawner sync.Once
 
 func startOnSpawnThread(cmd *exec.Cmd) error {
+	spawner.Do(func() {
+		go func() {
+			goruntime.LockOSThread() // never unlocked: the thread lives as long as benchbook
+			for r := range spawns {
+				r.done <- r.cmd.Start()
+			}
+		}()
+	})
 	done := make(chan error, 1)
 	spawns <- spawnReq{cmd, done}
 	return <-done
@@ -145,15 +146,4 @@ func newToken() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
-}
-
-// withoutVar returns env without name's entries.
-func withoutVar(env []string, name string) []string {
-	out := env[:0:0]
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, name+"=") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }

@@ -25,6 +25,9 @@ func TestStartMarksAndGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer KillGroup(cmd.Process.Pid, syscall.SIGKILL)
+	if g.pipe == nil {
+		t.Error("no supervisor: the test binary was not re-executed as one (TestMain runs its mode)")
+	}
 	line, _ := bufio.NewReader(out).ReadString('\n')
 	grand := strings.TrimSpace(line)
 	time.Sleep(100 * time.Millisecond) // until sleep has exec'd

@@ -2,7 +2,13 @@
 
 package child
 
-import "syscall"
+import (
+	"os"
+	"syscall"
+)
+
+// Supervisor is the supervisor's mode, which nothing starts outside Linux.
+var Supervisor = Mode{Arg: "__supervise", Run: func([]string) { os.Exit(2) }}
 
 // newGuard makes the marker alone. There is no parent-death signal, no
 // cgroup v2 and no /proc to find marked processes by outside Linux, so no

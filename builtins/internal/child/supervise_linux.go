@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strconv"
@@ -16,15 +15,9 @@ import (
 	"github.com/benchbook/benchbook/builtins/internal/procfs"
 )
 
-// supervisorArg is the hidden first argument that turns this binary (main
-// or a test binary: it is checked in this package's init) into a supervisor.
-const supervisorArg = "__supervise"
-
-func init() {
-	if len(os.Args) > 2 && os.Args[1] == supervisorArg {
-		supervise(os.Args[2:]) // never returns
-	}
-}
+// Supervisor is the hidden mode that turns this binary into the
+// supervisor of a benchbook's children ("__supervise MARKER DIR").
+var Supervisor = Mode{Arg: "__supervise", Run: supervise}
 
 // reapFor bounds the supervisor's work after benchbook died: a child that
 // forks faster than we kill would otherwise keep it busy for ever.
@@ -52,21 +45,24 @@ func startSupervisor(marker, dir string) (pipe *os.File, inCgroup bool, err erro
 }
 
 func spawnSupervisor(r *os.File, marker, dir string) error {
-	attr := &syscall.SysProcAttr{Setpgid: true} // its own group: a Ctrl-C or group kill of benchbook misses it
 	arg := "-"
+	var cgroup *os.File
 	if dir != "" {
 		f, err := os.Open(filepath.Join(dir, "supervisor"))
 		if err != nil {
 			return err
 		}
 		defer f.Close()
-		attr.UseCgroupFD, attr.CgroupFD, arg = true, int(f.Fd()), dir
+		cgroup, arg = f, dir
 	}
-	// /proc/self/exe is this binary even if its file was replaced or removed.
-	cmd := exec.Command("/proc/self/exe", supervisorArg, marker, arg)
+	cmd, err := ModeCommand(Supervisor.Arg, marker, arg)
+	if err != nil {
+		return err
+	}
+	if cgroup != nil {
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, int(cgroup.Fd())
+	}
 	cmd.Stdin = r
-	cmd.Env = withoutVar(os.Environ(), MarkerVar) // a benchbook run by a benchbook: the outer one's reaper must spare ours
-	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		return err
 	}
@@ -77,6 +73,9 @@ func spawnSupervisor(r *os.File, marker, dir string) error {
 // supervise is the supervisor's whole life: leave the probe cgroup, wait
 // for EOF on stdin (benchbook is gone), kill what is left, exit.
 func supervise(args []string) {
+	if len(args) == 0 {
+		os.Exit(2)
+	}
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGPIPE)
 	marker, dir := args[0], ""
 	if len(args) > 1 && args[1] != "-" {

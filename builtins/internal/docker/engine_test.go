@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
+	"github.com/benchbook/benchbook/builtins/internal/child"
 	"github.com/benchbook/benchbook/builtins/internal/docker"
 	"github.com/benchbook/benchbook/builtins/internal/docker/dockertest"
 )
@@ -19,6 +20,7 @@ import (
 // ENGINE_ORPHAN_HELPER makes the test binary a benchbook that starts a
 // container, prints its id and waits to be killed.
 func TestMain(m *testing.M) {
+	child.RunMode(child.Supervisor, docker.Reaper) // they re-execute the test binary
 	if os.Getenv("ENGINE_ORPHAN_HELPER") != "" {
 		orphanHelper()
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -26,13 +25,13 @@ import (
 // benchbook dies, however it dies, the pipe closes; the reaper removes
 // every container labelled with benchbook's token, then exits.
 
-const reaperArg = "__reap_containers"
-
-func init() {
-	if len(os.Args) > 2 && os.Args[1] == reaperArg {
-		reap(os.Args[2]) // never returns
+// Reaper is the hidden mode of the reaper ("__reap_containers TOKEN").
+var Reaper = child.Mode{Arg: "__reap_containers", Run: func(args []string) {
+	if len(args) == 0 {
+		os.Exit(2)
 	}
-}
+	reap(args[0]) // never returns
+}}
 
 var (
 	reaperOnce  sync.Once
@@ -59,26 +58,18 @@ func spawnReaper(token string) (*os.File, error) {
 		return nil, err
 	}
 	defer r.Close()
-	cmd := exec.Command("/proc/self/exe", reaperArg, token)
+	cmd, err := child.ModeCommand(Reaper.Arg, token)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
 	cmd.Stdin = r
-	cmd.Env = withoutMarker(os.Environ())
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		return nil, err
 	}
 	go func() { _ = cmd.Wait() }()
 	return w, nil
-}
-
-func withoutMarker(env []string) []string {
-	var out []string
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, child.MarkerVar+"=") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // reap waits for benchbook's end, then removes its containers.

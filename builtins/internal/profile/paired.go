@@ -5,12 +5,11 @@ import (
 	"math"
 
 	moremath "github.com/aclements/go-moremath/stats"
-
-	"github.com/benchbook/benchbook/builtins/metric/stats"
 )
 
-// pairedTest is the one place this package asks for paired statistics,
-// so a new paired method in builtins/metric/stats is one edit here. The
+// pairedTest is the one place this package computes paired statistics,
+// on go-moremath (the mean, the t distribution), so that the package sits
+// below the modules and imports none of them. The
 // differences are in µs per request and may be 0 or negative, so no ratio
 // or log is taken: a paired t on the differences B_i - A_i gives the
 // estimate (their mean), a two-sided p, and an interval at any confidence
@@ -29,7 +28,7 @@ type pairedResult struct {
 }
 
 func pairedTest(d []float64, floor float64) pairedResult {
-	r := pairedResult{n: len(d), estimate: stats.Mean(d), p: nan, se: nan,
+	r := pairedResult{n: len(d), estimate: moremath.Mean(d), p: nan, se: nan,
 		method: fmt.Sprintf("paired t on the B - A differences of %d pairs, %d df", len(d), len(d)-1)}
 	if len(d) < 2 {
 		return r

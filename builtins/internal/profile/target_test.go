@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchbook/benchbook/builtins/internal/child"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
@@ -183,6 +184,7 @@ func functionsByName(p *Profile) map[string]Function {
 
 // TestMain removes the hot server binary the tests built.
 func TestMain(m *testing.M) {
+	child.RunMode(child.Supervisor) // it re-executes the test binary
 	code := m.Run()
 	if hotBin != "" {
 		os.RemoveAll(filepath.Dir(hotBin))

@@ -28,7 +28,7 @@ func TestEveryBuiltinReadsDurationsAlike(t *testing.T) {
 		{"host.gate", "poll", `host.gate(poll = %s)`},
 		{"backend.process", "ready_timeout", `backend.process("/nonexistent/benchbook-test", ready_timeout = %s)`},
 	}
-	globals := starlark.StringDict{"workload": workload.Module, "host": host.Module, "backend": backend.Module}
+	globals := starlark.StringDict{"workload": workload.Module(workload.Options{}).Globals["workload"], "host": host.Module().Globals["host"], "backend": backend.Module().Globals["backend"]}
 	for _, bad := range []string{`"1x"`, `"-1s"`, `-1`, `float("nan")`, `1e300`, `[]`} {
 		messages := map[string]string{}
 		for _, c := range calls {

@@ -8,14 +8,10 @@ package starval
 
 import (
 	"fmt"
-	"math"
-	"regexp"
-	"strconv"
-	"strings"
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/builtins/internal/metricname"
 )
 
 // Items returns the elements of a list or tuple, or v alone.
@@ -56,17 +52,15 @@ func Attr(v starlark.Value, name string) starlark.Value {
 	return x
 }
 
-var percentileName = regexp.MustCompile(`^p(\d+(?:\.\d+)?)$`)
-
 // Better is the direction of improvement of a metric given by name, from
-// the one table in stats.Direction; a function says nothing, so ok is false
-// and the caller asks for better = ... rather than guess.
+// the one table in metricname.Direction; a function says nothing, so ok is
+// false and the caller asks for better = ... rather than guess.
 func Better(metric starlark.Value) (string, bool) {
 	name, ok := starlark.AsString(metric)
 	if !ok {
 		return "", false
 	}
-	return stats.Direction(name)
+	return metricname.Direction(name)
 }
 
 // Metric computes a metric of a run (or of a window, a row): metric is a
@@ -125,27 +119,12 @@ func named(th *starlark.Thread, v starlark.Value, name string) (starlark.Value, 
 		}
 		return x, nil
 	}
-	if q, ok := Percentile(name); ok {
+	if q, ok := metricname.Percentile(name); ok {
 		if p, ok := Attr(v, "p").(starlark.Callable); ok {
 			return starlark.Call(th, p, starlark.Tuple{starlark.Float(q)}, nil)
 		}
 	}
 	return nil, missing(v, name)
-}
-
-// Percentile reads "p99" as 99 and "p999" as 99.9: the usual shorthand
-// where digits after the first two are decimals ("p99.9" works too).
-func Percentile(name string) (float64, bool) {
-	m := percentileName.FindStringSubmatch(name)
-	if m == nil {
-		return 0, false
-	}
-	digits := m[1]
-	q, _ := strconv.ParseFloat(digits, 64)
-	if len(digits) > 2 && digits != "100" && !strings.Contains(digits, ".") {
-		q /= math.Pow(10, float64(len(digits)-2))
-	}
-	return q, true
 }
 
 // FloatList is xs as a Starlark list of floats.

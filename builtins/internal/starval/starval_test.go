@@ -9,20 +9,6 @@ import (
 	"go.starlark.net/starlarkstruct"
 )
 
-func TestPercentileNames(t *testing.T) {
-	for name, want := range map[string]float64{"p50": 50, "p99": 99, "p999": 99.9, "p9999": 99.99, "p99.9": 99.9, "p100": 100, "p0": 0} {
-		got, ok := Percentile(name)
-		if !ok || math.Abs(got-want) > 1e-9 {
-			t.Errorf("%s = p%v (%v), want p%v", name, got, ok, want)
-		}
-	}
-	for _, name := range []string{"rps", "p", "pp99", "p99x"} {
-		if _, ok := Percentile(name); ok {
-			t.Errorf("%s read as a percentile", name)
-		}
-	}
-}
-
 // A run-like struct: rps, a p(q) method, errors by class, a method.
 func TestMetric(t *testing.T) {
 	th := &starlark.Thread{}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/benchbook/benchbook/builtins/internal/metricname"
 )
 
 // The cases of issue 32's audit, each as it was reported; each failed
@@ -70,38 +72,13 @@ func TestIssue32OutlierMovesOneRank(t *testing.T) {
 	}
 }
 
-// Case 3: the direction of a metric from its name.
+// Case 3: the direction of a metric from its name (its table is tested in
+// builtins/internal/metricname) decides compare's verdict.
 func TestIssue32Direction(t *testing.T) {
-	for name, want := range map[string]string{
-		"write_mb_s": "higher", "read_kb_s": "higher", "wal_bytes_per_s": "higher", "net_mib_s": "higher",
-		"errors_per_s": "lower", "retries_per_s": "lower", "dropped_per_s": "lower", "error_rate": "lower",
-		"timeouts": "lower", "p99": "lower", "rps": "higher", "ops_per_s": "higher", "commit_s": "lower",
-		"db_cpu_us_per_req": "lower", "buffers_per_req": "lower", "mem_anon_kb": "lower",
-	} {
-		if got, ok := Direction(name); !ok || got != want {
-			t.Errorf("Direction(%q) = %q, %v; want %q", name, got, ok, want)
-		}
-	}
-	// A name that is a unit on its own reads as the unit: a bare "mb_s"
-	// is a rate, not seconds (it matched "_s" and read as lower).
-	for name, want := range map[string]string{
-		"mb_s": "higher", "kb_s": "higher", "MB_s": "higher", "gib_s": "higher", "b_s": "higher",
-		"bytes_per_s": "higher", "per_s": "higher", "rows_s": "higher", "req_s": "higher",
-		"ms": "lower", "s": "lower", "us": "lower", "per_req": "lower",
-	} {
-		if got, ok := Direction(name); !ok || got != want {
-			t.Errorf("Direction(%q) = %q, %v; want %q", name, got, ok, want)
-		}
-	}
-	for _, name := range []string{"shape", "db_cpu", "hits"} {
-		if got, ok := Direction(name); ok {
-			t.Errorf("Direction(%q) = %q: an unknown name must be refused", name, got)
-		}
-	}
 	// A 20 % higher write rate improves; 20 % more errors per second worsen.
 	a, b := noisy(8, 100, 0, 0), noisy(8, 120, 0, 4)
 	for name, want := range map[string]string{"write_mb_s": "IMPROVES", "errors_per_s": "WORSENS"} {
-		better, _ := Direction(name)
+		better, _ := metricname.Direction(name)
 		if c := mustCompare(t, a, b, Options{Metric: name, Better: better}); c.Verdict != want {
 			t.Errorf("%s 20 %% higher: %s, want %s", name, c.Verdict, want)
 		}

@@ -14,16 +14,19 @@
 //
 //   - Exec and MustExec run a Go test's inline snippet the same way.
 //
-// Code runs in the notebook dialect (runtime.FileOptions) with every
-// registered builtin, starlarktest's assert module and the test's own
-// Globals, on a thread of a runtime.Session that is closed when the test
-// ends, so backends and processes a test starts stop with it.
+// Code runs in the notebook dialect (runtime.FileOptions) with the
+// engine's Core builtins, the modules the test names (Options.Modules: a
+// package's own, and those its code drives), starlarktest's assert module
+// and the test's own Globals, on a thread of a runtime.Session that is
+// closed when the test ends, so backends and processes a test starts stop
+// with it.
 package startest
 
 import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,6 +47,8 @@ type Options struct {
 	NotebookDir string              // relative paths resolve here; "": a temp dir
 	CacheDir    string              // resources and checkpoints; "": a temp dir
 	Cell        *runtime.Cell       // nil: a new cell named "t"
+	Modules     []runtime.Module    // the builtin modules the code sees, beside Core
+	Stdlib      fs.FS               // what "@std/NAME" loads; nil: none
 	Globals     starlark.StringDict // fixtures and fakes, beside the builtins and assert
 	// Load replaces the session's loader (which reads @std/ modules and
 	// files beside the notebook); nil keeps it.
@@ -71,7 +76,7 @@ func Thread(t testing.TB, o Options) *starlark.Thread {
 	if o.Cell == nil {
 		o.Cell = &runtime.Cell{Name: "t"}
 	}
-	s := &runtime.Session{Ctx: o.Ctx, Stderr: o.Stderr, NotebookDir: o.NotebookDir, CacheDir: o.CacheDir}
+	s := &runtime.Session{Ctx: o.Ctx, Stderr: o.Stderr, NotebookDir: o.NotebookDir, CacheDir: o.CacheDir, Modules: moduleSet(t, o)}
 	t.Cleanup(s.Close)
 	th := s.NewThread(o.Cell)
 	if o.Load != nil {
@@ -84,16 +89,26 @@ func Thread(t testing.TB, o Options) *starlark.Thread {
 	return th
 }
 
-// Env returns what test code sees: every registered builtin, the members
-// of starlarktest's assert module, and globals (which win).
-func Env(t testing.TB, globals starlark.StringDict) starlark.StringDict {
+// moduleSet merges o's modules; a clash fails the test.
+func moduleSet(t testing.TB, o Options) *runtime.ModuleSet {
+	t.Helper()
+	m, err := runtime.NewModuleSet(o.Stdlib, o.Modules...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// Env returns what test code sees: Core and o's modules, the members of
+// starlarktest's assert module, and o.Globals (which win).
+func Env(t testing.TB, o Options) starlark.StringDict {
 	t.Helper()
 	asserts, err := starlarktest.LoadAssertModule()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := runtime.Predeclared()
-	for _, d := range []starlark.StringDict{asserts, globals} {
+	env := moduleSet(t, o).Globals()
+	for _, d := range []starlark.StringDict{asserts, o.Globals} {
 		for k, v := range d {
 			env[k] = v
 		}
@@ -107,7 +122,7 @@ func Exec(t testing.TB, o Options, src string) (starlark.StringDict, error) {
 	t.Helper()
 	th := Thread(t, o)
 	name := strings.ReplaceAll(t.Name(), "/", "_") + ".star"
-	return starlark.ExecFileOptions(runtime.FileOptions(), th, name, src, Env(t, o.Globals))
+	return starlark.ExecFileOptions(runtime.FileOptions(), th, name, src, Env(t, o))
 }
 
 // MustExec is Exec for a snippet that must succeed: an error stops the test
@@ -157,7 +172,7 @@ func RunFiles(t *testing.T, pattern string, options func(t *testing.T) Options) 
 func runChunk(t *testing.T, o Options, c chunk) {
 	t.Helper()
 	th := Thread(t, o)
-	_, err := starlark.ExecFileOptions(runtime.FileOptions(), th, c.file, c.src, Env(t, o.Globals))
+	_, err := starlark.ExecFileOptions(runtime.FileOptions(), th, c.file, c.src, Env(t, o))
 	for _, line := range errorLines(err, c.file) {
 		c.gotError(t, line.line, line.msg)
 	}

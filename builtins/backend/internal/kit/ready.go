@@ -11,7 +11,7 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/backend/build"
+	"github.com/benchbook/benchbook/builtins/backend/handle"
 )
 
 // CheckReady accepts "", "http://...", "tcp:PORT" and "log:REGEX".
@@ -74,7 +74,7 @@ func Argv(cmd starlark.Value) ([]string, error) {
 			return f, nil
 		}
 		return nil, errors.New("cmd: empty")
-	case *build.Binary:
+	case handle.Executable:
 		return []string{c.Path()}, nil
 	case starlark.Indexable:
 		var out []string
@@ -82,7 +82,7 @@ func Argv(cmd starlark.Value) ([]string, error) {
 			switch e := c.Index(i).(type) {
 			case starlark.String:
 				out = append(out, string(e))
-			case *build.Binary:
+			case handle.Executable:
 				out = append(out, e.Path())
 			default:
 				return nil, fmt.Errorf("cmd: element %d must be a string or binary, got %s", i, e.Type())

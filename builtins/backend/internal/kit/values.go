@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
@@ -86,12 +85,6 @@ func numeric(n pgtype.Numeric) starlark.Value {
 		return starlark.None
 	}
 	return starlark.Float(f.Float64)
-}
-
-// Table is the value of a query result: a display table (rows index as
-// dicts keyed by column name).
-func Table(cols []string, rows [][]starlark.Value) starlark.Value {
-	return display.NewTable(cols, rows)
 }
 
 // SQLArgs reads the arguments of .query(sql, *args) and .exec(sql, *args):

@@ -3,6 +3,7 @@ package kit
 import (
 	"fmt"
 	"math/big"
+	"strings"
 	"testing"
 
 	"go.starlark.net/starlark"
@@ -39,5 +40,35 @@ func TestToGo(t *testing.T) {
 	}
 	if _, err := ToGo(starlark.NewList(nil)); err == nil {
 		t.Error("a list passed as a query argument")
+	}
+}
+
+// program is an Executable other than build's binary: kit reads the
+// interface, not the build kind.
+type program string
+
+func (p program) Path() string          { return "/bin/" + string(p) }
+func (p program) String() string        { return "<program " + string(p) + ">" }
+func (p program) Type() string          { return "program" }
+func (p program) Freeze()               {}
+func (p program) Truth() starlark.Bool  { return true }
+func (p program) Hash() (uint32, error) { return starlark.String(p).Hash() }
+
+func TestArgvTakesExecutables(t *testing.T) {
+	for _, c := range []struct {
+		cmd  starlark.Value
+		want string
+	}{
+		{program("true"), "/bin/true"},
+		{starlark.NewList([]starlark.Value{program("env"), starlark.String("-i")}), "/bin/env -i"},
+		{starlark.String("sleep 1"), "sleep 1"},
+	} {
+		argv, err := Argv(c.cmd)
+		if err != nil || strings.Join(argv, " ") != c.want {
+			t.Errorf("Argv(%s) = %q, %v; want %q", c.cmd, argv, err, c.want)
+		}
+	}
+	if _, err := Argv(starlark.NewList([]starlark.Value{starlark.MakeInt(1)})); err == nil || !strings.Contains(err.Error(), "string or binary") {
+		t.Errorf("Argv of an int element: %v", err)
 	}
 }

@@ -67,14 +67,15 @@ var (
 	_ record.JSONer     = (*Comparison)(nil)
 )
 
-func init() {
-	codec.Register("profile_comparison", func(b []byte) (starlark.Value, error) {
-		var in input
-		if err := json.Unmarshal(b, &in); err != nil {
-			return nil, fmt.Errorf("profile_comparison: %w", err)
-		}
-		return compare(in)
-	})
+// DecodeComparison rebuilds a stored comparison (type
+// "profile_comparison"): the metric module gives it, as it gives
+// compare_profiles.
+func DecodeComparison(b []byte, _ codec.Types) (starlark.Value, error) {
+	var in input
+	if err := json.Unmarshal(b, &in); err != nil {
+		return nil, fmt.Errorf("profile_comparison: %w", err)
+	}
+	return compare(in)
 }
 
 // Compare makes the comparison of the pairs (a[i], b[i]).

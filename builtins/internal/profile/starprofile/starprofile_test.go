@@ -56,7 +56,7 @@ func TestValueRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := codec.Decode(data)
+	back, err := codec.Decode(data, codec.Types{"profile": DecodeProfile})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := codec.Decode(data)
+	back, err := codec.Decode(data, codec.Types{"profile_comparison": DecodeComparison})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,14 +49,14 @@ var (
 	_ starlark.Comparable = (*Value)(nil)
 )
 
-func init() {
-	codec.Register("profile", func(b []byte) (starlark.Value, error) {
-		var d Data
-		if err := json.Unmarshal(b, &d); err != nil {
-			return nil, fmt.Errorf("profile: %w", err)
-		}
-		return New(&d)
-	})
+// DecodeProfile rebuilds a stored profile (type "profile"): the workload
+// module gives it, as run.profile makes profiles.
+func DecodeProfile(b []byte, _ codec.Types) (starlark.Value, error) {
+	var d Data
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("profile: %w", err)
+	}
+	return New(&d)
 }
 
 // New is the value of stored data.

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/benchbook/benchbook/runtime/statetest"
+	"github.com/benchbook/benchbook/builtins/backend/statetest"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 	"github.com/benchbook/benchbook/runtime/testsupport/pgtest"
 )

@@ -1,9 +1,6 @@
-package stats
+package metricname
 
-import (
-	"regexp"
-	"strings"
-)
+import "strings"
 
 // Direction says which way a metric improves, from its name: "higher" for
 // rates and counts of work done, "lower" for latency, time, cost and
@@ -49,9 +46,6 @@ func Direction(name string) (better string, ok bool) {
 	}
 	return "", false
 }
-
-// percentileName matches latency percentiles: p50, p99, p999, p99.9.
-var percentileName = regexp.MustCompile(`^p[0-9]+(\.[0-9]+)?$`)
 
 var directionByName = map[string]string{
 	"rps": "higher", "tps": "higher", "qps": "higher", "ops": "higher", "throughput": "higher",

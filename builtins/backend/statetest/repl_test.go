@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
+	"github.com/benchbook/benchbook/stdlib"
 )
 
 // The REPL goes through the same rules: a change typed at the prompt leaves
@@ -25,7 +26,7 @@ func TestREPLChangeIsNotALeftover(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr strings.Builder
-	e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: &stderr})
+	e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: &stderr, Modules: modules(), Stdlib: stdlib.FS})
 	if err != nil {
 		t.Fatal(err)
 	}

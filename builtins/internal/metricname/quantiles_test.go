@@ -1,4 +1,4 @@
-package starval
+package metricname
 
 import "testing"
 

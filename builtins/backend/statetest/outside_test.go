@@ -9,6 +9,7 @@ import (
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 	"github.com/benchbook/benchbook/runtime/testsupport/pgtest"
+	"github.com/benchbook/benchbook/stdlib"
 )
 
 // A data dir changed while benchbook was not running (a server started on
@@ -34,7 +35,7 @@ func TestOutsideChangeIsDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr strings.Builder
-	e, err := runtime.Open(context.Background(), nb, runtime.Options{CacheDir: cache, Stderr: &stderr, Rerun: []string{"measure"}})
+	e, err := runtime.Open(context.Background(), nb, runtime.Options{CacheDir: cache, Stderr: &stderr, Rerun: []string{"measure"}, Modules: modules(), Stdlib: stdlib.FS})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ row
 		t.Fatal(err)
 	}
 	var stderr strings.Builder
-	e, err := runtime.Open(context.Background(), nb, runtime.Options{CacheDir: cache, Stderr: &stderr, Rerun: []string{"measure"}})
+	e, err := runtime.Open(context.Background(), nb, runtime.Options{CacheDir: cache, Stderr: &stderr, Rerun: []string{"measure"}, Modules: modules(), Stdlib: stdlib.FS})
 	if err != nil {
 		t.Fatal(err)
 	}

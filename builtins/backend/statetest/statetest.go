@@ -10,13 +10,20 @@ import (
 	"strings"
 	"testing"
 
-	_ "github.com/benchbook/benchbook/builtins/backend"
-	_ "github.com/benchbook/benchbook/builtins/display"
-	_ "github.com/benchbook/benchbook/builtins/host"
-	_ "github.com/benchbook/benchbook/builtins/metric"
-	_ "github.com/benchbook/benchbook/builtins/workload"
+	"github.com/benchbook/benchbook/builtins/backend"
+	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/host"
+	"github.com/benchbook/benchbook/builtins/metric"
+	"github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/stdlib"
 )
+
+// modules are what the notebooks see: the backends whose state is tested,
+// the workloads and comparisons the notebooks run on them, tables.
+func modules() []runtime.Module {
+	return []runtime.Module{backend.Module(), display.Module(), host.Module(), metric.Module(), workload.Module(workload.Options{})}
+}
 
 // Result is one run of a notebook.
 type Result struct {
@@ -38,7 +45,7 @@ func RunNB(t *testing.T, dir, cacheDir, src string, params map[string]string, ex
 		t.Fatalf("parse: %v", err)
 	}
 	var stderr strings.Builder
-	e, err := runtime.Open(context.Background(), nb, runtime.Options{CacheDir: cacheDir, Params: params, Stderr: &stderr})
+	e, err := runtime.Open(context.Background(), nb, runtime.Options{CacheDir: cacheDir, Params: params, Stderr: &stderr, Stdlib: stdlib.FS, Modules: modules()})
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
