@@ -34,6 +34,7 @@ package child
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"os"
 	"os/exec"
 	goruntime "runtime"
@@ -141,9 +142,10 @@ func startOnSpawnThread(cmd *exec.Cmd) error {
 }
 
 // newToken names this benchbook process in its children's marker (and in
-// its cgroup's name): its pid and random bytes, since pids are reused.
+// its cgroup's name): its pid, the pid namespace that pid is counted in
+// (procfs.OwnerGone), and random bytes, since pids are reused.
 func newToken() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	return strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b[:])
+	return strconv.Itoa(os.Getpid()) + "-" + procfs.PidNamespace() + "-" + hex.EncodeToString(b[:])
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 )
 
 // A child's grandchild that left its process group still carries the
@@ -57,3 +59,38 @@ func TestStartMarksAndGroups(t *testing.T) {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func killPid(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) }
+
+// TestRemoveStaleIsSure: an empty benchbook cgroup whose owner's pid runs
+// no more in this pid namespace is removed; one whose pid was counted in
+// another namespace is kept (from inside a namespace, a live benchbook
+// outside has no pid: a sweep there removed its children's cgroup between
+// two starts, and its next child failed with ENOENT), and so is a live one.
+func TestRemoveStaleIsSure(t *testing.T) {
+	mnt, own := cgroup2Mount(), ownCgroup()
+	if mnt == "" || own == "" || os.Geteuid() != 0 {
+		t.Skip("needs a writable cgroup v2 (root)")
+	}
+	parent := filepath.Join(mnt, own)
+	ns := procfs.PidNamespace()
+	dead := filepath.Join(parent, "benchbook-2147480000-"+ns+"-test")
+	elsewhere := filepath.Join(parent, "benchbook-2147480000-1-test")
+	live := filepath.Join(parent, "benchbook-"+itoa(os.Getpid())+"-"+ns+"-test")
+	for _, d := range []string{dead, elsewhere, live} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Skipf("cannot make a cgroup here: %v", err)
+		}
+		if err := os.Mkdir(childrenDir(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { removeTree(d) })
+	}
+	removeStale(parent)
+	if _, err := os.Stat(dead); err == nil {
+		t.Errorf("%s: the empty cgroup of a gone owner was kept", dead)
+	}
+	for _, d := range []string{elsewhere, live} {
+		if _, err := os.Stat(childrenDir(d)); err != nil {
+			t.Errorf("%s: removed: %v", d, err)
+		}
+	}
+}

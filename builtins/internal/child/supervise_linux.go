@@ -191,14 +191,19 @@ func makeCgroup(name string) string {
 	return dir
 }
 
-// removeStale removes the empty cgroups of benchbooks that are gone (their
-// supervisor gave up waiting for init to reap a zombie); a cgroup still
-// holding a process is left alone (rmdir refuses it).
+// removeStale removes the empty cgroups of benchbooks that are gone for
+// sure (their supervisor gave up waiting for init to reap a zombie); a
+// cgroup still holding a process is left alone (rmdir refuses it), and so
+// is one whose owner was counted in another pid namespace: from inside
+// one, a live benchbook outside it has no pid, and its children's cgroup
+// is empty between two starts (removed, its next child failed to start
+// with ENOENT).
 func removeStale(parent string) {
-	dirs, _ := filepath.Glob(filepath.Join(parent, "benchbook-*-*"))
+	dirs, _ := filepath.Glob(filepath.Join(parent, "benchbook-*-*-*"))
 	for _, d := range dirs {
-		pid, err := strconv.Atoi(strings.Split(filepath.Base(d), "-")[1])
-		if err != nil || pid == os.Getpid() || syscall.Kill(pid, 0) != syscall.ESRCH {
+		f := strings.Split(filepath.Base(d), "-") // benchbook, pid, pid namespace, random
+		pid, err := strconv.Atoi(f[1])
+		if err != nil || len(f) != 4 || !procfs.OwnerGone(pid, f[2]) {
 			continue
 		}
 		removeTree(d)

@@ -10,6 +10,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 )
 
@@ -116,4 +118,32 @@ func Cmdline(pid int) string {
 		return ""
 	}
 	return strings.TrimSpace(strings.ReplaceAll(string(data), "\x00", " "))
+}
+
+// PidNamespace names this process's pid namespace by its inode, as
+// /proc/self/ns/pid gives it ("4026531836"); "" when /proc does not say.
+// A pid means a process only in the namespace it was counted in: a
+// benchbook in another one (unshare --pid, a container sharing the host's
+// cgroups) must not take a live owner's pid for a gone one.
+func PidNamespace() string {
+	pidNSOnce.Do(func() {
+		link, err := os.Readlink("/proc/self/ns/pid")
+		if err == nil {
+			pidNS = strings.TrimSuffix(strings.TrimPrefix(link, "pid:["), "]")
+		}
+	})
+	return pidNS
+}
+
+var (
+	pidNSOnce sync.Once
+	pidNS     string
+)
+
+// OwnerGone says, for sure, that the process pid, counted in the pid
+// namespace ns, runs no more: ns is this process's own and no process has
+// that pid. Anything unsure (another or an unknown namespace) is not gone.
+func OwnerGone(pid int, ns string) bool {
+	own := PidNamespace()
+	return pid > 0 && own != "" && ns == own && syscall.Kill(pid, 0) == syscall.ESRCH
 }

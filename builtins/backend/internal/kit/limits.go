@@ -3,11 +3,11 @@ package kit
 import (
 	"context"
 	"fmt"
+	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -129,22 +129,24 @@ func cutDash(s string) (string, string, bool) {
 // groupSeq numbers the cgroups this process makes.
 var groupSeq atomic.Int64
 
-// GroupPrefix starts the names of benchbook's cgroups; the owner's pid
-// follows, so StaleGroup can tell the ones whose owner is gone.
+// GroupPrefix starts the names of benchbook's cgroups; the owner's pid and
+// the pid namespace it is counted in follow, so StaleGroup can tell the
+// ones whose owner is gone.
 const GroupPrefix = "benchbook-limits-"
 
 // StaleGroup says whether a limits group's owner (the pid in its name,
-// "benchbook-limits-PID-N") is gone.
+// counted in the namespace beside it) is gone for sure (procfs.OwnerGone).
 func StaleGroup(name string) bool {
-	pid, err := strconv.Atoi(strings.Split(strings.TrimPrefix(name, GroupPrefix), "-")[0])
-	return err == nil && syscall.Kill(pid, 0) == syscall.ESRCH
+	f := strings.Split(strings.TrimPrefix(name, GroupPrefix), "-") // pid, pid namespace, sequence
+	pid, err := strconv.Atoi(f[0])
+	return err == nil && len(f) == 3 && procfs.OwnerGone(pid, f[1])
 }
 
 // LimitPid puts a freshly started process into a new cgroup with l. The
 // process is moved right after it started: anything it forked before that
 // instant stays outside (targets fork after they set up, so none do).
 func LimitPid(pid int, l cgroup.Limits) (*cgroup.Group, error) {
-	name := fmt.Sprintf("%s%d-%d", GroupPrefix, os.Getpid(), groupSeq.Add(1))
+	name := fmt.Sprintf("%s%d-%s-%d", GroupPrefix, os.Getpid(), procfs.PidNamespace(), groupSeq.Add(1))
 	g, err := cgroup.New(name, l)
 	if err != nil {
 		return nil, err
