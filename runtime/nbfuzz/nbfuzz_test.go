@@ -114,7 +114,8 @@ func overlongChain(src []byte) (line int, ok bool) {
 // checkRefusal: a notebook with an overlong chain is refused as excessive
 // nesting at nb.star:LINE:COL, never parsed (its tree would be as deep as
 // the chain is long) nor a crash. LINE is the chain's, or an earlier one's
-// (an overlong chain of links the search does not know).
+// (an overlong chain of links the search does not know); an error of
+// another kind on an earlier line stops the parse before the chain.
 func checkRefusal(src []byte, parseErr error) error {
 	line, ok := overlongChain(src)
 	if !ok {
@@ -123,6 +124,11 @@ func checkRefusal(src []byte, parseErr error) error {
 	if parseErr == nil {
 		return fmt.Errorf("a chain of more than %d links on line %d was parsed", maxChain, line)
 	}
+	// An error on an earlier line (another cell's syntax) stops the parse
+	// first: the chain was never parsed either.
+	if m := position.FindStringSubmatch(parseErr.Error()); m != nil && atoi(m[1]) < line {
+		return nil
+	}
 	m := refusal.FindStringSubmatch(parseErr.Error())
 	if m == nil || atoi(m[1]) > line {
 		return fmt.Errorf("a chain of more than %d links on line %d: %v, want \"nb.star:%d:COL: excessive nesting\"", maxChain, line, parseErr, line)
@@ -130,7 +136,10 @@ func checkRefusal(src []byte, parseErr error) error {
 	return nil
 }
 
-var refusal = regexp.MustCompile(`nb\.star:(\d+):\d+: excessive nesting`)
+var (
+	refusal  = regexp.MustCompile(`nb\.star:(\d+):\d+: excessive nesting`)
+	position = regexp.MustCompile(`nb\.star:(\d+):\d+:`)
+)
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
