@@ -19,6 +19,7 @@ import (
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
+	"github.com/benchbook/benchbook/stdlib"
 )
 
 // Modules are the modules a kind's tests run with: the backend module of
@@ -42,7 +43,7 @@ func Exec(t testing.TB, mods []runtime.Module, src string, globals starlark.Stri
 func ExecIn(t testing.TB, mods []runtime.Module, dir, src string, globals starlark.StringDict) (starlark.StringDict, error) {
 	t.Helper()
 	return startest.Exec(t, startest.Options{NotebookDir: dir, CacheDir: dir,
-		Cell: &runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")}, Modules: mods, Globals: globals}, src)
+		Cell: &runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")}, Modules: mods, Stdlib: stdlib.FS, Globals: globals}, src)
 }
 
 // MustExec is Exec that fails the test on an error.

@@ -110,7 +110,7 @@ func run(t *testing.T, src string) (starlark.StringDict, error) {
 // parallel test whose clusters are its own (no pg).
 func mustRunOwn(t *testing.T, src string) starlark.StringDict {
 	t.Helper()
-	g, err := startest.Exec(t, startest.Options{Cell: &runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")}}, src)
+	g, err := startest.Exec(t, startest.Options{Modules: modules, Cell: &runtime.Cell{Name: strings.ReplaceAll(t.Name(), "/", "_")}}, src)
 	if err != nil {
 		t.Fatal(startest.Describe(err))
 	}
