@@ -132,6 +132,11 @@ func ExitEvidence(st docker.State, err error, l cgroup.Limits) string {
 		return s
 	case st.Error != "":
 		return fmt.Sprintf("%s, exit code %d: %s", st.Status, st.ExitCode, st.Error)
+	case st.ExitCode == 137 && l.Memory > 0:
+		// Docker 20.10 on cgroup v1 can handle the exit before the OOM
+		// event and never set OOMKilled (engine.Settle waits 2 s for it).
+		return fmt.Sprintf("%s, exit code 137: killed by SIGKILL under a memory limit of %s, most likely by the kernel's OOM killer (the engine recorded no OOM kill)",
+			st.Status, bytesize.Format(l.Memory))
 	}
 	return fmt.Sprintf("%s, exit code %d", st.Status, st.ExitCode)
 }
