@@ -148,13 +148,32 @@ func TestWarmupAutoSQL(t *testing.T) {
 	if _, err := conn.Exec(context.Background(), `CREATE TABLE t0 AS SELECT clock_timestamp() AS t`); err != nil {
 		t.Fatal(err)
 	}
-	g := mustExec(t, `
+	// On a box busy enough to say so in the run's warnings (the race pass
+	// shares two cores with three other packages), 0.5 s windows of a
+	// 5 ms statement can stay more than 5 % apart for a whole bound: the
+	// run says it did not settle, as it should, and the test tries again
+	// on a fresh cold start, at most twice more. The bound is cut to 15 s.
+	defer func(max time.Duration) { autoWarmupMax = max }(autoWarmupMax)
+	autoWarmupMax = 15 * time.Second
+	var r *Run
+	for attempt := 1; ; attempt++ {
+		if _, err := conn.Exec(context.Background(), `UPDATE t0 SET t = clock_timestamp()`); err != nil {
+			t.Fatal(err)
+		}
+		g := mustExec(t, `
 r = workload.sql(dsn, queries = {"cold": q}, clients = 2, duration = "1s", warmup = "auto", window = "0.5s")
 assert.eq(r.errors, {})
-assert.true(not any(["did not settle" in w for w in r.warnings]), r.warnings)
 `, starlark.StringDict{"dsn": str(dsn),
-		"q": str(`SELECT pg_sleep(greatest(0.005, 0.03 * (1 - extract(epoch FROM clock_timestamp() - t) / 1.0))) FROM t0`)})
-	r := g["r"].(*Run)
+			"q": str(`SELECT pg_sleep(greatest(0.005, 0.03 * (1 - extract(epoch FROM clock_timestamp() - t) / 1.0))) FROM t0`)})
+		r = g["r"].(*Run)
+		if !hasWarning(r, "did not settle") {
+			break
+		}
+		if attempt == 3 || !hasWarning(r, "busy box") {
+			t.Fatalf("attempt %d: the warm-up did not settle: %q", attempt, r.d.Warnings)
+		}
+		t.Logf("attempt %d on a busy box: %q", attempt, r.d.Warnings)
+	}
 	var elapsed float64
 	if err := conn.QueryRow(context.Background(), `SELECT extract(epoch FROM clock_timestamp() - t) FROM t0`).Scan(&elapsed); err != nil {
 		t.Fatal(err)

@@ -47,7 +47,7 @@ var builtinDocs = map[string]string{
 	"plot.pairs":              "plot.pairs(exp, metric = \"rps\", title = None) -> figure\n    every run of an experiment as a point per pair and arm; metric is a\n    run attribute, \"pNN\" (through run.p), or fn(run).",
 	"plot.series":             "plot.series(runs, metric = \"rps\", labels = None, title = None) -> figure\n    per-window time series of a window attribute (\"rps\", \"p50\", \"p99\",\n    \"count\", \"errors\") or of fn(window); long runs are downsampled.",
 	"plot.sweep":              "plot.sweep(table, x, y, by = None, title = None, log_x = False) -> figure\n    one line per value of column `by` over column `x`; table is a table\n    value or a list of dicts.",
-	"progress":                "progress(label)       -> names the experiment's step (step.go)",
+	"progress":                "progress(label) names the step of an experiment that runs now, for the\nlive progress lines of the workloads it starts (\"pair 2/4 B\"): abab,\nsweep and soak call it before each run, and progress(\"\") when they are\ndone. It changes no result and no key.",
 	"resources.mark":          "resources.mark() -> mark      the state of every live resource now",
 	"resources.reset":         "resources.reset(mark)         put every resource the cell used since\n                              back into its marked state (from a snapshot)",
 	"show":                    "show(*values)              emits each value as the record displays it; returns None",

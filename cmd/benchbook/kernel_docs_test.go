@@ -109,6 +109,18 @@ func collectDocs(t *testing.T, root string, recurse, packageDocs bool, docs map[
 	for _, n := range builtinNames() {
 		known[n] = true
 	}
+	// A builtin's own doc comment beats a line of some table that lists it
+	// (runtime.Core's), whichever file the walk reads first.
+	whole, table := map[string]string{}, map[string]string{}
+	defer func() {
+		for _, m := range []map[string]string{whole, table} {
+			for name, doc := range m {
+				if docs[name] == "" {
+					docs[name] = doc
+				}
+			}
+		}
+	}()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -131,14 +143,14 @@ func collectDocs(t *testing.T, root string, recurse, packageDocs bool, docs map[
 				continue
 			}
 			text := cg.Text()
-			if m := signatureLine.FindStringSubmatch("\t" + text); m != nil && known[m[1]] && docs[m[1]] == "" {
+			if m := signatureLine.FindStringSubmatch("\t" + text); m != nil && known[m[1]] && whole[m[1]] == "" {
 				// A comment that is one builtin's doc: "progress(label) names ..."
-				docs[m[1]] = strings.TrimSpace(text)
+				whole[m[1]] = strings.TrimSpace(text)
 				continue
 			}
 			for name, doc := range signatures(text) {
-				if known[name] && docs[name] == "" {
-					docs[name] = doc
+				if known[name] && table[name] == "" {
+					table[name] = doc
 				}
 			}
 		}

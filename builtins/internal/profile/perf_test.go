@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +22,25 @@ import (
 // named and the samples standing for the CPU the process used.
 func TestPerfSamplesHotServer(t *testing.T) {
 	needPerf(t)
+	// A box loaded far past its cores starves perf's own reader, and the
+	// samples can fall short of the CPU: the figures then warn (below
+	// MinCoverage), and the test looks again, once, before it calls it.
+	for attempt := 1; ; attempt++ {
+		fig, busy := perfSamplesHotServer(t)
+		if fig.Coverage >= MinCoverage && fig.Coverage <= MaxCoverage {
+			return
+		}
+		if !slices.ContainsFunc(fig.Warnings, func(w string) bool { return strings.Contains(w, "of the target's CPU") }) {
+			t.Errorf("coverage %.2f and no warning in the figures: %q", fig.Coverage, fig.Warnings)
+		}
+		if attempt == 2 || !busy {
+			t.Fatalf("the samples stand for %.2f of the process's CPU (attempt %d, load above the cores: %v)", fig.Coverage, attempt, busy)
+		}
+		t.Logf("attempt %d: coverage %.2f on a loaded box, once more", attempt, fig.Coverage)
+	}
+}
+
+func perfSamplesHotServer(t *testing.T) (fig *Figures, busy bool) {
 	h := startHotServer(t, "A")
 	rec, err := StartPerf(context.Background(), Target{Name: "hotserver", Lister: ProcessTree(h.pid())}, PerfOptions{})
 	if err != nil {
@@ -51,15 +71,13 @@ func TestPerfSamplesHotServer(t *testing.T) {
 	if p.ResolvedLeafShare() < 0.9 {
 		t.Errorf("%.3f of the leaves resolved in a Go binary", p.ResolvedLeafShare())
 	}
-	fig, err := p.Figures(Cost{Requests: n, CPUUs: cpu1 - cpu0})
+	fig, err = p.Figures(Cost{Requests: n, CPUUs: cpu1 - cpu0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("coverage %.3f, %.1f µs/req", fig.Coverage, fig.UsPerReq)
 	// /proc's ticks are 10 ms; the window brackets the load.
-	if fig.Coverage < 0.8 || fig.Coverage > 1.25 {
-		t.Errorf("the samples stand for %.2f of the process's CPU", fig.Coverage)
-	}
+	t.Logf("coverage %.3f, %.1f µs/req, warnings %q", fig.Coverage, fig.UsPerReq, fig.Warnings)
+	return fig, loadAboveCores()
 }
 
 func TestPerfMissingNamesThePackage(t *testing.T) {
@@ -458,4 +476,18 @@ func TestPerfKeep(t *testing.T) {
 	if len(p.PIDs) == 0 {
 		t.Errorf("no samples of the child")
 	}
+}
+
+// loadAboveCores says whether the 1-minute load average is above the
+// machine's cores.
+func loadAboveCores() bool {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return false
+	}
+	var load1 float64
+	if _, err := fmt.Sscan(string(b), &load1); err != nil {
+		return false
+	}
+	return load1 > float64(goruntime.NumCPU())
 }
