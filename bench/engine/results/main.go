@@ -13,45 +13,24 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-)
 
-const (
-	beginMark = "<!-- BEGIN bench/engine/results: generated, do not edit by hand -->"
-	endMark   = "<!-- END bench/engine/results -->"
+	"github.com/benchbook/benchbook/bench/internal/mdsection"
 )
 
 func main() {
-	write := flag.String("write", "", "Markdown file whose generated section (between the markers) is replaced")
-	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: results [-write bench/RESULTS.md] bench/engine/raw/<dir>")
-		os.Exit(2)
-	}
-	if err := run(flag.Arg(0), *write, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "results:", err)
-		os.Exit(1)
-	}
-}
-
-func run(dir, write string, stdout io.Writer) error {
-	set, err := readRaw(dir)
-	if err != nil {
-		return err
-	}
-	tables := render(set)
-	if write == "" {
-		_, err := io.WriteString(stdout, tables)
-		return err
-	}
-	return replaceSection(write, tables)
+	mdsection.Main("bench/engine/results", func(dir string) (string, error) {
+		set, err := readRaw(dir)
+		if err != nil {
+			return "", err
+		}
+		return render(set), nil
+	})
 }
 
 // measurement is one hyperfine measurement as run.sh kept it.
@@ -209,19 +188,4 @@ func thousands(n int) string {
 		return s[:len(s)-3] + "," + s[len(s)-3:]
 	}
 	return s
-}
-
-// replaceSection puts tables between the markers of path.
-func replaceSection(path, tables string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	s := string(data)
-	i, j := strings.Index(s, beginMark), strings.Index(s, endMark)
-	if i < 0 || j < i {
-		return fmt.Errorf("%s: no %q ... %q section", path, beginMark, endMark)
-	}
-	s = s[:i+len(beginMark)] + "\n" + tables + s[j:]
-	return os.WriteFile(path, []byte(s), 0o644)
 }

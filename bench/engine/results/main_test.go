@@ -62,19 +62,3 @@ func TestRender(t *testing.T) {
 		t.Error("rows not in order of size")
 	}
 }
-
-func TestReplaceSection(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "R.md")
-	os.WriteFile(path, []byte("a\n"+beginMark+"\nold\n"+endMark+"\nb\n"), 0o644)
-	if err := replaceSection(path, "new\n"); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := os.ReadFile(path)
-	if want := "a\n" + beginMark + "\nnew\n" + endMark + "\nb\n"; string(got) != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-	os.WriteFile(path, []byte("no markers\n"), 0o644)
-	if err := replaceSection(path, "x"); err == nil {
-		t.Error("a file without markers was written")
-	}
-}

@@ -16,9 +16,7 @@ package main
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -27,38 +25,18 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/benchbook/benchbook/bench/internal/mdsection"
 	"github.com/benchbook/benchbook/builtins/metric/stats"
 )
 
-const (
-	beginMark = "<!-- BEGIN bench/workload/results: generated, do not edit by hand -->"
-	endMark   = "<!-- END bench/workload/results -->"
-)
-
 func main() {
-	write := flag.String("write", "", "Markdown file whose generated section (between the markers) is replaced")
-	flag.Parse()
-	if flag.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: results [-write bench/RESULTS.md] bench/workload/raw/<dir>")
-		os.Exit(2)
-	}
-	if err := run(flag.Arg(0), *write, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "results:", err)
-		os.Exit(1)
-	}
-}
-
-func run(dir, write string, stdout io.Writer) error {
-	set, err := readRaw(dir)
-	if err != nil {
-		return err
-	}
-	tables := render(set)
-	if write == "" {
-		_, err := io.WriteString(stdout, tables)
-		return err
-	}
-	return replaceSection(write, tables)
+	mdsection.Main("bench/workload/results", func(dir string) (string, error) {
+		set, err := readRaw(dir)
+		if err != nil {
+			return "", err
+		}
+		return render(set), nil
+	})
 }
 
 // measurement is one run of one tool, as its raw file holds it.
@@ -382,13 +360,11 @@ func num(x float64, prec int) string {
 
 func render(set *rawSet) string {
 	var b strings.Builder
-	b.WriteString(beginMark + "\n")
 	writeHeader(&b, set)
 	for _, s := range append(slices.Clone(sections), open2Sections(set)...) {
 		writeSection(&b, set, s)
 	}
 	writeHot(&b, set)
-	b.WriteString(endMark + "\n")
 	return b.String()
 }
 
@@ -607,24 +583,4 @@ func writeHot(b *strings.Builder, set *rawSet) {
 		}
 		b.WriteString("```\n\n")
 	}
-}
-
-// replaceSection swaps the generated block of a Markdown file (or appends
-// it when the file has none yet).
-func replaceSection(path, block string) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	s := string(data)
-	i, j := strings.Index(s, beginMark), strings.Index(s, endMark)
-	switch {
-	case i >= 0 && j > i:
-		s = s[:i] + block + s[j+len(endMark)+1:]
-	case i < 0 && j < 0:
-		s = strings.TrimRight(s, "\n") + "\n\n" + block
-	default:
-		return fmt.Errorf("%s: unbalanced generated-section markers", path)
-	}
-	return os.WriteFile(path, []byte(s), 0o644)
 }
