@@ -79,8 +79,18 @@ warm = workload.http(url2, clients = 2, duration = "1.5s", warmup = "auto", wind
 	if warm.d.WarmupS < 1.5 || warm.d.WarmupS > autoWarmupMax.Seconds()+5 || !warm.d.WarmupAuto {
 		t.Errorf("auto warm-up took %.1f s (want past the 1.5 s of cold start)", warm.d.WarmupS)
 	}
-	if hasWarning(warm, "not steady") {
-		t.Errorf("after warmup = \"auto\": %q", warm.d.Warnings)
+	// The run after the warm-up is steady unless the box is not: with the
+	// run itself saying the box is busy (the race pass at load 10), the
+	// windows move with the neighbours, and a fresh target gets up to two
+	// more tries.
+	for attempt := 1; hasWarning(warm, "not steady"); attempt++ {
+		if attempt == 3 || !hasWarning(warm, "busy box") {
+			t.Fatalf("after warmup = \"auto\" (attempt %d): %q", attempt, warm.d.Warnings)
+		}
+		t.Logf("attempt %d on a busy box: %q", attempt, warm.d.Warnings)
+		g := mustExec(t, `warm = workload.http(url, clients = 2, duration = "1.5s", warmup = "auto", window = "0.5s")`,
+			starlark.StringDict{"url": str(warmingServer(t).URL)})
+		warm = g["warm"].(*Run)
 	}
 	if v, _ := warm.Attr("warmup_s"); v != starlark.Float(warm.d.WarmupS) {
 		t.Errorf("warmup_s = %v", v)
