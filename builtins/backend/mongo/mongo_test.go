@@ -33,9 +33,11 @@ assert.eq(m.stats("kv")["indexes"], 2)
 r = workload.mongo(m, op = "find", collection = "kv", request = {"filter": {"k": 5}}, clients = 2, duration = "1s", warmup = "200ms", observe = [m])
 assert.eq(r.errors, {})
 assert.true(abs(r.mongo_cmd_find - r.count) <= 3, (r.mongo_cmd_find, r.count))
-# Per request, the same 3 finds of slack over the run's count (a loaded
-# box gets few requests in 1 s: 3 of 30 is 1.1).
-assert.true(abs(r.mongo_cmd_find_per_req - 1) <= 3.0 / r.count, (r.mongo_cmd_find_per_req, r.count))
+# Per request, the same 3 finds of slack over the observers' count of
+# requests, which they take as the window closes: up to the 2 clients'
+# requests in flight then are in r.count and not in it (a loaded box gets
+# few requests in 1 s: 51 finds over 46 requests of 48 is 1.109).
+assert.true((r.count - 3.0) / r.count <= r.mongo_cmd_find_per_req and r.mongo_cmd_find_per_req <= (r.count + 3.0) / (r.count - 2), (r.mongo_cmd_find_per_req, r.count))
 assert.true(r.mongo_cpu_us_per_req > 0, r.mongo_cpu_us_per_req)
 assert.eq(r.mongo_coll_kv_docs, 200)
 assert.eq(r.mongo_coll_kv_indexes, 2)
