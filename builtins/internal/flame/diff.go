@@ -48,7 +48,7 @@ func diffNode(d *profile.Diff, n *profile.DiffNode, maxAbs, whole float64) *node
 func diffTitle(d *profile.Diff, n *profile.DiffNode) string {
 	e := n.Estimate
 	s := fmt.Sprintf("%s — %s %s µs/req, %s %s µs/req, %s - %s %s µs/req",
-		n.Name, d.ALabel, num(e.A), d.BLabel, num(e.B), d.BLabel, d.ALabel, signed(e.Delta))
+		n.Name, d.ALabel, Num(e.A), d.BLabel, Num(e.B), d.BLabel, d.ALabel, signed(e.Delta))
 	if !math.IsNaN(e.Low) {
 		s += fmt.Sprintf(" (%.1f %% CI %s to %s)", 100*e.Confidence, signed(e.Low), signed(e.High))
 	}
@@ -60,9 +60,9 @@ func diffTitle(d *profile.Diff, n *profile.DiffNode) string {
 
 func signed(x float64) string {
 	if x > 0 {
-		return "+" + num(x)
+		return "+" + Num(x)
 	}
-	return num(x)
+	return Num(x)
 }
 
 // diffColour: grey for no shown change; otherwise white to full blue (less

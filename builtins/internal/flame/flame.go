@@ -93,13 +93,13 @@ func Icicle(p *profile.Profile, o Options) []byte {
 		n.share = n.value / total
 		n.title = fmt.Sprintf("%s — %s of CPU, self %s", n.name, pct(n.share), pct(selfNs[n]/total))
 		if o.UsPerReq > 0 {
-			n.title += fmt.Sprintf(", %s µs per request", num(n.share*o.UsPerReq))
+			n.title += fmt.Sprintf(", %s µs per request", Num(n.share*o.UsPerReq))
 		}
 		n.fill = warm(n.name)
 	})
 	root.title = fmt.Sprintf("all — %d samples, %s of CPU", p.Samples, msString(p.CPUNs))
 	if o.UsPerReq > 0 {
-		root.title += fmt.Sprintf(", %s µs per request", num(o.UsPerReq))
+		root.title += fmt.Sprintf(", %s µs per request", Num(o.UsPerReq))
 	}
 	sub := fmt.Sprintf("%d samples; width = share of CPU; hover a frame for its figures", p.Samples)
 	return render(root, o, sub, nil)
@@ -233,8 +233,9 @@ func pct(x float64) string { return fmt.Sprintf("%.2f %%", 100*x) }
 
 func msString(ns int64) string { return fmt.Sprintf("%.0f ms", float64(ns)/1e6) }
 
-// num writes a figure to three significant digits.
-func num(x float64) string {
+// Num writes a figure to about three significant digits, as the flame
+// graphs' labels and the profile tables beside them show it.
+func Num(x float64) string {
 	switch a := math.Abs(x); {
 	case a >= 100:
 		return fmt.Sprintf("%.0f", x)

@@ -318,7 +318,7 @@ func (c *Comparison) Markdown() string {
 func (c *Comparison) headline() string {
 	root := c.d.Tree.Estimate
 	return fmt.Sprintf("Where the CPU per request moved, %s against %s over %d pairs: in all, %s → %s µs per request (%s)",
-		c.d.BLabel, c.d.ALabel, c.d.Pairs, num(root.A), num(root.B), signed(root.Delta))
+		c.d.BLabel, c.d.ALabel, c.d.Pairs, flame.Num(root.A), flame.Num(root.B), signed(root.Delta))
 }
 
 func (c *Comparison) table() (head []string, rows [][]string) {
@@ -340,7 +340,7 @@ func (c *Comparison) table() (head []string, rows [][]string) {
 		if verdict == "~" && e.Reason != "" {
 			verdict = "~ (" + e.Reason + ")"
 		}
-		rows = append(rows, []string{f.Name, num(e.A), num(e.B), signed(e.Delta), interval, verdict, signed(f.Self.Delta)})
+		rows = append(rows, []string{f.Name, flame.Num(e.A), flame.Num(e.B), signed(e.Delta), interval, verdict, signed(f.Self.Delta)})
 	}
 	return head, rows
 }

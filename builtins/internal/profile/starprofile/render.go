@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/benchbook/benchbook/builtins/internal/flame"
 )
 
 // The record's pieces, every string escaped: function names come from the
@@ -91,30 +93,18 @@ func pct(x float64) string {
 	return fmt.Sprintf("%.1f %%", 100*x)
 }
 
-// num writes a figure to about three significant digits.
-func num(x float64) string {
-	switch a := math.Abs(x); {
-	case a >= 100:
-		return fmt.Sprintf("%.0f", x)
-	case a >= 10:
-		return fmt.Sprintf("%.1f", x)
-	default:
-		return fmt.Sprintf("%.2f", x)
-	}
-}
-
 func numOrDash(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return "–"
 	}
-	return num(x)
+	return flame.Num(x)
 }
 
 func signed(x float64) string {
 	if x > 0 {
-		return "+" + num(x)
+		return "+" + flame.Num(x)
 	}
-	return num(x)
+	return flame.Num(x)
 }
 
 // fileStem names a download after the targets ("postgres", "process_x").

@@ -16,6 +16,7 @@ import (
 	gtext "github.com/yuin/goldmark/text"
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/flame"
 	"github.com/benchbook/benchbook/builtins/internal/profile"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/record"
@@ -242,7 +243,7 @@ return out.join("\n");`)
 	}
 	root = c.d.Tree.Estimate
 	title, share, width := split3(t, lines[0])
-	for _, want := range []string{"A " + num(hot.A) + " µs/req", "B " + num(hot.B) + " µs/req", "B - A " + signed(hot.Delta) + " µs/req", "IMPROVES"} {
+	for _, want := range []string{"A " + flame.Num(hot.A) + " µs/req", "B " + flame.Num(hot.B) + " µs/req", "B - A " + signed(hot.Delta) + " µs/req", "IMPROVES"} {
 		if !strings.Contains(title, want) {
 			t.Errorf("differential: title %q lacks %q", title, want)
 		}

@@ -82,13 +82,13 @@ func (v *Value) String() string {
 	fmt.Fprintf(&b, "profile(%s of %s: %d samples, %.0f ms of CPU over %.1f s", v.d.Source, strings.Join(v.d.Targets, ", "),
 		v.d.Samples, float64(v.d.CPUNs)/1e6, v.d.WindowS)
 	if v.f != nil {
-		fmt.Fprintf(&b, ", %s µs per request", num(v.f.UsPerReq))
+		fmt.Fprintf(&b, ", %s µs per request", flame.Num(v.f.UsPerReq))
 		for i, f := range v.topSelf(3) {
 			sep := "; most self time: "
 			if i > 0 {
 				sep = ", "
 			}
-			fmt.Fprintf(&b, "%s%s %s µs/req", sep, f.Name, num(f.SelfUsPerReq))
+			fmt.Fprintf(&b, "%s%s %s µs/req", sep, f.Name, flame.Num(f.SelfUsPerReq))
 		}
 	}
 	b.WriteString(")")
@@ -252,7 +252,7 @@ func (v *Value) summary() string {
 	s := fmt.Sprintf("Profile of %s (%s, %s at %.0f Hz): %d samples, %.0f ms of CPU over %.1f s; %.0f %% of frames resolved to a symbol",
 		strings.Join(v.d.Targets, ", "), v.d.Source, v.d.Event, hz(v.d.PeriodNs), v.d.Samples, float64(v.d.CPUNs)/1e6, v.d.WindowS, 100*v.p.ResolvedShare())
 	if v.f != nil {
-		s += fmt.Sprintf("; %s µs of CPU per request over %d requests", num(v.f.UsPerReq), v.d.Requests)
+		s += fmt.Sprintf("; %s µs of CPU per request over %d requests", flame.Num(v.f.UsPerReq), v.d.Requests)
 	}
 	return s + "."
 }
