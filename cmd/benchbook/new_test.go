@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -43,9 +44,15 @@ func TestNew(t *testing.T) {
 	if testing.Short() {
 		return
 	}
-	code, _, stderr := runCLI(t, "run", "-p", "duration=1s", "-p", "pairs=2", "-p", "clients=2", web)
-	if code != 0 || strings.Contains(stderr, "warning: line") {
-		t.Fatalf("run the new notebook: exit %d\n%s", code, stderr)
+	// Through the built binary, as a user runs it: in process, the demo
+	// targets re-execute the race-built test binary, whose unindexed arm
+	// served 2 requests a second at load 10 and left runs without any.
+	var stderrb strings.Builder
+	cmd := exec.Command(binary, "run", "-no-color", "-p", "duration=1s", "-p", "pairs=2", "-p", "clients=2", web)
+	cmd.Stderr = &stderrb
+	err := cmd.Run()
+	if stderr := stderrb.String(); err != nil || strings.Contains(stderr, "warning: line") {
+		t.Fatalf("run the new notebook: %v\n%s", err, stderr)
 	}
 	page, _ := os.ReadFile(strings.TrimSuffix(web, ".star") + ".html")
 	if !strings.Contains(string(page), "Verdict: ") || strings.Count(string(page), "<svg") < 3 {

@@ -3,17 +3,22 @@ package starval
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"go.starlark.net/starlark"
 )
 
 // missing explains a metric name v does not have: that v was interrupted
 // before its figures were taken (a Ctrl-C'd run has no observer figures),
-// or the nearest name it does have, as Starlark does for attributes.
+// that it completed no requests to divide a figure per request by, or the
+// nearest name it does have, as Starlark does for attributes.
 func missing(v starlark.Value, name string) error {
 	msg := fmt.Sprintf("%s has no metric %q", v.Type(), name)
 	if b, ok := Attr(v, "interrupted").(starlark.Bool); ok && bool(b) {
 		return fmt.Errorf("%s: it was interrupted (Ctrl-C) before its figures were taken", msg)
+	}
+	if c, ok := Attr(v, "count").(starlark.Int); ok && c.Sign() == 0 && strings.HasSuffix(name, "_per_req") {
+		return fmt.Errorf("%s: it completed no requests in its measured window, so it has no figures per request (a longer duration, or a target that answers within it)", msg)
 	}
 	if n := nearest(name, names(v)); n != "" {
 		return fmt.Errorf("%s (did you mean %q?)", msg, n)
