@@ -26,7 +26,7 @@ type respParser struct {
 
 	state      parseState
 	status     int
-	http11     bool   // HTTP/1.1 or later: Transfer-Encoding counts
+	http11     bool   // HTTP/1.1 or later (or 0.0, as net/http reads it): Transfer-Encoding counts
 	closeAfter bool   // the connection ends after this response
 	lineSeen   bool   // the status line of a header block still arriving was checked
 	remaining  int64  // body or chunk bytes still to drop (stBody, stChunkData)
@@ -244,7 +244,9 @@ func (p *respParser) headers(block []byte) error {
 	if err != nil {
 		return err
 	}
-	p.status, p.http11 = status, major > 1 || major == 1 && minor >= 1
+	// net/http reads the framing of an "HTTP/0.0" response as HTTP/1.1's
+	// (transfer.go: "Default to HTTP/1.1"), after deciding that it closes.
+	p.status, p.http11 = status, major > 1 || major == 1 && minor >= 1 || major == 0 && minor == 0
 	var h framing
 	if err := h.read(rest); err != nil {
 		return err
