@@ -178,7 +178,9 @@ tries = []
 def one(arm):
     tries.append(arm)
     dies = arm == "B" and len([a for a in tries if a == "B"]) == 1
-    p = backend.process(["python3", "-c", %[1]q, "%[2]d", "0.3" if dies else "30", "1"], cwd = %[3]q, ready = "http://127.0.0.1:%[2]d/")
+    # The dying target lives 0.8 s from its start: at load 10, 0.3 s left
+    # a run without one request, whose rps of 0 compare rightly refuses.
+    p = backend.process(["python3", "-c", %[1]q, "%[2]d", "0.8" if dies else "30", "1"], cwd = %[3]q, ready = "http://127.0.0.1:%[2]d/")
     r = workload.http(p.url + "/", clients = 1, duration = "1.5s", warmup = "0s")
     p.stop()
     return r
