@@ -177,3 +177,21 @@ func (n *notebook) value(cell, name string) string {
 	}
 	return v.String()
 }
+
+// RowsNotebook fills a table from a parameter and counts it: -p rows=100
+// leaves the cluster in another state than the default 200, so a rerun at
+// the default must restore (or hit) the default's snapshot and show 200.
+const RowsNotebook = `# %% params
+rows = param("rows", 200)
+
+# %% cluster
+pg = backend.postgres()
+
+# %% data
+pg.exec("CREATE TABLE t (id int PRIMARY KEY)")
+pg.exec("INSERT INTO t SELECT generate_series(1, %d)" % rows)
+
+# %% measure
+n = pg.query("SELECT count(*) AS n FROM t")[0]["n"]
+n
+`

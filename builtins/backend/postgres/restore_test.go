@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
@@ -21,20 +22,7 @@ import (
 
 // restoreNB: -p rows=100 leaves the cluster in another state than the
 // default; rerunning measure at the default then restores a snapshot.
-const restoreNB = `# %% params
-rows = param("rows", 200)
-
-# %% cluster
-pg = backend.postgres()
-
-# %% data
-pg.exec("CREATE TABLE t (id int PRIMARY KEY)")
-pg.exec("INSERT INTO t SELECT generate_series(1, %d)" % rows)
-
-# %% measure
-n = pg.query("SELECT count(*) AS n FROM t")[0]["n"]
-n
-`
+const restoreNB = backendtest.RowsNotebook
 
 // runRestoreNB runs dir/nb.star, rerunning measure, and returns what
 // measure shows (or its error) and the progress lines.

@@ -5,26 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
-// The issue's reproduction: a data cell fills a table from a parameter, a
-// measuring cell reads it. rows = A, then B, then A again must show A, B, A;
-// the third run finds A's state in its snapshot without refilling.
-const reproNB = `# %% params
-rows = param("rows", 200)
-
-# %% cluster
-pg = backend.postgres()
-
-# %% data
-pg.exec("CREATE TABLE t (id int PRIMARY KEY)")
-pg.exec("INSERT INTO t SELECT generate_series(1, %d)" % rows)
-
-# %% measure
-n = pg.query("SELECT count(*) AS n FROM t")[0]["n"]
-n
-`
+// The issue's reproduction (backendtest.RowsNotebook): rows = A, then B,
+// then A again must show A, B, A; the third run finds A's state in its
+// snapshot without refilling.
+const reproNB = backendtest.RowsNotebook
 
 func TestReproRowsABA(t *testing.T) {
 	t.Parallel()
