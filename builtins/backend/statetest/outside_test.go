@@ -1,15 +1,12 @@
 package statetest
 
 import (
-	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 	"github.com/benchbook/benchbook/runtime/testsupport/pgtest"
-	"github.com/benchbook/benchbook/stdlib"
 )
 
 // A data dir changed while benchbook was not running (a server started on
@@ -29,23 +26,12 @@ func TestOutsideChangeIsDetected(t *testing.T) {
 	}
 	byHand(t, filepath.Join(roots[0], "data"), "DELETE FROM t WHERE id > 10")
 
-	path := filepath.Join(dir, "nb.star")
-	nb, err := runtime.ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
+	r := RerunNB(t, dir, cache, "measure")
+	if r.Outputs["measure"] != "200" {
+		t.Fatalf("measure after an outside change shows %q, want 200\n%s", r.Outputs["measure"], r.Stderr)
 	}
-	var stderr strings.Builder
-	e, err := runtime.Open(context.Background(), nb, runtime.Options{CacheDir: cache, Stderr: &stderr, Rerun: []string{"measure"}, Modules: modules(), Stdlib: stdlib.FS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Run(true)
-	e.Close()
-	if got := e.CellRun("measure").Outputs(); len(got) != 1 || got[0].String() != "200" {
-		t.Fatalf("measure after an outside change shows %v, want 200\n%s", got, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "changed outside benchbook") {
-		t.Errorf("no warning about the outside change:\n%s", stderr.String())
+	if !strings.Contains(r.Stderr, "changed outside benchbook") {
+		t.Errorf("no warning about the outside change:\n%s", r.Stderr)
 	}
 }
 
@@ -84,23 +70,12 @@ row
 	c.Exec(t, "UPDATE kv SET v = 'FOREIGN' WHERE k = 'a'")
 	c.StopImmediate()
 
-	path := filepath.Join(dir, "nb.star")
-	nb, err := runtime.ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
+	r := RerunNB(t, dir, cache, "measure")
+	if r.Outputs["measure"] != want {
+		t.Fatalf("measure after an outside UPDATE and -m immediate shows %q, a fresh run %s\n%s", r.Outputs["measure"], want, r.Stderr)
 	}
-	var stderr strings.Builder
-	e, err := runtime.Open(context.Background(), nb, runtime.Options{CacheDir: cache, Stderr: &stderr, Rerun: []string{"measure"}, Modules: modules(), Stdlib: stdlib.FS})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.Run(true)
-	e.Close()
-	if got := e.CellRun("measure").Outputs(); len(got) != 1 || got[0].String() != want {
-		t.Fatalf("measure after an outside UPDATE and -m immediate shows %v, a fresh run %s\n%s", got, want, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "changed outside benchbook") {
-		t.Errorf("no warning about the outside change:\n%s", stderr.String())
+	if !strings.Contains(r.Stderr, "changed outside benchbook") {
+		t.Errorf("no warning about the outside change:\n%s", r.Stderr)
 	}
 }
 

@@ -40,12 +40,25 @@ func RunNB(t *testing.T, dir, cacheDir, src string, params map[string]string, ex
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return run(t, path, runtime.Options{CacheDir: cacheDir, Params: params}, execute)
+}
+
+// RerunNB runs dir/nb.star as it stands against cacheDir, executing the
+// named cells whether or not they are stale (benchbook run -rerun).
+func RerunNB(t *testing.T, dir, cacheDir string, cells ...string) Result {
+	t.Helper()
+	return run(t, filepath.Join(dir, "nb.star"), runtime.Options{CacheDir: cacheDir, Rerun: cells}, true)
+}
+
+func run(t *testing.T, path string, o runtime.Options, execute bool) Result {
+	t.Helper()
 	nb, err := runtime.ParseFile(path)
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
 	var stderr strings.Builder
-	e, err := runtime.Open(context.Background(), nb, runtime.Options{CacheDir: cacheDir, Params: params, Stderr: &stderr, Stdlib: stdlib.FS, Modules: modules()})
+	o.Stderr, o.Stdlib, o.Modules = &stderr, stdlib.FS, modules()
+	e, err := runtime.Open(context.Background(), nb, o)
 	if err != nil {
 		t.Fatalf("open: %v", err)
 	}
