@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchbook/benchbook/runtime/hostinfo"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
@@ -481,13 +482,6 @@ func TestPerfKeep(t *testing.T) {
 // loadAboveCores says whether the 1-minute load average is above the
 // machine's cores.
 func loadAboveCores() bool {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return false
-	}
-	var load1 float64
-	if _, err := fmt.Sscan(string(b), &load1); err != nil {
-		return false
-	}
-	return load1 > float64(goruntime.NumCPU())
+	l, err := hostinfo.LoadAvg()
+	return err == nil && l[0] > float64(goruntime.NumCPU())
 }
