@@ -112,15 +112,6 @@ func collectDocs(t *testing.T, root string, recurse, packageDocs bool, docs map[
 	// A builtin's own doc comment beats a line of some table that lists it
 	// (runtime.Core's), whichever file the walk reads first.
 	whole, table := map[string]string{}, map[string]string{}
-	defer func() {
-		for _, m := range []map[string]string{whole, table} {
-			for name, doc := range m {
-				if docs[name] == "" {
-					docs[name] = doc
-				}
-			}
-		}
-	}()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -158,6 +149,13 @@ func collectDocs(t *testing.T, root string, recurse, packageDocs bool, docs map[
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, m := range []map[string]string{whole, table} {
+		for name, doc := range m {
+			if docs[name] == "" {
+				docs[name] = doc
+			}
+		}
 	}
 }
 
