@@ -57,12 +57,7 @@ verdict(status = "open", headline = rps)
 		// Through the built binary, and runs of 1 s: in the race pass, in
 		// process, beside the hog at load 10, a run of 0.3 s completed no
 		// request and compare rightly refused its rps of 0.
-		var stderr strings.Builder
-		cmd := exec.Command(binary, "run", "-no-color", "-format", format, "-p", "url="+srv.URL, nb)
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("run: %v\n%s", err, stderr.String())
-		}
+		runIn(t, dir, "run", "-no-color", "-format", format, "-p", "url="+srv.URL, nb)
 		page, err := os.ReadFile(filepath.Join(dir, "nb."+format))
 		if err != nil {
 			t.Fatal(err)

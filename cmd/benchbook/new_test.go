@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -47,12 +46,8 @@ func TestNew(t *testing.T) {
 	// Through the built binary, as a user runs it: in process, the demo
 	// targets re-execute the race-built test binary, whose unindexed arm
 	// served 2 requests a second at load 10 and left runs without any.
-	var stderrb strings.Builder
-	cmd := exec.Command(binary, "run", "-no-color", "-p", "duration=1s", "-p", "pairs=2", "-p", "clients=2", web)
-	cmd.Stderr = &stderrb
-	err := cmd.Run()
-	if stderr := stderrb.String(); err != nil || strings.Contains(stderr, "warning: line") {
-		t.Fatalf("run the new notebook: %v\n%s", err, stderr)
+	if out := runIn(t, dir, "run", "-no-color", "-p", "duration=1s", "-p", "pairs=2", "-p", "clients=2", web); strings.Contains(out, "warning: line") {
+		t.Fatalf("run the new notebook:\n%s", out)
 	}
 	page, _ := os.ReadFile(strings.TrimSuffix(web, ".star") + ".html")
 	if !strings.Contains(string(page), "Verdict: ") || strings.Count(string(page), "<svg") < 3 {
