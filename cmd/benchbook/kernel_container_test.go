@@ -62,15 +62,7 @@ func TestKernelShutdownRemovesContainers(t *testing.T) {
 // everything else in the namespace (benchbook, its reaper, its children),
 // then starts a kernel in $DIR through Jupyter's client (cells.py, steps
 // $STEPS) and prints what it saw.
-const deadOwnerKernelScript = `"$BB" run -no-color "$NB1" > "$OUT1" 2>&1 &
-i=0
-until grep -q "run hold" "$OUT1"; do
-  sleep 0.1; i=$((i+1))
-  if [ $i -ge 600 ]; then echo "NEVER HELD"; cat "$OUT1"; exit 1; fi
-done
-kill -9 -1
-sleep 0.5
-echo "KERNEL"
+const deadOwnerKernelScript = killOwnerScript + `echo "KERNEL"
 cd "$DIR" && "$PY" "$CELLS" "$STEPS"
 `
 

@@ -211,12 +211,11 @@ func killMarked(mark string) {
 	}
 }
 
-// deadOwnerScript is the first process of a pid namespace: it runs the
-// notebook $NB1, which starts a container and blocks, kills everything
-// else in the namespace (benchbook, its reaper, its children: a CI job's
-// cgroup kill), then runs the notebook $NB2, which has nothing to do with
-// containers, and prints what that run said.
-const deadOwnerScript = `"$BB" run -no-color "$NB1" > "$OUT1" 2>&1 &
+// killOwnerScript runs the notebook $NB1, which starts a container and
+// blocks, until it says so, then kills everything else in the pid
+// namespace it is the first process of (benchbook, its reaper, its
+// children: a CI job's cgroup kill).
+const killOwnerScript = `"$BB" run -no-color "$NB1" > "$OUT1" 2>&1 &
 i=0
 until grep -q "run hold" "$OUT1"; do
   sleep 0.1; i=$((i+1))
@@ -224,7 +223,14 @@ until grep -q "run hold" "$OUT1"; do
 done
 kill -9 -1
 sleep 0.5
-echo "SECOND RUN"
+`
+
+// deadOwnerScript is the first process of a pid namespace: it runs the
+// notebook $NB1, which starts a container and blocks, kills everything
+// else in the namespace (benchbook, its reaper, its children: a CI job's
+// cgroup kill), then runs the notebook $NB2, which has nothing to do with
+// containers, and prints what that run said.
+const deadOwnerScript = killOwnerScript + `echo "SECOND RUN"
 "$BB" run -no-color "$NB2" 2>&1
 `
 
