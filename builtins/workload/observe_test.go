@@ -3,6 +3,9 @@ package workload
 import (
 	"bytes"
 	"context"
+	"io"
+	"slices"
+	"sync/atomic"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -70,5 +73,41 @@ func TestProgressPlainLines(t *testing.T) {
 	}
 	if !strings.HasPrefix(lines[len(lines)-1], "demo run") || !strings.Contains(lines[len(lines)-1], "req/s") {
 		t.Errorf("progress line: %q", lines[len(lines)-1])
+	}
+}
+
+// slowObserver takes its first snapshot only after delay, as a cluster's
+// observer does after connecting on a loaded box.
+type slowObserver struct {
+	hitObserver
+	delay time.Duration
+}
+
+func (s slowObserver) StartObserving(ctx context.Context) (func(int64) (map[string]float64, error), error) {
+	time.Sleep(s.delay)
+	return s.hitObserver.StartObserving(ctx)
+}
+
+// An observer whose window opens late divides its figures by the requests
+// counted after its opening: the server's own count of the requests it saw
+// in that window (the oracle) is one per request. Dividing by all the
+// run's requests gave 0.6 here, and a cluster that took a second to open
+// its window in a 1 s run recorded 0 buffers per request.
+func TestLateObserverDividesByItsOwnWindow(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	g := mustExec(t, `r = workload.http(url, clients = 2, duration = "1s", warmup = "100ms", observe = [obs])`,
+		starlark.StringDict{"url": str(srv.URL + "/"), "obs": slowObserver{hitObserver{&hits}, 400 * time.Millisecond}})
+	r := g["r"].(*Run)
+	if per := r.d.Observed["server_hits_per_req"]; per < 0.9 || per > 1.1 {
+		t.Errorf("server hits per request %.3f over the observer's window (%.0f hits, %d requests in the run), want 1",
+			per, r.d.Observed["server_hits"], r.d.Count)
+	}
+	if !slices.ContainsFunc(r.d.Warnings, func(w string) bool { return strings.Contains(w, "observer hits: its window opened late") }) {
+		t.Errorf("no warning of the late window: %q", r.d.Warnings)
 	}
 }

@@ -179,7 +179,7 @@ func (r *engine) measure() *Result {
 		return res
 	}
 	before := takeSelf()
-	w := StartWatch(r.ctx, r.spec.Observers, r.measureAt, true)
+	w := StartWatch(r.ctx, r.spec.Observers, r.measureAt, true, r.successes)
 	res.Interrupted = !SleepUntil(r.ctx, r.end)
 	res.Measured = time.Since(r.measureAt)
 	if res.Measured > r.spec.Duration {

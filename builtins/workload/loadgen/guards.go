@@ -22,16 +22,30 @@ type hostGuard interface{ WatchesHost() }
 // the observers' figures and the run guards. The load generator, a fleet's
 // coordinator and workload.exec all measure through one.
 type Watch struct {
-	figures  []func(int64) (map[string]float64, error)
+	figures  []observed
 	guards   []func() []guard.Trip
 	warnings []string
+}
+
+// observed is an observer whose window is open: its stop, and the
+// requests already counted when it opened its window.
+type observed struct {
+	what   string
+	stop   func(int64) (map[string]float64, error)
+	before int64
 }
 
 // StartWatch starts the observers and the guards at t0: every observer
 // that is a guard.Watcher, and with host the default host guard unless an
 // observer watches the host itself (a fleet's coordinator passes false:
 // each agent watches its own).
-func StartWatch(ctx context.Context, observers []Observer, t0 time.Time, host bool) *Watch {
+//
+// count, when not nil, gives the successful requests counted so far. An
+// observer opens its window when its first snapshot is taken (a cluster's
+// after a connection and a few queries: seconds on a loaded box, while the
+// requests go on), so each observer's per-request figures divide by the
+// requests counted after its own opening, not by all the run's.
+func StartWatch(ctx context.Context, observers []Observer, t0 time.Time, host bool, count func() int64) *Watch {
 	w := &Watch{}
 	for _, o := range observers {
 		stop, err := o.StartObserving(ctx)
@@ -39,7 +53,13 @@ func StartWatch(ctx context.Context, observers []Observer, t0 time.Time, host bo
 			w.warnings = append(w.warnings, fmt.Sprintf("observer %s: %v", o.Type(), err))
 			continue
 		}
-		w.figures = append(w.figures, stop)
+		// An observer's first snapshot ends its start (the slow part, a
+		// connection, comes before it): the count now is the closest.
+		var before int64
+		if count != nil {
+			before = count()
+		}
+		w.figures = append(w.figures, observed{what: o.Type(), stop: stop, before: before})
 	}
 	for _, o := range observers {
 		if g, ok := o.(guard.Watcher); ok {
@@ -58,14 +78,19 @@ func StartWatch(ctx context.Context, observers []Observer, t0 time.Time, host bo
 // Stop ends the watch: the observers' figures for n successful requests
 // (a later observer's figure wins), the guards' trips in time order
 // (TripWarnings turns them into warnings), and the observers' failures.
+// An observer that failed in part keeps the figures it could take.
 func (w *Watch) Stop(n int64) (figures map[string]float64, trips []guard.Trip, warnings []string) {
 	figures = map[string]float64{}
 	warnings = w.warnings
-	for _, stop := range w.figures {
-		figs, err := stop(n)
+	for _, o := range w.figures {
+		seen := max(n-o.before, 0)
+		if o.before > 0 && n > 0 && o.before*10 > n {
+			warnings = append(warnings, fmt.Sprintf("observer %s: its window opened late, after %d of the run's %d requests: "+
+				"its per-request figures count the %d after it", o.what, o.before, n, seen))
+		}
+		figs, err := o.stop(seen)
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("observer: %v", err))
-			continue
 		}
 		for k, v := range figs {
 			figures[k] = v
