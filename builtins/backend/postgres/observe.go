@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -65,22 +66,32 @@ func (h *Handle) StartObserving(ctx context.Context) (handle.Stop, error) {
 		if err != nil {
 			return nil, fmt.Errorf("postgres: observe: %w", err)
 		}
-		return pgFigures(after.sub(before), w, requests), nil
+		d := after.sub(before)
+		figs := pgFigures(d, w, requests)
+		if len(d.Warnings) > 0 {
+			return figs, fmt.Errorf("postgres: observe: %s: no buffers, statements or plan+exec time for this run", strings.Join(d.Warnings, "; "))
+		}
+		return figs, nil
 	}
 	return kit.ObserveGroup(ctx, h.cgroup(), stop), nil
 }
 
 // pgFigures turns a window's delta into the figures StartObserving promises.
+// When pg_stat_statements could not be read at either end (d.Warnings), the
+// figures taken from it are left out: zero buffers would be a figure the
+// run never had.
 func pgFigures(d *pgStats, w *waitSampler, requests int64) map[string]float64 {
-	t := d.total()
 	tot := map[string]float64{
 		"db_cpu_us":    float64(d.CPUBackNS) / 1e3,
 		"db_cpu_us_bg": float64(d.CPUBgNS) / 1e3,
-		"buffers":      float64(t.SharedHit + t.SharedRead),
-		"shared_read":  float64(t.SharedRead),
 		"wal_bytes":    float64(d.WALLSN),
-		"plan_exec_ms": t.PlanMS + t.ExecMS,
-		"statements":   float64(t.Calls),
+	}
+	if len(d.Warnings) == 0 {
+		t := d.total()
+		tot["buffers"] = float64(t.SharedHit + t.SharedRead)
+		tot["shared_read"] = float64(t.SharedRead)
+		tot["plan_exec_ms"] = t.PlanMS + t.ExecMS
+		tot["statements"] = float64(t.Calls)
 	}
 	out := map[string]float64{}
 	for k, v := range tot {

@@ -299,3 +299,48 @@ func TestSocketDirFallback(t *testing.T) {
 		}
 	}
 }
+
+// TestObserveWithoutStatements: pg_stat_statements unreadable at the end of
+// a window (here dropped from the observed database) leaves out the
+// figures taken from it and says why, rather than 0 buffers per request;
+// the others stay.
+func TestObserveWithoutStatements(t *testing.T) {
+	ctx := context.Background()
+	admin, err := shared.conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE obs_nostat"); err != nil {
+		t.Fatal(err)
+	}
+	dsn := strings.Replace(shared.dsnString(), "/postgres?", "/obs_nostat?", 1)
+	if dsn == shared.dsnString() {
+		t.Fatalf("no database name to replace in %s", dsn)
+	}
+	other := mustRun(t, `pg = backend.postgres(dsn = "`+dsn+`")`)["pg"].(*Handle)
+	stop, err := other.StartObserving(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := other.conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "SELECT count(*) FROM generate_series(1, 1000); DROP EXTENSION pg_stat_statements"); err != nil {
+		t.Fatal(err)
+	}
+	f, err := stop(10)
+	if err == nil || !strings.Contains(err.Error(), "pg_stat_statements") {
+		t.Errorf("stop: %v, want the pg_stat_statements failure", err)
+	}
+	for _, k := range []string{"buffers_per_req", "statements_per_req", "plan_exec_ms_per_req", "buffers"} {
+		if v, ok := f[k]; ok {
+			t.Errorf("%s = %v from a window pg_stat_statements did not cover", k, v)
+		}
+	}
+	if _, ok := f["wal_bytes_per_req"]; !ok {
+		t.Errorf("the figures not from pg_stat_statements went too: %v", f)
+	}
+}

@@ -54,10 +54,12 @@ type pgStats struct {
 	Warnings   []string         `json:"warnings,omitempty"`
 }
 
-const statementsSQL = monitorTag + `SELECT queryid::text || '/' || userid::text || '/' || dbid::text, query,
+// The text is NULL when pg_stat_statements cannot read its texts file;
+// such an entry still counts.
+const statementsSQL = monitorTag + `SELECT queryid::text || '/' || userid::text || '/' || dbid::text, coalesce(query, ''),
   calls, rows, total_plan_time, total_exec_time, shared_blks_hit, shared_blks_read,
   shared_blks_dirtied, shared_blks_written, wal_bytes::bigint
-FROM pg_stat_statements WHERE query NOT LIKE '/* benchbook monitor */%'`
+FROM pg_stat_statements WHERE coalesce(query, '') NOT LIKE '/* benchbook monitor */%'`
 
 const databaseSQL = monitorTag + `SELECT coalesce(sum(xact_commit),0)::bigint, coalesce(sum(xact_rollback),0)::bigint,
   coalesce(sum(blks_read),0)::bigint, coalesce(sum(blks_hit),0)::bigint, coalesce(sum(tup_returned),0)::bigint,
