@@ -60,21 +60,32 @@ assert.eq(e.by_tag["SELECT #3"].count, 0)
 	}
 
 	// Break the loop's connections mid-run: each client counts one error,
-	// acquires a new connection from the pool and goes on.
+	// acquires a new connection from the pool and goes on. Not at a fixed
+	// time: on a loaded box the run was still preparing its statement at
+	// 600 ms, and a run whose statement cannot be prepared fails as a whole.
+	// So once both clients' connections have run the query, 300 ms on.
 	// The test's conn is closed when the test ends: the terminating
-	// statement must be done by then (on a loaded box it still ran, and
-	// the race detector saw Close beside it).
+	// goroutine must be done by then (the race detector saw Close beside it).
+	var t0 time.Time // the server's clock: connections opened since are the run's
+	if err := conn.QueryRow(ctx, "SELECT now()").Scan(&t0); err != nil {
+		t.Fatal(err)
+	}
 	terminated := make(chan struct{})
-	stop := time.AfterFunc(600*time.Millisecond, func() {
+	go func() {
 		defer close(terminated)
-		_, _ = conn.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-			WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`)
-	})
-	defer func() {
-		if !stop.Stop() {
-			<-terminated
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			var n int
+			if conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'
+				AND pid <> pg_backend_pid() AND backend_start >= $1 AND query = 'SELECT v FROM kv WHERE k = $1'`, t0).Scan(&n) != nil || n < 2 {
+				continue
+			}
+			time.Sleep(300 * time.Millisecond)
+			_, _ = conn.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+				WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`)
+			return
 		}
 	}()
+	defer func() { <-terminated }()
 	g = mustExec(t, `br = workload.sql(dsn, query = "SELECT v FROM kv WHERE k = $1", args = [1], clients = 2, duration = "1.5s", warmup = 0, window = "500ms")`,
 		starlark.StringDict{"dsn": starlark.String(dsn)})
 	br := g["br"].(*Run)
