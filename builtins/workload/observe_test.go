@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"slices"
-	"sync/atomic"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
