@@ -37,6 +37,15 @@ import (
 //     guard"): closedBound for the closed loop; for the open loop (only
 //     with WRK2=/path/to/wrk2, which is not packaged) the ratio stored in
 //     testdata/open_ratio.txt times openMargin.
+//   - the closed loop's second verdict, against benchbook's own past: the
+//     reference build (bench/workload as of the commit in
+//     testdata/guard_ref.txt, built by build_ref.sh) runs in the same
+//     rounds, and the current loop's CPU per request over the reference's,
+//     round by round, must stay at or under refBound at the median. Two
+//     builds of one loop share every habit of the box, so this ratio holds
+//     still where the ratio to wrk moves with the load (0.82-0.91x wrk in a
+//     quiet window, 0.96-1.08x at load 10): the slowed build measures
+//     1.17-1.19x the plain one in the same rounds, a plain build ~1.0x.
 //   - the self-check: a build made slower on purpose (-tags slowloop: 20 %
 //     more CPU per request, loadgen/slowdown_on.go) runs in the same rounds
 //     as the plain one, and the guard must see the difference: slowed over
@@ -51,6 +60,7 @@ import (
 // BENCHBOOK_GUARD_SLOW_BIN; without them the test builds both, once).
 const (
 	closedBound   = 1.05
+	refBound      = 1.10
 	openMargin    = 1.15
 	resolvedRatio = 1.10
 )
@@ -78,6 +88,7 @@ func TestHTTPClosedCPUGuard(t *testing.T) {
 		{name: "wrk", argv: peer, cpuPerReq: wrkCPU},
 		{name: "benchbook", argv: ours(g.bin), cpuPerReq: oursCPU},
 		{name: "benchbook -tags slowloop", argv: ours(g.slow), cpuPerReq: oursCPU},
+		{name: "benchbook at " + g.refName, argv: ours(g.ref), cpuPerReq: oursCPU},
 	})
 }
 
@@ -109,6 +120,8 @@ func TestHTTPOpenCPUGuard(t *testing.T) {
 // guard is a built generator (and its slowed twin) and a target.
 type guard struct {
 	bin, slow string // wlbench, and wlbench -tags slowloop
+	ref       string // wlbench as of testdata/guard_ref.txt's commit
+	refName   string // that commit
 	url       string
 	pinTarget []string // taskset prefixes, empty when pinning is impossible
 	pinClient []string
@@ -118,34 +131,42 @@ type guard struct {
 // binary (or given by .ci/test, which builds them while its race pass
 // runs), so no guard times or waits for a build.
 var binaries struct {
-	once      sync.Once
-	bin, slow string
-	err       error
-	dir       string // removed by TestMain
+	once           sync.Once
+	bin, slow, ref string
+	err            error
+	dir            string // removed by TestMain
 }
 
-func guardBinaries() (bin, slow string, err error) {
+func guardBinaries() (bin, slow, ref string, err error) {
 	binaries.once.Do(func() {
-		b, s := os.Getenv("BENCHBOOK_GUARD_BIN"), os.Getenv("BENCHBOOK_GUARD_SLOW_BIN")
-		if b != "" && s != "" {
-			binaries.bin, binaries.slow = b, s
+		binaries.bin, binaries.slow = os.Getenv("BENCHBOOK_GUARD_BIN"), os.Getenv("BENCHBOOK_GUARD_SLOW_BIN")
+		binaries.ref = os.Getenv("BENCHBOOK_GUARD_REF_BIN")
+		if binaries.bin != "" && binaries.slow != "" && binaries.ref != "" {
 			return
 		}
 		binaries.dir, binaries.err = os.MkdirTemp("", "wlbench-")
 		if binaries.err != nil {
 			return
 		}
-		binaries.bin, binaries.slow = filepath.Join(binaries.dir, "wlbench"), filepath.Join(binaries.dir, "wlbench-slow")
 		// Without -race, whatever the tests run under: a race-instrumented
 		// loop would measure the detector.
-		for _, b := range [][]string{{"-o", binaries.bin}, {"-tags", "slowloop", "-o", binaries.slow}} {
-			if out, err := exec.Command("go", append(append([]string{"build"}, b...), ".")...).CombinedOutput(); err != nil {
-				binaries.err = fmt.Errorf("go build %v: %v\n%s", b, err, out)
-				return
+		if binaries.bin == "" || binaries.slow == "" {
+			binaries.bin, binaries.slow = filepath.Join(binaries.dir, "wlbench"), filepath.Join(binaries.dir, "wlbench-slow")
+			for _, b := range [][]string{{"-o", binaries.bin}, {"-tags", "slowloop", "-o", binaries.slow}} {
+				if out, err := exec.Command("go", append(append([]string{"build"}, b...), ".")...).CombinedOutput(); err != nil {
+					binaries.err = fmt.Errorf("go build %v: %v\n%s", b, err, out)
+					return
+				}
+			}
+		}
+		if binaries.ref == "" {
+			binaries.ref = filepath.Join(binaries.dir, "wlbench-ref")
+			if out, err := exec.Command("./build_ref.sh", binaries.ref).CombinedOutput(); err != nil {
+				binaries.err = fmt.Errorf("build_ref.sh: %v\n%s", err, out)
 			}
 		}
 	})
-	return binaries.bin, binaries.slow, binaries.err
+	return binaries.bin, binaries.slow, binaries.ref, binaries.err
 }
 
 func TestMain(m *testing.M) {
@@ -159,11 +180,15 @@ func TestMain(m *testing.M) {
 // startGuard gets the two builds and starts the hello target.
 func startGuard(t *testing.T) *guard {
 	t.Helper()
-	bin, slow, err := guardBinaries()
+	bin, slow, ref, err := guardBinaries()
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &guard{bin: bin, slow: slow}
+	refName, err := storedLine("testdata/guard_ref.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &guard{bin: bin, slow: slow, ref: ref, refName: refName}
 	// Target on CPU 0, generators on CPU 1, as compare.sh runs them; on a
 	// single CPU, or without taskset, unpinned.
 	if ts, err := exec.LookPath("taskset"); err == nil && goruntime.NumCPU() >= 2 {
@@ -198,7 +223,8 @@ type arm struct {
 }
 
 // check runs the arms in each of guardRounds rounds, all at once or in
-// turn: arms[0] is the peer, arms[1] benchbook, arms[2] the slowed build.
+// turn: arms[0] is the peer, arms[1] benchbook, arms[2] the slowed build,
+// arms[3] (if given) the reference build.
 // The verdict: the median of benchbook's client CPU per request over the
 // peer's stays at or under bound. The self-check: in the same rounds the
 // slowed build cost resolvedRatio times benchbook's CPU per request or
@@ -223,14 +249,31 @@ func (g *guard) check(t *testing.T, what string, bound float64, inTurn bool, arm
 	t.Logf("%s, %d rounds of %s, load %s: CPU µs/request %s %s, %s %s, %s %s; ratio of medians %.3f (bound %.3f), slowed %.3f; slowed / plain per round %s (median %.3f, must be >= %.2f)",
 		what, guardRounds, guardDuration, loadavg(), arms[0].name, fmtUs(perReq[0]), arms[1].name, fmtUs(perReq[1]),
 		arms[2].name, fmtUs(perReq[2]), ratio, bound, med(2)/med(0), fmtRatios(slowed), stats.Median(slowed), resolvedRatio)
-	if stats.Median(slowed) < resolvedRatio {
-		t.Errorf("%s: the build slowed on purpose by 20 %% (-tags slowloop) measured %s × benchbook's CPU per request in the same rounds (median %.2f): the measurement cannot resolve a regression of that size on this machine now, so its verdict (%.2f× %s, bound %.2f×) means nothing; run it on a quieter box",
-			what, fmtRatios(slowed), stats.Median(slowed), ratio, arms[0].name, bound)
-		return
-	}
+	// The verdicts first: a failing one stands however noisy the box; the
+	// self-check guards the passes, which a measurement too noisy to see
+	// a 20 % regression would give whatever the loop costs.
+	failed := false
 	if ratio > bound {
+		failed = true
 		t.Errorf("%s: benchbook's client CPU per request is %.2f× %s's, over the guard's bound of %.2f× (medians of %d rounds): the HTTP loop got costlier (bench/workload/compare.sh measures it at length)",
 			what, ratio, arms[0].name, bound, guardRounds)
+	}
+	if len(arms) > 3 {
+		vsRef := make([]float64, len(perReq[1])) // plain / reference, per round
+		for r := range vsRef {
+			vsRef[r] = perReq[1][r] / perReq[3][r]
+		}
+		t.Logf("%s: %s %s; benchbook / reference per round %s (median %.3f, bound %.2f)",
+			what, arms[3].name, fmtUs(perReq[3]), fmtRatios(vsRef), stats.Median(vsRef), refBound)
+		if m := stats.Median(vsRef); m > refBound {
+			failed = true
+			t.Errorf("%s: benchbook's client CPU per request is %.2f× the reference build's (%s, testdata/guard_ref.txt) in the same rounds (%s), over the bound of %.2f×: the HTTP loop got costlier since",
+				what, m, arms[3].name, fmtRatios(vsRef), refBound)
+		}
+	}
+	if !failed && stats.Median(slowed) < resolvedRatio {
+		t.Errorf("%s: the build slowed on purpose by 20 %% (-tags slowloop) measured %s × benchbook's CPU per request in the same rounds (median %.2f): the measurement cannot resolve a regression of that size on this machine now, so its passing verdict (%.2f× %s, bound %.2f×) means nothing; run it on a quieter box",
+			what, fmtRatios(slowed), stats.Median(slowed), ratio, arms[0].name, bound)
 	}
 }
 
@@ -313,16 +356,25 @@ func firstNumber(re *regexp.Regexp, s string) (float64, error) {
 // storedRatio reads the first number of a file whose other lines say
 // where it comes from.
 func storedRatio(path string) (float64, error) {
-	data, err := os.ReadFile(path)
+	line, err := storedLine(path)
 	if err != nil {
 		return 0, err
 	}
+	return strconv.ParseFloat(line, 64)
+}
+
+// storedLine is the first field of a file's first line that is not a comment.
+func storedLine(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
 	for _, line := range strings.Split(string(data), "\n") {
 		if f := strings.Fields(line); len(f) > 0 && !strings.HasPrefix(f[0], "#") {
-			return strconv.ParseFloat(f[0], 64)
+			return f[0], nil
 		}
 	}
-	return 0, fmt.Errorf("%s: no ratio", path)
+	return "", fmt.Errorf("%s: empty", path)
 }
 
 func tool(t *testing.T, name, install string) string {

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Builds bench/workload (wlbench) as of the commit named in
+# testdata/guard_ref.txt into OUT: the reference build the closed-loop CPU
+# guard runs beside the current one (guard_test.go). The tree comes out of
+# git (git archive), so neither the work tree nor .git changes.
+#
+#   bench/workload/build_ref.sh OUT
+set -euo pipefail
+out=$(realpath -m "${1:?usage: build_ref.sh OUT}")
+cd "$(dirname "$0")/../.."
+ref=$(grep -v '^#' bench/workload/testdata/guard_ref.txt | head -1 | tr -d '[:space:]')
+git cat-file -e "$ref^{commit}" 2>/dev/null || {
+	echo "build_ref.sh: commit $ref (bench/workload/testdata/guard_ref.txt) is not in this clone's history" >&2
+	exit 1
+}
+src=$(mktemp -d)
+trap 'rm -rf "$src"' EXIT
+git archive "$ref" | tar -x -C "$src"
+(cd "$src" && go build -o "$out" ./bench/workload)
