@@ -9,6 +9,10 @@ set -euo pipefail
 out=$(realpath -m "${1:?usage: build_ref.sh OUT}")
 cd "$(dirname "$0")/../.."
 ref=$(grep -v '^#' bench/workload/testdata/guard_ref.txt | head -1 | tr -d '[:space:]')
+# A shallow clone may fetch the rest of its history.
+if ! git cat-file -e "$ref^{commit}" 2>/dev/null && [ "$(git rev-parse --is-shallow-repository 2>/dev/null)" = true ]; then
+	git fetch -q --unshallow 2>/dev/null || true
+fi
 git cat-file -e "$ref^{commit}" 2>/dev/null || {
 	echo "build_ref.sh: commit $ref (bench/workload/testdata/guard_ref.txt) is not in this clone's history" >&2
 	exit 1
