@@ -235,22 +235,28 @@ func (h hitObserver) StartObserving(context.Context) (func(int64) (map[string]fl
 	}, nil
 }
 
+// countingServer answers "ok" and counts the requests it saw.
+func countingServer(t *testing.T) (url string, hits *atomic.Int64) {
+	hits = new(atomic.Int64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/", hits
+}
+
 // Observers sample the server around the fleet's measurement window: the
 // hits they see match the merged run's requests (warmup left out), and
 // per-request figures divide by the merged count. The window is 2 s: the
 // coordinator wakes to open it some tens of ms late at load 9, which cost
 // a 1 s window 11 % of its requests.
 func TestFleetObserversCoverTheWindow(t *testing.T) {
-	var hits atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		io.WriteString(w, "ok")
-	}))
-	defer srv.Close()
+	url, hits := countingServer(t)
 	g := mustExec(t, `
 r = workload.http(url, rate = 400, duration = "2s", warmup = "500ms", observe = [obs], agents = workload.agents(local = 2))
 assert.true(abs(r.server_hits_per_req - r.server_hits / r.count) < 1e-9)
-`, starlark.StringDict{"url": str(srv.URL + "/"), "obs": hitObserver{&hits}})
+`, starlark.StringDict{"url": str(url), "obs": hitObserver{hits}})
 	r := g["r"].(*Run)
 	seen, n := r.d.Observed["server_hits"], float64(r.d.Intended)
 	if seen < 0.9*n || seen > 1.1*n {

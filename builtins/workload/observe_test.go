@@ -3,12 +3,10 @@ package workload
 import (
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,14 +92,9 @@ func (s slowObserver) StartObserving(ctx context.Context) (func(int64) (map[stri
 // run's requests gave 0.6 here, and a cluster that took a second to open
 // its window in a 1 s run recorded 0 buffers per request.
 func TestLateObserverDividesByItsOwnWindow(t *testing.T) {
-	var hits atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		io.WriteString(w, "ok")
-	}))
-	defer srv.Close()
+	url, hits := countingServer(t)
 	g := mustExec(t, `r = workload.http(url, clients = 2, duration = "1s", warmup = "100ms", observe = [obs])`,
-		starlark.StringDict{"url": str(srv.URL + "/"), "obs": slowObserver{hitObserver{&hits}, 400 * time.Millisecond}})
+		starlark.StringDict{"url": str(url), "obs": slowObserver{hitObserver{hits}, 400 * time.Millisecond}})
 	r := g["r"].(*Run)
 	if per := r.d.Observed["server_hits_per_req"]; per < 0.9 || per > 1.1 {
 		t.Errorf("server hits per request %.3f over the observer's window (%.0f hits, %d requests in the run), want 1",
