@@ -44,7 +44,7 @@ type execSample struct {
 func execBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	a := execArgs{runs: 10, warmup: 1}
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "cmd", &a.cmd, "runs?", &a.runs,
-		"warmup?", &a.warmup, "timeout??", &a.timeout, "label?", &a.label, "observe?", &a.observe, "profile?", &a.profile); err != nil {
+		"warmup?", &a.warmup, "timeout??", &a.timeout, "label?", &a.label, "observe?", &a.observe, "profile?", &a.profile, "profile_hz?", &a.profile.hz); err != nil {
 		return nil, err
 	}
 	var err error

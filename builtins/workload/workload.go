@@ -5,28 +5,30 @@
 //	workload.http(url, method = "GET", headers = {}, body = None, request = None,
 //	              insecure = False, clients = N | rate = R, arrival = "constant" | "poisson",
 //	              duration, warmup = "1s" | "auto", timeout = "5s", max_inflight = auto,
-//	              window = "1s", tick = "auto", observe = [], label = "", profile = False) -> run
+//	              window = "1s", tick = "auto", observe = [], label = "", profile = False, profile_hz = 499) -> run
 //	workload.sql(db, query = "..." | queries = [...] | {tag: sql}, args = None,
 //	             clients = N | rate = R, arrival, duration, warmup = "1s" | "auto",
 //	             timeout = "5s", max_inflight = auto, window = "1s", tick = "auto",
-//	             observe = [], label = "", profile = False) -> run
+//	             observe = [], label = "", profile = False, profile_hz = 499) -> run
 //	workload.mongo(target, op = "find" | "insert" | "update" | "aggregate" | "bulk",
 //	               collection, db = "", request = {} | func(seq) -> {} | gocode func,
 //	               clients = N | rate = R, arrival, duration, warmup = "1s" | "auto",
 //	               timeout = "5s", max_inflight = auto, window = "1s", tick = "auto",
-//	               observe = [], label = "", profile = False) -> run
+//	               observe = [], label = "", profile = False, profile_hz = 499) -> run
 //	    target: a mongodb:// URI (its path names the database) or a
 //	    backend.mongo handle; request: the op's arguments (find: filter,
 //	    projection, sort, limit; insert: document or documents; update:
 //	    filter, update, upsert, many; aggregate: pipeline; bulk: writes,
 //	    ordered), the same every request or from a generator per request.
 //	workload.agents(local = N | ssh = [hosts] | kubernetes = {...}) -> fleet
-//	workload.exec(cmd, runs = 10, warmup = 1, timeout = None, observe = [], label = "", profile = False) -> run
+//	workload.exec(cmd, runs = 10, warmup = 1, timeout = None, observe = [], label = "",
+//	              profile = False, profile_hz = 499) -> run
 //
 // profile = True samples the run's targets on-CPU over its measured window
 // (the targets its traffic reaches and those observe lists; for exec, the
 // command it runs), profile = [handle or pid, ...] the ones given: the run
-// then has run.profile (profile.go).
+// then has run.profile (profile.go); profile_hz is perf's rate in samples
+// per CPU-second (1..5000).
 //
 // http and sql take agents = fleet: the load then comes from the fleet's
 // agents (see Fleet and package fleet), merged into one run.
@@ -140,7 +142,7 @@ func (a *loadArgs) pairs() []any {
 	return []any{"clients?", &a.clients, "rate?", &a.rate, "arrival?", &a.arrival,
 		"duration??", &a.duration, "warmup?", &a.warmup, "timeout?", &a.timeout,
 		"window?", &a.window, "max_inflight?", &a.maxInflight, "tick?", &a.tick, "observe?", &a.observe,
-		"label?", &a.label, "agents?", &a.agents, "profile?", &a.profile}
+		"label?", &a.label, "agents?", &a.agents, "profile?", &a.profile, "profile_hz?", &a.profile.hz}
 }
 
 // spec checks the shared arguments and turns them into a loadgen.Spec.
