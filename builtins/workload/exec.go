@@ -131,7 +131,7 @@ func (a *execArgs) measure(th *starlark.Thread, argv []string, timeout time.Dura
 				r.d.Warnings = append(r.d.Warnings, "profile: "+err.Error())
 			}
 			start = time.Now()
-			w = loadgen.StartWatch(ctx, a.obs, start, true, nil) // the runs start after it: no request to align
+			w = loadgen.StartWatch(ctx, a.obs, nil, start, true, nil) // the runs start after it: no request to align
 		}
 		fmt.Fprintf(stderr, "%s%s: run %d/%d%s\n", stepOf(th), a.label, i+1, a.warmup+a.runs, map[bool]string{true: " (warmup)"}[i < a.warmup])
 		s := runOnce(ctx, argv, timeout)

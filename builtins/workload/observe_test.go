@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -102,5 +103,46 @@ func TestLateObserverDividesByItsOwnWindow(t *testing.T) {
 	}
 	if !slices.ContainsFunc(r.d.Warnings, func(w string) bool { return strings.Contains(w, "observer hits: its window opened late") }) {
 		t.Errorf("no warning of the late window: %q", r.d.Warnings)
+	}
+}
+
+// preparedObserver does its slow part in PrepareObserving, as a cluster's
+// observer connects there: during the warm-up, before the window.
+type preparedObserver struct {
+	hitObserver
+	delay     time.Duration
+	cancelled *atomic.Bool
+}
+
+func (p preparedObserver) PrepareObserving(ctx context.Context) (func() (func(int64) (map[string]float64, error), error), func(), error) {
+	time.Sleep(p.delay)
+	return func() (func(int64) (map[string]float64, error), error) { return p.hitObserver.StartObserving(ctx) },
+		func() { p.cancelled.Store(true) }, nil
+}
+
+// An observer prepared during the warm-up opens its window on time: it
+// sees every request of the run (the server's count), with no warning, and
+// what it prepared is its window's, not cancelled.
+func TestPreparedObserverOpensOnTime(t *testing.T) {
+	url, hits := countingServer(t)
+	var cancelled atomic.Bool
+	g := mustExec(t, `r = workload.http(url, clients = 2, duration = "1s", warmup = "600ms", observe = [obs])`,
+		starlark.StringDict{"url": str(url), "obs": preparedObserver{hitObserver{hits}, 400 * time.Millisecond, &cancelled}})
+	r := g["r"].(*Run)
+	if seen := r.d.Observed["server_hits"] / float64(r.d.Count); seen < 0.95 || seen > 1.05 {
+		t.Errorf("the observer saw %.0f requests of the run's %d: its window did not open with the run's", r.d.Observed["server_hits"], r.d.Count)
+	}
+	if slices.ContainsFunc(r.d.Warnings, func(w string) bool { return strings.Contains(w, "opened late") }) || cancelled.Load() {
+		t.Errorf("warnings %q, cancelled %v", r.d.Warnings, cancelled.Load())
+	}
+	// Interrupted in the warm-up, the window never opens: what was
+	// prepared is released.
+	cancelled.Store(false)
+	ctx, cancel := context.WithTimeout(context.Background(), 800*time.Millisecond)
+	defer cancel()
+	_, _ = execStar(t, ctx, `workload.http(url, clients = 2, duration = "1s", warmup = "3s", observe = [obs])`,
+		starlark.StringDict{"url": str(url), "obs": preparedObserver{hitObserver{hits}, 0, &cancelled}})
+	if !cancelled.Load() {
+		t.Errorf("a window that never opened kept what its observer prepared")
 	}
 }

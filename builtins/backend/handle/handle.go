@@ -69,6 +69,15 @@ type Observer interface {
 	StartObserving(ctx context.Context) (Stop, error)
 }
 
+// Preparer is an observer whose window's opening has a slow part that can
+// come before the window: a cluster's connection, seconds on a loaded box
+// while the requests go on. PrepareObserving does that part when the run
+// starts; open then only takes the first snapshot, and cancel releases
+// what was prepared when the window never opens (an interrupted warm-up).
+type Preparer interface {
+	PrepareObserving(ctx context.Context) (open func() (Stop, error), cancel func(), err error)
+}
+
 // Guarded is a handle the run guards watch during every measured run,
 // observed or not: a process, a container, a cluster of benchbook's own.
 type Guarded interface {

@@ -37,11 +37,29 @@ const sampleEvery = 200 * time.Millisecond
 // The workload package calls it through an
 // interface of its own.
 func (h *Handle) StartObserving(ctx context.Context) (handle.Stop, error) {
+	open, _, err := h.PrepareObserving(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return open()
+}
+
+// PrepareObserving connects before the window (handle.Preparer): opening
+// it is then the first snapshot alone.
+func (h *Handle) PrepareObserving(ctx context.Context) (open func() (handle.Stop, error), cancel func(), err error) {
 	conn, err := h.conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: observe: %w", err)
+		return nil, nil, fmt.Errorf("postgres: observe: %w", err)
 	}
 	postmaster := h.serverPID(ctx, conn)
+	open = func() (handle.Stop, error) { return h.openWindow(ctx, conn, postmaster) }
+	cancel = func() { conn.Close(context.Background()) }
+	return open, cancel, nil
+}
+
+// openWindow takes the window's first snapshot over conn, which it owns
+// from now on.
+func (h *Handle) openWindow(ctx context.Context, conn *pgx.Conn, postmaster int) (handle.Stop, error) {
 	exclude := map[int]bool{int(conn.PgConn().PID()): true}
 	before, err := collect(ctx, conn, postmaster, exclude)
 	if err != nil {

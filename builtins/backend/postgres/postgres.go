@@ -41,6 +41,7 @@ type Handle struct {
 
 var (
 	_ handle.Observer = (*Handle)(nil)
+	_ handle.Preparer = (*Handle)(nil)
 	_ handle.Logged   = (*Handle)(nil)
 	_ handle.Stateful = (*Handle)(nil)
 )

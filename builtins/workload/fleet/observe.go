@@ -28,7 +28,7 @@ func (o *observers) run(ctx context.Context, at time.Time) {
 	if len(o.spec.Observers) == 0 || !loadgen.SleepUntil(ctx, at.Add(o.spec.Warmup)) {
 		return
 	}
-	w := loadgen.StartWatch(ctx, o.spec.Observers, time.Now(), false, nil) // each agent guards its own host
+	w := loadgen.StartWatch(ctx, o.spec.Observers, nil, time.Now(), false, nil) // each agent guards its own host
 	loadgen.SleepUntil(ctx, at.Add(o.spec.Warmup+o.spec.Duration))
 	var warnings []string
 	o.totals, o.trips, warnings = w.Stop(1)

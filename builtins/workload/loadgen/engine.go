@@ -174,12 +174,14 @@ func (r *engine) run() *Result {
 // generator's and the observers' figures at both ends.
 func (r *engine) measure() *Result {
 	res := &Result{}
+	prepared := Prepare(r.ctx, r.spec.Observers)
+	defer prepared.Cancel()
 	if !SleepUntil(r.ctx, r.measureAt) {
 		res.Interrupted = true
 		return res
 	}
 	before := takeSelf()
-	w := StartWatch(r.ctx, r.spec.Observers, r.measureAt, true, r.successes)
+	w := StartWatch(r.ctx, r.spec.Observers, prepared, r.measureAt, true, r.successes)
 	res.Interrupted = !SleepUntil(r.ctx, r.end)
 	res.Measured = time.Since(r.measureAt)
 	if res.Measured > r.spec.Duration {

@@ -35,20 +35,74 @@ type observed struct {
 	before int64
 }
 
+// preparer is handle.Preparer as loadgen sees it: an observer whose
+// window's slow part (a connection) can be done before the window opens.
+type preparer interface {
+	PrepareObserving(ctx context.Context) (open func() (func(int64) (map[string]float64, error), error), cancel func(), err error)
+}
+
+// Prepared are a run's observers readied before its window (Prepare).
+type Prepared struct {
+	opens   []func() (func(int64) (map[string]float64, error), error) // by observer; nil: StartObserving at the window
+	cancels []func()                                                  // nil once opened
+	errs    []error
+}
+
+// Prepare does now, while the warm-up runs, the slow part of opening the
+// window of each observer that has one: on a loaded box a cluster's
+// connection took a 1 s window's whole second, and the observer then saw
+// none of its requests.
+func Prepare(ctx context.Context, observers []Observer) *Prepared {
+	p := &Prepared{opens: make([]func() (func(int64) (map[string]float64, error), error), len(observers)),
+		cancels: make([]func(), len(observers)), errs: make([]error, len(observers))}
+	for i, o := range observers {
+		if pr, ok := o.(preparer); ok {
+			p.opens[i], p.cancels[i], p.errs[i] = pr.PrepareObserving(ctx)
+		}
+	}
+	return p
+}
+
+// Cancel releases what was prepared and never opened.
+func (p *Prepared) Cancel() {
+	if p == nil {
+		return
+	}
+	for i, c := range p.cancels {
+		if c != nil {
+			c()
+			p.cancels[i] = nil
+		}
+	}
+}
+
 // StartWatch starts the observers and the guards at t0: every observer
 // that is a guard.Watcher, and with host the default host guard unless an
 // observer watches the host itself (a fleet's coordinator passes false:
 // each agent watches its own).
+//
+// prepared, when not nil, holds the observers Prepare readied: their
+// windows open with the first snapshot alone.
 //
 // count, when not nil, gives the successful requests counted so far. An
 // observer opens its window when its first snapshot is taken (a cluster's
 // after a connection and a few queries: seconds on a loaded box, while the
 // requests go on), so each observer's per-request figures divide by the
 // requests counted after its own opening, not by all the run's.
-func StartWatch(ctx context.Context, observers []Observer, t0 time.Time, host bool, count func() int64) *Watch {
+func StartWatch(ctx context.Context, observers []Observer, prepared *Prepared, t0 time.Time, host bool, count func() int64) *Watch {
 	w := &Watch{}
-	for _, o := range observers {
-		stop, err := o.StartObserving(ctx)
+	for i, o := range observers {
+		var stop func(int64) (map[string]float64, error)
+		var err error
+		switch {
+		case prepared != nil && prepared.errs[i] != nil:
+			err = prepared.errs[i]
+		case prepared != nil && prepared.opens[i] != nil:
+			prepared.cancels[i] = nil // the window owns what was prepared
+			stop, err = prepared.opens[i]()
+		default:
+			stop, err = o.StartObserving(ctx)
+		}
 		if err != nil {
 			w.warnings = append(w.warnings, fmt.Sprintf("observer %s: %v", o.Type(), err))
 			continue

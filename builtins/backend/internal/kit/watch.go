@@ -18,7 +18,10 @@ import (
 // observe = [...] instead of the target, which adds log counters and an
 // allow-list to its run guard.
 
-var _ guard.Watcher = (*Watched)(nil)
+var (
+	_ guard.Watcher   = (*Watched)(nil)
+	_ handle.Preparer = (*Watched)(nil)
+)
 
 // Watched is the value of .watch(count = {...}, allow = [...]).
 type Watched struct {
@@ -39,6 +42,31 @@ func (w *Watched) StartObserving(ctx context.Context) (handle.Stop, error) {
 	if err != nil {
 		return nil, err
 	}
+	return w.counting(ctx, stop), nil
+}
+
+// PrepareObserving prepares the target's window when it can be prepared
+// (handle.Preparer); the log counting starts when the window opens.
+func (w *Watched) PrepareObserving(ctx context.Context) (open func() (handle.Stop, error), cancel func(), err error) {
+	p, ok := w.target.(handle.Preparer)
+	if !ok {
+		return func() (handle.Stop, error) { return w.StartObserving(ctx) }, func() {}, nil
+	}
+	topen, cancel, err := p.PrepareObserving(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return func() (handle.Stop, error) {
+		stop, err := topen()
+		if err != nil {
+			return nil, err
+		}
+		return w.counting(ctx, stop), nil
+	}, cancel, nil
+}
+
+// counting adds the log counters to a window's figures from now on.
+func (w *Watched) counting(ctx context.Context, stop handle.Stop) handle.Stop {
 	count := guard.CountLog(ctx, w.rules, w.target.Lines())
 	return func(requests int64) (map[string]float64, error) {
 		figs, err := stop(requests)
@@ -49,7 +77,7 @@ func (w *Watched) StartObserving(ctx context.Context) (handle.Stop, error) {
 			figs[k] = v
 		}
 		return figs, err
-	}, nil
+	}
 }
 
 // Watches is the target the rules apply to: observe = [pg.watch(...)]
