@@ -41,37 +41,38 @@ type preparer interface {
 	PrepareObserving(ctx context.Context) (open func() (func(int64) (map[string]float64, error), error), cancel func(), err error)
 }
 
-// Prepared are a run's observers readied before its window (Prepare).
-type Prepared struct {
-	opens   []func() (func(int64) (map[string]float64, error), error) // by observer; nil: StartObserving at the window
-	cancels []func()                                                  // nil once opened
-	errs    []error
+// Prepared are a run's observers readied before its window (Prepare), one
+// entry per observer.
+type Prepared []prepared
+
+// prepared is what PrepareObserving gave an observer; a zero one (the
+// observer prepares nothing) opens with StartObserving at the window.
+type prepared struct {
+	open   func() (func(int64) (map[string]float64, error), error)
+	cancel func() // nil once opened
+	err    error
 }
 
 // Prepare does now, while the warm-up runs, the slow part of opening the
 // window of each observer that has one: on a loaded box a cluster's
 // connection took a 1 s window's whole second, and the observer then saw
 // none of its requests.
-func Prepare(ctx context.Context, observers []Observer) *Prepared {
-	p := &Prepared{opens: make([]func() (func(int64) (map[string]float64, error), error), len(observers)),
-		cancels: make([]func(), len(observers)), errs: make([]error, len(observers))}
+func Prepare(ctx context.Context, observers []Observer) Prepared {
+	p := make(Prepared, len(observers))
 	for i, o := range observers {
 		if pr, ok := o.(preparer); ok {
-			p.opens[i], p.cancels[i], p.errs[i] = pr.PrepareObserving(ctx)
+			p[i].open, p[i].cancel, p[i].err = pr.PrepareObserving(ctx)
 		}
 	}
 	return p
 }
 
 // Cancel releases what was prepared and never opened.
-func (p *Prepared) Cancel() {
-	if p == nil {
-		return
-	}
-	for i, c := range p.cancels {
-		if c != nil {
+func (p Prepared) Cancel() {
+	for i := range p {
+		if c := p[i].cancel; c != nil {
+			p[i].cancel = nil
 			c()
-			p.cancels[i] = nil
 		}
 	}
 }
@@ -81,25 +82,29 @@ func (p *Prepared) Cancel() {
 // observer watches the host itself (a fleet's coordinator passes false:
 // each agent watches its own).
 //
-// prepared, when not nil, holds the observers Prepare readied: their
-// windows open with the first snapshot alone.
+// ready, when not nil, holds the observers Prepare readied: their windows
+// open with the first snapshot alone.
 //
 // count, when not nil, gives the successful requests counted so far. An
 // observer opens its window when its first snapshot is taken (a cluster's
 // after a connection and a few queries: seconds on a loaded box, while the
 // requests go on), so each observer's per-request figures divide by the
 // requests counted after its own opening, not by all the run's.
-func StartWatch(ctx context.Context, observers []Observer, prepared *Prepared, t0 time.Time, host bool, count func() int64) *Watch {
+func StartWatch(ctx context.Context, observers []Observer, ready Prepared, t0 time.Time, host bool, count func() int64) *Watch {
 	w := &Watch{}
 	for i, o := range observers {
+		var p prepared
+		if ready != nil {
+			p = ready[i]
+			ready[i].cancel = nil // the window owns what was prepared
+		}
 		var stop func(int64) (map[string]float64, error)
 		var err error
 		switch {
-		case prepared != nil && prepared.errs[i] != nil:
-			err = prepared.errs[i]
-		case prepared != nil && prepared.opens[i] != nil:
-			prepared.cancels[i] = nil // the window owns what was prepared
-			stop, err = prepared.opens[i]()
+		case p.err != nil:
+			err = p.err
+		case p.open != nil:
+			stop, err = p.open()
 		default:
 			stop, err = o.StartObserving(ctx)
 		}
