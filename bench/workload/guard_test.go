@@ -250,10 +250,7 @@ func (g *guard) check(t *testing.T, what string, bound float64, inTurn bool, arm
 	perReq := g.rounds(t, inTurn, arms)
 	med := func(i int) float64 { return stats.Median(perReq[i]) }
 	ratio := med(1) / med(0)
-	slowed := make([]float64, len(perReq[1])) // slowed / plain, per round
-	for r := range slowed {
-		slowed[r] = perReq[2][r] / perReq[1][r]
-	}
+	slowed := perRound(perReq[2], perReq[1])
 	t.Logf("%s, %d rounds of %s, load %s: CPU µs/request %s %s, %s %s, %s %s; ratio of medians %.3f (bound %.3f), slowed %.3f; slowed / plain per round %s (median %.3f, must be >= %.2f)",
 		what, guardRounds, guardDuration, loadavg(), arms[0].name, fmtUs(perReq[0]), arms[1].name, fmtUs(perReq[1]),
 		arms[2].name, fmtUs(perReq[2]), ratio, bound, med(2)/med(0), fmtRatios(slowed), stats.Median(slowed), resolvedRatio)
@@ -267,10 +264,7 @@ func (g *guard) check(t *testing.T, what string, bound float64, inTurn bool, arm
 			what, ratio, arms[0].name, bound, guardRounds)
 	}
 	if len(arms) > 3 {
-		vsRef := make([]float64, len(perReq[1])) // plain / reference, per round
-		for r := range vsRef {
-			vsRef[r] = perReq[1][r] / perReq[3][r]
-		}
+		vsRef := perRound(perReq[1], perReq[3])
 		t.Logf("%s: %s %s; benchbook / reference per round %s (median %.3f, bound %.2f)",
 			what, arms[3].name, fmtUs(perReq[3]), fmtRatios(vsRef), stats.Median(vsRef), refBound)
 		if m := stats.Median(vsRef); m > refBound {
@@ -283,6 +277,16 @@ func (g *guard) check(t *testing.T, what string, bound float64, inTurn bool, arm
 		t.Errorf("%s: the build slowed on purpose by 20 %% (-tags slowloop) measured %s × benchbook's CPU per request in the same rounds (median %.2f): the measurement cannot resolve a regression of that size on this machine now, so its passing verdict (%.2f× %s, bound %.2f×) means nothing; run it on a quieter box",
 			what, fmtRatios(slowed), stats.Median(slowed), ratio, arms[0].name, bound)
 	}
+}
+
+// perRound is a[r] / b[r] for each round r: two arms measured in the same
+// seconds, so what the box did to both cancels.
+func perRound(a, b []float64) []float64 {
+	out := make([]float64, len(a))
+	for r := range out {
+		out[r] = a[r] / b[r]
+	}
+	return out
 }
 
 // rounds measures every arm guardRounds times; perReq[arm][round] is its
