@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -311,10 +312,11 @@ func TestObserveWithoutStatements(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, "CREATE DATABASE obs_nostat"); err != nil {
+	db := "obs_nostat_" + strconv.FormatInt(time.Now().UnixNano(), 10) // the shared cluster outlives a -count=2 run's first pass
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+db); err != nil {
 		t.Fatal(err)
 	}
-	dsn := strings.Replace(shared.dsnString(), "/postgres?", "/obs_nostat?", 1)
+	dsn := strings.Replace(shared.dsnString(), "/postgres?", "/"+db+"?", 1)
 	if dsn == shared.dsnString() {
 		t.Fatalf("no database name to replace in %s", dsn)
 	}
