@@ -144,10 +144,13 @@ assert.true(fatal == ["oom_killed"] or fatal == ["exited"] and "exit code 137" i
 assert.fails(lambda: compare([r, r], [r, r]), "invalid run")
 `, img, port, port))
 	// Another target's OOM kill, with traffic elsewhere: a warning, the run valid.
+	// Its allocation counts from the container's start, so a slow start
+	// and ready check can put the kill before the run (at load 6 a 4 s run
+	// after a 1.5 s delay saw no trip at all): 3 s in, inside a 6 s run.
 	port = backendtest.FreePort(t)
 	mustRun(t, fmt.Sprintf(`
-other = backend.container(%q, env = {"PORT": "%d", "ALLOC_MB": "200", "ALLOC_AFTER": "1.5"}, memory = "64MB", ready = "http://127.0.0.1:%d/")
-r = workload.http(%q, clients = 1, duration = "4s", warmup = "0s")
+other = backend.container(%q, env = {"PORT": "%d", "ALLOC_MB": "200", "ALLOC_AFTER": "3"}, memory = "64MB", ready = "http://127.0.0.1:%d/")
+r = workload.http(%q, clients = 1, duration = "6s", warmup = "0s")
 assert.eq(r.valid, True)
 # The kill's kind: oom_killed, or a bare exit 137 when the engine's OOM flag
 # comes too late on a loaded box (kit.WatchContainer waits for it a while).
