@@ -139,7 +139,7 @@ func (c *cluster) initdb(ctx context.Context) error {
 		if err := c.initdbInImage(ctx); err != nil {
 			return err
 		}
-	} else if err := c.initdbOnHost(ctx, initdb); err != nil {
+	} else if err := c.initdbFromTemplate(ctx, initdb); err != nil {
 		return err
 	}
 	conf := filepath.Join(c.dataDir(), "postgresql.conf")
@@ -153,8 +153,7 @@ func (c *cluster) initdb(ctx context.Context) error {
 }
 
 func (c *cluster) initdbOnHost(ctx context.Context, initdb string) error {
-	cmd := exec.CommandContext(ctx, initdb, "-D", c.dataDir(), "-U", "postgres", "--auth=trust",
-		"-E", "UTF8", "--locale=C", "--no-sync")
+	cmd := exec.CommandContext(ctx, initdb, append([]string{"-D", c.dataDir()}, initdbArgs...)...)
 	cmd.SysProcAttr = credential(c.as)
 	cmd.Dir = c.dataDir()
 	var out bytes.Buffer
