@@ -8,13 +8,29 @@
 # pays for making it.
 #
 #   bench/state/new_cluster.sh A B      (commits; from the repository root)
+#   bench/state/new_cluster.sh -table RAW   (the Markdown table of a raw file)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+if [ "${1:-}" = -table ]; then
+	f=${2:?usage: new_cluster.sh -table RAW}
+	echo "| commit | runs | wall median (s) | CPU median (s) | wall, every run (s) | load before |"
+	echo "| --- | ---: | ---: | ---: | --- | --- |"
+	for c in $(grep -v '^#' "$f" | cut -d' ' -f1 | awk '!seen[$0]++'); do
+		grep "^$c " "$f" | awk -v c="$c" '
+			function median(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+				return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+			{ n++; w[n] = $2; cpu[n] = $3 + $4; ws = ws (n > 1 ? ", " : "") $2; ls = ls (n > 1 ? ", " : "") $5 }
+			END { printf "| %s | %d | %.2f | %.2f | %s | %s |\n", c, n, median(w, n), median(cpu, n), ws, ls }'
+	done
+	exit 0
+fi
 a=${1:?usage: new_cluster.sh A B}
 b=${2:?usage: new_cluster.sh A B}
 rounds=${ROUNDS:-5}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+a=$(git rev-parse --short "$a")
+b=$(git rev-parse --short "$b")
 for c in "$a" "$b"; do
 	mkdir -p "$work/src-$c"
 	git archive "$c" | tar -x -C "$work/src-$c"
