@@ -39,7 +39,8 @@ var initdbArgs = []string{"-U", "postgres", "--auth=trust", "-E", "UTF8", "--loc
 // as as lives: named by the installation's binaries (path, size, time),
 // the account and the options, so another PostgreSQL, a reinstalled one
 // or another account gets a template of its own. "" when there is no
-// cache directory or the binaries cannot be read.
+// cache directory, the binaries cannot be read or pg_resetwal is not
+// beside initdb.
 func templateDir(initdb string, as *account) string {
 	dir, err := os.UserCacheDir()
 	if err != nil {
@@ -47,7 +48,11 @@ func templateDir(initdb string, as *account) string {
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "v1\n%s\n", strings.Join(initdbArgs, " "))
-	for _, bin := range []string{initdb, filepath.Join(filepath.Dir(initdb), "postgres")} {
+	bins := filepath.Dir(initdb)
+	if _, err := os.Stat(filepath.Join(bins, "pg_resetwal")); err != nil {
+		return "" // a copy could not get an identifier of its own
+	}
+	for _, bin := range []string{initdb, filepath.Join(bins, "postgres")} {
 		fi, err := os.Stat(bin)
 		if err != nil {
 			return ""
@@ -66,8 +71,12 @@ func (c *cluster) initdbFromTemplate(ctx context.Context, initdb string) error {
 	tpl := templateDir(initdb, c.as)
 	if tpl != "" {
 		if _, err := os.Stat(filepath.Join(tpl, "PG_VERSION")); err == nil {
-			if c.copyTemplate(ctx, tpl, initdb) == nil {
+			err := c.copyTemplate(ctx, tpl, initdb)
+			if err == nil {
 				return nil
+			}
+			if ctx.Err() != nil { // interrupted: the template is not at fault
+				return err
 			}
 			os.RemoveAll(tpl) // the next initdb keeps a new one
 			if err := c.emptyDataDir(); err != nil {
