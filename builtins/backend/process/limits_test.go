@@ -72,7 +72,10 @@ func TestProcessCpusetAndPids(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("cgroup limits need root")
 	}
-	g := mustRun(t, `p = backend.process(["sh", "-c", "sleep 0.3; for i in 1 2 3 4 5 6 7 8; do sleep 30 & done; echo spawned; wait"], cpuset = "0", pids = 4)`)
+	// The shell sleeps 2 s before it forks: a fork refused under pids can
+	// end it, and its status must be read first (with 0.3 s, a race pass
+	// at load 10 read it after the shell had gone).
+	g := mustRun(t, `p = backend.process(["sh", "-c", "sleep 2; for i in 1 2 3 4 5 6 7 8; do sleep 30 & done; echo spawned; wait"], cpuset = "0", pids = 4)`)
 	p := g["p"].(*Handle)
 	defer p.stop(time.Second)
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid()))
