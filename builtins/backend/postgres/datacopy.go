@@ -31,12 +31,9 @@ func copyDir(ctx context.Context, from, to string) error {
 		return err
 	}
 	copyStep("begin", to)
-	cmd := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", from, tmp)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := child.Run(cmd); err != nil {
+	if err := cpA(ctx, from, tmp); err != nil {
 		os.RemoveAll(tmp)
-		return fmt.Errorf("cp -a %s: %v: %s", from, err, strings.TrimSpace(out.String()))
+		return err
 	}
 	copyStep("copied", to)
 	if err := os.Rename(to, old); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -49,6 +46,18 @@ func copyDir(ctx context.Context, from, to string) error {
 	}
 	copyStep("renamed", to)
 	return os.RemoveAll(old)
+}
+
+// cpA copies from to to with cp -a (owners, modes, times kept; a reflink
+// where the file system shares extents); its error carries cp's words.
+func cpA(ctx context.Context, from, to string) error {
+	cmd := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", from, to)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := child.Run(cmd); err != nil {
+		return fmt.Errorf("cp -a %s: %v: %s", from, err, strings.TrimSpace(out.String()))
+	}
+	return nil
 }
 
 // The names of a copy's two sides, beside its destination.

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/benchbook/benchbook/builtins/internal/child"
@@ -37,8 +36,8 @@ var initdbArgs = []string{"-U", "postgres", "--auth=trust", "-E", "UTF8", "--loc
 
 // templateDir is where the pristine initdb for initdb (a binary path) run
 // as as lives: named by the installation's binaries (path, size, time),
-// the account and the options, so another PostgreSQL, a reinstalled one
-// or another account gets a template of its own. "" when there is no
+// the account, the options and the time zone, so another PostgreSQL, a
+// reinstalled one, another account or zone gets a template of its own. "" when there is no
 // cache directory, the binaries cannot be read or pg_resetwal is not
 // beside initdb.
 func templateDir(initdb string, as *account) string {
@@ -62,6 +61,10 @@ func templateDir(initdb string, as *account) string {
 	if as != nil {
 		fmt.Fprintf(h, "as %d %d\n", as.uid, as.gid)
 	}
+	// initdb writes the time zone it finds (TZ, else /etc/localtime) into
+	// postgresql.conf as timezone and log_timezone.
+	localtime, _ := os.ReadFile("/etc/localtime")
+	fmt.Fprintf(h, "TZ %q %x\n", os.Getenv("TZ"), sha256.Sum256(localtime))
 	return filepath.Join(dir, "benchbook", "postgres-initdb", hex.EncodeToString(h.Sum(nil))[:16])
 }
 
@@ -96,18 +99,15 @@ func (c *cluster) initdbFromTemplate(ctx context.Context, initdb string) error {
 // copyTemplate copies tpl into the data dir and gives the copy a system
 // identifier of its own.
 func (c *cluster) copyTemplate(ctx context.Context, tpl, initdb string) error {
-	cmd := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", tpl+"/.", c.dataDir())
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := child.Run(cmd); err != nil {
-		return fmt.Errorf("cp -a %s: %v: %s", tpl, err, strings.TrimSpace(out.String()))
+	if err := cpA(ctx, tpl+"/.", c.dataDir()); err != nil {
+		return err
 	}
 	if err := newSystemID(filepath.Join(c.dataDir(), "global", "pg_control")); err != nil {
 		return err
 	}
 	resetwal := exec.CommandContext(ctx, filepath.Join(filepath.Dir(initdb), "pg_resetwal"), "-D", c.dataDir())
 	resetwal.SysProcAttr = credential(c.as)
-	out.Reset()
+	var out bytes.Buffer
 	resetwal.Stdout, resetwal.Stderr = &out, &out
 	if err := child.Run(resetwal); err != nil {
 		return fmt.Errorf("pg_resetwal: %v: %s", err, strings.TrimSpace(out.String()))
@@ -140,7 +140,7 @@ func keepTemplate(ctx context.Context, dataDir, tpl string) {
 	}
 	defer os.RemoveAll(tmp)
 	part := filepath.Join(tmp, "data")
-	if err := child.Run(exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", dataDir, part)); err != nil {
+	if err := cpA(ctx, dataDir, part); err != nil {
 		return
 	}
 	_ = os.Rename(part, tpl)
@@ -182,13 +182,4 @@ func newSystemID(path string) error {
 		err = cerr
 	}
 	return err
-}
-
-// systemID reads the system identifier pg_control holds (a test's view).
-func systemID(dataDir string) string {
-	data, err := os.ReadFile(filepath.Join(dataDir, "global", "pg_control"))
-	if err != nil || len(data) < 8 {
-		return ""
-	}
-	return strconv.FormatUint(binary.LittleEndian.Uint64(data), 10)
 }

@@ -1,13 +1,17 @@
 package postgres
 
 import (
+	"encoding/binary"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+
+	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
@@ -17,7 +21,8 @@ import (
 // itself (pg_controldata, the server) takes for a cluster of its own: its
 // own system identifier, the catalog files a fresh initdb made, the same
 // databases and encoding. A template that is broken is dropped and the
-// cluster made by initdb, which keeps a new one.
+// cluster made by initdb, which keeps a new one. A cluster made in another
+// time zone gets initdb's, not the template's.
 func TestClusterFromTemplate(t *testing.T) {
 	needs.Postgres(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
@@ -63,6 +68,15 @@ enc = pg.query("SHOW server_encoding")[0]["server_encoding"]
 	if controlID(t, tpl) == "" {
 		t.Errorf("the broken template was not replaced")
 	}
+
+	// initdb writes the zone it runs in into postgresql.conf: a cluster
+	// made in another zone shows that zone, as its own initdb would.
+	const zone = "Pacific/Chatham"
+	t.Setenv("TZ", zone)
+	zoned := mustRunOwn(t, src+`tz = pg.query("SHOW timezone")[0]["TimeZone"]`+"\n")
+	if got := zoned["tz"]; got != starlark.String(zone) {
+		t.Errorf("a cluster made with TZ=%s shows timezone %s", zone, got)
+	}
 }
 
 // controlID is the system identifier pg_controldata reads in dir.
@@ -106,4 +120,14 @@ func catalogFiles(t *testing.T, dataDir string) string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
+}
+
+// systemID reads the system identifier pg_control holds: its first field,
+// as newSystemID writes it.
+func systemID(dataDir string) string {
+	data, err := os.ReadFile(filepath.Join(dataDir, "global", "pg_control"))
+	if err != nil || len(data) < 8 {
+		return ""
+	}
+	return strconv.FormatUint(binary.LittleEndian.Uint64(data), 10)
 }
