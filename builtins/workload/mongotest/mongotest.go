@@ -22,12 +22,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchbook/benchbook/runtime/testsupport/srcdir"
 )
 
 // Real returns the URI of a real MongoDB (BENCHBOOK_MONGO_URI), or skips t.
@@ -125,8 +126,11 @@ func Binary() (string, error) {
 // build compiles ferretserver into the user cache dir, keyed by the hash
 // of its sources, unless a binary of those sources is there.
 func build() (string, error) {
-	_, file, _, _ := goruntime.Caller(0)
-	src := filepath.Join(filepath.Dir(file), "ferretserver")
+	here, err := srcdir.Caller()
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(here, "ferretserver")
 	key, err := sourceKey(src)
 	if err != nil {
 		return "", err

@@ -16,13 +16,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/benchbook/benchbook/builtins/internal/docker"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
+	"github.com/benchbook/benchbook/runtime/testsupport/srcdir"
 )
 
 // ToolImage is the test tool's image; its entrypoint is the tool.
@@ -78,8 +78,11 @@ func ToolBinary(t testing.TB) string {
 }
 
 func cachedTool() (string, error) {
-	_, here, _, _ := goruntime.Caller(0)
-	src, err := os.ReadFile(filepath.Join(filepath.Dir(here), "tool", "main.go"))
+	here, err := srcdir.Caller()
+	if err != nil {
+		return "", err
+	}
+	src, err := os.ReadFile(filepath.Join(here, "tool", "main.go"))
 	if err != nil {
 		return "", err
 	}
