@@ -2,7 +2,7 @@
 # What each long package of the race pass costs on its own: wall time, CPU
 # (user and system) and page faults of the package's test binary and every
 # process it starts (postgres, browsers, targets), each package alone in a
-# cgroup of its own, built as .ci/test's race pass builds it. The race pass
+# cgroup of its own, built as .ci/test's race pass builds it (-trimpath). The race pass
 # runs three packages at a time on two cores with the CPU saturated, so its
 # wall time is about the sum of these CPU seconds over two; this says where
 # they go. Containers' processes belong to dockerd's cgroup and are not
@@ -26,8 +26,9 @@ fi
 stamp=$(date -u +%Y%m%dT%H%MZ)
 raw=bench/ci/raw/$stamp.txt
 mkdir -p bench/ci/raw
-# The binaries live under a dir named go-build, as go test's do: the
-# version test (cmd/benchbook) asks git about the source only there.
+# The binaries are built with -trimpath, as .ci/test builds them (the
+# version test then expects no revision); they live under a dir named
+# go-build, as go test's do.
 work=$(mktemp -d -t go-build-cost.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -62,7 +63,7 @@ rmgroup() {
 } >"$raw"
 for p in "${pkgs[@]}"; do
 	bin=$work/$(echo "$p" | tr / _).test
-	go test -race -vet=off -ldflags=-w -c -o "$bin" "./$p"
+	go test -trimpath -race -vet=off -ldflags=-w -c -o "$bin" "./$p"
 	[ -x "$bin" ] || continue # no test files
 	g=benchbook-cost-$$-$(echo "$p" | tr / _)
 	dirs=$(mkgroup "$g")

@@ -52,7 +52,7 @@ func TestUnobservedDemoDeathInvalidatesRun(t *testing.T) {
 	g := startest.MustExec(t, startest.Options{Modules: testModules(), Globals: starlark.StringDict{"demo": Builtin, "kill_later": killLater}}, `
 d = demo(rows = 2000)
 kill_later(d.pid, 0.8)
-r = workload.http(d.url + "/search?q=t0042&limit=5", clients = 1, duration = "3s", warmup = "0s")
+r = workload.http(d.url + "/search?q=t0042&limit=5", rate = 200, duration = "3s", warmup = "0s")
 assert.eq(r.valid, False)
 assert.eq([t.kind for t in r.trips if t.fatal], ["killed"])
 assert.true("not by benchbook" in r.invalid_reason, r.invalid_reason)

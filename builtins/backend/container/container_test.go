@@ -31,7 +31,7 @@ func TestContainerOOMKillInvalidatesRun(t *testing.T) {
 	mustRun(t, fmt.Sprintf(`
 c = backend.container(%q, env = {"PORT": "%d", "ALLOC_MB": "200", "ALLOC_AFTER": "1"}, memory = "64MB", ready = "http://127.0.0.1:%d/")
 assert.eq(c.limits, "memory=64MB")
-r = workload.http(c.url + "/", clients = 1, duration = "4s", warmup = "0s", observe = [c])
+r = workload.http(c.url + "/", rate = 200, duration = "4s", warmup = "0s", observe = [c])
 assert.eq(r.valid, False)
 assert.eq([t.kind for t in r.trips if t.fatal], ["oom_killed"])
 assert.true("OOM" in r.invalid_reason, r.invalid_reason)
@@ -69,7 +69,7 @@ id = c.id
 c.stop()
 assert.eq(c.pid, None)
 e = backend.container(%q, env = {"PORT": "%d", "EXIT_CODE": "7", "EXIT_AFTER": "1"}, ready = "log:ready")
-r = workload.http("http://127.0.0.1:%d/", clients = 1, duration = "3s", warmup = "0s", observe = [e])
+r = workload.http("http://127.0.0.1:%d/", rate = 200, duration = "3s", warmup = "0s", observe = [e])
 assert.eq([t.kind for t in r.trips if t.fatal], ["exited"])
 assert.true("exit code 7" in r.invalid_reason, r.invalid_reason)
 `, img, img, port, port))
@@ -87,7 +87,7 @@ func TestContainerRestartedByEngine(t *testing.T) {
 	port := backendtest.FreePort(t)
 	mustRun(t, fmt.Sprintf(`
 c = backend.container(%q, env = {"PORT": "%d", "EXIT_CODE": "3", "EXIT_AFTER": "1"}, restart = "always", ready = "http://127.0.0.1:%d/")
-r = workload.http(c.url + "/", clients = 1, duration = "3s", warmup = "0s")
+r = workload.http(c.url + "/", rate = 200, duration = "3s", warmup = "0s")
 assert.eq(r.valid, False)
 assert.true("restarted" in [t.kind for t in r.trips], [t.kind for t in r.trips])
 `, img, port, port))
@@ -136,7 +136,7 @@ func TestUnobservedContainerOOMKillInvalidatesRun(t *testing.T) {
 	port := backendtest.FreePort(t)
 	mustRun(t, fmt.Sprintf(`
 c = backend.container(%q, env = {"PORT": "%d", "ALLOC_MB": "200", "ALLOC_AFTER": "1.5"}, memory = "64MB", ready = "http://127.0.0.1:%d/")
-r = workload.http(c.url + "/", clients = 1, duration = "4s", warmup = "0s")
+r = workload.http(c.url + "/", rate = 200, duration = "4s", warmup = "0s")
 assert.eq(r.valid, False)
 fatal = [t.kind for t in r.trips if t.fatal]
 # oom_killed, or (the engine's flag late on a loaded box) exit code 137.
@@ -150,7 +150,7 @@ assert.fails(lambda: compare([r, r], [r, r]), "invalid run")
 	port = backendtest.FreePort(t)
 	mustRun(t, fmt.Sprintf(`
 other = backend.container(%q, env = {"PORT": "%d", "ALLOC_MB": "200", "ALLOC_AFTER": "3"}, memory = "64MB", ready = "http://127.0.0.1:%d/")
-r = workload.http(%q, clients = 1, duration = "6s", warmup = "0s")
+r = workload.http(%q, rate = 200, duration = "6s", warmup = "0s")
 assert.eq(r.valid, True)
 # The kill's kind: oom_killed, or a bare exit 137 when the engine's OOM flag
 # comes too late on a loaded box (kit.WatchContainer waits for it a while).

@@ -18,7 +18,7 @@ func TestGuardProcessExitsMidRun(t *testing.T) {
 	port, dir := pyTarget(t)
 	mustRun(t, fmt.Sprintf(`
 p = backend.process(["python3", "-c", %q, "%d", "1.5", "3"], cwd = %q, ready = "http://127.0.0.1:%d/")
-r = workload.http(p.url + "/", clients = 2, duration = "4s", warmup = "0s", observe = [p])
+r = workload.http(p.url + "/", rate = 200, duration = "4s", warmup = "0s", observe = [p])
 assert.eq(r.valid, False)
 assert.true("exit status 3" in r.invalid_reason, r.invalid_reason)
 assert.eq([t.kind for t in r.trips if t.fatal], ["exited"])
@@ -32,7 +32,7 @@ func TestGuardProcessKilled(t *testing.T) {
 	port, dir := pyTarget(t)
 	mustRun(t, fmt.Sprintf(`
 p = backend.process(["python3", "-c", %q, "%d", "1.5", "kill"], cwd = %q, ready = "http://127.0.0.1:%d/")
-r = workload.http(p.url + "/", clients = 2, duration = "4s", warmup = "0s", observe = [p])
+r = workload.http(p.url + "/", rate = 200, duration = "4s", warmup = "0s", observe = [p])
 assert.eq(r.valid, False)
 assert.eq([t.kind for t in r.trips if t.fatal], ["killed"])
 assert.true("killed by signal 9" in r.invalid_reason and "not by benchbook" in r.invalid_reason, r.invalid_reason)
@@ -44,7 +44,7 @@ assert.true("killed by signal 9" in r.invalid_reason and "not by benchbook" in r
 func TestGuardProcessHealthyAndLogLines(t *testing.T) {
 	mustRun(t, fmt.Sprintf(`
 quiet = backend.process(["sleep", "30"])
-r = workload.http(%[1]q, clients = 1, duration = "1s", warmup = "0s", observe = [quiet])
+r = workload.http(%[1]q, rate = 200, duration = "1s", warmup = "0s", observe = [quiet])
 assert.eq(r.valid, True)
 assert.eq(r.invalid_reason, "")
 assert.eq([t for t in r.trips if t.source != "host"], [])
@@ -52,14 +52,14 @@ assert.eq([t for t in r.trips if t.source != "host"], [])
 # The lines come 1 s after the start, inside a 3 s run: a loaded box can
 # take a good part of a second between the process's start and the run's.
 noisy = backend.process(["sh", "-c", "sleep 1; echo 'ERROR: lock timeout'; echo 'ERROR: expected cancel'; echo retry 1; echo backoff; sleep 30"])
-r2 = workload.http(%[1]q, clients = 1, duration = "3s", warmup = "0s", observe = [noisy])
+r2 = workload.http(%[1]q, rate = 200, duration = "3s", warmup = "0s", observe = [noisy])
 assert.eq(r2.valid, True)
 assert.eq([t.kind for t in r2.trips if t.source != "host"], ["log_errors"])
 assert.true("2 ERROR" in r2.trips[0].evidence, r2.trips[0].evidence)
 assert.true(len([w for w in r2.warnings if "log errors" in w]) == 1, r2.warnings)
 
 noisy.restart()
-r3 = workload.http(%[1]q, clients = 1, duration = "3s", warmup = "0s",
+r3 = workload.http(%[1]q, rate = 200, duration = "3s", warmup = "0s",
                    observe = [noisy.watch(allow = ["expected cancel"], count = {"retries": "retry|backoff"})])
 assert.true("1 ERROR" in r3.trips[0].evidence and "1 more allowed" in r3.trips[0].evidence, r3.trips[0].evidence)
 assert.eq(r3.retries, 2.0)
@@ -137,12 +137,12 @@ func TestGuardUnobservedTargets(t *testing.T) {
 	b, dirB := pyTarget(t)
 	g := mustRun(t, fmt.Sprintf(`
 web = backend.process(["python3", "-c", %q, "%d", "1.5"], cwd = %q, ready = "http://127.0.0.1:%d/")
-r1 = workload.http(web.url + "/", clients = 1, duration = "4s", warmup = "0s")
+r1 = workload.http(web.url + "/", rate = 200, duration = "4s", warmup = "0s")
 assert.eq(r1.valid, False)
 assert.eq([t.kind for t in r1.trips if t.fatal], ["exited"])
 
 quiet = backend.process(["python3", "-c", %q, "%d", "1.5"], cwd = %q, ready = "log:^serving$")
-r2 = workload.http("http://localhost:%d/", clients = 1, duration = "4s", warmup = "0s")
+r2 = workload.http("http://localhost:%d/", rate = 200, duration = "4s", warmup = "0s")
 assert.eq(r2.valid, False)
 assert.eq([t.kind for t in r2.trips if t.fatal], ["exited"])
 # Dead, its socket gone: the next run against its port is still its run.
@@ -151,13 +151,13 @@ assert.eq(r2b.valid, False)
 assert.true("not running when the run started" in r2b.invalid_reason, r2b.invalid_reason)
 
 other = backend.process(["sh", "-c", "sleep 1.5; exit 4"])
-r3 = workload.http(%q, clients = 1, duration = "4s", warmup = "0s")
+r3 = workload.http(%q, rate = 200, duration = "4s", warmup = "0s")
 assert.eq(r3.valid, True)
 assert.eq([t.kind for t in r3.trips], ["exited"])
 warned = [w for w in r3.warnings if "exit status 4" in w and "not the target of this run's traffic" in w]
 
 watched = backend.process(["sh", "-c", "sleep 1.5; exit 5"])
-r4 = workload.http(%q, clients = 1, duration = "4s", warmup = "0s", observe = [watched.watch(count = {"x": "x"})])
+r4 = workload.http(%q, rate = 200, duration = "4s", warmup = "0s", observe = [watched.watch(count = {"x": "x"})])
 assert.eq(r4.valid, True)
 assert.eq([(t.kind, t.fatal) for t in r4.trips], [("exited", False)])
 assert.true(any(["exit status 5" in w and "not the target of this run's traffic" in w for w in r4.warnings]), r4.warnings)
