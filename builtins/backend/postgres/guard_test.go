@@ -40,7 +40,7 @@ assert.true(r2.valid, r2.invalid_reason)
 
 # kill -9 of a backend mid-run crashes the cluster: the run is invalid.
 killer = backend.process(["sh", "-c", "sleep 1.5; kill -9 %d; sleep 30" % victim])
-r3 = workload.sql(db, query = "SELECT 1", rate = 200, duration = "4s", warmup = "0s", observe = [db])
+r3 = workload.sql(db, query = "SELECT 1", clients = 2, duration = "4s", warmup = "0s", observe = [db])
 killer.stop()
 assert.eq(r3.valid, False)
 kinds = [t.kind for t in r3.trips if t.fatal]
@@ -51,7 +51,7 @@ assert.true("terminated by signal 9" in r3.invalid_reason, r3.invalid_reason)
 # same (issue 33: observe was what turned the guard on).
 victim = db.query("SELECT pg_backend_pid() AS pid")[0]["pid"]
 killer = backend.process(["sh", "-c", "sleep 1.5; kill -9 %d; sleep 30" % victim])
-r4 = workload.sql(db, query = "SELECT 1", rate = 200, duration = "4s", warmup = "0s")
+r4 = workload.sql(db, query = "SELECT 1", clients = 2, duration = "4s", warmup = "0s")
 killer.stop()
 assert.eq(r4.valid, False)
 assert.true("crashed_backend" in [t.kind for t in r4.trips if t.fatal], r4.trips)
