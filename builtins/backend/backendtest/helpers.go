@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -59,8 +60,8 @@ func MustExec(t testing.TB, mods []runtime.Module, src string, globals starlark.
 // StartHelper re-executes this test binary as a benchbook with env set,
 // running the tests that match run ("^$": none, for a helper that TestMain
 // dispatches on its env), which start what the test needs and print one
-// line about it; StartHelper returns that line. The helper is killed when
-// the test ends.
+// line about it; StartHelper returns that line (all the helper printed when
+// it failed first). The helper is killed when the test ends.
 func StartHelper(t testing.TB, run string, env ...string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run="+run, "-test.v=false")
@@ -74,7 +75,14 @@ func StartHelper(t testing.TB, run string, env ...string) (*exec.Cmd, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill() }) //nolint:errcheck // often gone already
-	line, _ := bufio.NewReader(out).ReadString('\n')
+	r := bufio.NewReader(out)
+	line, _ := r.ReadString('\n')
+	if strings.HasPrefix(line, "--- FAIL") || strings.HasPrefix(line, "panic") {
+		// The helper failed before it could say anything else; what it
+		// logged follows, and it is exiting: keep it for the test's error.
+		rest, _ := io.ReadAll(r)
+		line += string(rest)
+	}
 	return cmd, line
 }
 

@@ -254,7 +254,10 @@ func freePort() (int, error) {
 }
 
 // start runs the postmaster and waits until it accepts connections. On
-// failure the error carries PostgreSQL's own log lines.
+// failure the error carries PostgreSQL's own log lines. When another
+// process bound the port between pickPort's look and the postmaster's own
+// bind, the postmaster exits ("could not bind") and start tries again on a
+// new port: pickPort keeps a port only while it is free.
 func (c *cluster) start(ctx context.Context) error {
 	postgres, err := "", error(nil)
 	if c.img == nil {
@@ -262,8 +265,26 @@ func (c *cluster) start(ctx context.Context) error {
 			return err
 		}
 	}
+	for attempt := 1; ; attempt++ {
+		err = c.startOn(ctx, postgres)
+		if err == nil || attempt == 3 || ctx.Err() != nil || !c.portTaken() {
+			return err
+		}
+	}
+}
+
+// testHookPortPicked, when set, runs after a start has picked its port and
+// before the postmaster binds it.
+var testHookPortPicked func(c *cluster)
+
+// startOn is one try of start, with the postgres binary (host clusters).
+func (c *cluster) startOn(ctx context.Context, postgres string) error {
+	var err error
 	if c.port, err = c.pickPort(); err != nil {
 		return err
+	}
+	if testHookPortPicked != nil {
+		testHookPortPicked(c)
 	}
 	if c.sockDir, err = c.socketDir(); err != nil {
 		return err
@@ -341,16 +362,18 @@ func (c *cluster) logSince(offset int64, n int) []string {
 	return lines[max(0, len(lines)-n):]
 }
 
-// waitReady polls until a connection succeeds, the postmaster exits, the
-// timeout passes or ctx is cancelled.
+// waitReady polls until the cluster's own server accepts connections, the
+// postmaster exits, the timeout passes or ctx is cancelled. A connection
+// alone proves nothing: the port was free when pickPort looked, and another
+// server may have bound it since (a second cluster restarting, any process
+// asking the kernel for a free port), in which case our postmaster exits
+// with "could not bind" while that server answers. It counts as ours when
+// it reports our socket directory, which no other cluster shares.
 func (c *cluster) waitReady(ctx context.Context) error {
 	deadline := time.Now().Add(readyTimeout)
 	for {
-		cctx, cancel := context.WithTimeout(ctx, time.Second)
-		conn, err := pgx.Connect(cctx, c.dsn())
-		cancel()
+		err := c.answersAsOurs(ctx)
 		if err == nil {
-			conn.Close(ctx)
 			return nil
 		}
 		select {
@@ -364,6 +387,36 @@ func (c *cluster) waitReady(ctx context.Context) error {
 			return fmt.Errorf("postgres not ready after %s: %v", readyTimeout, err)
 		}
 	}
+}
+
+// answersAsOurs connects to the cluster's port and checks that the server
+// there is this cluster's (its unix_socket_directories is c.sockDir).
+func (c *cluster) answersAsOurs(ctx context.Context) error {
+	cctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(cctx, c.dsn())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	var dirs string
+	if err := conn.QueryRow(cctx, "SELECT current_setting('unix_socket_directories')").Scan(&dirs); err != nil {
+		return err
+	}
+	if dirs != c.sockDir {
+		return fmt.Errorf("127.0.0.1:%d is another server's (its sockets are in %s)", c.port, dirs)
+	}
+	return nil
+}
+
+// portTaken reports whether something else listens on the cluster's port.
+func (c *cluster) portTaken() bool {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", c.port))
+	if err != nil {
+		return true
+	}
+	l.Close()
+	return false
 }
 
 // stop shuts the postmaster down (fast shutdown: SIGINT), killing its group

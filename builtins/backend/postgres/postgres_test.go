@@ -13,7 +13,9 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/runattrs"
+	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
 func TestResourceReuse(t *testing.T) {
@@ -276,6 +278,44 @@ func TestMissingBinaryMessage(t *testing.T) {
 	_, err := lookBin("no-such-pg-program")
 	if err == nil || !strings.Contains(err.Error(), "apt-get install postgresql") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestPortTakenBeforeTheBind: another server binds the port a start picked
+// before the postmaster does (here the shared cluster's, a real server).
+// The new postmaster cannot bind it; the start must not take the other
+// server's answer for its own, and ends on another port, with a DSN that
+// reaches this cluster's data dir and leaves the other server alone.
+func TestPortTakenBeforeTheBind(t *testing.T) {
+	cache := t.TempDir()
+	taken := 0
+	testHookPortPicked = func(c *cluster) {
+		if strings.HasPrefix(c.root, cache+"/") && taken == 0 {
+			c.port, taken = shared.c.port, shared.c.port
+		}
+	}
+	t.Cleanup(func() { testHookPortPicked = nil })
+	g, err := startest.Exec(t, startest.Options{CacheDir: cache, Modules: modules,
+		Cell: &runtime.Cell{Name: "port_taken"}}, `
+pg = backend.postgres()
+dir = pg.query("SHOW data_directory")[0]["data_directory"]
+`)
+	if err != nil {
+		t.Fatal(startest.Describe(err))
+	}
+	if taken == 0 {
+		t.Fatal("the hook never gave the new cluster the shared cluster's port")
+	}
+	h := g["pg"].(*Handle)
+	if got, want := string(g["dir"].(starlark.String)), h.c.dataDir(); got != want {
+		t.Errorf("the new cluster's DSN reaches data dir %s, want its own %s", got, want)
+	}
+	if h.c.port == taken {
+		t.Errorf("the new cluster kept port %d, which the shared cluster holds", taken)
+	}
+	var dir string
+	if err := shared.pool.QueryRow(context.Background(), "SHOW data_directory").Scan(&dir); err != nil || dir != shared.c.dataDir() {
+		t.Errorf("the shared cluster answers %q, %v; want its data dir %s", dir, err, shared.c.dataDir())
 	}
 }
 

@@ -182,13 +182,14 @@ func runChain(t *testing.T, seed int64, steps int, pristine pgtest.Pristine, o *
 		}
 		restores += strings.Count(got.Stderr, "↺")
 		executions += strings.Count(got.Stderr, "▶ run")
-		for cell, w := range o.answer(t, dir, m) {
+		fresh := o.answer(t, dir, m)
+		for cell, w := range fresh.outputs {
 			if cell == "cluster" {
 				continue // its output names the port
 			}
 			if g := got.Outputs[cell]; g != w {
 				mismatches++
-				t.Errorf("step %d %+v: cell %s shows %q, a fresh run %q\n%s\n%s", step, m, cell, g, w, src, got.Stderr)
+				t.Errorf("step %d %+v: cell %s shows %q, a fresh run %q\n%s\nthe incremental run:\n%s\nthe fresh run:\n%s", step, m, cell, g, w, src, got.Stderr, fresh.stderr)
 			}
 		}
 	}
@@ -208,9 +209,10 @@ type oracle struct {
 type answer struct {
 	done    chan struct{}
 	outputs map[string]string
+	stderr  string // its progress lines
 }
 
-func (o *oracle) answer(t *testing.T, dir string, m model) map[string]string {
+func (o *oracle) answer(t *testing.T, dir string, m model) *answer {
 	t.Helper()
 	o.mu.Lock()
 	a, ok := o.answers[m.oracleKey()]
@@ -226,14 +228,15 @@ func (o *oracle) answer(t *testing.T, dir string, m model) map[string]string {
 		if a.outputs == nil {
 			t.Fatalf("the fresh run of %+v failed in another chain", m)
 		}
-		return a.outputs
+		return a
 	}
 	defer close(a.done)
 	fresh := filepath.Join(dir, fmt.Sprintf("fresh%d", n))
 	o.pristine.Seed(t, fresh)
-	a.outputs = statetest.RunNB(t, dir, fresh, m.notebook(), m.params(), true).Outputs
+	r := statetest.RunNB(t, dir, fresh, m.notebook(), m.params(), true)
+	a.outputs, a.stderr = r.Outputs, r.Stderr
 	os.RemoveAll(fresh)
-	return a.outputs
+	return a
 }
 
 // treeSum hashes every file name and content under dir.
