@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/benchbook/benchbook/runtime/bytesize"
@@ -51,7 +52,11 @@ type Resource struct {
 	// not the state the last cell left.
 	Shared bool
 
-	Save func(dir string) error // copy the data into dir (a snapshot)
+	// Save copies the data into dir (a snapshot). base, when not "", is
+	// the snapshot of the state the data was in when the cell entered it:
+	// the data derives from it, and dir may share its unchanged files
+	// (snapshots are only ever read).
+	Save func(dir, base string) error
 	Load func(dir string) error // put the data of snapshot dir back
 	// Moved reports whether the data may have changed since the last Mark
 	// (PostgreSQL: the WAL insert position moved); Mark sets that point.
@@ -206,7 +211,7 @@ func (tr *Tracker) Register(cs *Cell, r *Resource) error {
 	}
 	if x.actual == r.Initial && !HasSnapshot(r.ID, r.Initial) {
 		// The state every cell of this resource starts from: keep it.
-		return tr.snapshot(x, r.Initial)
+		return tr.snapshot(x, r.Initial, "")
 	}
 	return nil
 }
@@ -333,15 +338,21 @@ func (tr *Tracker) restore(x *tracked, want string, cs *Cell) error {
 	return nil
 }
 
-// snapshot saves x's data as state s and evicts old snapshots over the limit.
-func (tr *Tracker) snapshot(x *tracked, s string) error {
+// snapshot saves x's data as state s, sharing what it can with the
+// snapshot of state base ("": none), and evicts old snapshots over the
+// limit.
+func (tr *Tracker) snapshot(x *tracked, s, base string) error {
 	dir := snapshotDir(x.r.ID, s)
 	tmp := dir + ".tmp"
 	os.RemoveAll(tmp)
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return err
 	}
-	if err := x.r.Save(tmp); err != nil {
+	baseDir := ""
+	if base != "" && HasSnapshot(x.r.ID, base) {
+		baseDir = snapshotDir(x.r.ID, base)
+	}
+	if err := x.r.Save(tmp, baseDir); err != nil {
 		os.RemoveAll(tmp)
 		return fmt.Errorf("%s: snapshot of state %s: %w", x.r.Name, Short(s), err)
 	}
@@ -354,24 +365,28 @@ func (tr *Tracker) snapshot(x *tracked, s string) error {
 }
 
 // evict removes the least recently used snapshots of a resource beyond the
-// limit, never one the current walk still needs.
+// limit, never one the current walk still needs. Snapshots share files
+// (hard links to an older snapshot's unchanged ones): a file counts once,
+// and removing a snapshot frees only what no other one links.
 func (tr *Tracker) evict(id string) {
 	dirs, _ := filepath.Glob(filepath.Join(id, "states", "*"))
 	type snap struct {
 		dir  string
-		size int64
 		used time.Time
 	}
 	var snaps []snap
-	var total int64
+	var kept []string
 	for _, d := range dirs {
 		fi, err := os.Stat(d)
 		if err != nil || strings.HasSuffix(d, ".tmp") {
 			continue
 		}
-		s := snap{d, DiskUsage(d), fi.ModTime()}
-		snaps = append(snaps, s)
-		total += s.size
+		snaps = append(snaps, snap{d, fi.ModTime()})
+		kept = append(kept, d)
+	}
+	total := UniqueUsage(kept...)
+	if total <= tr.limit {
+		return
 	}
 	sort.Slice(snaps, func(i, j int) bool { return snaps[i].used.Before(snaps[j].used) })
 	pinned := map[string]bool{}
@@ -381,6 +396,7 @@ func (tr *Tracker) evict(id string) {
 	for s := range tr.pins {
 		pinned[s] = true
 	}
+	gone := map[string]bool{}
 	for _, s := range snaps {
 		if total <= tr.limit {
 			return
@@ -389,7 +405,14 @@ func (tr *Tracker) evict(id string) {
 			continue
 		}
 		os.RemoveAll(s.dir)
-		total -= s.size
+		gone[s.dir] = true
+		kept = kept[:0]
+		for _, o := range snaps {
+			if !gone[o.dir] {
+				kept = append(kept, o.dir)
+			}
+		}
+		total = UniqueUsage(kept...)
 	}
 }
 
@@ -416,7 +439,7 @@ func (tr *Tracker) Finish(cs *Cell) ([]Effect, error) {
 		}
 		// Always a fresh snapshot: it holds what this execution left.
 		left := HashString("benchbook-state", entered, cs.key, cs.nonce)
-		if err := tr.snapshot(x, left); err != nil {
+		if err := tr.snapshot(x, left, entered); err != nil {
 			return nil, err
 		}
 		x.actual = left
@@ -446,7 +469,7 @@ func (tr *Tracker) Mark(cs *Cell) (map[string]string, error) {
 		tr.settle(x, cs)
 		if strings.HasPrefix(x.actual, "dirty:") || strings.HasPrefix(x.actual, "outside:") {
 			s := HashString("benchbook-mark", x.actual, cs.key, fmt.Sprint(cs.marks))
-			if err := tr.snapshot(x, s); err != nil {
+			if err := tr.snapshot(x, s, cs.entered[id]); err != nil {
 				return nil, err
 			}
 			x.actual = s
@@ -673,6 +696,31 @@ func HashString(parts ...string) string {
 		fmt.Fprintf(h, "%d:%s\n", len(p), p)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// UniqueUsage is the bytes of the regular files under paths, each file
+// (inode) counted once however many names it has there.
+func UniqueUsage(paths ...string) int64 {
+	type inode struct{ dev, ino uint64 }
+	seen := map[inode]bool{}
+	var total int64
+	for _, p := range paths {
+		filepath.Walk(p, func(_ string, info os.FileInfo, err error) error {
+			if err != nil || !info.Mode().IsRegular() {
+				return nil
+			}
+			if st, ok := info.Sys().(*syscall.Stat_t); ok {
+				k := inode{uint64(st.Dev), st.Ino}
+				if seen[k] {
+					return nil
+				}
+				seen[k] = true
+			}
+			total += info.Size()
+			return nil
+		})
+	}
+	return total
 }
 
 // DiskUsage is the bytes of the regular files under path.

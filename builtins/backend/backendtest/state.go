@@ -85,7 +85,7 @@ func testSnapshot(t *testing.T, k Kind) {
 	s, r := stateful(t, k)
 	before := s.eval(k.Read)
 	dir := filepath.Join(t.TempDir(), "snap")
-	if err := r.Save(dir); err != nil {
+	if err := r.Save(dir, ""); err != nil {
 		t.Fatalf("Save: %v", err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) == 0 {

@@ -95,7 +95,7 @@ func (h *Handle) register(th *starlark.Thread) error {
 		Initial: initial,
 		Created: created,
 		Outside: outside,
-		Save:    func(dir string) error { return h.dump(context.WithoutCancel(ctx), dir) },
+		Save:    func(dir, _ string) error { return h.dump(context.WithoutCancel(ctx), dir) },
 		Load:    func(dir string) error { return h.reload(context.WithoutCancel(ctx), dir) },
 		Moved:   h.moved,
 		Shared:  true,

@@ -5,10 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/benchbook/benchbook/builtins/internal/child"
 )
@@ -23,6 +27,30 @@ import (
 // and modes are kept (cp -a); on a file system that shares extents (XFS,
 // Btrfs) the copy is a reflink and takes no time or room.
 func copyDir(ctx context.Context, from, to string) error {
+	return replaceDir(ctx, from, to, cpA)
+}
+
+// saveSnapshot copies the stopped data dir from into snapshot to, as
+// copyDir does, except that a file base (an older snapshot of the same
+// cluster: the one the data was restored from or last saved as) holds
+// unchanged is hard-linked from base rather than copied. Snapshots are
+// only ever read (a restore copies them out with copyDir; a new snapshot
+// of the same name is a new directory renamed over the old), so sharing
+// their files is safe, and a state that changed one table costs that
+// table's files and the WAL, not the ~1,000 files of a whole cluster.
+// base "" copies everything.
+func saveSnapshot(ctx context.Context, from, to, base string) error {
+	if base == "" {
+		return copyDir(ctx, from, to)
+	}
+	return replaceDir(ctx, from, to, func(ctx context.Context, from, tmp string) error {
+		return copySharing(ctx, from, tmp, base)
+	})
+}
+
+// replaceDir puts a copy of from (made by cp) in place of to, whole or not
+// at all (see copyDir).
+func replaceDir(ctx context.Context, from, to string, cp func(ctx context.Context, from, to string) error) error {
 	if err := recoverCopy(to); err != nil {
 		return err
 	}
@@ -31,7 +59,7 @@ func copyDir(ctx context.Context, from, to string) error {
 		return err
 	}
 	copyStep("begin", to)
-	if err := cpA(ctx, from, tmp); err != nil {
+	if err := cp(ctx, from, tmp); err != nil {
 		os.RemoveAll(tmp)
 		return err
 	}
@@ -96,4 +124,115 @@ func recoverCopy(to string) error {
 		return err
 	}
 	return os.RemoveAll(old)
+}
+
+// copySharing copies the tree from to to (which must not exist) keeping
+// owners, modes and modification times, as cp -a does. A regular file
+// that base holds at the same path with the same size, modification time
+// (to the nanosecond), mode and owner is the same version of the file and
+// is hard-linked from base: PostgreSQL sets a file's time whenever it
+// writes it, and the copies benchbook makes keep the time they copied
+// (cp -a, here). Anything but directories, regular files and symbolic
+// links (which cp -a would copy too) is refused.
+func copySharing(ctx context.Context, from, to, base string) error {
+	type dirTimes struct {
+		path string
+		fi   os.FileInfo
+	}
+	var dirs []dirTimes
+	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, path)
+		dst := filepath.Join(to, rel)
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return err
+		}
+		st, _ := fi.Sys().(*syscall.Stat_t)
+		if st == nil {
+			return fmt.Errorf("%s: no owner", path)
+		}
+		switch {
+		case fi.IsDir():
+			if err := os.Mkdir(dst, 0o700); err != nil {
+				return err
+			}
+			dirs = append(dirs, dirTimes{dst, fi})
+			return keepOwnerMode(dst, fi, st)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(path)
+			if err != nil {
+				return err
+			}
+			if err := os.Symlink(target, dst); err != nil {
+				return err
+			}
+			return os.Lchown(dst, int(st.Uid), int(st.Gid))
+		case fi.Mode().IsRegular():
+			if sameVersion(fi, st, filepath.Join(base, rel)) {
+				return os.Link(filepath.Join(base, rel), dst)
+			}
+			if err := copyFile(path, dst); err != nil {
+				return err
+			}
+			if err := keepOwnerMode(dst, fi, st); err != nil {
+				return err
+			}
+			return os.Chtimes(dst, statAtime(st), fi.ModTime())
+		default:
+			return fmt.Errorf("%s: a %s, not copied", path, fi.Mode().Type())
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- { // children first: creating them set their parents' times
+		os.Chtimes(dirs[i].path, dirs[i].fi.ModTime(), dirs[i].fi.ModTime())
+	}
+	return nil
+}
+
+// sameVersion reports whether the regular file at other has fi's size,
+// modification time, mode and owner (st).
+func sameVersion(fi os.FileInfo, st *syscall.Stat_t, other string) bool {
+	ofi, err := os.Lstat(other)
+	if err != nil || !ofi.Mode().IsRegular() {
+		return false
+	}
+	ost, _ := ofi.Sys().(*syscall.Stat_t)
+	return ost != nil && ofi.Size() == fi.Size() && ofi.ModTime().Equal(fi.ModTime()) &&
+		ofi.Mode() == fi.Mode() && ost.Uid == st.Uid && ost.Gid == st.Gid
+}
+
+// keepOwnerMode gives dst the owner and mode of the file fi describes.
+func keepOwnerMode(dst string, fi os.FileInfo, st *syscall.Stat_t) error {
+	if err := os.Lchown(dst, int(st.Uid), int(st.Gid)); err != nil {
+		return err
+	}
+	return os.Chmod(dst, fi.Mode().Perm())
+}
+
+func statAtime(st *syscall.Stat_t) time.Time { return time.Unix(st.Atim.Sec, st.Atim.Nsec) }
+
+// copyFile copies a regular file's bytes into a new file dst.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
 }

@@ -60,9 +60,9 @@ func (h *Handle) register(th *starlark.Thread, spec map[string]string, created, 
 		Initial: "pg-" + hex.EncodeToString(sum[:12]),
 		Created: created,
 		Outside: outside,
-		Save: func(dir string) error {
+		Save: func(dir, base string) error {
 			return h.withStopped(th, func(c *cluster) error {
-				return copyDir(runtime.Context(th), c.dataDir(), dir)
+				return saveSnapshot(runtime.Context(th), c.dataDir(), dir, base)
 			})
 		},
 		Load: func(dir string) error {

@@ -69,7 +69,7 @@ func (h *Handle) register(th *starlark.Thread) error {
 		Name:    "sqlite " + filepath.Base(h.path) + " of cell " + runtime.CellName(th),
 		Initial: initial,
 		Created: created,
-		Save:    func(dir string) error { return h.save(dir) },
+		Save:    func(dir, _ string) error { return h.save(dir) },
 		Load:    func(dir string) error { return h.load(th, dir) },
 		Moved:   func() bool { n := h.changeCount(); return n == "" || n != h.marked() },
 		Mark:    func() { n := h.changeCount(); h.mu.Lock(); h.changes = n; h.mu.Unlock() },
