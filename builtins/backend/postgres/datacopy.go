@@ -44,7 +44,22 @@ func saveSnapshot(ctx context.Context, from, to, base string) error {
 		return copyDir(ctx, from, to)
 	}
 	return replaceDir(ctx, from, to, func(ctx context.Context, from, tmp string) error {
-		return copySharing(ctx, from, tmp, base)
+		return copySharingOr(ctx, from, tmp, base)
+	})
+}
+
+// restoreSnapshot puts snapshot from back as the stopped data dir to, as
+// copyDir does, except that a file the data dir holds in the same version
+// (same size, modification time, mode and owner: it was copied from that
+// snapshot, or the snapshot from it, and not written since) is kept: the
+// new data dir links it from the old one, which is then removed, so no
+// file of the data dir is ever a snapshot's.
+func restoreSnapshot(ctx context.Context, from, to string) error {
+	return replaceDir(ctx, from, to, func(ctx context.Context, from, tmp string) error {
+		if _, err := os.Stat(to); err != nil {
+			return cpA(ctx, from, tmp)
+		}
+		return copySharingOr(ctx, from, tmp, to)
 	})
 }
 
@@ -126,6 +141,23 @@ func recoverCopy(to string) error {
 	return os.RemoveAll(old)
 }
 
+// errNotPlain is a tree copySharing does not copy: it holds a FIFO, a
+// socket, a device.
+var errNotPlain = errors.New("neither a directory, a regular file nor a symbolic link")
+
+// copySharingOr is copySharing, or cp -a of the whole tree when it holds
+// files of other types (which cp -a copies as they are).
+func copySharingOr(ctx context.Context, from, to, base string) error {
+	err := copySharing(ctx, from, to, base)
+	if errors.Is(err, errNotPlain) {
+		if err := os.RemoveAll(to); err != nil {
+			return err
+		}
+		return cpA(ctx, from, to)
+	}
+	return err
+}
+
 // copySharing copies the tree from to to (which must not exist) keeping
 // owners, modes and modification times, as cp -a does. A regular file
 // that base holds at the same path with the same size, modification time
@@ -133,7 +165,7 @@ func recoverCopy(to string) error {
 // is hard-linked from base: PostgreSQL sets a file's time whenever it
 // writes it, and the copies benchbook makes keep the time they copied
 // (cp -a, here). Anything but directories, regular files and symbolic
-// links (which cp -a would copy too) is refused.
+// links is refused (errNotPlain).
 func copySharing(ctx context.Context, from, to, base string) error {
 	type dirTimes struct {
 		path string
@@ -185,7 +217,7 @@ func copySharing(ctx context.Context, from, to, base string) error {
 			}
 			return os.Chtimes(dst, statAtime(st), fi.ModTime())
 		default:
-			return fmt.Errorf("%s: a %s, not copied", path, fi.Mode().Type())
+			return fmt.Errorf("%s: a %s: %w", path, fi.Mode().Type(), errNotPlain)
 		}
 	})
 	if err != nil {

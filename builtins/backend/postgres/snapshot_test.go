@@ -17,7 +17,8 @@ import (
 // the same stopped data dir has: the same names, bytes, modes, owners and
 // times. Between base and snapshot the cluster ran statements that
 // rewrite pages in place (an UPDATE of rows, the same file size), add
-// files (an index) and write the WAL.
+// files (an index) and write the WAL. A restore of base (restoreSnapshot)
+// makes the data dir base again, file for file, with no file linked.
 func TestSharedSnapshotEqualsAFullCopy(t *testing.T) {
 	g := mustRunOwn(t, `
 pg = backend.postgres()
@@ -52,9 +53,6 @@ pg.exec("INSERT INTO t SELECT i, i FROM generate_series(1, 2000) i")
 	if err := cpA(ctx, c.dataDir(), full); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.start(ctx); err != nil { // the session's cleanup stops it
-		t.Fatal(err)
-	}
 	got, want := treeFacts(t, snap), treeFacts(t, full)
 	if len(got) != len(want) {
 		t.Errorf("the snapshot has %d entries, cp -a %d", len(got), len(want))
@@ -75,6 +73,40 @@ pg.exec("INSERT INTO t SELECT i, i FROM generate_series(1, 2000) i")
 	t.Logf("%d of %d entries shared with the base", shared, len(got))
 	if shared == 0 || shared == len(got) {
 		t.Errorf("%d of %d entries shared: want some, not all", shared, len(got))
+	}
+
+	// A restore of base keeps the data dir's files that are base's
+	// version and copies the rest: the data dir then is base, file for
+	// file, and shares no file with any snapshot (PostgreSQL writes it).
+	if err := restoreSnapshot(ctx, base, c.dataDir()); err != nil {
+		t.Fatal(err)
+	}
+	restored, wantBase := treeFacts(t, c.dataDir()), treeFacts(t, base)
+	if len(restored) != len(wantBase) {
+		t.Errorf("the restored data dir has %d entries, base %d", len(restored), len(wantBase))
+	}
+	for p, w := range wantBase {
+		if g := restored[p]; g != w {
+			t.Errorf("restored %s: %q, base %q", p, g, w)
+		}
+	}
+	filepath.Walk(c.dataDir(), func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() && fi.Sys().(*syscall.Stat_t).Nlink != 1 {
+			t.Errorf("restored %s has %d links", p, fi.Sys().(*syscall.Stat_t).Nlink)
+		}
+		return err
+	})
+	if err := c.start(ctx); err != nil { // the session's cleanup stops it
+		t.Fatal(err)
+	}
+	conn, err = pgx.Connect(ctx, c.dsn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var sum, idx int64
+	if err := conn.QueryRow(ctx, "SELECT sum(v - id), (SELECT count(*) FROM pg_indexes WHERE tablename = 't') FROM t").Scan(&sum, &idx); err != nil || sum != 0 || idx != 0 {
+		t.Errorf("after the restore: sum(v - id) %d, indexes %d, %v; want 0, 0 (base's rows, no index)", sum, idx, err)
 	}
 }
 

@@ -67,7 +67,7 @@ func (h *Handle) register(th *starlark.Thread, spec map[string]string, created, 
 		},
 		Load: func(dir string) error {
 			return h.withStopped(th, func(c *cluster) error {
-				if err := copyDir(runtime.Context(th), dir, c.dataDir()); err != nil {
+				if err := restoreSnapshot(runtime.Context(th), dir, c.dataDir()); err != nil {
 					return err
 				}
 				c.loadSettings()
