@@ -587,7 +587,7 @@ func (h *Handle) snapshot(th *starlark.Thread, name string, args starlark.Tuple,
 
 func (h *Handle) restore(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	return h.copyAction(th, name, args, kwargs, func(c *cluster, snap string) error {
-		if err := copyDir(runtime.Context(th), c.snapshotDir(snap), c.dataDir()); err != nil {
+		if err := restoreSnapshot(runtime.Context(th), c.snapshotDir(snap), c.dataDir()); err != nil {
 			return err
 		}
 		c.loadSettings()
