@@ -21,7 +21,7 @@ d = backend.demo(index = True, rows = 4000)
 # %% soak
 load("@std/soak.star", "soak", "high_water_halves", "at_least")
 def _window(w):
-    return workload.http(d.url + "/search?q=t0042&limit=20", clients = 2, duration = "1s", warmup = "200ms", observe = [d], label = "window %d" % w.index)
+    return workload.http(d.url + "/search?q=t0042&limit=20", rate = 300, duration = "1s", warmup = "200ms", observe = [d], label = "window %d" % w.index)
 s = soak(run = _window, duration = "4s", window = "1s", checks = [
     high_water_halves("server_rss_peak_kb", within = 20000),
     at_least("rps", 1),
