@@ -12,9 +12,9 @@ import (
 	"strings"
 )
 
-// Module is this module's path: what -trimpath leaves at the start of a
+// module is this module's path: what -trimpath leaves at the start of a
 // source file's name.
-const Module = "github.com/benchbook/benchbook"
+const module = "github.com/benchbook/benchbook"
 
 // Caller is the directory of the source file of the function that calls
 // it. A -trimpath build names the file by import path: it is found under
@@ -32,36 +32,43 @@ func dir(file string) (string, error) {
 	if filepath.IsAbs(file) {
 		return filepath.Dir(file), nil
 	}
-	rel, ok := strings.CutPrefix(file, Module+"/")
+	rel, ok := strings.CutPrefix(file, module+"/")
 	if !ok {
-		return "", fmt.Errorf("srcdir: %s is not in module %s", file, Module)
+		return "", fmt.Errorf("srcdir: %s is not in module %s", file, module)
 	}
-	root, err := Root()
+	root, err := root()
 	if err != nil {
 		return "", err
 	}
 	return filepath.Join(root, filepath.FromSlash(filepath.Dir(rel))), nil
 }
 
-// Root is the directory of this module's go.mod at or above the working
+// root is the directory of this module's go.mod at or above the working
 // directory.
-func Root() (string, error) {
+func root() (string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return "", err
 	}
 	for d := wd; ; d = filepath.Dir(d) {
 		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
-		if err == nil && firstLine(data) == "module "+Module {
+		if err == nil && modulePath(data) == module {
 			return d, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("srcdir: no go.mod of %s at or above %s", Module, wd)
+			return "", fmt.Errorf("srcdir: no go.mod of %s at or above %s", module, wd)
 		}
 	}
 }
 
-func firstLine(data []byte) string {
-	line, _, _ := strings.Cut(string(data), "\n")
-	return strings.TrimSpace(line)
+// modulePath is the path a go.mod's module directive names ("" for
+// none): the first line that is one, whatever comments come before it.
+func modulePath(data []byte) string {
+	for _, line := range strings.Split(string(data), "\n") {
+		line, _, _ = strings.Cut(line, "//")
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
 }

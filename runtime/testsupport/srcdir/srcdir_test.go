@@ -21,7 +21,7 @@ func TestCallerFindsThisFile(t *testing.T) {
 // TestTrimmedName: a -trimpath name resolves under the module root; a
 // name from another module is an error, not a guess.
 func TestTrimmedName(t *testing.T) {
-	d, err := dir(Module + "/runtime/testsupport/srcdir/srcdir.go")
+	d, err := dir(module + "/runtime/testsupport/srcdir/srcdir.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,5 +31,20 @@ func TestTrimmedName(t *testing.T) {
 	}
 	if d, err := dir("example.com/other/x.go"); err == nil {
 		t.Errorf("dir of another module's file = %s, want an error", d)
+	}
+}
+
+// TestModulePath: the module directive is found after comments and blank
+// lines, quoted or not; a file without one names no module.
+func TestModulePath(t *testing.T) {
+	for src, want := range map[string]string{
+		"module github.com/benchbook/benchbook\n\ngo 1.23\n":                  "github.com/benchbook/benchbook",
+		"// a comment\n\nmodule \"github.com/benchbook/benchbook\" // ours\n": "github.com/benchbook/benchbook",
+		"go 1.23\nrequire x v1.0.0\n":                                         "",
+		"modulex y\n":                                                         "",
+	} {
+		if got := modulePath([]byte(src)); got != want {
+			t.Errorf("modulePath(%q) = %q, want %q", src, got, want)
+		}
 	}
 }
