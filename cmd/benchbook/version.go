@@ -65,11 +65,19 @@ func stampedRevision(info *debug.BuildInfo) (rev string, dirty bool) {
 // have moved on since, and a record must not name a revision it was not
 // built from.
 func sourceRevision() (rev string, dirty bool) {
-	if exe, err := os.Executable(); err != nil || !strings.Contains(exe, string(filepath.Separator)+"go-build") {
+	exe, err := os.Executable()
+	_, file, _, ok := goruntime.Caller(0)
+	if err != nil || !ok {
 		return "", false
 	}
-	_, file, _, ok := goruntime.Caller(0)
-	if !ok || !filepath.IsAbs(file) {
+	return revisionOf(exe, file)
+}
+
+// revisionOf is sourceRevision for the binary exe compiled from file:
+// nothing unless exe is in a go-build dir and file is a real path (not
+// -trimpath's import path).
+func revisionOf(exe, file string) (rev string, dirty bool) {
+	if !strings.Contains(exe, string(filepath.Separator)+"go-build") || !filepath.IsAbs(file) {
 		return "", false
 	}
 	dir := filepath.Dir(file)

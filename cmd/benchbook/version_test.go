@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -42,4 +44,28 @@ func TestVersionNamesTheRevision(t *testing.T) {
 func trimmed() bool {
 	info, ok := debug.ReadBuildInfo()
 	return ok && slices.Contains(info.Settings, debug.BuildSetting{Key: "-trimpath", Value: "true"})
+}
+
+// TestRevisionOfTheSourceTree: what a go run or go test binary (in a
+// go-build dir) compiled from this directory names, against git itself,
+// whichever way this test binary was built; an installed binary, or a
+// -trimpath file name, names nothing.
+func TestRevisionOfTheSourceTree(t *testing.T) {
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not in a git checkout: %v", err)
+	}
+	status, _ := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output()
+	wd, _ := os.Getwd()
+	file := filepath.Join(wd, "version.go")
+	rev, dirty := revisionOf(filepath.Join(os.TempDir(), "go-build123", "b001", "exe", "benchbook"), file)
+	if rev != strings.TrimSpace(string(head)) || dirty != (len(bytes.TrimSpace(status)) > 0) {
+		t.Errorf("revisionOf = %q dirty %v; git says %s, status %q", rev, dirty, head, status)
+	}
+	if rev, _ := revisionOf("/usr/local/bin/benchbook", file); rev != "" {
+		t.Errorf("an installed binary names revision %s", rev)
+	}
+	if rev, _ := revisionOf(filepath.Join(os.TempDir(), "go-build1", "benchbook"), "github.com/benchbook/benchbook/cmd/benchbook/version.go"); rev != "" {
+		t.Errorf("a -trimpath file name names revision %s", rev)
+	}
 }
