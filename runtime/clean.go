@@ -60,7 +60,7 @@ func removeUnlisted(dir string, depth int, keep map[string]bool, bytes int64) (i
 		if keep[name] {
 			continue
 		}
-		bytes += resstate.DiskUsage(m)
+		bytes += resstate.UniqueUsage(m) // snapshots share files: each counts once
 		if err := os.RemoveAll(m); err != nil {
 			return n, bytes, fmt.Errorf("clean: %w", err)
 		}
