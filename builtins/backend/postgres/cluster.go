@@ -230,11 +230,8 @@ func (c *cluster) pickPort() (int, error) {
 		data, _ := limits.ReadFile(file, limits.File)
 		prev, _ = strconv.Atoi(strings.TrimSpace(string(data)))
 	}
-	if prev > 0 {
-		if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", prev)); err == nil {
-			l.Close()
-			return prev, nil
-		}
+	if prev > 0 && portFree(prev) {
+		return prev, nil
 	}
 	port, err := freePort()
 	if err != nil {
@@ -267,7 +264,7 @@ func (c *cluster) start(ctx context.Context) error {
 	}
 	for attempt := 1; ; attempt++ {
 		err = c.startOn(ctx, postgres)
-		if err == nil || attempt == 3 || ctx.Err() != nil || !c.portTaken() {
+		if err == nil || attempt == 3 || ctx.Err() != nil || portFree(c.port) {
 			return err
 		}
 	}
@@ -409,14 +406,14 @@ func (c *cluster) answersAsOurs(ctx context.Context) error {
 	return nil
 }
 
-// portTaken reports whether something else listens on the cluster's port.
-func (c *cluster) portTaken() bool {
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", c.port))
+// portFree reports whether nothing listens on loopback port.
+func portFree(port int) bool {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 	if err != nil {
-		return true
+		return false
 	}
 	l.Close()
-	return false
+	return true
 }
 
 // stop shuts the postmaster down (fast shutdown: SIGINT), killing its group
