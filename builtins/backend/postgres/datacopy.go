@@ -206,8 +206,8 @@ func copySharing(ctx context.Context, from, to, base string) error {
 			}
 			return os.Lchown(dst, int(st.Uid), int(st.Gid))
 		case fi.Mode().IsRegular():
-			if sameVersion(fi, st, filepath.Join(base, rel)) {
-				return os.Link(filepath.Join(base, rel), dst)
+			if sameVersion(fi, st, filepath.Join(base, rel)) && os.Link(filepath.Join(base, rel), dst) == nil {
+				return nil // else (another file system, a link limit) a copy
 			}
 			if err := copyFile(path, dst); err != nil {
 				return err
