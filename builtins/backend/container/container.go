@@ -169,6 +169,9 @@ func stringDict(d *starlark.Dict, what string) (map[string]string, error) {
 // start runs the container, follows its output and waits until it is
 // ready; on failure it is removed and the error carries its last lines.
 func (h *Handle) start(ctx context.Context) error {
+	if err := kit.ReadyBeforeStart(h.ready); err != nil {
+		return err
+	}
 	c, err := h.eng.Run(ctx, h.spec)
 	if err != nil {
 		return err

@@ -125,6 +125,9 @@ func makeSpec(th *starlark.Thread, cmd starlark.Value, env *starlark.Dict, cwd, 
 
 // start runs the process and waits until it is ready.
 func (p *Handle) start(ctx context.Context) error {
+	if err := kit.ReadyBeforeStart(p.spec.ready); err != nil {
+		return err
+	}
 	cmd := exec.Command(p.spec.argv[0], p.spec.argv[1:]...)
 	cmd.Env, cmd.Dir = p.spec.env, p.spec.dir
 	log := kit.NewLogRing(2000)

@@ -2,14 +2,18 @@ package process
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
 	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/builtins/internal/runattrs"
@@ -35,15 +39,32 @@ func TestProcessNeverReady(t *testing.T) {
 }
 
 func TestProcessReadyHTTP(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	defer srv.Close()
-	mustRun(t, `
-p = backend.process("sleep 30", ready = "`+srv.URL+`/health", ready_timeout = 5)
+	port := backendtest.FreePort(t)
+	url := fmt.Sprintf("http://127.0.0.1:%d", port)
+	mustRun(t, fmt.Sprintf(`
+p = backend.process(["python3", "-m", "http.server", "%d", "--bind", "127.0.0.1"], ready = "%s/", ready_timeout = 10)
 assert.true(p.pid > 0)
-assert.eq(p.url, "`+srv.URL+`")  # scheme and host of the ready check
+assert.eq(p.url, "%s")  # scheme and host of the ready check
 p.stop(grace = "100ms")
 assert.eq(p.pid, None)
-`)
+`, port, url, url))
+}
+
+// TestProcessReadyAnsweredByAnotherServer: a server already answering the
+// ready check's port (an old one left running) would pass the check for
+// the new process, and every run would measure the old server. The start
+// is refused, the process never started, with the reason.
+func TestProcessReadyAnsweredByAnotherServer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	marker := filepath.Join(t.TempDir(), "started")
+	_, err := run(t, `backend.process(["sh", "-c", "touch `+marker+`; sleep 30"], ready = "`+srv.URL+`/health", ready_timeout = 5)`)
+	if err == nil || !strings.Contains(err.Error(), "backend.process: ready check "+srv.URL+"/health passes before it started: another server answers there") {
+		t.Fatalf("error %v", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the process ran although its port was another server's")
+	}
 }
 
 func TestProcessLifecycle(t *testing.T) {

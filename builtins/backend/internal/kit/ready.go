@@ -28,6 +28,20 @@ func CheckReady(ready string) error {
 	return nil
 }
 
+// ReadyBeforeStart is an error when the ready check (http, tcp) passes
+// before the process or container it waits for has started: another
+// server holds the port (an old one still running), and the check would
+// take it for the new one, whose runs would then measure the old.
+func ReadyBeforeStart(ready string) error {
+	if ready == "" || strings.HasPrefix(ready, "log:") {
+		return nil
+	}
+	if ReadyCheck(ready, nil)() {
+		return fmt.Errorf("ready check %s passes before it started: another server answers there (stop it, or give this one another port)", ready)
+	}
+	return nil
+}
+
 // ReadyCheck returns a probe for a ready spec that CheckReady accepted.
 func ReadyCheck(ready string, log *LogRing) func() bool {
 	client := &http.Client{Timeout: time.Second}
