@@ -125,7 +125,7 @@ func TestPrintBounded(t *testing.T) {
 	if !slices.ContainsFunc(st.warnings, func(w string) bool { return strings.Contains(w, want) }) {
 		t.Errorf("warnings %q, want %q", st.warnings, want)
 	}
-	if n := resstate.DiskUsage(r.e.store.dir); n > 2<<20 {
+	if n := resstate.UniqueUsage(r.e.store.dir); n > 2<<20 {
 		t.Errorf("the cache holds %d bytes after 3 MB printed under a 1M limit", n)
 	}
 }

@@ -367,24 +367,44 @@ func (tr *Tracker) snapshot(x *tracked, s, base string) error {
 // evict removes the least recently used snapshots of a resource beyond the
 // limit, never one the current walk still needs. Snapshots share files
 // (hard links to an older snapshot's unchanged ones): a file counts once,
-// and removing a snapshot frees only what no other one links.
+// and removing a snapshot frees only the files no kept one also names.
 func (tr *Tracker) evict(id string) {
 	dirs, _ := filepath.Glob(filepath.Join(id, "states", "*"))
 	type snap struct {
-		dir  string
-		used time.Time
+		dir   string
+		used  time.Time
+		files []string // fileKey of each of its regular files
 	}
+	type file struct {
+		size  int64
+		names int // among the snapshots kept
+	}
+	files := map[string]*file{}
 	var snaps []snap
-	var kept []string
+	var total int64
 	for _, d := range dirs {
 		fi, err := os.Stat(d)
 		if err != nil || strings.HasSuffix(d, ".tmp") {
 			continue
 		}
-		snaps = append(snaps, snap{d, fi.ModTime()})
-		kept = append(kept, d)
+		s := snap{dir: d, used: fi.ModTime()}
+		filepath.Walk(d, func(path string, info os.FileInfo, err error) error {
+			if err != nil || !info.Mode().IsRegular() {
+				return nil
+			}
+			k := fileKey(path, info)
+			f := files[k]
+			if f == nil {
+				f = &file{size: info.Size()}
+				files[k] = f
+				total += f.size
+			}
+			f.names++
+			s.files = append(s.files, k)
+			return nil
+		})
+		snaps = append(snaps, s)
 	}
-	total := UniqueUsage(kept...)
 	if total <= tr.limit {
 		return
 	}
@@ -396,7 +416,6 @@ func (tr *Tracker) evict(id string) {
 	for s := range tr.pins {
 		pinned[s] = true
 	}
-	gone := map[string]bool{}
 	for _, s := range snaps {
 		if total <= tr.limit {
 			return
@@ -405,14 +424,13 @@ func (tr *Tracker) evict(id string) {
 			continue
 		}
 		os.RemoveAll(s.dir)
-		gone[s.dir] = true
-		kept = kept[:0]
-		for _, o := range snaps {
-			if !gone[o.dir] {
-				kept = append(kept, o.dir)
+		for _, k := range s.files {
+			f := files[k]
+			f.names--
+			if f.names == 0 {
+				total -= f.size
 			}
 		}
-		total = UniqueUsage(kept...)
 	}
 }
 
@@ -701,36 +719,28 @@ func HashString(parts ...string) string {
 // UniqueUsage is the bytes of the regular files under paths, each file
 // (inode) counted once however many names it has there.
 func UniqueUsage(paths ...string) int64 {
-	type inode struct{ dev, ino uint64 }
-	seen := map[inode]bool{}
+	seen := map[string]bool{}
 	var total int64
 	for _, p := range paths {
-		filepath.Walk(p, func(_ string, info os.FileInfo, err error) error {
+		filepath.Walk(p, func(path string, info os.FileInfo, err error) error {
 			if err != nil || !info.Mode().IsRegular() {
 				return nil
 			}
-			if st, ok := info.Sys().(*syscall.Stat_t); ok {
-				k := inode{uint64(st.Dev), st.Ino}
-				if seen[k] {
-					return nil
-				}
+			if k := fileKey(path, info); !seen[k] {
 				seen[k] = true
+				total += info.Size()
 			}
-			total += info.Size()
 			return nil
 		})
 	}
 	return total
 }
 
-// DiskUsage is the bytes of the regular files under path.
-func DiskUsage(path string) int64 {
-	var total int64
-	filepath.Walk(path, func(_ string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			total += info.Size()
-		}
-		return nil
-	})
-	return total
+// fileKey names the file behind a name: its device and inode, so that
+// hard links share one key (the path where the system gives no inode).
+func fileKey(path string, info os.FileInfo) string {
+	if st, ok := info.Sys().(*syscall.Stat_t); ok {
+		return fmt.Sprintf("%d:%d", st.Dev, st.Ino)
+	}
+	return path
 }

@@ -34,9 +34,9 @@ func copyDir(ctx context.Context, from, to string) error {
 // copyDir does, except that a file base (an older snapshot of the same
 // cluster: the one the data was restored from or last saved as) holds
 // unchanged is hard-linked from base rather than copied. Snapshots are
-// only ever read (a restore copies them out with copyDir; a new snapshot
-// of the same name is a new directory renamed over the old), so sharing
-// their files is safe, and a state that changed one table costs that
+// only ever read (a restore copies their files out or keeps the data
+// dir's own, restoreSnapshot; a new snapshot of the same name is a new
+// directory renamed over the old), so sharing their files is safe, and a state that changed one table costs that
 // table's files and the WAL, not the ~1,000 files of a whole cluster.
 // base "" copies everything.
 func saveSnapshot(ctx context.Context, from, to, base string) error {

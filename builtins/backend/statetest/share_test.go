@@ -34,8 +34,8 @@ pg.query("SELECT v FROM t")[0]["v"]
 // rest. The oracle is the files' bytes: the table file upd rewrote (same
 // size, other bytes) is its own file in each snapshot, never a link,
 // while most of the ~1,000 files of a cluster are shared; and a restore of
-// data's state after upd gives back v = 1 (read shows 1 + 2 = 3 rows
-// later on).
+// data's state after upd gives back v = 1 (upd edited to v + 2: read
+// shows 3).
 func TestSnapshotsShareUnchangedFiles(t *testing.T) {
 	t.Parallel()
 	needs.Postgres(t)
