@@ -29,8 +29,10 @@ func (h *Handle) WatchLog(ctx context.Context, t0 time.Time, rules guard.LogRule
 		return guard.NotRunning("container " + h.spec.Image)
 	}
 	src := fmt.Sprintf("container %s (%s)", c.Name, c.Image)
+	logs := guard.FollowLog(ctx, t0, src, rules, h.Lines()) // from its length now, before the engine is asked
 	st0, err := h.eng.Inspect(ctx, c.ID)
 	if err != nil || !st0.Running {
+		logs()
 		trip := guard.Trip{Source: src, Kind: "exited", Fatal: true,
 			Evidence: "not running when the run started: " + kit.ExitEvidence(st0, err, h.spec.Limits)}
 		if st0.OOMKilled {
@@ -48,7 +50,6 @@ func (h *Handle) WatchLog(ctx context.Context, t0 time.Time, rules guard.LogRule
 		return now != nil && now.ID != c.ID
 	}
 	ended := kit.WatchContainer(ctx, &kit.ContainerWatch{Eng: h.eng, ID: c.ID, Src: src, T0: t0, St0: st0, Limits: h.spec.Limits, ByUs: byUs, Replaced: replaced})
-	logs := guard.FollowLog(ctx, t0, src, rules, h.Lines())
 	return func() []guard.Trip { return append(ended(), logs()...) }
 }
 

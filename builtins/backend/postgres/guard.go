@@ -25,12 +25,8 @@ func (h *Handle) Watch(ctx context.Context, t0 time.Time) func() []guard.Trip {
 // WatchLog is Watch with rules for the lines of the cluster's log.
 func (h *Handle) WatchLog(ctx context.Context, t0 time.Time, rules guard.LogRules) func() []guard.Trip {
 	const src = "postgres"
-	start0, err := h.startTime(ctx)
-	if err != nil {
-		return func() []guard.Trip {
-			return []guard.Trip{{Source: src, Kind: "unreachable", Fatal: true, Evidence: redact.String(err.Error())}}
-		}
-	}
+	// The log is read from its length now, before anything slow: a line the
+	// window's first requests make is the run's.
 	ended := func() []guard.Trip { return nil }
 	logs := func() []guard.Trip { return nil }
 	ooms := func() []guard.Trip { return nil }
@@ -47,8 +43,24 @@ func (h *Handle) WatchLog(ctx context.Context, t0 time.Time, rules guard.LogRule
 		logs = guard.FollowLog(ctx, t0, src, rules, kit.FollowFile(c.logPath()))
 	}
 	h.mu.Unlock()
+	// The postmaster's start time, asked over a new connection (tens of ms
+	// on a loaded box), in the background: a restart between now and its
+	// answer is in the log all the same (the crash that caused it).
+	type started struct {
+		t   time.Time
+		err error
+	}
+	first := make(chan started, 1)
+	go func() {
+		t, err := h.startTime(context.WithoutCancel(ctx)) // an interrupt is no unreachable server
+		first <- started{t, err}
+	}()
 	return func() []guard.Trip {
 		trips := append(append(ended(), logs()...), ooms()...)
+		start0 := <-first
+		if start0.err != nil {
+			return append(trips, guard.Trip{Source: src, Kind: "unreachable", Fatal: true, Evidence: redact.String(start0.err.Error())})
+		}
 		if len(trips) > 0 && trips[0].Kind != "log_errors" && trips[0].Kind != "crashed_backend" {
 			return trips // the postmaster is gone: nothing to ask
 		}
@@ -58,9 +70,9 @@ func (h *Handle) WatchLog(ctx context.Context, t0 time.Time, rules guard.LogRule
 		switch {
 		case err != nil:
 			trips = append(trips, guard.Trip{At: guard.Since(t0), Source: src, Kind: "unreachable", Fatal: true, Evidence: redact.String(err.Error())})
-		case !start1.Equal(start0):
+		case !start1.Equal(start0.t):
 			trips = append(trips, guard.Trip{At: guard.Since(t0), Source: src, Kind: "restarted", Fatal: true,
-				Evidence: fmt.Sprintf("pg_postmaster_start_time went from %s to %s", start0.Format(time.RFC3339Nano), start1.Format(time.RFC3339Nano))})
+				Evidence: fmt.Sprintf("pg_postmaster_start_time went from %s to %s", start0.t.Format(time.RFC3339Nano), start1.Format(time.RFC3339Nano))})
 		}
 		return trips
 	}

@@ -116,6 +116,8 @@ type engine struct {
 	stopAt   time.Time // when Ctrl-C was first seen; set by stopTime
 
 	self selfStats // the generator's own cost over the window; set by measure
+
+	prepared Prepared // the observers Run readied before the clock started (nil: none)
 }
 
 // stopTime is the moment the run was interrupted: fixed by whoever first
@@ -129,8 +131,15 @@ func (r *engine) stopTime() time.Time {
 
 // Run drives tgt according to spec until the duration is over or ctx is
 // cancelled, and returns what was measured.
+//
+// The observers' slow part (a connection each) is done before the clock
+// starts: a run without warmup opens their windows and guards with its
+// first requests, not a connection later.
 func Run(ctx context.Context, spec Spec, tgt Target) *Result {
-	return newEngine(ctx, spec, tgt).run()
+	prepared := Prepare(ctx, spec.Observers)
+	r := newEngine(ctx, spec, tgt)
+	r.prepared = prepared
+	return r.run()
 }
 
 func newEngine(ctx context.Context, spec Spec, tgt Target) *engine {
@@ -174,14 +183,13 @@ func (r *engine) run() *Result {
 // generator's and the observers' figures at both ends.
 func (r *engine) measure() *Result {
 	res := &Result{}
-	prepared := Prepare(r.ctx, r.spec.Observers)
-	defer prepared.Cancel()
+	defer r.prepared.Cancel()
 	if !SleepUntil(r.ctx, r.measureAt) {
 		res.Interrupted = true
 		return res
 	}
 	before := takeSelf()
-	w := StartWatch(r.ctx, r.spec.Observers, prepared, r.measureAt, true, r.successes)
+	w := StartWatch(r.ctx, r.spec.Observers, r.prepared, r.measureAt, true, r.successes)
 	res.Interrupted = !SleepUntil(r.ctx, r.end)
 	res.Measured = time.Since(r.measureAt)
 	if res.Measured > r.spec.Duration {

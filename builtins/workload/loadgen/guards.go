@@ -92,6 +92,23 @@ func (p Prepared) Cancel() {
 // requests counted after its own opening, not by all the run's.
 func StartWatch(ctx context.Context, observers []Observer, ready Prepared, t0 time.Time, host bool, count func() int64) *Watch {
 	w := &Watch{}
+	// The guards first: a log read from its length now, an exit watched
+	// from now. Each starts in microseconds (its slow part, a server's
+	// start time, is asked in the background), and what the window's first
+	// requests made a server log must be in the run's trips, while the
+	// observers' figures align themselves to the requests counted as they
+	// open.
+	for _, o := range observers {
+		if g, ok := o.(guard.Watcher); ok {
+			w.guards = append(w.guards, g.Watch(ctx, t0))
+		}
+		if _, ok := o.(hostGuard); ok {
+			host = false
+		}
+	}
+	if host {
+		w.guards = append(w.guards, guard.DefaultHost().Watch(ctx, t0))
+	}
 	for i, o := range observers {
 		var p prepared
 		if ready != nil {
@@ -119,17 +136,6 @@ func StartWatch(ctx context.Context, observers []Observer, ready Prepared, t0 ti
 			before = count()
 		}
 		w.figures = append(w.figures, observed{what: o.Type(), stop: stop, before: before})
-	}
-	for _, o := range observers {
-		if g, ok := o.(guard.Watcher); ok {
-			w.guards = append(w.guards, g.Watch(ctx, t0))
-		}
-		if _, ok := o.(hostGuard); ok {
-			host = false
-		}
-	}
-	if host {
-		w.guards = append(w.guards, guard.DefaultHost().Watch(ctx, t0))
 	}
 	return w
 }
