@@ -58,7 +58,8 @@ func TestNew(t *testing.T) {
 // TestPostgresTemplateRuns runs the postgres template as written, short:
 // its equivalence cell compares the answers of pg.query() under both arms
 // with equivalent() (the new user's pattern, issue 33), and the verdict
-// rests on it.
+// rests on it. Its record is TestRecordsReadableAt1280's postgres case
+// (two pairs, for the pairs chart): checked in a browser at 1280 px.
 func TestPostgresTemplateRuns(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -69,7 +70,7 @@ func TestPostgresTemplateRuns(t *testing.T) {
 	if code, _, stderr := runCLI(t, "new", "-template", "postgres", nb); code != 0 {
 		t.Fatalf("new: exit %d, %s", code, stderr)
 	}
-	code, _, stderr := runCLI(t, "run", "-no-color", "-p", "duration=1s", "-p", "pairs=1", "-p", "rows=20000", "-p", "clients=2", nb)
+	code, _, stderr := runCLI(t, "run", "-no-color", "-p", "duration=1s", "-p", "pairs=2", "-p", "rows=20000", "-p", "clients=4", nb)
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
 	}
@@ -80,4 +81,5 @@ func TestPostgresTemplateRuns(t *testing.T) {
 	if !strings.Contains(string(page), "0 mismatches in 4 queries") {
 		t.Errorf("the record does not show the equivalence check")
 	}
+	readableAt1280(t, "postgres", string(page), 2) // TestRecordsReadableAt1280's postgres case
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/benchbook/benchbook/runtime/record/browsertest"
-	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
 // soakNotebook is a short soak against the embedded demo, the third kind
@@ -41,51 +40,28 @@ show(
 // Chromium: no page error, and no bar of any chart under 2 px as drawn
 // (the bar charts move to a log axis rather than flatten small values).
 // Set BENCHBOOK_SCREENSHOT_DIR to keep the screenshots. The quickstart's
-// record is TestQuickstart's, run once with the same parameters.
+// record is TestQuickstart's, the postgres template's
+// TestPostgresTemplateRuns's: each notebook runs once.
 func TestRecordsReadableAt1280(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
-		t.Skip("three end-to-end notebook runs")
+		t.Skip("an end-to-end notebook run")
 	}
-	dir := t.TempDir()
-	pgNB := filepath.Join(dir, "pg_study.star")
-	if code, _, stderr := runCLI(t, "new", "-template", "postgres", pgNB); code != 0 {
-		t.Fatalf("new -template postgres: %d %s", code, stderr)
-	}
-	soakNB := filepath.Join(dir, "soak.star")
-	if err := os.WriteFile(soakNB, []byte(soakNotebook), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name, nb string
-		params   []string
-		charts   int
-		needsPG  bool
-	}{
-		{"postgres", pgNB, []string{"duration=1s", "pairs=2", "rows=20000", "clients=4"}, 2, true},
-		{"soak", soakNB, nil, 3, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			if c.needsPG {
-				needs.Postgres(t)
-			}
-			out := filepath.Join(dir, c.name+".html")
-			args := []string{"run", "-cache-dir", filepath.Join(dir, c.name+"-cache"), "-o", out}
-			for _, p := range c.params {
-				args = append(args, "-p", p)
-			}
-			if code, _, stderr := runCLI(t, append(args, c.nb)...); code != 0 {
-				t.Fatalf("run: exit %d\n%s", code, stderr)
-			}
-			data, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			readableAt1280(t, c.name, string(data), c.charts)
-		})
-	}
+	t.Run("soak", func(t *testing.T) {
+		dir := t.TempDir()
+		nb, out := filepath.Join(dir, "soak.star"), filepath.Join(dir, "soak.html")
+		if err := os.WriteFile(nb, []byte(soakNotebook), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, stderr := runCLI(t, "run", "-cache-dir", filepath.Join(dir, "cache"), "-o", out, nb); code != 0 {
+			t.Fatalf("run: exit %d\n%s", code, stderr)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		readableAt1280(t, "soak", string(data), 3)
+	})
 }
 
 // readableAt1280 opens a record in headless Chromium at 1280 px: no page
