@@ -84,12 +84,26 @@ func TestOpenLoopRateAccuracy(t *testing.T) {
 	}))
 	defer srv.Close()
 	for _, arrival := range []string{"constant", "poisson"} {
-		mu.Lock()
-		stamps = nil
-		mu.Unlock()
-		g := mustExec(t, `r = workload.http(url, rate = 2000, arrival = arrival, duration = "3s", warmup = "500ms")`,
-			starlark.StringDict{"url": str(srv.URL), "arrival": str(arrival)})
-		r := g["r"].(*Run)
+		var r *Run
+		// A neighbour's burst on these shared cores can hold the box for
+		// a whole run (a fresh machine's CI: dispatch lag p50 0.52 ms,
+		// p99 131 ms, 764 requests late, where runs before and after saw
+		// p50 0.10-0.13 ms): a lag over the bound is measured once more.
+		// Noise only adds lag: a generator without its waker (~0.55 ms)
+		// fails both.
+		for attempt := 1; ; attempt++ {
+			mu.Lock()
+			stamps = nil
+			mu.Unlock()
+			g := mustExec(t, `r = workload.http(url, rate = 2000, arrival = arrival, duration = "3s", warmup = "500ms")`,
+				starlark.StringDict{"url": str(srv.URL), "arrival": str(arrival)})
+			r = g["r"].(*Run)
+			lag := quantileMs(r.lagHist(), 50)
+			if lag <= 0.4 || attempt == 2 {
+				break
+			}
+			t.Logf("%s: dispatch lag p50 %.2f ms (p99 %.2f ms, %d late): measured again", arrival, lag, quantileMs(r.lagHist(), 99), r.d.Late)
+		}
 		want := 2000.0
 		if arrival == "poisson" {
 			want = float64(r.d.Count) / r.d.Measured.Seconds() // the seeded draw, checked below against the server
