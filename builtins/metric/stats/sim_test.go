@@ -130,8 +130,12 @@ func shownInside(s Shown) bool {
 	return lo <= i && i <= hi
 }
 
+// skipUnderRace skips a simulation under -race; without it the
+// simulations run side by side (pure arithmetic, no timing: the timing
+// step's 27 s of them took one of the two cores).
 func skipUnderRace(t *testing.T) {
 	timing.Only(t, "a simulation: pure arithmetic, ten times slower under -race for nothing")
+	t.Parallel()
 }
 
 // binomialSlack is how far above p a rate observed over n trials may land
