@@ -35,6 +35,12 @@ func testCleanup(t *testing.T, k Kind) {
 	}
 	cmd, line := StartHelper(t, strings.Join(pattern, "/"), helperEnv+"="+k.Name)
 	f := strings.Fields(line)
+	if strings.TrimSpace(line) == "PASS" {
+		// The helper's test ended without starting the handle: it skipped
+		// (a tool this machine lacks; under CI that fails instead), as the
+		// kind's other faces do here.
+		t.Skipf("the helper started no %s: it skipped (see the start face's skip for why)", k.Name)
+	}
 	if len(f) == 0 || f[0] != "BACKENDTEST" {
 		t.Fatalf("the helper said %q", line)
 	}
