@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Rewrites the table of bench/ci/RESULTS.md (below its "<!-- table -->"
 # line) from raw files of bench/ci/cost.sh, one table per file, and of
-# whole .ci/run runs (raw/*-ci-run.txt: the step lines .ci/test printed,
-# /usr/bin/time -v, vmstat).
+# whole .ci/run runs (raw/*-ci-run.txt, bench/ci/fresh.sh: the step lines
+# .ci/test printed, /usr/bin/time -v, the host's steal time; vmstat in older ones).
 #
 #   bench/ci/table.sh bench/ci/raw/<stamp>.txt ...
 set -euo pipefail
@@ -22,6 +22,7 @@ doc=bench/ci/RESULTS.md
 			grep -E '^== |^all passed|^FAILED' "$f" | sed -E 's/^== (.*) \([0-9:]+, ([0-9]+) s in\)$/\2 \1/; s/^(all passed|FAILED.*) \(([0-9]+) s\)$/\2 end/' |
 				awk 'NR > 1 { printf "| %s | %d |\n", step, $1 - t } { t = $1; $1 = ""; step = substr($0, 2) } END { printf "| **.ci/test in all** | **%d** |\n", t }'
 			awk -F': ' '/User time/ {u=$2} /System time/ {s=$2} /Elapsed/ {e=$2} END {printf "\n.ci/run %s wall; CPU of its waited processes %.0f s (user %.0f, system %.0f).\n", e, u+s, u, s}' "$f"
+			awk '/^steal: / {sub(/^steal: /, ""); printf "Steal time: %s.\n", $0}' "$f"
 			awk '/^# vmstat/ {f=1; next} f {us+=$1; sy+=$2; id+=$3; n++} END {if (n) printf "The box over the whole run (vmstat, %d samples): %.0f %% user, %.0f %% system, %.0f %% idle.\n", n, us/n, sy/n, id/n}' "$f"
 			continue
 		esac
