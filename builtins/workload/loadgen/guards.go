@@ -92,12 +92,11 @@ func (p Prepared) Cancel() {
 // requests counted after its own opening, not by all the run's.
 func StartWatch(ctx context.Context, observers []Observer, ready Prepared, t0 time.Time, host bool, count func() int64) *Watch {
 	w := &Watch{}
-	// The guards first: a log read from its length now, an exit watched
-	// from now. Each starts in microseconds (its slow part, a server's
-	// start time, is asked in the background), and what the window's first
-	// requests made a server log must be in the run's trips, while the
-	// observers' figures align themselves to the requests counted as they
-	// open.
+	// The guards first: what the window's first requests made a server
+	// log must be in the run's trips, while the observers' figures align
+	// themselves to the requests counted as they open. Each guard follows
+	// its log from its length now before anything slow (a cluster asks its
+	// start time in the background, a container's engine is asked after).
 	for _, o := range observers {
 		if g, ok := o.(guard.Watcher); ok {
 			w.guards = append(w.guards, g.Watch(ctx, t0))
