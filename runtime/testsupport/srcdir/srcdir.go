@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+
+	"golang.org/x/mod/modfile"
 )
 
 // module is this module's path: what -trimpath leaves at the start of a
@@ -52,23 +54,11 @@ func root() (string, error) {
 	}
 	for d := wd; ; d = filepath.Dir(d) {
 		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
-		if err == nil && modulePath(data) == module {
+		if err == nil && modfile.ModulePath(data) == module {
 			return d, nil
 		}
 		if filepath.Dir(d) == d {
 			return "", fmt.Errorf("srcdir: no go.mod of %s at or above %s", module, wd)
 		}
 	}
-}
-
-// modulePath is the path a go.mod's module directive names ("" for
-// none): the first line that is one, whatever comments come before it.
-func modulePath(data []byte) string {
-	for _, line := range strings.Split(string(data), "\n") {
-		line, _, _ = strings.Cut(line, "//")
-		if f := strings.Fields(line); len(f) == 2 && f[0] == "module" {
-			return strings.Trim(f[1], `"`)
-		}
-	}
-	return ""
 }

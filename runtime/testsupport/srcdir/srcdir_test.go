@@ -34,17 +34,24 @@ func TestTrimmedName(t *testing.T) {
 	}
 }
 
-// TestModulePath: the module directive is found after comments and blank
-// lines, quoted or not; a file without one names no module.
-func TestModulePath(t *testing.T) {
-	for src, want := range map[string]string{
-		"module github.com/benchbook/benchbook\n\ngo 1.23\n":                  "github.com/benchbook/benchbook",
-		"// a comment\n\nmodule \"github.com/benchbook/benchbook\" // ours\n": "github.com/benchbook/benchbook",
-		"go 1.23\nrequire x v1.0.0\n":                                         "",
-		"modulex y\n":                                                         "",
+// TestRootReadsTheModuleDirective: go.mod's module directive is found
+// after comments and blank lines, quoted or not; a go.mod without one, or
+// naming another module, is no root of this module.
+func TestRootReadsTheModuleDirective(t *testing.T) {
+	for src, ours := range map[string]bool{
+		"module github.com/benchbook/benchbook\n\ngo 1.23\n":                  true,
+		"// a comment\n\nmodule \"github.com/benchbook/benchbook\" // ours\n": true,
+		"go 1.23\nrequire x v1.0.0\n":                                         false,
+		"modulex github.com/benchbook/benchbook\n":                            false,
 	} {
-		if got := modulePath([]byte(src)); got != want {
-			t.Errorf("modulePath(%q) = %q, want %q", src, got, want)
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, "go.mod"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Chdir(d)
+		got, err := root()
+		if ours && (err != nil || got != d) || !ours && err == nil {
+			t.Errorf("go.mod %q: root() = %q, %v", src, got, err)
 		}
 	}
 }
