@@ -19,16 +19,19 @@ work=$(mktemp -d /tmp/benchbook-ci.XXXXXX)
 git clone -q . "$work/clone"
 cpu() { awk '/^cpu / {print $9, $5}' /proc/stat; } # steal and idle, in clock ticks
 read -r steal0 idle0 < <(cpu)
-start=$(date -u +%H:%M)
+start=$(date -u '+%F %H:%M')
 rc=0
 (cd "$work/clone" && BENCHBOOK_TEST_OUT=$work/out /usr/bin/time -v .ci/run) >"$work/log" 2>&1 || rc=$?
 read -r steal1 idle1 < <(cpu)
 hz=$(getconf CLK_TCK)
-result="all passed"
-[ "$rc" = 0 ] || result="FAILED: $(grep -A3 '^=== Failed' "$work/log" | grep '^=== FAIL' | sed 's/^=== FAIL: //' | paste -sd';' -)"
+# .ci/test's last line says what failed (steps); gotestsum's "=== FAIL:" lines, which tests
+result=$(grep -E '^(all passed|FAILED)' "$work/log" | tail -1)
+[ -n "$result" ] || result="exit $rc before .ci/test ended"
+tests=$(grep '^=== FAIL: ' "$work/log" | sed 's/^=== FAIL: //; s/ ([0-9.]*s)$//' | sort -u | paste -sd';' -)
+[ -z "$tests" ] || result="$result; $tests"
 out=bench/ci/raw/$stamp-ci-run.txt
 {
-	echo "# .ci/run on a fresh clone of $rev ($what), $(date -u +%F) $start UTC, $(nproc) cores; $result"
+	echo "# .ci/run on a fresh clone of $rev ($what), $start UTC, $(nproc) cores; $result"
 	grep -E '^== |^all passed|^FAILED' "$work/log"
 	awk '/^== the 20 slowest/ {f = 1; next} f && /^github.com/ {print "  slowest: " $0}' "$work/log"
 	echo "steal: $(((steal1 - steal0) / hz)) s of the VM's time taken by the host over the run; idle $(((idle1 - idle0) / hz)) s (/proc/stat, both cores)"
