@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/alecthomas/chroma/v2"
+
+	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )
 
 // regexpTokens is the oracle: starlarkLexer's regular expressions.
@@ -45,6 +47,7 @@ func checkScan(t testing.TB, src string) bool {
 // tokenises as the regular expressions do, and the notebooks and stdlib are
 // scanned, not left to the regexps (else the scanner would buy nothing).
 func TestScanStarlarkRepository(t *testing.T) {
+	timing.Only(t, "one goroutine's scanner checked against chroma's regexps by brute force: nothing for -race to find, ten times slower under it")
 	root := filepath.Join("..", "..")
 	n := 0
 	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -73,6 +76,7 @@ func TestScanStarlarkRepository(t *testing.T) {
 // UTF-8): wherever the scanner answers, it answers as the regexps do, and
 // it answers for most of them.
 func TestScanStarlarkRandom(t *testing.T) {
+	timing.Only(t, "one goroutine's scanner checked against chroma's regexps by brute force: nothing for -race to find, ten times slower under it")
 	pieces := []string{
 		"x", "_a1", "def", "def f", "def\n  g", "def(", "define", "and", "andy", "in", "int", "if", "elif", "True", "Nonex",
 		"print", "struct", "str", "table", "load",
@@ -130,6 +134,7 @@ func TestHighlightScannedEqualsRegexp(t *testing.T) {
 // same tokens: every .star file of the repository and random sources, on
 // the scanner's tokens and on the regexps' (the fallback path).
 func TestFormatCodeIsChromas(t *testing.T) {
+	timing.Only(t, "one goroutine's scanner checked against chroma's regexps by brute force: nothing for -race to find, ten times slower under it")
 	var srcs []string
 	filepath.WalkDir(filepath.Join("..", ".."), func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".star") {

@@ -1,7 +1,9 @@
 // Package timing marks the tests that must run without the race detector:
 // what they check is a timing or a CPU cost that -race distorts (open-loop
 // accuracy, coordinated omission, the load generator's CPU guard), or they
-// are simulations that -race makes ten times slower for nothing. Under
+// are simulations, or brute-force checks of one goroutine's computation
+// against an oracle, that -race makes ten times slower for nothing (it
+// finds races between goroutines, and there is one). Under
 // -race such a test skips with Phrase; .ci/test collects the tests that
 // skipped with it in its race pass and runs exactly those again without
 // -race, one package at a time, so no list of them is kept by hand.
