@@ -178,17 +178,33 @@ func (h *Handle) start(ctx context.Context) error {
 	}
 	log := kit.NewLogRing(2000)
 	lctx, quit := context.WithCancel(context.WithoutCancel(ctx))
-	go func() { _ = h.eng.FollowLogs(lctx, c.ID, log) }()
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		_ = h.eng.FollowLogs(lctx, c.ID, log)
+	}()
 	h.mu.Lock()
 	h.c, h.log, h.quitLogs, h.stopping = c, log, quit, false
 	h.mu.Unlock()
 	if err := h.waitReady(ctx, c, log); err != nil {
+		if errors.Is(err, errExitedEarly) {
+			// It has printed all it will, but the engine's log stream can
+			// lag its exit: "address already in use" was missing from the
+			// error once. The stream ends with the container; wait for it.
+			select {
+			case <-followed:
+			case <-time.After(2 * time.Second):
+			}
+		}
 		h.remove()
 		return fmt.Errorf("%s: %w\nlast lines of its output:\n%s", h.spec.Image, err, kit.Indent(log.Tail(20)))
 	}
 	h.sockets.Note(procfs.TreePids(h.pid()))
 	return nil
 }
+
+// errExitedEarly is waitReady's error for a container that stopped first.
+var errExitedEarly = errors.New("exited before it was ready")
 
 func (h *Handle) waitReady(ctx context.Context, c *docker.Container, log *kit.LogRing) error {
 	deadline := time.After(h.readyTimeout)
@@ -201,7 +217,7 @@ func (h *Handle) waitReady(ctx context.Context, c *docker.Container, log *kit.Lo
 			if err == nil {
 				st = h.eng.Settle(ctx, c.ID, st)
 			}
-			return fmt.Errorf("exited before it was ready (%s)", kit.ExitEvidence(st, err, h.spec.Limits))
+			return fmt.Errorf("%w (%s)", errExitedEarly, kit.ExitEvidence(st, err, h.spec.Limits))
 		}
 		if check() {
 			return nil
