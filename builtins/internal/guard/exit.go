@@ -80,11 +80,18 @@ func WatchExit(ctx context.Context, done <-chan struct{}, trip func() Trip) func
 		defer close(fin)
 		select {
 		case <-done:
+		case <-quit:
+		case <-ctx.Done():
+		}
+		// A target that died before the window closed trips it, even when
+		// the close came as fast: select picks among ready cases at random,
+		// and a demo killed just before stop was once reported alive.
+		select {
+		case <-done:
 			mu.Lock()
 			trips = append(trips, trip())
 			mu.Unlock()
-		case <-quit:
-		case <-ctx.Done():
+		default:
 		}
 	}()
 	return func() []Trip {

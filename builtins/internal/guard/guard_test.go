@@ -92,3 +92,27 @@ func TestEveryStopsAndSettles(t *testing.T) {
 	cancel()
 	stop() // returns although the goroutine left on its own
 }
+
+// TestWatchExitSeesADeathBeforeStop: a target dead before stop is called
+// trips, however soon stop comes. Before, the watch's goroutine chose at
+// random between the target's end and stop's when both were ready, and a
+// demo killed just before the run's end was reported alive (a fresh
+// clone's TestDemoGuard); here that lost the trip in about half the tries.
+func TestWatchExitSeesADeathBeforeStop(t *testing.T) {
+	dead := make(chan struct{})
+	close(dead)
+	lost := 0
+	for range 2000 {
+		stop := WatchExit(context.Background(), dead, func() Trip { return Trip{Kind: "killed"} })
+		if trips := stop(); len(trips) != 1 {
+			lost++
+		}
+	}
+	if lost > 0 {
+		t.Errorf("a target dead before stop: no trip in %d of 2000 watches", lost)
+	}
+	alive := make(chan struct{})
+	if trips := WatchExit(context.Background(), alive, func() Trip { return Trip{Kind: "killed"} })(); len(trips) != 0 {
+		t.Errorf("a live target tripped: %+v", trips)
+	}
+}
