@@ -146,3 +146,37 @@ func TestPreparedObserverOpensOnTime(t *testing.T) {
 		t.Errorf("a window that never opened kept what its observer prepared")
 	}
 }
+
+// Without a warmup, the window opens with the run's first request: the
+// observers and guards open before the load starts, however long they take,
+// and the window's duration starts when they are open. Before, the load
+// started while they opened: a slow observer saw the run's first 0.3 s go
+// by (its window "opened late"), and a PostgreSQL guard's log offset came
+// after the ERROR lines of the first requests it was meant to count (3
+// short of 210 in a fresh clone's race pass).
+func TestObserversOpenBeforeALoadWithoutWarmup(t *testing.T) {
+	url, hits := countingServer(t)
+	start := time.Now()
+	g := mustExec(t, `r = workload.http(url, clients = 2, duration = "1s", warmup = "0s", observe = [obs])`,
+		starlark.StringDict{"url": str(url), "obs": slowObserver{hitObserver{hits}, 300 * time.Millisecond}})
+	r := g["r"].(*Run)
+	if seen := r.d.Observed["server_hits"] / float64(r.d.Count); seen < 0.98 || seen > 1.02 {
+		t.Errorf("the observer saw %.0f of the run's %d requests", r.d.Observed["server_hits"], r.d.Count)
+	}
+	if slices.ContainsFunc(r.d.Warnings, func(w string) bool { return strings.Contains(w, "opened late") }) {
+		t.Errorf("warnings %q", r.d.Warnings)
+	}
+	if hits.Load() != r.d.Count+int64(sumErrs(r.d.Errors)) {
+		t.Errorf("the server saw %d requests, the run counts %d and %v: some were sent outside the window", hits.Load(), r.d.Count, r.d.Errors)
+	}
+	if el := time.Since(start); el < 1300*time.Millisecond {
+		t.Errorf("the run took %s: its 1 s window was not all load after the observer's 300 ms", el)
+	}
+}
+
+func sumErrs(m map[string]int64) (n int64) {
+	for _, v := range m {
+		n += v
+	}
+	return n
+}

@@ -156,6 +156,19 @@ func newEngine(ctx context.Context, spec Spec, tgt Target) *engine {
 
 func (r *engine) run() *Result {
 	spec := r.spec
+	// Without a warmup the window opens with the first request: the
+	// guards and observers open before the load starts, or the server's
+	// log lines of the first few requests (counted measured) would come
+	// before the guard's offset (3 ERROR lines short of 210 failed requests
+	// at load, with the watch opened after the dispatch had started). The
+	// window then starts when they are open, so that its duration is all
+	// load.
+	var early *window
+	if !r.measureAt.After(time.Now()) {
+		early = r.openWindow()
+		d := time.Since(r.measureAt)
+		r.start, r.measureAt, r.end, r.hardEnd = r.start.Add(d), r.measureAt.Add(d), r.end.Add(d), r.hardEnd.Add(d)
+	}
 	var cancel context.CancelFunc
 	r.loadCtx, cancel = context.WithDeadline(r.ctx, r.hardEnd)
 	defer cancel()
@@ -171,7 +184,7 @@ func (r *engine) run() *Result {
 			r.openLoop()
 		}
 	}()
-	res := r.measure()
+	res := r.measure(early)
 	<-dispatchDone
 	r.wg.Wait()
 	prog.stop()
@@ -179,17 +192,35 @@ func (r *engine) run() *Result {
 	return r.collect(res)
 }
 
+// window is an open measurement window: the generator's own figures at its
+// start, and the guards' and observers' watch.
+type window struct {
+	before selfSnapshot
+	w      *Watch
+}
+
+func (r *engine) openWindow() *window {
+	before := takeSelf()
+	return &window{before, StartWatch(r.ctx, r.spec.Observers, r.prepared, r.measureAt, true, r.successes)}
+}
+
 // measure waits through warmup and the measurement window, taking the
-// generator's and the observers' figures at both ends.
-func (r *engine) measure() *Result {
+// generator's and the observers' figures at both ends; open is the window
+// when it was opened before the load started.
+func (r *engine) measure(open *window) *Result {
 	res := &Result{}
 	defer r.prepared.Cancel()
 	if !SleepUntil(r.ctx, r.measureAt) {
+		if open != nil {
+			open.w.Stop(0)
+		}
 		res.Interrupted = true
 		return res
 	}
-	before := takeSelf()
-	w := StartWatch(r.ctx, r.spec.Observers, r.prepared, r.measureAt, true, r.successes)
+	if open == nil {
+		open = r.openWindow()
+	}
+	before, w := open.before, open.w
 	res.Interrupted = !SleepUntil(r.ctx, r.end)
 	res.Measured = time.Since(r.measureAt)
 	if res.Measured > r.spec.Duration {
