@@ -27,7 +27,7 @@ hz=$(getconf CLK_TCK)
 # .ci/test's last line says what failed (steps); gotestsum's "=== FAIL:" lines, which tests
 result=$(grep -E '^(all passed|FAILED)' "$work/log" | tail -1)
 [ -n "$result" ] || result="exit $rc before .ci/test ended"
-tests=$(grep '^=== FAIL: ' "$work/log" | sed 's/^=== FAIL: //; s/ ([0-9.]*s)$//' | sort -u | paste -sd';' -)
+tests=$( (grep '^=== FAIL: ' "$work/log" || true) | sed 's/^=== FAIL: //; s/ ([0-9.]*s)$//' | sort -u | paste -sd';' -)
 [ -z "$tests" ] || result="$result; $tests"
 out=bench/ci/raw/$stamp-ci-run.txt
 {
