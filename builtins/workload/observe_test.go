@@ -166,17 +166,10 @@ func TestObserversOpenBeforeALoadWithoutWarmup(t *testing.T) {
 	if slices.ContainsFunc(r.d.Warnings, func(w string) bool { return strings.Contains(w, "opened late") }) {
 		t.Errorf("warnings %q", r.d.Warnings)
 	}
-	if hits.Load() != r.d.Count+int64(sumErrs(r.d.Errors)) {
+	if hits.Load() != r.d.Count+sumErrors(r.d.Errors) {
 		t.Errorf("the server saw %d requests, the run counts %d and %v: some were sent outside the window", hits.Load(), r.d.Count, r.d.Errors)
 	}
 	if el := time.Since(start); el < 1300*time.Millisecond {
 		t.Errorf("the run took %s: its 1 s window was not all load after the observer's 300 ms", el)
 	}
-}
-
-func sumErrs(m map[string]int64) (n int64) {
-	for _, v := range m {
-		n += v
-	}
-	return n
 }

@@ -163,7 +163,7 @@ func (r *engine) run() *Result {
 	// at load, with the watch opened after the dispatch had started). The
 	// window then starts when they are open, so that its duration is all
 	// load.
-	var early *window
+	var early *openedWindow
 	if !r.measureAt.After(time.Now()) {
 		early = r.openWindow()
 		d := time.Since(r.measureAt)
@@ -192,22 +192,22 @@ func (r *engine) run() *Result {
 	return r.collect(res)
 }
 
-// window is an open measurement window: the generator's own figures at its
+// openedWindow is an opened measurement window: the generator's own figures at its
 // start, and the guards' and observers' watch.
-type window struct {
+type openedWindow struct {
 	before selfSnapshot
 	w      *Watch
 }
 
-func (r *engine) openWindow() *window {
+func (r *engine) openWindow() *openedWindow {
 	before := takeSelf()
-	return &window{before, StartWatch(r.ctx, r.spec.Observers, r.prepared, r.measureAt, true, r.successes)}
+	return &openedWindow{before, StartWatch(r.ctx, r.spec.Observers, r.prepared, r.measureAt, true, r.successes)}
 }
 
 // measure waits through warmup and the measurement window, taking the
 // generator's and the observers' figures at both ends; open is the window
 // when it was opened before the load started.
-func (r *engine) measure(open *window) *Result {
+func (r *engine) measure(open *openedWindow) *Result {
 	res := &Result{}
 	defer r.prepared.Cancel()
 	if !SleepUntil(r.ctx, r.measureAt) {
