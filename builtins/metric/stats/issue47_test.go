@@ -1,0 +1,125 @@
+package stats
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+// The statistical cases of issue 47's review (items 6-8), each as it was
+// reported; each failed before.
+
+// ratRatio is B/A as an exact rational: a float64 is one.
+func ratRatio(a, b float64) *big.Rat {
+	ra, rb := new(big.Rat), new(big.Rat)
+	ra.SetFloat64(a)
+	rb.SetFloat64(b)
+	return rb.Quo(rb, ra)
+}
+
+// ratSignedRankP is the oracle for the paired test's p: the pairs'
+// ratios B_i/A_i as exact rationals, |log r| ordered by max(r, 1/r) (no
+// logarithm taken, so no rounding), ranks by counting with midranks for
+// equal ones (168/160 and 105/100 are the same 1.05, and 100/105 is as far
+// from 1), Pratt's zeros (r = 1), and every one of the 2^n sign patterns
+// of the nonzero pairs.
+func ratSignedRankP(a, b []float64) float64 {
+	one := big.NewRat(1, 1)
+	far := make([]*big.Rat, len(a)) // max(r, 1/r)
+	sign := make([]int, len(a))
+	for i := range a {
+		r := ratRatio(a[i], b[i])
+		sign[i] = r.Cmp(one)
+		far[i] = r
+		if sign[i] < 0 {
+			far[i] = new(big.Rat).Inv(r)
+		}
+	}
+	var nz []int
+	observed := 0
+	for i := range a {
+		if sign[i] == 0 {
+			continue
+		}
+		less, equal := 0, 0
+		for j := range a {
+			switch far[j].Cmp(far[i]) {
+			case -1:
+				less++
+			case 0:
+				equal++
+			}
+		}
+		r2 := 2*less + equal + 1 // twice the midrank
+		nz = append(nz, r2)
+		if sign[i] > 0 {
+			observed += r2
+		}
+	}
+	var le, ge, total int
+	for mask := 0; mask < 1<<len(nz); mask++ {
+		s := 0
+		for k, r := range nz {
+			if mask&(1<<k) != 0 {
+				s += r
+			}
+		}
+		total++
+		if s <= observed {
+			le++
+		}
+		if s >= observed {
+			ge++
+		}
+	}
+	return math.Min(1, 2*float64(min(le, ge))/float64(total))
+}
+
+// TestIssue47EqualRatiosTie (item 7): pair ratios that are equal as
+// numbers (168/160 and 105/100 are both 1.05; 100/105 is as far from 1
+// the other way) are tied, whichever values they came from. Before, their
+// float logs differed in the last bit, so the issue's case got WORSENS at
+// p = 0.031 where the exact tie-conditional p is 10/128. The oracle takes
+// no logarithm: exact rationals, ranks by counting, every sign pattern.
+func TestIssue47EqualRatiosTie(t *testing.T) {
+	a := []float64{160, 160, 160, 40, 160, 105, 160}
+	b := []float64{168, 168, 168, 44, 176, 100, 176}
+	if want := ratSignedRankP(a, b); math.Abs(want-10.0/128) > 1e-15 {
+		t.Fatalf("oracle: p = %g, the issue's enumeration says 10/128", want)
+	}
+	c := mustCompare(t, a, b, Options{Better: "lower"})
+	if math.Abs(c.PValue-10.0/128) > 1e-12 || c.Verdict != "~" {
+		t.Errorf("p = %.6g (want 10/128 = 0.078125): %s", c.PValue, c.Sentence())
+	}
+	// Pairs drawn from values whose ratios coincide often (multiples of
+	// 4 and 5 from 40 to 200, and their swaps), 4 to 12 pairs.
+	rng := rand.New(rand.NewPCG(47, 7))
+	grid := []float64{40, 44, 50, 55, 80, 84, 88, 100, 105, 110, 160, 168, 176, 200}
+	mismatches := 0
+	for trial := range 3000 {
+		n := 4 + trial%9
+		a, b := make([]float64, n), make([]float64, n)
+		for i := range a {
+			k := rng.IntN(len(grid) - 1)
+			a[i], b[i] = grid[k], grid[k+rng.IntN(2)]
+			if rng.IntN(2) == 0 {
+				a[i], b[i] = b[i], a[i]
+			}
+			if rng.IntN(4) == 0 {
+				scale := []float64{2, 4, 10}[rng.IntN(3)]
+				a[i], b[i] = a[i]*scale, b[i]*scale
+			}
+		}
+		want := ratSignedRankP(a, b)
+		if got := mustCompare(t, a, b, Options{Better: "lower"}).PValue; math.Abs(got-want) > 1e-12 {
+			if mismatches++; mismatches <= 5 {
+				t.Errorf("a=%v b=%v: p = %.12g, exact rational enumeration %.12g", a, b, got, want)
+			}
+		}
+	}
+	if mismatches > 0 {
+		t.Errorf("%d of 3000 drawn studies: p differs from the exact enumeration", mismatches)
+	}
+}
+
