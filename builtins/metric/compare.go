@@ -37,6 +37,7 @@ type compareInput struct {
 	metric, better, aLabel, bLabel string
 	a, b, control                  []float64
 	alpha, minEffect               float64 // 0 means the default
+	resolution                     float64 // the values' declared step; 0 infers it
 	design                         string  // "paired", "unpaired", "" (by lengths)
 	box                            box
 	warnings                       []string
@@ -45,7 +46,7 @@ type compareInput struct {
 func newComparison(in compareInput) (*Comparison, error) {
 	sc, err := stats.Compare(in.a, in.b, stats.Options{
 		Metric: in.metric, Better: in.better, ALabel: in.aLabel, BLabel: in.bLabel,
-		Alpha: in.alpha, MinEffect: in.minEffect, Control: in.control, Design: in.design,
+		Alpha: in.alpha, MinEffect: in.minEffect, Control: in.control, Design: in.design, Resolution: in.resolution,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("compare: %s: %w", in.metric, err)

@@ -66,6 +66,11 @@ type Options struct {
 	// Design is "paired" (run i of each arm is pair i), "unpaired", or ""
 	// for paired exactly when the arms have as many runs.
 	Design string
+	// Resolution is the step the values were rounded to (5 for latencies
+	// rounded to 5 ms), when the notebook knows it; 0 infers it from the
+	// data, which show one only when an arm's runs spread over more than
+	// one step (Resolution): otherwise they are taken as exact.
+	Resolution float64
 }
 
 // Confidence of every interval; DefaultAlpha as benchstat's.
@@ -158,8 +163,11 @@ func Compare(a, b []float64, o Options) (*Comparison, error) {
 	if err := c.setDesign(o.Design); err != nil {
 		return nil, err
 	}
+	if !(o.Resolution >= 0 && !math.IsInf(o.Resolution, 1)) {
+		return nil, fmt.Errorf("resolution must be a step of 0 or more (0: inferred from the data), got %g", o.Resolution)
+	}
 	c.describe()
-	c.estimate()
+	c.estimate(o.Resolution)
 	c.setBeats()
 	c.setSpread(o.Control)
 	c.decide()
@@ -206,7 +214,14 @@ func (c *Comparison) setDesign(design string) error {
 
 // estimate sets the estimate, its interval and p, from one method: the
 // signed-rank family for pairs, the Mann-Whitney family otherwise.
-func (c *Comparison) estimate() {
+func (c *Comparison) estimate(declared float64) {
+	step := declared
+	if step == 0 {
+		step = Resolution(c.A, c.B)
+		if w := roundButExact(c.A, c.B); w != "" {
+			c.warn("%s", w)
+		}
+	}
 	if c.Paired {
 		for i := range c.A {
 			c.Ratios = append(c.Ratios, c.B[i]/c.A[i])
@@ -215,7 +230,7 @@ func (c *Comparison) estimate() {
 	} else {
 		c.Test, c.PValue = "Mann-Whitney", MannWhitney(c.A, c.B)
 	}
-	e := ratioInterval(c.A, c.B, c.Paired, c.Confidence())
+	e := ratioInterval(c.A, c.B, c.Paired, c.Confidence(), step)
 	c.Ratio, c.CI = e.ratio, e.interval
 	c.GainPct = (c.Ratio - 1) * 100
 }

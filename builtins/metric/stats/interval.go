@@ -48,7 +48,7 @@ func noInterval(why string) Interval {
 // values' resolution when they are coarse (Resolution). Values must be
 // positive and finite (Check).
 func RatioCI(a, b []float64, confidence float64) Interval {
-	return ratioInterval(a, b, len(a) == len(b), confidence).interval
+	return ratioInterval(a, b, len(a) == len(b), confidence, Resolution(a, b)).interval
 }
 
 // estimateWithCI is the estimate of B/A and its interval, from one method.
@@ -57,12 +57,15 @@ type estimateWithCI struct {
 	interval Interval
 }
 
-func ratioInterval(a, b []float64, paired bool, confidence float64) estimateWithCI {
+// ratioInterval is the estimate and its interval; step is the values'
+// resolution (Resolution, or as a notebook declared it), 0 for exact
+// values.
+func ratioInterval(a, b []float64, paired bool, confidence, step float64) estimateWithCI {
 	var s shift
 	// Values in coarse steps: ties spread over their rounding cell first
 	// (spreadTies), for both designs.
 	sa, sb := a, b
-	if step := Step(append(append([]float64(nil), a...), b...)); step > 0 {
+	if step > 0 {
 		sa, sb = spreadTies(a, step), spreadTies(b, step)
 	}
 	if paired {
@@ -77,7 +80,7 @@ func ratioInterval(a, b []float64, paired bool, confidence float64) estimateWith
 		return out
 	}
 	iv := Interval{Low: math.Exp(s.lo), High: math.Exp(s.hi), Method: s.method, Achieved: s.achieved}
-	out.interval = widenForResolution(iv, a, b)
+	out.interval = widenForResolution(iv, a, b, step)
 	return out
 }
 
@@ -85,8 +88,7 @@ func ratioInterval(a, b []float64, paired bool, confidence float64) estimateWith
 // values' step could have moved the ratio (Resolution), so that coarse
 // values never get an interval narrower than they can support: A = [20]*8
 // against B = [19]*8 measured in whole units is 90.2 to 100, not 95 to 95.
-func widenForResolution(iv Interval, a, b []float64) Interval {
-	step := Step(append(append([]float64(nil), a...), b...))
+func widenForResolution(iv Interval, a, b []float64, step float64) Interval {
 	iv.Step = step
 	if step == 0 {
 		return iv

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -123,3 +125,55 @@ func TestIssue47EqualRatiosTie(t *testing.T) {
 	}
 }
 
+// TestIssue47RoundNumbersAreNotRounding (item 6): values that are merely
+// round (exact counts: statements, rows, allocations per request) are not
+// read as coarse rounding. Before, [200]*16 against [100]*16 ("steps of
+// 100") gave p = 3.1e-05, an interval of 20 to 100 and "~"; 12 -> 10 and
+// 12000 -> 10000 likewise. A resolution is inferred only when the data
+// show a grid finer than their spread; a notebook whose values are rounded
+// says so with Options.Resolution.
+func TestIssue47RoundNumbersAreNotRounding(t *testing.T) {
+	fill := func(x float64, n int) []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = x
+		}
+		return xs
+	}
+	for _, cs := range [][2]float64{{200, 100}, {12, 10}, {12000, 10000}, {20, 19}} {
+		c := mustCompare(t, fill(cs[0], 16), fill(cs[1], 16), Options{Better: "lower"})
+		ratio := cs[1] / cs[0]
+		if c.Verdict != "IMPROVES" || math.Abs(c.Ratio-ratio) > 1e-12 || math.Abs(c.CI.Low-ratio) > 1e-12 ||
+			math.Abs(c.CI.High-ratio) > 1e-12 || c.CI.Step != 0 || c.CI.Widened != "" {
+			t.Errorf("%v x16 -> %v x16: [%v, %v] step %g: %s", cs[0], cs[1], c.CI.Low, c.CI.High, c.CI.Step, c.Sentence())
+		}
+		// The record says what it took the values for, and how to say
+		// otherwise.
+		if !slices.ContainsFunc(c.Warnings, func(w string) bool { return strings.Contains(w, "taken as exact") }) {
+			t.Errorf("%v -> %v: no warning that round values were taken as exact: %q", cs[0], cs[1], c.Warnings)
+		}
+	}
+	// Declared, the resolution widens as before: 8 runs of 20 against 8
+	// of 19 in whole units are B/A from 18.5/20.5 to 19.5/19.5.
+	c := mustCompare(t, fill(20, 8), fill(19, 8), Options{Better: "lower", Resolution: 1})
+	if c.Verdict != "~" || math.Abs(c.CI.Low-18.5/20.5) > 1e-9 || math.Abs(c.CI.High-1) > 1e-9 || c.CI.Step != 1 {
+		t.Errorf("20 v 19 at resolution 1: [%v, %v] step %g: %s", c.CI.Low, c.CI.High, c.CI.Step, c.Sentence())
+	}
+	// A grid the data show: values spread over several steps of 5.
+	a := []float64{100, 95, 105, 100, 110, 95, 100, 105, 100, 95, 105, 100}
+	b := []float64{90, 85, 95, 90, 100, 85, 90, 95, 90, 85, 95, 90}
+	if c := mustCompare(t, a, b, Options{Better: "lower"}); c.CI.Step != 5 || c.Verdict != "IMPROVES" {
+		t.Errorf("values over several steps of 5: step %g: %s", c.CI.Step, c.Sentence())
+	}
+	// Values one step apart at most, in each arm: no grid finer than
+	// their spread.
+	if s := Resolution([]float64{20, 21, 20, 20}, []float64{19, 19, 20, 19}); s != 0 {
+		t.Errorf("Resolution of arms one step wide = %g, want 0", s)
+	}
+	if s := Resolution([]float64{20, 22, 21, 20}, []float64{19, 19, 20, 19}); s != 1 {
+		t.Errorf("Resolution of an arm spread over two steps = %g, want 1", s)
+	}
+	if _, err := Compare(a, b, Options{Better: "lower", Resolution: -1}); err == nil {
+		t.Errorf("a negative resolution was taken")
+	}
+}
