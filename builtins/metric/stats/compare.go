@@ -23,12 +23,16 @@
 //  4. Unpaired: on the logs of the runs, the exact Mann-Whitney test
 //     (MannWhitney), the two-sample Hodges-Lehmann estimate (the median of
 //     the pairwise differences) and its Moses interval.
-//  5. Resolution: values that come in coarse steps (integer counts, rounded
-//     latencies) have each arm's ties spread over their rounding cell
-//     before the interval is made (spreadTies: on the grid values
-//     themselves the interval snaps to ratios of grid values), and the
-//     interval is widened by what rounding could hide (widenForResolution),
-//     so identical runs never give a zero-width one.
+//  5. Resolution: values that come in coarse steps (rounded latencies,
+//     counts that vary) have each arm's ties spread over their rounding
+//     cell before the interval is made (spreadTies, and for pairs
+//     spreadTiesAlong, in the order the partners' readings say: on the
+//     grid values themselves the interval snaps to ratios of grid values),
+//     and the interval is widened by what rounding could hide
+//     (widenForResolution), so identical runs never give a zero-width one.
+//     A step is inferred only from a grid the data show (Resolution: the
+//     runs of an arm differ), never from values that are merely round
+//     (exact counts); a notebook declares one otherwise (Options.Resolution).
 //  6. The verdict: IMPROVES or WORSENS when p <= alpha, the interval
 //     excludes 1 and (when set) the gain reaches MinEffect; else "~" with
 //     every unmet condition in words. The index (100 × the estimate) and
