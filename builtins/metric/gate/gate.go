@@ -7,12 +7,16 @@
 // statistics of compare (issue 32): when both comparisons are paired, the
 // pair ratios B_i/A_i of this record against the baseline's, so that the A
 // arm measured in the same run takes out what the box did to both arms
-// that day; otherwise the B runs of each. The estimate is the ratio now /
-// then (Hodges-Lehmann, unpaired) with its Moses interval, and the gate
-// calls REGRESSION only when that whole interval lies beyond the tolerance
-// in the bad direction: a rerun of the same state, whose interval holds 1,
-// never trips it; a change the runs cannot tell from noise is said to be
-// undecided, not a regression.
+// that day; when they are not, each record's B/A of its unpaired arms
+// (issue 47: B's runs alone tripped on the box's noise); B's runs alone
+// only without A runs. The estimate is the ratio now / then
+// (Hodges-Lehmann) with its interval, and the gate calls REGRESSION only
+// when that whole interval lies beyond the tolerance in the bad direction:
+// a rerun of the same state, whose interval holds 1, never trips it; a
+// change the runs cannot tell from noise is said to be undecided, not a
+// regression, and so are arms that moved apart (the control arm moved
+// beyond its noise, B alone says worse and B/A better, each beyond the
+// tolerance), where the normalisation decides and cannot be checked.
 //
 // Before, the gate compared B's point estimate with a fixed 5 %: a rerun of
 // one state moved DB CPU -9.8 % (passed) while a change that moved it
