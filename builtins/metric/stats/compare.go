@@ -30,9 +30,10 @@
 //     grid values themselves the interval snaps to ratios of grid values),
 //     and the interval is widened by what rounding could hide
 //     (widenForResolution), so identical runs never give a zero-width one.
-//     A step is inferred only from a grid the data show (Resolution: the
-//     runs of an arm differ), never from values that are merely round
-//     (exact counts); a notebook declares one otherwise (Options.Resolution).
+//     A step is inferred only from a grid the data show (Resolution: two
+//     runs of an arm one step apart), never from values that are merely
+//     round (exact counts); a notebook declares one otherwise
+//     (Options.Resolution).
 //  6. The verdict: IMPROVES or WORSENS when p <= alpha, the interval
 //     excludes 1 and (when set) the gain reaches MinEffect; else "~" with
 //     every unmet condition in words. The index (100 × the estimate) and
@@ -72,8 +73,8 @@ type Options struct {
 	Design string
 	// Resolution is the step the values were rounded to (5 for latencies
 	// rounded to 5 ms), when the notebook knows it; 0 infers it from the
-	// data, which show one only when an arm's runs spread over more than
-	// one step (Resolution): otherwise they are taken as exact.
+	// data, which show one only when two runs of an arm lie one step apart
+	// (Resolution): otherwise they are taken as exact.
 	Resolution float64
 }
 

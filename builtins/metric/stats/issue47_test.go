@@ -166,7 +166,8 @@ func TestIssue47RoundNumbersAreNotRounding(t *testing.T) {
 		t.Errorf("values over several steps of 5: step %g: %s", c.CI.Step, c.Sentence())
 	}
 	// Arms that each read one value show no grid, whatever the distance
-	// between them; runs of an arm that differ show it.
+	// between them, nor do runs of an arm far apart on it; runs of an arm
+	// one step apart show it.
 	for _, cs := range []struct {
 		a, b []float64
 		want float64
@@ -176,6 +177,9 @@ func TestIssue47RoundNumbersAreNotRounding(t *testing.T) {
 		{[]float64{20, 21, 20, 20}, []float64{19, 19, 19, 19}, 1},
 		{[]float64{100, 100, 100}, []float64{90, 95, 90}, 5},
 		{[]float64{100.5, 100.5}, []float64{100.5, 100.5}, 0},
+		{[]float64{100, 100, 1000}, []float64{105, 105, 900}, 0},
+		{[]float64{95, 105, 95}, []float64{90, 100, 90}, 0},
+		{[]float64{95, 100, 105}, []float64{90, 100, 90}, 5},
 	} {
 		if s := Resolution(cs.a, cs.b); s != cs.want {
 			t.Errorf("Resolution(%v, %v) = %g, want %g", cs.a, cs.b, s, cs.want)

@@ -32,40 +32,45 @@ func Step(xs []float64) float64 {
 }
 
 // Resolution is the step the values come in when the data show it: the
-// Step of both arms when the runs of one arm differ (spread over one step
-// or more: a grid no coarser than their spread); else 0, and the values
-// are taken as exact. Values that are merely round are not a grid: [200]*16 against
-// [100]*16 are exact counts as far as anything can tell (statements, rows,
-// allocations per request), and reading them as rounded to steps of 100
-// gave an interval of 20 to 100 for a ratio of exactly 0.5 (issue 47). A
-// notebook whose values are rounded says so (Options.Resolution).
+// Step of both arms when two runs of one arm read neighbouring values of
+// that grid (one step apart: a grid finer than the arm's spread, on which
+// the runs lie); else 0, and the values are taken as exact. Values that are
+// merely round are not a grid: [200]*16 against [100]*16 are exact counts
+// as far as anything can tell (statements, rows, allocations per request),
+// and reading them as rounded to steps of 100 gave an interval of 20 to
+// 100 for a ratio of exactly 0.5 (issue 47); nor are runs of 100 and 1000
+// beside 105 and 900 on a grid of 5. A notebook whose values are rounded
+// says so (Options.Resolution).
 func Resolution(a, b []float64) float64 {
 	step := Step(append(append([]float64(nil), a...), b...))
-	if step == 0 || (spanOf(a) < step*(1-1e-9) && spanOf(b) < step*(1-1e-9)) {
+	if step == 0 || !(neighbours(a, step) || neighbours(b, step)) {
 		return 0
 	}
 	return step
 }
 
-// spanOf is max - min; 0 for no values.
-func spanOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
+// neighbours reports whether two of xs are one step apart.
+func neighbours(xs []float64, step float64) bool {
+	s := slices.Sorted(slices.Values(xs))
+	for i := 1; i < len(s); i++ {
+		if gap := s[i] - s[i-1]; gap > 0 && gap <= step*(1+1e-9) {
+			return true
+		}
 	}
-	return slices.Max(xs) - slices.Min(xs)
+	return false
 }
 
 // roundButExact says, when the values lie on a visible grid that
-// Resolution did not take (every run of an arm reads the same), that they
-// were taken as exact and how to say otherwise; "" when there is nothing
-// to say.
+// Resolution did not take (no two runs of an arm one step apart), that
+// they were taken as exact and how to say otherwise; "" when there is
+// nothing to say.
 func roundButExact(a, b []float64) string {
 	all := append(append([]float64(nil), a...), b...)
 	step := Step(all)
 	if step == 0 || step < 1e-6*slices.Min(all) || Resolution(a, b) != 0 {
 		return ""
 	}
-	return fmt.Sprintf("the values are whole multiples of %s and every run of an arm reads the same: taken as exact, as counts are; "+
+	return fmt.Sprintf("the values are whole multiples of %s and no two runs of an arm lie one step apart: taken as exact, as counts are; "+
 		"if they were rounded to steps of %s, say so (resolution = %s) and the interval widens for what rounding could hide",
 		fmtStep(step), fmtStep(step), fmtStep(step))
 }
