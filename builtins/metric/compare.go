@@ -67,12 +67,12 @@ func (c *Comparison) Line() string {
 	switch c.Role {
 	case "headline":
 		s += " [headline: the decision rests on it, at alpha " + stats.Num(c.Alpha) + "]"
-	case "secondary":
-		s += fmt.Sprintf(" [secondary: Holm-adjusted p = %s over %d secondary comparisons", stats.Num(c.AdjustedP), c.Family)
+	case "secondary", "family":
 		if c.RawVerdict != c.Verdict {
-			s += fmt.Sprintf("; %s before the adjustment", c.RawVerdict)
+			s += fmt.Sprintf(" [%s: %s (Holm-adjusted p = %s)]", c.Role, c.VerdictWords(), stats.Num(c.AdjustedP))
+		} else {
+			s += fmt.Sprintf(" [%s: Holm-adjusted p = %s over %s]", c.Role, stats.Num(c.AdjustedP), c.familyWords())
 		}
-		s += "]"
 	}
 	if c.Busy != "" {
 		s += " [" + c.Busy + "]"

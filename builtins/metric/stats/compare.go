@@ -327,6 +327,25 @@ func (c *Comparison) pReason() string {
 		na, c.ALabel, nb, c.BLabel, c.Alpha, MinP(na, nb))
 }
 
+// SmallestP is the smallest p the comparison's design can give: 2/2^n for
+// n pairs that differ, 2 / C(nA + nB, nA) for unpaired arms. A p adjusted
+// for m comparisons is at least m times it.
+func (c *Comparison) SmallestP() float64 {
+	if c.Paired {
+		return math.Min(1, math.Pow(2, float64(1-c.nonzeroPairs())))
+	}
+	return MinP(len(c.A), len(c.B))
+}
+
+// Runs names the comparison's runs, for the record's words: "6 pairs" or
+// "4 A and 8 B runs".
+func (c *Comparison) Runs() string {
+	if c.Paired {
+		return fmt.Sprintf("%d pairs", len(c.A))
+	}
+	return fmt.Sprintf("%d %s and %d %s runs", len(c.A), c.ALabel, len(c.B), c.BLabel)
+}
+
 // nonzeroPairs counts the pairs whose two runs differ: a pair that measured
 // the same in both arms carries no sign.
 func (c *Comparison) nonzeroPairs() int {
