@@ -257,14 +257,14 @@ func replaceComparisons(r *record.Record, by map[string]*Comparison) {
 // stay as they were.
 func reconcileOutputs(r *record.Record, orig, adjusted map[string]*Comparison) {
 	var changed []*Comparison
-	metrics := map[string]int{}
-	for _, c := range orig {
-		metrics[c.Metric]++
-	}
-	for k, c := range adjusted {
+	byMetric := map[string][]*Comparison{} // every comparison of the record, as the record has it
+	for k, c := range orig {
+		if a := adjusted[k]; a != nil {
+			c = a
+		}
+		byMetric[c.Metric] = append(byMetric[c.Metric], c)
 		if c.RawVerdict != "" && c.RawVerdict != c.Verdict {
 			changed = append(changed, c)
-			_ = k
 		}
 	}
 	if len(changed) == 0 {
@@ -275,7 +275,7 @@ func reconcileOutputs(r *record.Record, orig, adjusted map[string]*Comparison) {
 		for j, out := range r.Cells[i].Outputs {
 			switch x := out.(type) {
 			case *display.Table:
-				t, loose := reconcileTable(x, changed, metrics)
+				t, loose := reconcileTable(x, changed, byMetric)
 				r.Cells[i].Outputs[j] = t
 				if loose != "" {
 					r.Warnings = append(r.Warnings, fmt.Sprintf("cell %q shows %s in a table that does not tie it to its comparison (no column holds the metric's name, or two comparisons share it): the notebook's code read it unadjusted (c.verdict); in this record %s",
@@ -294,29 +294,30 @@ func reconcileOutputs(r *record.Record, orig, adjusted map[string]*Comparison) {
 	}
 }
 
-// reconcileTable is t with every row that names exactly one changed
-// comparison's metric showing its VerdictWords where it showed the
-// unadjusted verdict, and the first unadjusted verdict word left in it
-// that some changed comparison had ("" when none).
-func reconcileTable(t *display.Table, changed []*Comparison, metrics map[string]int) (*display.Table, string) {
+// reconcileTable is t with every row that names one comparison's metric
+// (one comparison of that metric in the record) showing its VerdictWords
+// where it showed the unadjusted verdict, and the first verdict word left
+// in a row that names no comparison that some changed comparison had
+// unadjusted ("" when none).
+func reconcileTable(t *display.Table, changed []*Comparison, byMetric map[string][]*Comparison) (*display.Table, string) {
 	rows := make([][]starlark.Value, len(t.Rows()))
 	loose := ""
 	for i, row := range t.Rows() {
 		rows[i] = slices.Clone(row)
 		var mine *Comparison
-		for _, c := range changed {
-			if metrics[c.Metric] == 1 && slices.Contains(row, starlark.Value(starlark.String(c.Metric))) {
-				mine = c
+		for _, v := range row {
+			if s, ok := v.(starlark.String); ok && len(byMetric[string(s)]) == 1 {
+				mine = byMetric[string(s)][0]
 			}
 		}
 		for j, v := range row {
 			s, ok := v.(starlark.String)
-			if !ok {
-				continue
-			}
 			switch {
-			case mine != nil && string(s) == mine.RawVerdict:
-				rows[i][j] = starlark.String(mine.VerdictWords())
+			case !ok:
+			case mine != nil:
+				if mine.RawVerdict != mine.Verdict && string(s) == mine.RawVerdict {
+					rows[i][j] = starlark.String(mine.VerdictWords())
+				}
 			case loose == "" && slices.ContainsFunc(changed, func(c *Comparison) bool { return string(s) == c.RawVerdict }):
 				loose = string(s)
 			}

@@ -157,6 +157,9 @@ said = md("p99: " + p99.sentence)
 	}) {
 		t.Errorf("record warnings: %q", r.Warnings)
 	}
+	if slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "does not tie it") }) {
+		t.Errorf("a table whose every row names its comparison got a warning: %q", r.Warnings)
+	}
 	// A table whose rows do not name the metric cannot be tied to its
 	// comparison: the record says which verdicts changed.
 	bare := display.NewTable([]string{"verdict"}, [][]starlark.Value{{starlark.String("IMPROVES")}})

@@ -153,6 +153,12 @@ func TestIssue47RoundNumbersAreNotRounding(t *testing.T) {
 			t.Errorf("%v -> %v: no warning that round values were taken as exact: %q", cs[0], cs[1], c.Warnings)
 		}
 	}
+	// Rates from counts over 2 s come in halves: a step that small moves
+	// nothing, and there is nothing to warn of.
+	c0 := mustCompare(t, []float64{684.5, 702, 688.5, 690, 695.5, 699}, []float64{6922.5, 7010, 6950.5, 6990, 7001.5, 6977}, Options{Better: "higher"})
+	if len(c0.Warnings) != 0 {
+		t.Errorf("rates in halves: %q", c0.Warnings)
+	}
 	// Declared, the resolution widens as before: 8 runs of 20 against 8
 	// of 19 in whole units are B/A from 18.5/20.5 to 19.5/19.5.
 	c := mustCompare(t, fill(20, 8), fill(19, 8), Options{Better: "lower", Resolution: 1})

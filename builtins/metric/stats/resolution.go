@@ -67,7 +67,9 @@ func neighbours(xs []float64, step float64) bool {
 func roundButExact(a, b []float64) string {
 	all := append(append([]float64(nil), a...), b...)
 	step := Step(all)
-	if step == 0 || step < 1e-6*slices.Min(all) || Resolution(a, b) != 0 {
+	// A step under 1 % of the values moves them by half a percent at most
+	// (rps from counts over 2 s come in halves): nothing to say.
+	if step == 0 || step < 0.01*slices.Min(all) || Resolution(a, b) != 0 {
 		return ""
 	}
 	return fmt.Sprintf("the values are whole multiples of %s and no two runs of an arm lie one step apart: taken as exact, as counts are; "+
