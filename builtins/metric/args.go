@@ -31,7 +31,7 @@ type compareArgs struct {
 
 // compareBuiltin implements
 // compare(exp_or_a, b = None, metric = "rps", better = by metric, name = "", a_label = "", b_label = "", alpha = 0.05,
-// min_effect = None, paired = None, resolution = 0, allow_invalid = False, allow_errors = False).
+// min_effect = None, paired = None, resolution = None, allow_invalid = False, allow_errors = False).
 func compareBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	ca := compareArgs{b: starlark.None, metric: starlark.String("rps"), alpha: stats.DefaultAlpha, minEffect: starlark.None, paired: starlark.None,
 		resolution: starlark.None}
