@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )
 
 // session draws one record's paired runs of a comparison: n pairs whose
@@ -219,6 +221,8 @@ func unpairedSession(rng *rand.Rand, na, nb int, ratio, day float64) (a, b []flo
 // the gate trips at most 1 % of the time, and a 20 % regression still
 // trips it.
 func TestGateUnpairedArmsKnowNoise(t *testing.T) {
+	timing.Only(t, "a simulation: pure arithmetic, ten times slower under -race for nothing")
+	t.Parallel()
 	const trials = 2000
 	for _, c := range []struct {
 		name   string
@@ -314,6 +318,8 @@ func TestGateUnpairedArmsKnowNoise(t *testing.T) {
 // Where both arms moved alike (the box 10 % slower for both, same state)
 // the normalisation is what it is for, and the gate stays quiet.
 func TestGateControlArmMoved(t *testing.T) {
+	timing.Only(t, "a simulation: pure arithmetic, ten times slower under -race for nothing")
+	t.Parallel()
 	const trials = 2000
 	rng := rand.New(rand.NewPCG(47, 11))
 	record := func(ratio, boxA, boxB float64) Figure {
