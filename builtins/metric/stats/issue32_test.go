@@ -93,13 +93,6 @@ func TestIssue32Direction(t *testing.T) {
 // taken as exact counts (TestIssue47RoundNumbersAreNotRounding), and the
 // record says so.
 func TestIssue32Resolution(t *testing.T) {
-	fill := func(x float64, n int) []float64 {
-		xs := make([]float64, n)
-		for i := range xs {
-			xs[i] = x
-		}
-		return xs
-	}
 	c := mustCompare(t, fill(20, 4), fill(19, 4), Options{Better: "lower"})
 	if c.Verdict != "~" {
 		t.Errorf("4 pairs of 20 v 19: %s", c.Sentence())
@@ -163,4 +156,13 @@ func TestIssue32IndexUnits(t *testing.T) {
 			t.Errorf("ShowIndex(%v) = %+v", cs, sh)
 		}
 	}
+}
+
+// fill is n runs that all read x.
+func fill(x float64, n int) []float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = x
+	}
+	return xs
 }

@@ -59,23 +59,7 @@ func ratSignedRankP(a, b []float64) float64 {
 			observed += r2
 		}
 	}
-	var le, ge, total int
-	for mask := 0; mask < 1<<len(nz); mask++ {
-		s := 0
-		for k, r := range nz {
-			if mask&(1<<k) != 0 {
-				s += r
-			}
-		}
-		total++
-		if s <= observed {
-			le++
-		}
-		if s >= observed {
-			ge++
-		}
-	}
-	return math.Min(1, 2*float64(min(le, ge))/float64(total))
+	return enumeratedSigns(nz, observed)
 }
 
 // TestIssue47EqualRatiosTie (item 7): pair ratios that are equal as
@@ -133,13 +117,6 @@ func TestIssue47EqualRatiosTie(t *testing.T) {
 // show a grid finer than their spread; a notebook whose values are rounded
 // says so with Options.Resolution.
 func TestIssue47RoundNumbersAreNotRounding(t *testing.T) {
-	fill := func(x float64, n int) []float64 {
-		xs := make([]float64, n)
-		for i := range xs {
-			xs[i] = x
-		}
-		return xs
-	}
 	for _, cs := range [][2]float64{{200, 100}, {12, 10}, {12000, 10000}, {20, 19}} {
 		c := mustCompare(t, fill(cs[0], 16), fill(cs[1], 16), Options{Better: "lower"})
 		ratio := cs[1] / cs[0]
