@@ -60,15 +60,14 @@ func main() {
 	}
 }
 
-// grid is item 8's condition: values rounded to steps of 5 at level 100, a
-// level per pair shared by its two runs (sd 5 %, lognormal) and 1 % noise
-// per run, so that the two runs of a pair round together.
+// grid is a condition of item 8's kind: values rounded to a step at level
+// 100, a level per pair shared by its two runs (lognormal) and noise per
+// run; the is steps of 5, level sd 5 %, 1 % noise, where the two
+// runs of a pair round together.
 type grid struct {
-	name         string
-	step, level  float64
-	noise        float64
-	ratio        float64 // the true B/A; 0 draws it anew each study from 0.93 to 0.97
-	identicalTag string  // "" or a label for identical arms
+	name        string
+	step, level float64
+	noise       float64
 }
 
 func (g grid) draw(rng *rand.Rand, n int, ratio float64) (a, b []float64) {
