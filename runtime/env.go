@@ -413,13 +413,18 @@ func memoIn(t *starlark.Thread, scope, key string, fn func() (starlark.Value, er
 
 // memoScope is the cell's key and the inputs it met so far.
 func (c *Cell) memoScope() string {
-	c.mu.Lock()
-	inputs := sortInputs(append([]Input(nil), c.inputs...))
-	c.mu.Unlock()
+	inputs := c.metSoFar()
 	if len(inputs) == 0 {
 		return c.Key
 	}
 	return c.Key + "/" + inputsHash(inputs)
+}
+
+// metSoFar is the inputs the cell met so far, sorted.
+func (c *Cell) metSoFar() []Input {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return sortInputs(append([]Input(nil), c.inputs...))
 }
 
 // outputMark is a position in what a cell collected.

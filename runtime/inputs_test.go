@@ -18,6 +18,26 @@ import (
 // Inputs the key did not see (issue 47). Each test edits something between
 // runs and compares the warm cache with a run on an empty cache.
 
+// TestCheckpointSeesLiveUpstream: memo's function calls the function of a
+// live cell, whose file changed. The live cell reran and so did the memo
+// cell (its key holds the live cell's inputs), but the checkpoint's
+// fingerprint named the live cell by its key alone, and the old result came
+// back.
+func TestCheckpointSeesLiveUpstream(t *testing.T) {
+	src := "# %% setup\nfactor = int(file(\"in.txt\"))\ndef scaled(x):\n    return x * factor\n\n# %% use\ny = memo(\"k\", lambda: scaled(2))\ny\n"
+	warm := t.TempDir()
+	for i, content := range []string{"2", "3", "2", "44"} {
+		os.WriteFile(filepath.Join(warm, "in.txt"), []byte(content), 0o644)
+		cold := t.TempDir()
+		os.WriteFile(filepath.Join(cold, "in.txt"), []byte(content), 0o644)
+		want := runNotebook(t, cold, src, Options{}).outputs["use"]
+		got := runNotebook(t, warm, src, Options{})
+		if got.outputs["use"] != want {
+			t.Fatalf("edit %d (in.txt = %q): warm cache shows %q (%s), empty cache %q", i, content, got.outputs["use"], got.e.CellRun("use").Why, want)
+		}
+	}
+}
+
 // rewriteValue replaces the stored value of global name in the entry of
 // the cell with key, recomputing the entry's checksum (what a hand edit
 // with the right tool does); withHash rewrites the recorded hash too.
