@@ -170,6 +170,7 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	e.sess.memo = memoStore{s: e.store, types: mods.decoders, warn: e.warn, stale: e.staleInput}
 	learnSecrets(nb, opts.Params)
 	e.sess.fingerprint = e.fingerprint
+	e.sess.stale = e.staleOther
 	e.sess.tracker = resstate.New(func(msg string) { fmt.Fprintln(opts.Stderr, msg) }, record.FormatDuration)
 	e.prev = e.loadMemory()
 	return e, nil

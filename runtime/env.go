@@ -52,6 +52,10 @@ type Session struct {
 	tracker   *resstate.Tracker // live resources' states; nil outside the engine
 	// fingerprint identifies a memoized function's computation (fingerprint.go).
 	fingerprint func(*starlark.Thread, starlark.Value) (string, bool)
+	// stale says why recorded inputs no longer hold ("" if they do): a
+	// module loaded earlier in the session is evaluated again when its
+	// top level's inputs changed. nil: they are trusted.
+	stale func([]Input) string
 
 	loadOnce sync.Once
 	load     func(*starlark.Thread, string) (starlark.StringDict, error)
@@ -196,8 +200,12 @@ func Param(t *starlark.Thread, name string) (string, bool) {
 	return v, ok
 }
 
-// AddInput records a dynamic input of the running cell.
+// AddInput records a dynamic input of the running cell (and, on the thread
+// of a module's top level, of the module: load.go).
 func AddInput(t *starlark.Thread, in Input) {
+	if m, ok := t.Local(moduleInputsKey).(*moduleInputs); ok {
+		m.add(in)
+	}
 	c := cell(t)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -18,6 +18,103 @@ import (
 // Inputs the key did not see (issue 47). Each test edits something between
 // runs and compares the warm cache with a run on an empty cache.
 
+// moduleNB loads lib.star, whose top level reads a parameter and a file and
+// loads lib2.star, which reads another parameter, from three cells: before,
+// only the first cell to load a module recorded what its top level read.
+const moduleNB = `# %% a
+load("lib.star", "N", "DATA", "M")
+a = [N, DATA, M]
+a
+
+# %% b
+load("lib.star", "N", "DATA", "M")
+b = [N, DATA, M, "b"]
+b
+
+# %% c
+load("lib2.star", "M")
+c = [M, "c"]
+c
+`
+
+// moduleEdits are the edits of TestModuleInputsReachEveryLoader: parameters
+// and data.txt's content, in turn.
+var moduleEdits = []struct {
+	params map[string]string
+	data   string
+}{
+	{map[string]string{}, "x"},
+	{map[string]string{"n": "2"}, "x"},
+	{map[string]string{"n": "2"}, "yy"},
+	{map[string]string{"n": "2", "m": "3"}, "yy"},
+	{map[string]string{"m": "3"}, "yy"},
+	{map[string]string{}, "x"},
+}
+
+func writeModules(t *testing.T, dir, data string) {
+	t.Helper()
+	for name, src := range map[string]string{
+		"lib.star":  "load(\"lib2.star\", _M = \"M\")\nM = _M\nN = param(\"n\", 1)\nDATA = file(\"data.txt\")\n",
+		"lib2.star": "M = param(\"m\", 1)\n",
+		"data.txt":  data,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestModuleInputsReachEveryLoader: a module's top-level param() and file()
+// are inputs of every cell that loads it, directly or through another
+// module, not only of the first cell whose run evaluated it.
+func TestModuleInputsReachEveryLoader(t *testing.T) {
+	warm := t.TempDir()
+	for i, ed := range moduleEdits {
+		writeModules(t, warm, ed.data)
+		cold := t.TempDir()
+		writeModules(t, cold, ed.data)
+		want := runNotebook(t, cold, moduleNB, Options{Params: ed.params})
+		got := runNotebook(t, warm, moduleNB, Options{Params: ed.params})
+		for _, cell := range []string{"a", "b", "c"} {
+			if want.status(cell) != StatusRan {
+				t.Fatalf("edit %d: the empty cache's run of %s: %s %v", i, cell, want.status(cell), want.e.CellRun(cell).Err)
+			}
+			if got.outputs[cell] != want.outputs[cell] {
+				t.Fatalf("edit %d (%v, data %q): cell %s shows %q (%s: %s) on the warm cache, %q on an empty one",
+					i, ed.params, ed.data, cell, got.outputs[cell], got.status(cell), got.e.CellRun(cell).Why, want.outputs[cell])
+			}
+		}
+	}
+}
+
+// TestModuleInputsInOneSession: in one session (the REPL, watch, the
+// kernel) a module whose top-level inputs changed is evaluated again: the
+// cell that reruns must not get the module's old values.
+func TestModuleInputsInOneSession(t *testing.T) {
+	dir := t.TempDir()
+	writeModules(t, dir, moduleEdits[0].data)
+	e := openTest(t, dir, moduleNB)
+	for i, ed := range moduleEdits {
+		writeModules(t, dir, ed.data)
+		e.SetParams(ed.params)
+		e.Run(true)
+		cold := t.TempDir()
+		writeModules(t, cold, ed.data)
+		want := runNotebook(t, cold, moduleNB, Options{Params: ed.params})
+		for _, cell := range []string{"a", "b", "c"} {
+			st := e.CellRun(cell)
+			var parts []string
+			for _, o := range st.outputs {
+				parts = append(parts, o.String())
+			}
+			if got := strings.Join(parts, "|"); got != want.outputs[cell] {
+				t.Fatalf("edit %d (%v, data %q): cell %s shows %q (%s: %s) in the session, %q on an empty cache",
+					i, ed.params, ed.data, cell, got, st.Status, st.Why, want.outputs[cell])
+			}
+		}
+	}
+}
+
 // TestCheckpointSeesLiveUpstream: memo's function calls the function of a
 // live cell, whose file changed. The live cell reran and so did the memo
 // cell (its key holds the live cell's inputs), but the checkpoint's
