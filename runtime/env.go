@@ -108,7 +108,7 @@ type Cell struct {
 	dropped  int64           // printed bytes past the limit, not kept
 	warnings []string
 
-	forceMemo bool           // -rerun: ignore memo entries of this cell
+	forceMemo bool           // -rerun, :rerun: ignore memo entries of this cell
 	st        *resstate.Cell // what it did to live resources (state.go)
 }
 

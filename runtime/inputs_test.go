@@ -3,6 +3,7 @@ package runtime
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -194,6 +195,46 @@ func TestEditedValueReachesDownstream(t *testing.T) {
 		}
 		if x == nil || x.String() != "5" {
 			t.Errorf("value and hash rewritten: a holds %v, want the 5 written", x)
+		}
+	}
+}
+
+// TestRunAgainResumesCheckpoints: the REPL's :run NAME (RunAgain) runs a
+// cell whose checkpoints hold without redoing them: it threw them away,
+// and a user who typed it to resume an interrupted abab lost the pairs
+// measured. :rerun NAME (RunForced) ignores them, as -rerun does.
+func TestRunAgainResumesCheckpoints(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "stop.txt"), []byte("yes"), 0o644)
+	e := openTest(t, dir, `# %% runs
+def _one(i):
+    return lambda: tick("again-%d" % i)
+done = [memo("run/%d" % i, _one(i)) for i in range(2)]
+if file("stop.txt") == "yes":
+    fail("interrupted after two runs")
+done
+`)
+	e.Run(true)
+	if st := e.CellRun("runs"); st.Status != StatusError {
+		t.Fatalf("first run: %s", st.Status)
+	}
+	os.WriteFile(filepath.Join(dir, "stop.txt"), []byte("no"), 0o644)
+	for _, step := range []struct {
+		mode RunMode
+		want int // executions of each run's function so far
+		why  string
+	}{{RunAgain, 1, "run again (:run runs; valid checkpoints reused)"}, {RunAgain, 1, ""}, {RunForced, 2, "forced (:rerun runs)"}} {
+		if err := e.RunCell("runs", step.mode); err != nil {
+			t.Fatal(err)
+		}
+		st := e.CellRun("runs")
+		if st.Status != StatusRan || step.why != "" && st.Why != step.why {
+			t.Errorf("mode %d: %s (%s), want ran (%s)", step.mode, st.Status, st.Why, step.why)
+		}
+		for i := range 2 {
+			if n := calls[fmt.Sprintf("again-%d", i)]; n != step.want {
+				t.Errorf("mode %d: run %d executed %d times in all, want %d", step.mode, i, n, step.want)
+			}
 		}
 	}
 }
