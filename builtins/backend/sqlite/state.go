@@ -13,6 +13,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -52,15 +53,13 @@ func (h *Handle) register(th *starlark.Thread) error {
 	if h.id, err = filepath.Abs(dir); err != nil {
 		return err
 	}
-	initial, created := "", false
-	if data, err := os.ReadFile(filepath.Join(h.id, initialFile)); err == nil {
-		initial = strings.TrimSpace(string(data))
-	} else {
-		if initial, err = fileState(h.path); err != nil {
-			return err
-		}
-		created = true
-		if err := os.WriteFile(filepath.Join(h.id, initialFile), []byte(initial+"\n"), 0o644); err != nil {
+	initial, err := origin(h.id, h.path)
+	if err != nil {
+		return err
+	}
+	created := readInitial(h.id) != initial
+	if created {
+		if err := kit.WriteOwn(filepath.Join(h.id, initialFile), []byte(initial+"\n")); err != nil {
 			return err
 		}
 	}
@@ -72,9 +71,33 @@ func (h *Handle) register(th *starlark.Thread) error {
 		Save:    func(dir, _ string) error { return h.save(dir) },
 		Load:    func(dir string) error { return h.load(th, dir) },
 		Moved:   func() bool { n := h.changeCount(); return n == "" || n != h.marked() },
-		Mark:    func() { n := h.changeCount(); h.mu.Lock(); h.changes = n; h.mu.Unlock() },
+		Mark: func() {
+			n := h.changeCount()
+			h.mu.Lock()
+			h.changes = n
+			h.mu.Unlock()
+			h.noteSeen()
+		},
 	}
-	return runtime.RegisterResource(th, h.res)
+	// The file's content as benchbook found it is an input of the cell
+	// that opens it, re-checked on lookup (origin): another file put in
+	// its place makes that cell stale, and with it every cell that uses
+	// the file.
+	runtime.AddInput(th, runtime.Input{Kind: originKind, Name: h.id, Hash: initial})
+	if err := runtime.RegisterResource(th, h.res); err != nil {
+		return err
+	}
+	h.noteSeen()
+	return nil
+}
+
+// readInitial is the identity of the file's first state, "" if none yet.
+func readInitial(dir string) string {
+	data, err := os.ReadFile(filepath.Join(dir, initialFile))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
 }
 
 // Resource is the file's tracked resource; nil for ":memory:".
