@@ -136,6 +136,72 @@ func TestCheckpointSeesLiveUpstream(t *testing.T) {
 	}
 }
 
+// served is what serve(v) last put behind its one address: a server a
+// live cell starts, whose address says nothing of what it runs.
+var served starlark.Value = starlark.None
+
+// serverModule is serve(v) -> "mem://srv", and ask(address) -> v.
+var serverModule = Module{Name: "runtime_test_server", Globals: starlark.StringDict{
+	"serve": starlark.NewBuiltin("serve", func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+		served = args[0]
+		return starlark.String("mem://srv"), nil
+	}),
+	"ask": starlark.NewBuiltin("ask", func(_ *starlark.Thread, _ *starlark.Builtin, _ starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+		return served, nil
+	}),
+}}
+
+// TestCheckpointSeesWhatTheCellRead: the memoized function names only an
+// address the cell took from a live value it reads (url = srv["url"], as
+// url = srv.url of a process); what answers there changed with the live
+// cell's input. The checkpoint holds the live values the cell reads, as
+// its key does.
+// A second case: the server started in the cell itself, before the call:
+// the inputs the cell met so far are in the checkpoint's scope.
+func TestCheckpointSeesWhatTheCellRead(t *testing.T) {
+	for name, src := range map[string]string{
+		"server in a live cell": "# %% server\nsrv = {\"url\": serve(int(file(\"in.txt\"))), \"stop\": lambda: None}\n\n" +
+			"# %% runs\nurl = srv[\"url\"]\nr = memo(\"k\", lambda: ask(url))\nr\n",
+		"server in the cell": "# %% runs\nurl = serve(int(file(\"in.txt\")))\nr = memo(\"k\", lambda: ask(url))\nr\n",
+	} {
+		warm := t.TempDir()
+		for i, content := range []string{"2", "3", "2"} {
+			os.WriteFile(filepath.Join(warm, "in.txt"), []byte(content), 0o644)
+			cold := t.TempDir()
+			os.WriteFile(filepath.Join(cold, "in.txt"), []byte(content), 0o644)
+			want := runNotebook(t, cold, src, Options{Modules: []Module{serverModule}}).outputs["runs"]
+			got := runNotebook(t, warm, src, Options{Modules: []Module{serverModule}})
+			if got.outputs["runs"] != want || want != content {
+				t.Fatalf("%s, edit %d (in.txt = %q): warm cache shows %q (%s), empty cache %q", name, i, content, got.outputs["runs"], got.e.CellRun("runs").Why, want)
+			}
+		}
+	}
+}
+
+// TestCheckpointsOutliveAParameter: a parameter read in the cell reaches
+// the memoized function as a value, or not at all: -p pairs=2 -> 3 keeps
+// the two runs measured, even with the parameter read in the same cell.
+func TestCheckpointsOutliveAParameter(t *testing.T) {
+	dir := t.TempDir()
+	src := `# %% runs
+pairs = param("pairs", 2)
+def _one(i):
+    return lambda: tick("pairs-%d" % i)
+done = [memo("run/%d" % i, _one(i)) for i in range(pairs)]
+done
+`
+	runNotebook(t, dir, src, Options{})
+	r := runNotebook(t, dir, src, Options{Params: map[string]string{"pairs": "3"}})
+	if r.status("runs") != StatusRan || r.outputs["runs"] != "[1, 1, 1]" {
+		t.Errorf("pairs=3: %s %q", r.status("runs"), r.outputs["runs"])
+	}
+	for i, want := range []int{1, 1, 1} {
+		if n := calls[fmt.Sprintf("pairs-%d", i)]; n != want {
+			t.Errorf("run %d executed %d times, want %d", i, n, want)
+		}
+	}
+}
+
 // rewriteValue replaces the stored value of global name in the entry of
 // the cell with key, recomputing the entry's checksum (what a hand edit
 // with the right tool does); withHash rewrites the recorded hash too.
