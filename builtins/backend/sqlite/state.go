@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -103,14 +102,14 @@ func readInitial(dir string) string {
 // Resource is the file's tracked resource; nil for ":memory:".
 func (h *Handle) Resource() *runtime.Resource { return h.res }
 
-// fileState names the file's content as first found ("absent" if none).
+// fileState names the file's content as a first state ("absent" if none).
 func fileState(path string) (string, error) {
-	sum, err := runtime.FileSHA256(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return "sqlite-absent", nil
-	}
-	if err != nil {
+	sum, err := content(path)
+	switch {
+	case err != nil:
 		return "", err
+	case sum == "absent":
+		return "sqlite-absent", nil
 	}
 	return "sqlite-" + sum[:24], nil
 }

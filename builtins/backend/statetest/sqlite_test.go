@@ -1,13 +1,9 @@
 package statetest
 
 import (
-	"database/sql"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
-
-	_ "modernc.org/sqlite" // writes the files as a program other than benchbook
 )
 
 // The reproduction on a SQLite file: rows A -> B -> A shows A, B, A, the
@@ -61,26 +57,6 @@ db.exec("INSERT INTO t VALUES (1)")
 db.query("SELECT count(*) AS n FROM t")[0]["n"]
 `
 
-// writeSQLite makes path a SQLite file of n rows, as a program other than
-// benchbook would (the sqlite3 shell, a copy of another file).
-func writeSQLite(t *testing.T, path string, n int) {
-	t.Helper()
-	os.Remove(path)
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec("CREATE TABLE t (id int)"); err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		if _, err := db.Exec("INSERT INTO t VALUES (?)", 100+i); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestSQLiteChangedOutside: the file replaced outside benchbook (3 rows
 // by 9, and back) shows in a warm run what a run on an empty cache shows.
 // Before, the file's state was the one benchbook first found: the cells
@@ -92,12 +68,12 @@ func TestSQLiteChangedOutside(t *testing.T) {
 	cache := filepath.Join(warm, "cache")
 	for i, rows := range []int{3, 0, 9, 0, 3} { // 0: the file as the last run left it
 		if rows > 0 {
-			writeSQLite(t, filepath.Join(warm, "data.db"), rows)
+			WriteSQLite(t, filepath.Join(warm, "data.db"), rows)
 		} else {
 			rows = []int{3, 0, 9, 0, 3}[i-1]
 		}
 		fresh := t.TempDir()
-		writeSQLite(t, filepath.Join(fresh, "data.db"), rows)
+		WriteSQLite(t, filepath.Join(fresh, "data.db"), rows)
 		want := RunNB(t, fresh, filepath.Join(fresh, "cache"), outsideNB, nil, true)
 		got := RunNB(t, warm, cache, outsideNB, nil, true)
 		if got.Outputs["measure"] != want.Outputs["measure"] || want.Outputs["measure"] != fmt.Sprint(rows+1) {

@@ -1,7 +1,6 @@
 package property
 
 import (
-	"database/sql"
 	"fmt"
 	"math/rand"
 	"os"
@@ -9,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	_ "modernc.org/sqlite" // writes the SQLite file as a program other than benchbook
 
 	"github.com/benchbook/benchbook/builtins/backend/statetest"
 )
@@ -135,7 +132,7 @@ func (m inputsModel) writeInputs(t *testing.T, dir string, sqliteToo bool) {
 		}
 	}
 	if sqliteToo {
-		writeRows(t, filepath.Join(dir, "data.db"), m.rows)
+		statetest.WriteSQLite(t, filepath.Join(dir, "data.db"), m.rows)
 	}
 }
 
@@ -156,25 +153,6 @@ func (m inputsModel) writeBins(t *testing.T, bins string) string {
 
 // basePath is PATH as the test started.
 var basePath = os.Getenv("PATH")
-
-// writeRows makes path a SQLite file of n rows, as the sqlite3 shell would.
-func writeRows(t *testing.T, path string, n int) {
-	t.Helper()
-	os.Remove(path)
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec("CREATE TABLE t (id int)"); err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		if _, err := db.Exec("INSERT INTO t VALUES (?)", 100+i); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // TestInputsProperty walks BENCHBOOK_INPUT_STEPS steps (10 by default,
 // 6 s on the 2-core VM; bench/state/inputs.sh runs the long form). The
