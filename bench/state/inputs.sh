@@ -6,12 +6,15 @@
 # (this tree's test file and the statetest helpers it calls) runs against
 # that commit's code instead, in a temporary copy: what the walk finds
 # where the fixes are missing.
-# Usage: bench/state/inputs.sh [COMMIT]   (from the repository root); the
-# output goes to bench/state/raw/inputs-walk[-COMMIT].txt.
+# SEED (default 47) picks another walk.
+# Usage: [STEPS=N] [SEED=N] bench/state/inputs.sh [COMMIT]   (from the
+# repository root); the output goes to
+# bench/state/raw/inputs-walk[-COMMIT][-seedN].txt.
 set -euo pipefail
 raw=bench/state/raw
 mkdir -p "$raw"
 steps=${STEPS:-220}
+seed=${SEED:-47}
 test=builtins/backend/statetest/property/inputs_test.go
 out="$raw/inputs-walk.txt"
 dir=.
@@ -23,9 +26,10 @@ if [ $# -gt 0 ]; then
 	cp "$test" "$dir/$test"
 	cp builtins/backend/statetest/statetest.go "$dir/builtins/backend/statetest/"
 fi
+[ "$seed" = 47 ] || out="${out%.txt}-seed$seed.txt"
 commit=$(git rev-parse --short "${1:-HEAD}")
 [ $# -gt 0 ] || git diff --quiet HEAD -- . ":!bench" || commit="$commit + uncommitted changes"
 {
-	echo "# inputs walk: $steps steps, code at $commit, $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
-	(cd "$dir" && BENCHBOOK_INPUT_STEPS=$steps go test -trimpath -count=1 -timeout 60m -run TestInputsProperty -v ./builtins/backend/statetest/property/ 2>&1) || true
+	echo "# inputs walk: $steps steps, seed $seed, code at $commit, $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	(cd "$dir" && BENCHBOOK_INPUT_STEPS=$steps BENCHBOOK_INPUT_SEED=$seed go test -trimpath -count=1 -timeout 60m -run TestInputsProperty -v ./builtins/backend/statetest/property/ 2>&1) || true
 } | tee "$out"
