@@ -39,13 +39,16 @@ type seenNote struct {
 
 // origin is the first state of the cells of the file at path, whose
 // resource dir is dir: the one recorded there, unless none is or the file
-// changed outside benchbook since; then the file as it is now.
-func origin(dir, path string) (string, error) {
-	initial := readInitial(dir)
+// changed outside benchbook since; then the file as it is now, and fresh
+// says so: the data is in that state (the original put back over what
+// the cells left is the first state again, not the state they left).
+func origin(dir, path string) (initial string, fresh bool, err error) {
+	initial = readInitial(dir)
 	if initial == "" || changedOutside(dir, path) {
-		return fileState(path)
+		initial, err = fileState(path)
+		return initial, true, err
 	}
-	return initial, nil
+	return initial, false, nil
 }
 
 // checkOrigin re-checks an originKind input.
@@ -57,7 +60,8 @@ func checkOrigin(dir string) (string, error) {
 		}
 		return "missing", nil
 	}
-	return origin(dir, s.Path)
+	initial, _, err := origin(dir, s.Path)
+	return initial, err
 }
 
 // changedOutside reports whether the file is not what benchbook last left.

@@ -52,12 +52,11 @@ func (h *Handle) register(th *starlark.Thread) error {
 	if h.id, err = filepath.Abs(dir); err != nil {
 		return err
 	}
-	initial, err := origin(h.id, h.path)
+	initial, created, err := origin(h.id, h.path)
 	if err != nil {
 		return err
 	}
-	created := readInitial(h.id) != initial
-	if created {
+	if readInitial(h.id) != initial {
 		if err := kit.WriteOwn(filepath.Join(h.id, initialFile), []byte(initial+"\n")); err != nil {
 			return err
 		}

@@ -2,7 +2,9 @@ package statetest
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -84,5 +86,31 @@ func TestSQLiteChangedOutside(t *testing.T) {
 				t.Errorf("step %d, the file as benchbook left it: add %s, measure %s (%s), want hits", i, got.Status["add"], got.Status["measure"], got.Why["measure"])
 			}
 		}
+	}
+}
+
+// TestSQLiteOriginalPutBack: the file the cells started from copied back
+// over the one they left is the first state again, and the data is in it:
+// a cell that runs next on a later state restores that state first.
+// Before, benchbook took the file for the later state its cells had left,
+// and a rerun measuring cell counted the rows of the file put back.
+func TestSQLiteOriginalPutBack(t *testing.T) {
+	t.Parallel()
+	warm := t.TempDir()
+	cache := filepath.Join(warm, "cache")
+	WriteSQLite(t, filepath.Join(warm, "data.db"), 3)
+	original, err := os.ReadFile(filepath.Join(warm, "data.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := RunNB(t, warm, cache, outsideNB, nil, true); r.Outputs["measure"] != "4" {
+		t.Fatalf("first run: measure %q\n%s", r.Outputs["measure"], r.Stderr)
+	}
+	if err := os.WriteFile(filepath.Join(warm, "data.db"), original, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(outsideNB, "count(*) AS n FROM t", "count(*) AS n FROM t WHERE id > 0", 1)
+	if r := RunNB(t, warm, cache, edited, nil, true); r.Outputs["measure"] != "4" || r.Status["measure"] != "ran" {
+		t.Errorf("the original put back, measure edited: %s %q, want ran 4 (3 rows and the one add inserts)\n%s", r.Status["measure"], r.Outputs["measure"], r.Stderr)
 	}
 }
