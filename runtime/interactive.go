@@ -94,12 +94,7 @@ const (
 // RunCell brings the named cell up to date, executing its stale upstream
 // cells first, and the cell itself as mode says. Dependents are left stale.
 func (e *Engine) RunCell(name string, mode RunMode) error {
-	var target *CellDef
-	for _, c := range e.g.order {
-		if c.Name == name {
-			target = c
-		}
-	}
+	target := e.cellNamed(name)
 	if target == nil {
 		return fmt.Errorf("no code cell named %q", name)
 	}
