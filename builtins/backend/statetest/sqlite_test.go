@@ -1,11 +1,15 @@
 package statetest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/stdlib"
 )
 
 // The reproduction on a SQLite file: rows A -> B -> A shows A, B, A, the
@@ -112,5 +116,44 @@ func TestSQLiteOriginalPutBack(t *testing.T) {
 	edited := strings.Replace(outsideNB, "count(*) AS n FROM t", "count(*) AS n FROM t WHERE id > 0", 1)
 	if r := RunNB(t, warm, cache, edited, nil, true); r.Outputs["measure"] != "4" || r.Status["measure"] != "ran" {
 		t.Errorf("the original put back, measure edited: %s %q, want ran 4 (3 rows and the one add inserts)\n%s", r.Status["measure"], r.Outputs["measure"], r.Stderr)
+	}
+}
+
+// TestSQLiteChangedOutsideInOneSession: in one session (the REPL, the
+// kernel), the file replaced between two runs is seen as at the start of a
+// new one; and the cells' own writes between them are not an outside
+// change: a run with nothing changed is all hits.
+func TestSQLiteChangedOutsideInOneSession(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	WriteSQLite(t, filepath.Join(dir, "data.db"), 3)
+	path := filepath.Join(dir, "nb.star")
+	os.WriteFile(path, []byte(outsideNB), 0o644)
+	nb, err := runtime.ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	e, err := runtime.Open(context.Background(), nb, runtime.Options{Stderr: &stderr, Modules: modules(), Stdlib: stdlib.FS, CacheDir: filepath.Join(dir, "cache")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for i, step := range []struct {
+		rows int // written before the run; 0: none
+		want string
+		hits bool
+	}{{0, "4", false}, {0, "4", true}, {9, "10", false}, {0, "10", true}} {
+		if step.rows > 0 {
+			WriteSQLite(t, filepath.Join(dir, "data.db"), step.rows)
+		}
+		e.Run(true)
+		st := e.CellRun("measure")
+		if got := st.Outputs(); len(got) != 1 || got[0].String() != step.want {
+			t.Fatalf("run %d: measure shows %v (%s), want %s\n%s", i, got, st.Why, step.want, stderr.String())
+		}
+		if hit := st.Status == runtime.StatusHit && e.CellRun("add").Status == runtime.StatusHit; hit != step.hits {
+			t.Errorf("run %d: add %s, measure %s (%s); want hits %v", i, e.CellRun("add").Status, st.Status, st.Why, step.hits)
+		}
 	}
 }
