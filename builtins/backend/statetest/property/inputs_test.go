@@ -17,8 +17,9 @@ import (
 // module's top-level param() (directly and through a module it loads) and
 // file(), the PATH that finds the program workload.exec runs and that
 // program's content, the SQLite file the cells count (replaced outside
-// benchbook, or left as the last run's cells left it), and the binary of a
-// target process whose answers abab checkpoints. After every step the
+// benchbook, or left as the last run's cells left it; the cell counting it
+// edited, so that it runs on the state the cells left), and the binary of
+// a target process whose answers abab checkpoints. After every step the
 // incremental run on one cache must show, cell by cell, what a fresh run
 // on an empty cache shows, in a directory holding the model's files.
 
@@ -49,7 +50,7 @@ db = backend.sqlite("data.db")
 db.exec("INSERT INTO t VALUES (1)")
 
 # %% count
-db.query("SELECT count(*) AS n, sum(id) AS s FROM t")[0]
+db.query("SELECT count(*) AS n, sum(id) AS s FROM t%s")[0]
 
 # %% server
 srv = backend.process(["./srvbin"], cwd = ".", ready = "log:^version")
@@ -69,6 +70,16 @@ type inputsModel struct {
 	rows     int    // rows of the SQLite file as the user gave it
 	replaced bool   // this step wrote it anew (else: as the last run left it)
 	srv      int    // the version srvbin says
+	where    bool   // the count cell's query has a WHERE clause (its source edited)
+}
+
+// notebook is the notebook's text.
+func (m inputsModel) notebook() string {
+	where := ""
+	if m.where {
+		where = " WHERE id > 0"
+	}
+	return strings.Replace(inputsNB, "FROM t%s", "FROM t"+where, 1)
 }
 
 func (m inputsModel) params() map[string]string {
@@ -83,7 +94,7 @@ func (m inputsModel) params() map[string]string {
 }
 
 // edits is how many kinds of edit edit knows.
-const edits = 8
+const edits = 9
 
 // edit changes one input, of the given kind, and says which.
 func (m inputsModel) edit(rng *rand.Rand, kind int) (inputsModel, string) {
@@ -112,6 +123,10 @@ func (m inputsModel) edit(rng *rand.Rand, kind int) (inputsModel, string) {
 	case 6:
 		m.srv = 1 + (m.srv+rng.Intn(2))%3 // another version
 		return m, fmt.Sprintf("srvbin: says version %d", m.srv)
+	case 7:
+		// The cell runs on the state add left, whatever file the user gave.
+		m.where = !m.where
+		return m, fmt.Sprintf("count: WHERE clause %v", m.where)
 	}
 	return m, "nothing: the files as the last run left them"
 }
@@ -187,8 +202,8 @@ func TestInputsProperty(t *testing.T) {
 		m.writeInputs(t, warm, m.replaced)
 		fresh := t.TempDir()
 		m.writeInputs(t, fresh, true)
-		want := statetest.RunNB(t, fresh, filepath.Join(fresh, "cache"), inputsNB, m.params(), true)
-		got := statetest.RunNB(t, warm, cache, inputsNB, m.params(), true)
+		want := statetest.RunNB(t, fresh, filepath.Join(fresh, "cache"), m.notebook(), m.params(), true)
+		got := statetest.RunNB(t, warm, cache, m.notebook(), m.params(), true)
 		os.RemoveAll(fresh)
 		for _, cell := range []string{"a", "b", "c", "rel", "add", "count", "runs"} {
 			if strings.HasPrefix(want.Outputs[cell], "error") || want.Status[cell] != "ran" {
