@@ -51,7 +51,7 @@ func (e *Engine) execute(st *CellRun) {
 		return
 	}
 	e.starting(st)
-	cell := &Cell{Name: c.Name, Key: st.Key, forceMemo: e.forced(c)}
+	cell := &Cell{Name: c.Name, Key: st.Key, forceMemo: e.forcedMemo(c)}
 	e.enterStates(cell, st)
 	thread := e.sess.NewThread(cell)
 	st.host = e.hostNow()
