@@ -25,7 +25,7 @@ func TestDeepInputsToRecursiveBuiltins(t *testing.T) {
 		{"repr", deepList + "s = repr(deep(200000))\n", `repr: nested too deeply`, "nb.star:7:9"},
 		{"print", deepList + "print('a', deep(200000))\n", `print: nested too deeply`, "nb.star:7:6"},
 		{"shared", // a DAG that str() would print 2^100 times
- "x = []\nfor i in range(100):\n    x = [x, x]\ns = str(x)\n", `str: over the limit: more than 1048576 values to show \(value size limit`, "nb.star:5:8"},
+			"x = []\nfor i in range(100):\n    x = [x, x]\ns = str(x)\n", `str: over the limit: more than 1048576 values to show \(value size limit`, "nb.star:5:8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("BENCHBOOK_MAX_VALUE", "1M")
