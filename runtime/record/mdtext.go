@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -36,7 +37,13 @@ type heading struct {
 
 // renderMarkdown renders src with heading ids drawn from ids (shared by the
 // whole record so that ids stay unique) and returns the headings found.
+// Text nested past maxMarkdownNesting is shown as preformatted text,
+// whole, with a line saying why.
 func renderMarkdown(src string, ids *headingIDs) (string, []heading) {
+	if line, depth := markdownNesting(src); depth > maxMarkdownNesting {
+		return fmt.Sprintf(`<p class="warn">⚠ Markdown nested %d levels deep at line %d (more than %d): shown as text</p><pre>%s</pre>`,
+			depth, line, maxMarkdownNesting, escapeText(src)), nil
+	}
 	source := []byte(src)
 	ctx := parser.NewContext(parser.WithIDs(ids))
 	doc := markdownEngine.Parser().Parse(text.NewReader(source), parser.WithContext(ctx))
@@ -55,6 +62,58 @@ func renderMarkdown(src string, ids *headingIDs) (string, []heading) {
 		return "<pre>" + escapeText(src) + "</pre>", heads
 	}
 	return buf.String(), heads
+}
+
+// maxMarkdownNesting bounds the blocks (quotes, list items) a line of
+// Markdown may open inside one another. goldmark takes time quadratic in
+// that nesting: md(">" * 200000 + " hi") rendered for 42-77 s, deaf to
+// SIGTERM, and 2,000 list items each indented under the last for 31 s.
+const maxMarkdownNesting = 100
+
+// markdownNesting is the deepest nesting of blocks a line of src opens and
+// its line: each '>', each list marker ("-", "+", "*", "1." or "1)" before
+// a blank) and each two columns of indentation count one level. It
+// overestimates (an indented code block counts), never underestimates.
+func markdownNesting(src string) (line, depth int) {
+	for n, l := range strings.Split(src, "\n") {
+		if d := lineNesting(l); d > depth {
+			line, depth = n+1, d
+		}
+	}
+	return line, depth
+}
+
+func lineNesting(l string) int {
+	depth, indent := 0, 0
+	for i := 0; i < len(l); {
+		switch c := l[i]; {
+		case c == ' ':
+			indent++
+			i++
+		case c == '\t':
+			indent += 4
+			i++
+		case c == '>':
+			depth++
+			i++
+		case (c == '-' || c == '+' || c == '*') && i+1 < len(l) && (l[i+1] == ' ' || l[i+1] == '\t'):
+			depth++
+			i += 2
+		case c >= '0' && c <= '9':
+			j := i
+			for j < len(l) && j-i < 9 && l[j] >= '0' && l[j] <= '9' {
+				j++
+			}
+			if j+1 >= len(l) || (l[j] != '.' && l[j] != ')') || (l[j+1] != ' ' && l[j+1] != '\t') {
+				return depth + indent/2
+			}
+			depth++
+			i = j + 2
+		default:
+			return depth + indent/2
+		}
+	}
+	return depth + indent/2
 }
 
 // headingText is the plain text of a heading (its text and code spans).
