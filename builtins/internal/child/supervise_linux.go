@@ -185,16 +185,22 @@ func markedPids(marker string) []int {
 		if err != nil || pid == self {
 			continue
 		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || len(env) == 0 {
-			continue
-		}
-		env = append(append([]byte{0}, env...), 0)
-		if bytes.Contains(env, want) {
+		if env := environ(pid); env != nil && bytes.Contains(env, want) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// environ is process pid's environment with a NUL before and after each
+// entry (so "\x00NAME=" finds a variable), nil when it is unreadable or
+// empty.
+func environ(pid int) []byte {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil || len(env) == 0 {
+		return nil
+	}
+	return append(append([]byte{0}, env...), 0)
 }
 
 // makeCgroup creates name, with "children" and "supervisor" under it, in

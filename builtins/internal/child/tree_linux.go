@@ -72,13 +72,8 @@ func (t *tree) walk() {
 // gave it HelperVar and no marker): the container reaper must outlive
 // benchbook, and so must a benchbook's own supervisor.
 func helper(pid int) bool {
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
-	}
-	env = append(append([]byte{0}, env...), 0)
-	s := string(env)
-	return strings.Contains(s, "\x00"+HelperVar+"=") && !strings.Contains(s, "\x00"+MarkerVar+"=")
+	env := string(environ(pid))
+	return strings.Contains(env, "\x00"+HelperVar+"=") && !strings.Contains(env, "\x00"+MarkerVar+"=")
 }
 
 // kill sends SIGKILL to every process of seen still running as itself,
