@@ -352,16 +352,6 @@ func stripProlog(s string) string {
 	}
 }
 
-// SVGText escapes s for an SVG attribute value or element text, writing
-// also ':', '=' and '(' as character references, so that checkSVG, which
-// reads a document as text, never refuses a figure for a name or a title
-// it holds ("x onerror=y", "javascript:", "url(http"): a flame graph was
-// dropped whole for one function's name. Every parser reads s back as it
-// was.
-func SVGText(s string) string { return svgTextEscaper.Replace(escapeText(s)) }
-
-var svgTextEscaper = strings.NewReplacer(":", "&#58;", "=", "&#61;", "(", "&#40;")
-
 var eventAttr = regexp.MustCompile(`<[^>]*\son[a-z]+\s*=`)
 
 // unsafeSVG names what in a lowercased SVG could run script or load a URL.
