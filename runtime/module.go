@@ -145,7 +145,10 @@ func (m *ModuleSet) Decoders() codec.Types { return m.decoders }
 //	struct(**fields)      -> a storable record of named fields
 //	json, math            -> go.starlark.net's json and math modules, json's
 //	                         encode and decode bounded by limits.Depth
-//	str, repr, print      -> the universe's, bounded likewise (guards.go)
+//	str(x)                -> Starlark's str; a value nested past
+//	                         BENCHBOOK_MAX_DEPTH is an error (guards.go)
+//	repr(x)               -> Starlark's repr; the same bound
+//	print(*args, sep=" ") -> Starlark's print; the same bound
 func Core() Module {
 	globals := starlark.StringDict{
 		"struct":    starlark.NewBuiltin("struct", starlarkstruct.Make),
