@@ -26,8 +26,16 @@ const exitGrace = 1500 * time.Millisecond
 // themselves; tests call run with a context no signal ends.
 func hardStop(ctx context.Context, stderr io.Writer) {
 	<-ctx.Done()
+	exitAfterGrace(stderr, "interrupted; still busy %v after the signal, so stopped without writing the record; finished cells are cached, rerun to resume")
+}
+
+// exitAfterGrace exits with 130 after exitGrace, saying why (msg takes
+// exitGrace): the REPL and the kernel call it on SIGTERM, whose end of the
+// session waits for the running input, which may be Go work nothing
+// cancels ("%s" % x of a list nested 200,000 deep kept the REPL 48 s).
+func exitAfterGrace(stderr io.Writer, msg string) {
 	time.Sleep(exitGrace)
-	fmt.Fprintf(stderr, "benchbook: interrupted; still busy %v after the signal, so stopped without writing the record; finished cells are cached, rerun to resume\n", exitGrace)
+	fmt.Fprintf(stderr, "benchbook: "+msg+"\n", exitGrace)
 	os.Exit(130)
 }
 
