@@ -64,7 +64,7 @@ r = workload.exec(["sleep", "60"], runs = 1, warmup = 0)
 					}
 				}
 			})
-			time.Sleep(300 * time.Millisecond) // the supervisor's walk has seen them
+			time.Sleep(600 * time.Millisecond) // the supervisor's walk (every 250 ms) has seen them
 			cmd.Process.Signal(sig)
 			cmd.Wait()
 			gone := time.Now()

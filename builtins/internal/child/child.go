@@ -21,7 +21,7 @@
 //     every child and inherited below it), then exits.
 //  4. Without a cgroup, benchbook is a child subreaper: a descendant that
 //     is orphaned is adopted by benchbook, not init, and stays in its tree
-//     (adopt_linux.go). The supervisor walks that tree every 100 ms and
+//     (adopt_linux.go). The supervisor walks that tree every 250 ms and
 //     kills what it saw there when benchbook dies (tree_linux.go): the
 //     descendant that left the group and shed the marker (setsid env -i).
 //
