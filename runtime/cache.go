@@ -131,7 +131,28 @@ func (s *store) put(e *entry) error {
 	if err := os.Link(variant, tmp); err != nil {
 		return writeChecked(path, e)
 	}
-	return os.Rename(tmp, path)
+	if err := renameOver(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// renameOver renames the file tmp to path, in the cache, where path may
+// be a directory that is no entry (a user's mkdir, a copy gone wrong):
+// it is removed, or every run recomputed the cell and warned "is a
+// directory", never repairing it.
+func renameOver(tmp, path string) error {
+	rerr := syscall.Rename(tmp, path)
+	if rerr == syscall.EISDIR || rerr == syscall.EEXIST || rerr == syscall.ENOTEMPTY {
+		if fi, err := os.Lstat(path); err == nil && fi.IsDir() && os.RemoveAll(path) == nil {
+			rerr = syscall.Rename(tmp, path)
+		}
+	}
+	if rerr != nil {
+		return &os.LinkError{Op: "rename", Old: tmp, New: path, Err: rerr}
+	}
+	return nil
 }
 
 // variantSep separates a key from the inputs hash in a variant's name.
@@ -240,9 +261,7 @@ func writeChecked(path string, v any) error {
 		err = &os.PathError{Op: "write", Path: tmp, Err: err}
 	}
 	if err == nil {
-		if rerr := syscall.Rename(tmp, path); rerr != nil {
-			err = &os.LinkError{Op: "rename", Old: tmp, New: path, Err: rerr}
-		}
+		err = renameOver(tmp, path)
 	}
 	if err != nil {
 		syscall.Unlink(tmp)

@@ -90,6 +90,7 @@ func handleKernelSignals(k *jupyter.Kernel) (stop func()) {
 		for sig := range sigs {
 			if sig == syscall.SIGTERM {
 				k.Stop()
+				go exitAfterGrace(os.Stderr, "kernel still busy %v after SIGTERM: stopped")
 				continue
 			}
 			k.Interrupt()

@@ -142,6 +142,7 @@ func (in *interrupts) loop() {
 		switch {
 		case sig == syscall.SIGTERM:
 			in.term()
+			go exitAfterGrace(os.Stderr, "still busy %v after SIGTERM: stopped; finished cells are cached")
 		case cancel == nil:
 			in.idle()
 		}

@@ -11,13 +11,13 @@ package flame
 import (
 	"fmt"
 	"hash/fnv"
-	"html"
 	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/benchbook/benchbook/builtins/internal/profile"
+	"github.com/benchbook/benchbook/runtime/record/svgtext"
 )
 
 // Options shape a flame graph; the zero value is the default.
@@ -227,7 +227,10 @@ func warm(name string) string {
 	return fmt.Sprintf("#%02x%02x%02x", r, g, bl)
 }
 
-func esc(s string) string { return html.EscapeString(s) }
+// esc escapes a name or a label (svgtext.Escape): a function is named by
+// whoever wrote the program profiled, and a name holding "onerror=" made
+// the record refuse the whole figure.
+func esc(s string) string { return svgtext.Escape(s) }
 
 func pct(x float64) string { return fmt.Sprintf("%.2f %%", 100*x) }
 
