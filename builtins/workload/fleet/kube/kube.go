@@ -213,7 +213,10 @@ func specVolume(name string) (corev1.Volume, *corev1.PodSecurityContext) {
 }
 
 // indexedJob is n pods, each `benchbook agent` on the spec of its index,
-// never retried: a failed agent is reported, not replaced mid-run.
+// never retried: a failed agent is reported, not replaced mid-run. The
+// limit is per index: with a Job-wide backoffLimit of 0, one pod's failure
+// failed the Job and the Job controller then terminated every other pod
+// (on a real cluster, a pod deleted mid-run stopped both agents of two).
 func indexedJob(name string, o Options, n int, at time.Time) (*batchv1.Job, error) {
 	res, err := resources(o)
 	if err != nil {
@@ -228,7 +231,7 @@ func indexedJob(name string, o Options, n int, at time.Time) (*batchv1.Job, erro
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: map[string]string{labelFleet: name}},
 		Spec: batchv1.JobSpec{
-			Completions: &count, Parallelism: &count, CompletionMode: &indexed, BackoffLimit: &noRetry,
+			Completions: &count, Parallelism: &count, CompletionMode: &indexed, BackoffLimitPerIndex: &noRetry,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{labelFleet: name}},
 				Spec: corev1.PodSpec{

@@ -289,7 +289,7 @@ func (s *podSlot) describe() string {
 	if p == nil {
 		return "no pod was created for it: check the Job's events (quota, admission)"
 	}
-	if gone {
+	if gone || p.DeletionTimestamp != nil {
 		return fmt.Sprintf("pod %s was deleted (%s)", p.Name, phase(p))
 	}
 	for _, c := range p.Status.Conditions {
