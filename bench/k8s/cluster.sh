@@ -356,7 +356,12 @@ down() {
 		[ -d "$h$cgroot" ] && say "could not remove the cgroup $h$cgroot"
 	done
 	ip link show "$bridge" >/dev/null 2>&1 && ip link delete "$bridge"
+	# libcni's result cache, named NETWORK-SANDBOX-IFNAME: our network's,
+	# and the loopback containerd sets up in each sandbox of ours.
 	rm -f /var/lib/cni/results/"$net"-*
+	for d in "$state"/containerd/*/io.containerd.grpc.v1.cri/sandboxes/*/; do
+		[ -d "$d" ] && rm -f /var/lib/cni/results/cni-loopback-"$(basename "$d")"-*
+	done
 	for l in /var/log/containers/*; do
 		[ -L "$l" ] && case $(readlink "$l") in "$state"/*) rm -f "$l" ;; esac
 	done

@@ -27,6 +27,9 @@ step() { echo; echo "== k8s e2e: $* ($(($(date +%s) - t0)) s in)"; }
 
 sysctls() { for s in vm/overcommit_memory vm/panic_on_oom kernel/panic kernel/panic_on_oops; do printf '%s=%s ' "$s" "$(cat /proc/sys/$s)"; done; }
 before=$(sysctls)
+# hostfiles: what the kubelet and CNI write outside the state directory.
+hostfiles() { ls -d /var/lib/cni /var/lib/cni/results/* /var/log/containers /var/log/containers/* /var/log/pods /run/netns/* 2>/dev/null; }
+hostbefore=$(hostfiles)
 
 # left: what of a cluster is still on this machine, one line each.
 left() {
@@ -40,6 +43,8 @@ left() {
 	ip link show bbk8s0 >/dev/null 2>&1 && echo "bridge bbk8s0"
 	[ -e "$state" ] && echo "state directory $state"
 	[ "$(sysctls)" = "$before" ] || echo "kernel settings $(sysctls), were $before"
+	diff <(echo "$hostbefore") <(hostfiles) | sed -n 's/^> /host file /p'
+	iptables-save 2>/dev/null | grep -q KUBE && echo "iptables chains KUBE-*"
 }
 
 # mem: the cluster's memory in MiB: the resident memory of its processes
@@ -64,7 +69,7 @@ down_and_check() {
 	if [ -n "$l" ]; then
 		echo "left after down:"; echo "$l"; failed+=("down $1 left something")
 	else
-		echo "down $1: nothing left (processes, mounts, cgroups, bridge, state, kernel settings)"
+		echo "down $1: nothing left (processes, mounts, cgroups, bridge, state, kernel settings, CNI cache, log links, iptables)"
 	fi
 }
 
