@@ -37,7 +37,6 @@ type Kernel struct {
 	cancel  context.CancelFunc // of the running execution; nil when idle
 	stopped chan struct{}      // closed when shutdown was asked
 	stopOne sync.Once
-
 }
 
 // New prepares a kernel; Run binds its sockets and serves.
