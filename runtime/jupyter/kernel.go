@@ -259,11 +259,14 @@ func replyType(request string) string {
 // the failure's reply goes out (ipykernel's stop_on_error_timeout).
 const abortWindow = 200 * time.Millisecond
 
-// abortFollowing answers the executions that follow a failed one with
-// "aborted", as a kernel does for stop_on_error: those queued and those
-// that arrive until none has for abortWindow. The other requests among
-// them are served.
+// abortFollowing answers the executions sent before a failed one was
+// answered with "aborted", as a kernel does for stop_on_error: those
+// queued and those that arrive until none has for abortWindow. An
+// execution the client made after it saw the failure (its header's date
+// is later: a frontend that runs the next cell once the last is answered)
+// runs; so do the requests of other kinds among them.
 func (k *Kernel) abortFollowing(q <-chan *Message) {
+	failed := time.Now()
 	quiet := time.NewTimer(abortWindow)
 	defer quiet.Stop()
 	for {
@@ -276,8 +279,10 @@ func (k *Kernel) abortFollowing(q <-chan *Message) {
 			if !ok {
 				return
 			}
-			if m.Header.MsgType != "execute_request" {
-				k.handle(k.shell, m)
+			if m.Header.MsgType != "execute_request" || sentAfter(m, failed) {
+				if k.handle(k.shell, m) {
+					failed = time.Now() // another failure: abort what was sent before it
+				}
 			} else {
 				k.publishStatus(m, "busy")
 				k.reply(k.shell, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.count})
@@ -286,6 +291,13 @@ func (k *Kernel) abortFollowing(q <-chan *Message) {
 			quiet.Reset(abortWindow)
 		}
 	}
+}
+
+// sentAfter reports whether the request's header says it was made after
+// t. A request without a readable date was not.
+func sentAfter(m *Message, t time.Time) bool {
+	d, err := time.Parse(time.RFC3339Nano, m.Header.Date)
+	return err == nil && d.After(t)
 }
 
 func (k *Kernel) kernelInfo() map[string]any {

@@ -290,13 +290,14 @@ func TestStopOnErrorAbortsTheQueue(t *testing.T) {
 	}
 }
 
-// "Run All" sends every cell at once: after a quick failure, every one of
+// "Run All" sends every cell at once: after a failure, every one of
 // 200 executions sent with it is aborted, not only those that had reached
 // the kernel's queue when the failure's reply went out; the requests of
-// other kinds among them are answered.
+// other kinds among them are answered, and so is an execution the client
+// made once it saw the failure.
 func TestStopOnErrorAbortsWhatFollows(t *testing.T) {
 	c, _, _ := startKernel(t, "k")
-	c.execute("fail")
+	c.execute("slow") // fails after 300 ms, the other cells sent meanwhile
 	const n = 200
 	for i := range n {
 		if i == n/2 {
@@ -315,6 +316,11 @@ func TestStopOnErrorAbortsWhatFollows(t *testing.T) {
 	}
 	if statuses["error"] != 1 || statuses["aborted"] != n || statuses["kernel_info"] != 1 {
 		t.Fatalf("replies %v, want 1 error, %d aborted and the kernel_info answered", statuses, n)
+	}
+	// Sent once the failure was seen, at once (nbclient, a console): it runs.
+	c.execute("after")
+	if r := content(t, reply(t, c.replies, 5*time.Second)); r["status"] != "ok" {
+		t.Fatalf("an execution made after the failure was answered: %v", r)
 	}
 }
 
