@@ -88,7 +88,7 @@ func TestKernelConformance(t *testing.T) {
 	if len(got.Skipped) > 0 {
 		t.Errorf("skipped, each a sample the kernel could honour:\n%s", strings.Join(got.Skipped, "\n"))
 	}
-	t.Logf("jupyter_kernel_test %s: ran %d of %d tests, %d subtests passed, %d skipped", got.Version, got.Run, len(got.Offered), got.PassedSubtests, len(got.Skipped))
+	t.Logf("jupyter_kernel_test %s: ran %d tests (the %d it offers, for each of %v), %d subtests passed, %d skipped", got.Version, got.Run, len(got.Offered), got.Classes, got.PassedSubtests, len(got.Skipped))
 }
 
 func lastLines(s string, n int) string {
