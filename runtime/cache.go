@@ -395,11 +395,16 @@ func (m memoStore) Put(scope, key string, cp *Checkpoint) error {
 	return writeChecked(m.s.memoPath(scope, key), e)
 }
 
+// ErrLocked is a cache whose lock another process holds, for an engine
+// opened with Options.NoWait.
+var ErrLocked = errors.New("the cache is locked by another process")
+
 // lock takes the notebook's cache lock, so that two runs of one notebook
 // do not interleave. If another process holds it, say who and wait, until
 // ctx ends: a blocking flock is restarted after SIGINT and SIGTERM, so a
-// run waiting for another could only be ended by SIGKILL.
-func lock(ctx context.Context, cacheDir string, say func(string)) (unlock func(), err error) {
+// run waiting for another could only be ended by SIGKILL. With noWait it
+// fails with ErrLocked instead of waiting.
+func lock(ctx context.Context, cacheDir string, noWait bool, say func(string)) (unlock func(), err error) {
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
@@ -410,6 +415,10 @@ func lock(ctx context.Context, cacheDir string, say func(string)) (unlock func()
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder, _ := limits.ReadFile(path, limits.File)
+		if noWait {
+			f.Close()
+			return nil, fmt.Errorf("%w: %s, held by %s", ErrLocked, path, strings.TrimSpace(string(holder)))
+		}
 		say(fmt.Sprintf("waiting for the cache lock %s, held by %s", path, strings.TrimSpace(string(holder))))
 		if err := waitLock(ctx, f); err != nil {
 			f.Close()

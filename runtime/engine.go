@@ -42,6 +42,10 @@ type Options struct {
 	// (cmd/benchbook/modules.go lists benchbook's).
 	Modules []Module
 	Stdlib  fs.FS
+	// NoWait makes Open fail with ErrLocked when another process holds the
+	// cache's lock, instead of waiting for it (a kernel that has not been
+	// told its notebook takes another cache rather than share one).
+	NoWait bool
 }
 
 // Status is what happened to a cell: hit, ran, live, error, skipped, never
@@ -156,7 +160,7 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	if e.store, err = openStore(opts.CacheDir); err != nil {
 		return nil, err
 	}
-	if e.unlock, err = lock(ctx, opts.CacheDir, func(msg string) { fmt.Fprintln(opts.Stderr, msg) }); err != nil {
+	if e.unlock, err = lock(ctx, opts.CacheDir, opts.NoWait, func(msg string) { fmt.Fprintln(opts.Stderr, msg) }); err != nil {
 		return nil, err
 	}
 	// A run killed mid-write (SIGKILL) leaves temp files that no rename
