@@ -39,6 +39,11 @@ type Kernel struct {
 	stopOne sync.Once
 
 	shellQ chan *Message // shell requests received, not yet served
+
+	// ShowCode is code as the kernel echoes it: on iopub (execute_input,
+	// which every frontend connected sees) and in the history. nil echoes
+	// it as sent; a kernel whose code may hold secrets masks them.
+	ShowCode func(code string) string
 }
 
 // New prepares a kernel; Run binds its sockets and serves.
@@ -310,8 +315,12 @@ func (k *Kernel) execute(m *Message) (map[string]any, int) {
 		k.count++
 	}
 	req.Count = k.count
+	shown := req.Code
+	if k.ShowCode != nil {
+		shown = k.ShowCode(req.Code)
+	}
 	if !req.Silent {
-		k.publish(m, "execute_input", map[string]any{"code": req.Code, "execution_count": req.Count})
+		k.publish(m, "execute_input", map[string]any{"code": shown, "execution_count": req.Count})
 	}
 	out := &Publisher{k: k, parent: m, count: req.Count, silent: req.Silent}
 	ctx, done := k.interruptible()
@@ -319,7 +328,7 @@ func (k *Kernel) execute(m *Message) (map[string]any, int) {
 	done()
 	out.close()
 	if req.StoreHistory {
-		k.history.add(req.Count, req.Code, out.result)
+		k.history.add(req.Count, shown, out.result)
 	}
 	exprs := map[string]any{}
 	if failure != nil {
