@@ -107,10 +107,10 @@ type Cell struct {
 	dropped  int64           // printed bytes past the limit, not kept
 	warnings []string
 
-	forceMemo     bool           // -rerun: ignore memo entries of this cell
-	secretGlobals bool           // it has a global named like a secret (learnFrames reads them)
-	calls         callSites      // the names its calls read (learnFrames)
-	st            *resstate.Cell // what it did to live resources (state.go)
+	forceMemo     bool              // -rerun: ignore memo entries of this cell
+	secretGlobals bool              // it has a global named like a secret (learnFrames reads them)
+	secretCalls   map[callSite]bool // its calls that read a secret (learnFrames)
+	st            *resstate.Cell    // what it did to live resources (state.go)
 }
 
 const (

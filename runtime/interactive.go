@@ -218,7 +218,7 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 		globals[k] = v
 	}
 	f, _ = fileOptions.Parse("<repl>", src, 0) // resolving mutated the first tree
-	cell := &Cell{Name: "repl", calls: secretFlows(f).calls}
+	cell := &Cell{Name: "repl", secretCalls: secretCalls(secretFlows(f).calls, e.sess.taintedNames())}
 	thread := e.sess.NewThread(cell)
 	stop := make(chan struct{})
 	defer close(stop)

@@ -173,6 +173,21 @@ func identsIn(xs ...syntax.Expr) []string {
 	return out
 }
 
+// secretCalls are the calls whose arguments read a secret-named or tainted
+// name.
+func secretCalls(calls callSites, tainted map[string]bool) map[callSite]bool {
+	var out map[callSite]bool
+	for site, names := range calls {
+		if readsSecret(names, tainted) {
+			if out == nil {
+				out = map[callSite]bool{}
+			}
+			out[site] = true
+		}
+	}
+	return out
+}
+
 // readsSecret reports whether one of names says secret or is tainted.
 func readsSecret(names []string, tainted map[string]bool) bool {
 	for _, n := range names {
@@ -485,7 +500,7 @@ func learnFrames(t *starlark.Thread, out starlark.Value) {
 			}
 		}
 	}
-	if out != nil && site != nil && readsSecret(c.calls[*site], tainted) {
+	if out != nil && site != nil && c.secretCalls[*site] {
 		redact.LearnDerived(out) // after the variables: what they hold is masked as such
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"go.starlark.net/starlark"
@@ -327,6 +328,19 @@ var secretWords = map[string]bool{
 // changes) is password, secret, token, key and the like, or it contains
 // "password" or "secret" anywhere (PGPASSWORD).
 func SecretName(name string) bool {
+	if v, ok := secretNames.Load(name); ok {
+		return v.(bool)
+	}
+	v := secretName(name)
+	secretNames.Store(name, v)
+	return v
+}
+
+// secretNames remembers SecretName's answers: the engine asks for every
+// variable in scope before every output.
+var secretNames sync.Map
+
+func secretName(name string) bool {
 	lower := strings.ToLower(name)
 	if strings.Contains(lower, "password") || strings.Contains(lower, "secret") {
 		return true
