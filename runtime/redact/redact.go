@@ -256,8 +256,8 @@ var codeValue = regexp.MustCompile(`^(?:[A-Za-z_][\w.]*\(|(?:None|True|False|nul
 
 func (f *finder) maskHeader(m string) string {
 	sub := headerKV.FindStringSubmatch(m)
-	if sub[3] == Mask {
-		return m
+	if sub[3] == Mask || isScheme(sub[3]) {
+		return m // "Authorization: Bearer " + tok: tok's value is masked where it shows
 	}
 	f.found = append(f.found, secretParts(sub[3])...)
 	return sub[1] + sub[2] + Mask
@@ -268,7 +268,7 @@ func (f *finder) maskValue(m string) string {
 	prefix, val := sub[1], sub[2]
 	name := strings.Trim(strings.TrimRight(prefix, " \t=:"), `"'`)
 	switch {
-	case val == Mask, codeValue.MatchString(val):
+	case val == Mask, codeValue.MatchString(val), isScheme(strings.Trim(val, `"'`)):
 		return m
 	case !oldWords.MatchString(name) && !SecretName(name):
 		return m
@@ -302,6 +302,14 @@ func (f *finder) maskFlag(re *regexp.Regexp, m string, list bool) string {
 		return prefix + string(q) + Mask + string(q)
 	}
 	return prefix + Mask
+}
+
+// isScheme reports whether s is an HTTP authentication scheme alone, or a
+// template made of one ("Bearer %s"): the constant half of a header built
+// in code, no secret, which masked alone would look redacted while the
+// token after it stays.
+func isScheme(s string) bool {
+	return authSchemes[strings.ToLower(strings.TrimSpace(template.Replace(s)))]
 }
 
 func isLowerWord(s string) bool {

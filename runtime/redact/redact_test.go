@@ -304,10 +304,13 @@ func TestBearerNeverMaskedAlone(t *testing.T) {
 	LearnValue("Bearer %s")
 	Learn("Authorization", "Bearer Br1tokenValue")
 	for in, want := range map[string]string{
-		"sent Bearer Br2other": "sent Bearer Br2other",
-		"sent Br1tokenValue":   "sent xxxxx",
-		"Bearer Br1tokenValue": "xxxxx",
-		"tok[:8] = Br1token":   "tok[:8] = xxxxx",
+		`h = {"Authorization": "Bearer " + tok}`:   `h = {"Authorization": "Bearer " + tok}`,
+		`h = {"Authorization": "Bearer %s" % tok}`: `h = {"Authorization": "Bearer %s" % tok}`,
+		`hdr = "Authorization: Bearer " + tok`:     `hdr = "Authorization: Bearer " + tok`,
+		"sent Bearer Br2other":                     "sent Bearer Br2other",
+		"sent Br1tokenValue":                       "sent xxxxx",
+		"Bearer Br1tokenValue":                     "xxxxx",
+		"tok[:8] = Br1token":                       "tok[:8] = xxxxx",
 	} {
 		if got := String(in); got != want {
 			t.Errorf("String(%q) = %q, want %q", in, got, want)
