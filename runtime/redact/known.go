@@ -62,29 +62,39 @@ type needle struct {
 // gramRef is a needle holding a window, and where.
 type gramRef struct{ needle, off int32 }
 
-// known is an immutable snapshot of the set: learn replaces it whole, so
-// String reads it without a lock held during the search.
+// known is the set and its index. It grows in place under learned's
+// lock, by what each secret adds: a table column of ten thousand tokens
+// is learned one cell at a time, and rebuilding the index for each made
+// that quadratic.
 type known struct {
-	secrets map[string]bool
+	secrets map[string]bool // sliced (else masked whole only)
 	needles []needle
+	byText  map[string]int // needle index by orig
 	grams   map[uint64][]gramRef
 	filter  []uint64 // bit filter on the windows' keys
 	short   []string // needles shorter than MinSlice, searched whole
+	refs    int      // windows indexed
 }
 
 const filterBits = 20
 
+// maxRefs bounds the windows of slices in the index (about 40 bytes a
+// window): past it, a new secret is masked whole only (a window a form),
+// and its slices no longer; the thousands of secrets that fill it come
+// from a column of them, masked by name wherever the table shows.
+var maxRefs = 1 << 20
+
 var learned struct {
-	sync.Mutex
-	k   *known // never nil after init
+	sync.RWMutex
+	k   *known
 	gen uint64 // how many times the set grew
 }
 
 // Generation counts the times the set grew: an output stored at an
 // earlier generation may hold a secret learned since.
 func Generation() uint64 {
-	learned.Lock()
-	defer learned.Unlock()
+	learned.RLock()
+	defer learned.RUnlock()
 	return learned.gen
 }
 
@@ -94,13 +104,12 @@ func init() { forgetAll() }
 func forgetAll() {
 	learned.Lock()
 	defer learned.Unlock()
-	learned.k = build(map[string]bool{})
+	learned.k = newKnown()
 }
 
-func current() *known {
-	learned.Lock()
-	defer learned.Unlock()
-	return learned.k
+func newKnown() *known {
+	return &known{secrets: map[string]bool{}, byText: map[string]int{}, grams: map[uint64][]gramRef{},
+		filter: make([]uint64, 1<<filterBits/64)}
 }
 
 // placeholders are never learned: they hide nothing (token = "none"), and
@@ -139,26 +148,22 @@ func learn(found []string) { learnAs(found, true) }
 // are masked too, or only each whole.
 func learnAs(found []string, slice bool) {
 	var add []string
-	k := current()
+	learned.RLock()
 	for _, s := range found {
 		s = strings.TrimSpace(s)
-		if sl, ok := k.secrets[s]; worthLearning(s) && (!ok || slice && !sl) {
+		if sl, ok := learned.k.secrets[s]; (!ok || slice && !sl && !hasScheme(s)) && worthLearning(s) {
 			add = append(add, s)
 		}
 	}
+	learned.RUnlock()
 	if len(add) == 0 {
 		return
 	}
 	learned.Lock()
 	defer learned.Unlock()
-	secrets := make(map[string]bool, len(learned.k.secrets)+len(add))
-	for s, sl := range learned.k.secrets {
-		secrets[s] = sl
-	}
 	for _, s := range add {
-		secrets[s] = secrets[s] || slice
+		learned.k.add(s, slice)
 	}
-	learned.k = build(secrets)
 	learned.gen++
 }
 
@@ -206,52 +211,56 @@ func collectStrings(v starlark.Value, left int, out *[]string) {
 	}
 }
 
-// build indexes every form of every secret.
-func build(secrets map[string]bool) *known {
-	k := &known{secrets: secrets, grams: map[uint64][]gramRef{}, filter: make([]uint64, 1<<filterBits/64)}
-	seen := map[string]int{}
-	add := func(orig string, slice bool) {
-		if len(orig) < minLearned {
-			return
-		}
-		if i, ok := seen[orig]; ok {
-			k.needles[i].slice = k.needles[i].slice || slice
-			return
-		}
-		seen[orig] = len(k.needles)
+// add indexes every form of secret s.
+func (k *known) add(s string, slice bool) {
+	if sl, ok := k.secrets[s]; ok && (sl || !slice) {
+		return
+	}
+	slice = slice && !hasScheme(s)
+	k.secrets[s] = slice
+	for _, f := range textForms(s) {
+		k.addNeedle(f, slice)
+	}
+	for _, f := range encodedForms(s) {
+		k.addNeedle(f, false)
+	}
+}
+
+// addNeedle indexes one form: its first window, to find it whole, and,
+// sliced, every other window.
+func (k *known) addNeedle(orig string, slice bool) {
+	if len(orig) < minLearned {
+		return
+	}
+	slice = slice && k.refs < maxRefs
+	i, ok := k.byText[orig]
+	from := 0
+	switch {
+	case ok && (!slice || k.needles[i].slice || len(orig) < MinSlice):
+		return
+	case ok:
+		k.needles[i].slice, from = true, 1 // its first window is there
+	default:
+		i = len(k.needles)
+		k.byText[orig] = i
 		k.needles = append(k.needles, needle{text: foldString(orig), orig: orig, slice: slice})
 	}
-	all := make([]string, 0, len(secrets))
-	for s := range secrets {
-		all = append(all, s)
+	text := k.needles[i].text
+	if len(text) < MinSlice {
+		k.short = append(k.short, text)
+		return
 	}
-	sort.Strings(all) // the same index whatever the map's order
-	for _, s := range all {
-		slice := secrets[s] && !hasScheme(s)
-		for _, f := range textForms(s) {
-			add(f, slice)
-		}
-		for _, f := range encodedForms(s) {
-			add(f, false)
-		}
+	last := 0
+	if slice {
+		last = len(text) - MinSlice
 	}
-	for i, n := range k.needles {
-		if len(n.text) < MinSlice {
-			k.short = append(k.short, n.text)
-			continue
-		}
-		last := 0 // a whole-only needle is found by its first window
-		if n.slice {
-			last = len(n.text) - MinSlice
-		}
-		for off := 0; off <= last; off++ {
-			key := gramKey(n.text[off:])
-			k.grams[key] = append(k.grams[key], gramRef{int32(i), int32(off)})
-			h := filterHash(key)
-			k.filter[h/64] |= 1 << (h % 64)
-		}
+	for off := from; off <= last; off++ {
+		key := gramKey(text[off:])
+		k.grams[key] = append(k.grams[key], gramRef{int32(i), int32(off)})
+		h := filterHash(key)
+		k.filter[h/64] |= 1 << (h % 64)
+		k.refs++
 	}
-	return k
 }
 
 // hasScheme reports whether s is an Authorization value ("Bearer T"): it
@@ -435,7 +444,7 @@ func merge(spans []span) []span {
 // hideLearned masks every known secret in s. A span is widened to whole
 // characters, so a mask never leaves half a UTF-8 sequence behind.
 func hideLearned(s string) string {
-	spans := current().find(s)
+	spans := findKnown(s)
 	if len(spans) == 0 {
 		return s
 	}
@@ -466,7 +475,13 @@ func hideLearned(s string) string {
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // Known reports whether s holds a secret the process learned.
-func Known(s string) bool { return len(current().find(s)) > 0 }
+func Known(s string) bool { return len(findKnown(s)) > 0 }
+
+func findKnown(s string) []span {
+	learned.RLock()
+	defer learned.RUnlock()
+	return learned.k.find(s)
+}
 
 // learnStrings learns every string inside v: the value of a field whose
 // name says secret, whatever its shape (a tuple ("u", "PW"), a list).

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -366,5 +367,42 @@ func BenchmarkStringLearned(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		String(s)
+	}
+}
+
+// TestManySecretsLearnedOneByOne: a column of 10,000 tokens, learned a
+// cell at a time as Value walks it, takes a second, not the minutes that
+// rebuilding the index for each took; past the index's bound (lowered
+// here to 50,000 windows) the later ones are still masked, whole.
+func TestManySecretsLearnedOneByOne(t *testing.T) {
+	timing.Only(t, "10,000 secrets indexed, timed")
+	forgetAll()
+	t.Cleanup(forgetAll)
+	defer func(m int) { maxRefs = m }(maxRefs)
+	maxRefs = 50000
+	rows := make([]starlark.Value, 10000)
+	for i := range rows {
+		d := starlark.NewDict(1)
+		d.SetKey(starlark.String("token"), starlark.String(fmt.Sprintf("Many%05dTok%x", i, i*7919)))
+		rows[i] = d
+	}
+	start := time.Now()
+	Value(starlark.NewList(rows))
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("learning 10,000 secrets took %v", took)
+	}
+	learned.RLock()
+	refs := learned.k.refs
+	learned.RUnlock()
+	if refs > maxRefs+12*len(rows) { // past the bound, a window or so a form
+		t.Errorf("%d windows indexed, bound %d", refs, maxRefs)
+	}
+	last := fmt.Sprintf("Many%05dTok%x", 9999, 9999*7919)
+	if got := String("first Many00000Tok0 last " + last); strings.Contains(got, "Many") {
+		t.Errorf("String = %q", got)
+	}
+	LearnValue("QqBeyond7Bound")
+	if got := String("whole QqBeyond7Bound, a slice Beyond7Bo"); got != "whole xxxxx, a slice Beyond7Bo" {
+		t.Errorf("String = %q: a secret past the bound is masked whole, not sliced", got)
 	}
 }
