@@ -105,6 +105,7 @@ type Engine struct {
 	force    *CellDef                 // RunCell(name, force = true): this cell runs even if cached
 	prev     map[string]cellMemory    // what the last run knew, to say why a cell is stale
 	listings map[string]listing       // the cells' listings as last shown (listing.go)
+	tainted  [2]map[string]bool       // the notebook's tainted names, the REPL input's (secrets.go)
 	sources  map[string]*parsedSource // files resolved for memo fingerprints
 	unlock   func()
 
@@ -170,7 +171,7 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	}
 	e.sess = &Session{Ctx: ctx, Stderr: opts.Stderr, NotebookDir: dir, CacheDir: opts.CacheDir, Params: opts.Params, Modules: mods, paramSalt: salt}
 	e.sess.memo = memoStore{s: e.store, types: mods.decoders, warn: e.warn, stale: e.staleInput}
-	e.sess.tainted.Store(ptr(learnSecrets(nb, opts.Params)))
+	e.setTainted(learnSecrets(nb, opts.Params))
 	e.sess.fingerprint = e.fingerprint
 	e.sess.tracker = resstate.New(func(msg string) { fmt.Fprintln(opts.Stderr, msg) }, record.FormatDuration)
 	e.prev = e.loadMemory()

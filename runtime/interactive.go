@@ -32,7 +32,7 @@ func (e *Engine) SetContext(ctx context.Context) {
 func (e *Engine) SetParams(p map[string]string) {
 	e.opts.Params = p
 	e.sess.Params = p
-	e.sess.tainted.Store(ptr(learnSecrets(e.NB, p)))
+	e.setTainted(learnSecrets(e.NB, p))
 }
 
 // Plan recomputes every cell's state without executing anything.
@@ -195,7 +195,7 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	LearnSource(src)
+	e.setREPLTainted(LearnSource(src))
 	globals := make(starlark.StringDict, len(e.builtins)+len(e.scratch))
 	for k, v := range e.builtins {
 		globals[k] = v
@@ -310,7 +310,7 @@ func (e *Engine) Reload(nb *Notebook) (Edit, error) {
 		oldCells[c.Name] = c
 	}
 	e.NB, e.g, e.sources = nb, g, nil
-	e.sess.tainted.Store(ptr(learnSecrets(nb, nil))) // an edit may hold a new one
+	e.setTainted(learnSecrets(nb, nil)) // an edit may hold a new one
 	e.Plan()
 	var ed Edit
 	for _, c := range nb.Cells {

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"maps"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -428,12 +429,44 @@ func taintedNames(flows []secretFlow, tainted map[string]bool) map[string]bool {
 
 // LearnSource tells the redactor the secrets of a piece of code that has
 // not reached a notebook yet (a kernel's execute_request, echoed on iopub
-// before it runs; REPL input), as learnSecrets does for a notebook's.
-func LearnSource(code string) {
+// before it runs; REPL input), as learnSecrets does for a notebook's, and
+// returns its tainted names.
+func LearnSource(code string) map[string]bool {
 	redact.Learn("", code)
-	if f, err := fileOptions.Parse("input", code, 0); err == nil {
-		learnFlows([]secretFlow{secretFlows(f)})
+	f, err := fileOptions.Parse("input", code, 0)
+	if err != nil {
+		return nil
 	}
+	return learnFlows([]secretFlow{secretFlows(f)})
+}
+
+// setTainted gives the cells' threads the notebook's tainted names, with
+// those the REPL's inputs added so far.
+func (e *Engine) setTainted(nb map[string]bool) {
+	e.tainted[0] = nb
+	m := maps.Clone(nb)
+	if m == nil {
+		m = map[string]bool{}
+	}
+	for k := range e.tainted[1] {
+		m[k] = true
+	}
+	e.sess.tainted.Store(&m)
+}
+
+// setREPLTainted adds the tainted names of one REPL input: the REPL's
+// globals persist across inputs, so do they.
+func (e *Engine) setREPLTainted(names map[string]bool) {
+	if len(names) == 0 {
+		return
+	}
+	if e.tainted[1] == nil {
+		e.tainted[1] = map[string]bool{}
+	}
+	for k := range names {
+		e.tainted[1][k] = true
+	}
+	e.setTainted(e.tainted[0])
 }
 
 // learnCell learns the secrets in what a cell made: the values it left
@@ -570,5 +603,3 @@ func holdsSecret(st *CellRun) bool {
 	}
 	return false
 }
-
-func ptr[T any](v T) *T { return &v }

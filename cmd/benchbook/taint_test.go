@@ -380,3 +380,31 @@ func excerptAround(text, canary string) string {
 	}
 	return "(reversed)"
 }
+
+// TestREPLMasksSecrets: what the terminal REPL prints of a secret (the
+// value, a slice, what a call reading it printed) is masked, as the
+// kernel's results are. Before, the REPL printed values in clear.
+func TestREPLMasksSecrets(t *testing.T) {
+	nb := writeNB(t, "# %% a\nx = 1\n")
+	cmd := exec.Command(cliBinary(t), "repl", nb)
+	cmd.Stdin = strings.NewReader(`tok = "Rp1kX9vQ2mZ"
+h = {"Authorization": "Bearer " + tok}
+tok
+print(tok[2:10])
+tok[::-1]
+`)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("repl: %v\n%s", err, errb.String())
+	}
+	text := out.String() + errb.String()
+	for _, leak := range []string{"Rp1kX9vQ2mZ", "1kX9vQ2m", "Zm2Qv9Xk1pR"} {
+		if strings.Contains(text, leak) {
+			t.Errorf("%s leaked:\n%s", leak, text)
+		}
+	}
+	if strings.Count(text, "xxxxx") < 3 {
+		t.Errorf("want three masked outputs:\n%s", text)
+	}
+}
