@@ -170,7 +170,7 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.sess = &Session{Ctx: ctx, Stderr: opts.Stderr, NotebookDir: dir, CacheDir: opts.CacheDir, Params: opts.Params, Modules: mods, paramSalt: salt}
-	e.sess.memo = memoStore{s: e.store, types: mods.decoders, warn: e.warn, stale: e.staleInput}
+	e.sess.memo = memoStore{s: e.store, types: mods.decoders, warn: e.warn, stale: e.staleInput, written: &memoWrites{}}
 	e.setTainted(learnSecrets(nb, opts.Params))
 	e.sess.fingerprint = e.fingerprint
 	e.sess.tracker = resstate.New(func(msg string) { fmt.Fprintln(opts.Stderr, msg) }, record.FormatDuration)

@@ -2,7 +2,9 @@ package runtime
 
 import (
 	"maps"
+	"os"
 	"strings"
+	"sync"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -565,6 +567,7 @@ func (s *Session) taintedNames() map[string]bool {
 // cell, "Bearer " + tok in a later one, reached only at run time): their
 // outputs masked anew and, should a value now hold a secret, no values.
 func (e *Engine) rescrub() {
+	e.rescrubMemos()
 	gen := redact.Generation()
 	for _, st := range e.runs {
 		if st.entry == nil || !st.Executed || st.scrubbed >= gen {
@@ -581,6 +584,64 @@ func (e *Engine) rescrub() {
 			st.Why = why
 		}
 	}
+}
+
+// memoWrites are the memo checkpoints an engine wrote, and the
+// redactor's generation at the time.
+type memoWrites struct {
+	mu   sync.Mutex
+	list []memoWrite
+}
+
+type memoWrite struct {
+	scope, key string
+	gen        uint64
+}
+
+func (w *memoWrites) add(scope, key string) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, memoWrite{scope, key, redact.Generation()})
+}
+
+// rescrubMemos removes the checkpoints written before a secret they hold
+// was learned: a checkpoint saves time, so it goes rather than being
+// rewritten, and the next run computes it again.
+func (e *Engine) rescrubMemos() {
+	m, ok := e.sess.memo.(memoStore)
+	if !ok || m.written == nil {
+		return
+	}
+	gen := redact.Generation()
+	m.written.mu.Lock()
+	list := m.written.list
+	m.written.list = nil
+	m.written.mu.Unlock()
+	for _, w := range list {
+		if w.gen >= gen {
+			continue
+		}
+		// Unreadable now (its key holds a secret learned since, its inputs
+		// moved) it would be computed again anyway.
+		if cp, ok := m.Get(w.scope, w.key); !ok || checkpointHoldsSecret(cp) {
+			os.Remove(m.s.memoPath(w.scope, w.key))
+		}
+	}
+}
+
+func checkpointHoldsSecret(cp *Checkpoint) bool {
+	if _, secret := redact.Value(cp.Value); secret {
+		return true
+	}
+	for _, out := range cp.Outputs {
+		if _, secret := redact.Value(out); secret {
+			return true
+		}
+	}
+	return false
 }
 
 // holdsSecret reports whether a stored cell's outputs, warnings or values
