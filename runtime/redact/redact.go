@@ -267,20 +267,30 @@ func (f *finder) maskValue(m string) string {
 	sub := secretKV.FindStringSubmatch(m)
 	prefix, val := sub[1], sub[2]
 	name := strings.Trim(strings.TrimRight(prefix, " \t=:"), `"'`)
+	secret := SecretName(name)
 	switch {
 	case val == Mask, codeValue.MatchString(val), isScheme(strings.Trim(val, `"'`)):
 		return m
-	case !oldWords.MatchString(name) && !SecretName(name):
+	case !secret && !oldWords.MatchString(name):
 		return m
+	}
+	// Learned only under a name that says secret: "tokens_per_s": 5123 is
+	// masked (the old words' rule) but no secret to hide elsewhere.
+	learn := func(v string) {
+		if secret {
+			f.found = append(f.found, secretParts(v)...)
+		}
+	}
+	switch {
 	case strings.HasPrefix(val, `"`):
-		f.found = append(f.found, secretParts(val[1:len(val)-1])...)
+		learn(val[1 : len(val)-1])
 		return prefix + `"` + Mask + `"`
 	case strings.HasPrefix(val, `'`):
-		f.found = append(f.found, secretParts(val[1:len(val)-1])...)
+		learn(val[1 : len(val)-1])
 		return prefix + `'` + Mask + `'`
 	}
 	if !strings.ContainsAny(val, "()[]{},") { // not code: "password": pw,
-		f.found = append(f.found, val)
+		learn(val)
 	}
 	return prefix + Mask
 }

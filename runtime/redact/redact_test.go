@@ -406,3 +406,15 @@ func TestManySecretsLearnedOneByOne(t *testing.T) {
 		t.Errorf("String = %q: a secret past the bound is masked whole, not sliced", got)
 	}
 }
+
+// TestOldWordsMaskButTeachNothing: a value under a name the old words
+// match but that says no secret (tokens_per_s) is masked there, as
+// before, and not learned: the same figure elsewhere stays.
+func TestOldWordsMaskButTeachNothing(t *testing.T) {
+	if got := String("tokens_per_s=5123.47 ok"); got != "tokens_per_s=xxxxx ok" {
+		t.Errorf("String = %q", got)
+	}
+	if got := String("p99 5123.47 ms"); got != "p99 5123.47 ms" {
+		t.Errorf("String = %q: a figure was learned as a secret", got)
+	}
+}
