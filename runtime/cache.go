@@ -82,10 +82,32 @@ const magic = "benchbook-entry"
 // get reads an entry; a missing one is (nil, nil), a damaged one errDamaged.
 func (s *store) get(key string) (*entry, error) {
 	var e entry
-	if err := readChecked(s.entryPath(key), &e); err != nil || e.Key == "" {
+	path := s.entryPath(key)
+	if err := readChecked(path, &e); err != nil || e.Key == "" {
+		return nil, err
+	}
+	if err := e.holdsTogether(path); err != nil {
 		return nil, err
 	}
 	return &e, nil
+}
+
+// holdsTogether checks that every value hashes to the hash recorded for
+// it, which is what the keys of the cells reading it chain: a value
+// rewritten by hand (the file's checksum recomputed) was served beside
+// dependents keyed by, and computed from, the old one. Such an entry is
+// damaged; one whose hashes were rewritten too keys its dependents anew.
+func (e *entry) holdsTogether(path string) error {
+	if len(e.Values) != len(e.Hashes) {
+		return fmt.Errorf("%w: %s: %d values, %d hashes", errDamaged, path, len(e.Values), len(e.Hashes))
+	}
+	for name, data := range e.Values {
+		sum := sha256.Sum256(data)
+		if e.Hashes[name] != hex.EncodeToString(sum[:]) {
+			return fmt.Errorf("%w: %s: value %s does not match its recorded hash", errDamaged, path, name)
+		}
+	}
+	return nil
 }
 
 // put stores e as its key's entry. An entry with dynamic inputs (files, a
@@ -150,7 +172,7 @@ func (s *store) trimVariants(path string) {
 func (s *store) getVariant(key string, ok func([]Input) bool) *entry {
 	for _, p := range s.variants(s.entryPath(key)) {
 		var e entry
-		if err := readChecked(p, &e); err == nil && e.Key == key && ok(e.Inputs) {
+		if err := readChecked(p, &e); err == nil && e.Key == key && e.holdsTogether(p) == nil && ok(e.Inputs) {
 			return &e
 		}
 	}

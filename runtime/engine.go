@@ -92,22 +92,23 @@ type CellRun struct {
 
 // Engine executes one notebook against its cache.
 type Engine struct {
-	NB       *Notebook
-	opts     Options
-	g        *graph
-	store    *store
-	sess     *Session
-	mods     *ModuleSet
-	builtins starlark.StringDict // mods' globals
-	runs     map[*CellDef]*CellRun
-	computed map[string]*CellRun      // by key: cells whose values this process holds
-	scratch  starlark.StringDict      // the REPL's own globals
-	force    *CellDef                 // RunCell(name, force = true): this cell runs even if cached
-	prev     map[string]cellMemory    // what the last run knew, to say why a cell is stale
-	listings map[string]listing       // the cells' listings as last shown (listing.go)
-	tainted  [2]map[string]bool       // the notebook's tainted names, the REPL input's (secrets.go)
-	sources  map[string]*parsedSource // files resolved for memo fingerprints
-	unlock   func()
+	NB        *Notebook
+	opts      Options
+	g         *graph
+	store     *store
+	sess      *Session
+	mods      *ModuleSet
+	builtins  starlark.StringDict // mods' globals
+	runs      map[*CellDef]*CellRun
+	computed  map[string]*CellRun      // by key: cells whose values this process holds
+	scratch   starlark.StringDict      // the REPL's own globals
+	force     *CellDef                 // RunCell(name, RunAgain or RunForced): this cell runs even if cached
+	forceMode RunMode                  // which of the two
+	prev      map[string]cellMemory    // what the last run knew, to say why a cell is stale
+	listings  map[string]listing       // the cells' listings as last shown (listing.go)
+	tainted   [2]map[string]bool       // the notebook's tainted names, the REPL input's (secrets.go)
+	sources   map[string]*parsedSource // files resolved for memo fingerprints
+	unlock    func()
 
 	temps     int   // temp files of killed runs removed when the cache opened
 	tempBytes int64 // their size
@@ -173,6 +174,7 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	e.sess.memo = memoStore{s: e.store, types: mods.decoders, warn: e.warn, stale: e.staleInput, written: &memoWrites{}}
 	e.setTainted(learnSecrets(nb, opts.Params))
 	e.sess.fingerprint = e.fingerprint
+	e.sess.stale = e.staleOther
 	e.sess.tracker = resstate.New(func(msg string) { fmt.Fprintln(opts.Stderr, msg) }, record.FormatDuration)
 	e.prev = e.loadMemory()
 	e.listings = e.loadListings()
@@ -463,16 +465,24 @@ func interrupted(ctx context.Context, err error) bool {
 }
 
 // forced reports whether c must execute even if cached (-rerun, -rerun-all,
-// or the REPL's :run NAME); its memo checkpoints are then ignored too.
+// or the REPL's :run NAME and :rerun NAME).
 func (e *Engine) forced(c *CellDef) bool {
 	return e.opts.RerunAll || slices.Contains(e.opts.Rerun, c.Name) || e.force == c
+}
+
+// forcedMemo reports whether c's memo checkpoints are ignored: -rerun,
+// -rerun-all and :rerun NAME; :run NAME resumes the ones that hold.
+func (e *Engine) forcedMemo(c *CellDef) bool {
+	return e.forced(c) && (e.force != c || e.forceMode == RunForced)
 }
 
 // forcedWhy names what forced c, spelt as the user typed it.
 func (e *Engine) forcedWhy(c *CellDef) string {
 	switch {
+	case e.force == c && e.forceMode == RunAgain:
+		return "run again (:run " + c.Name + "; valid checkpoints reused)"
 	case e.force == c:
-		return "forced (:run " + c.Name + ")"
+		return "forced (:rerun " + c.Name + ")"
 	case slices.Contains(e.opts.Rerun, c.Name):
 		return "forced (-rerun " + c.Name + ")"
 	}

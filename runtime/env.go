@@ -53,6 +53,10 @@ type Session struct {
 	tracker   *resstate.Tracker // live resources' states; nil outside the engine
 	// fingerprint identifies a memoized function's computation (fingerprint.go).
 	fingerprint func(*starlark.Thread, starlark.Value) (string, bool)
+	// stale says why recorded inputs no longer hold ("" if they do): a
+	// module loaded earlier in the session is evaluated again when its
+	// top level's inputs changed. nil: they are trusted.
+	stale func([]Input) string
 
 	loadOnce sync.Once
 	load     func(*starlark.Thread, string) (starlark.StringDict, error)
@@ -107,7 +111,7 @@ type Cell struct {
 	dropped  int64           // printed bytes past the limit, not kept
 	warnings []string
 
-	forceMemo     bool              // -rerun: ignore memo entries of this cell
+	forceMemo     bool              // -rerun, :rerun: ignore memo entries of this cell
 	secretGlobals bool              // it has a global named like a secret (learnFrames reads them)
 	secretCalls   map[callSite]bool // its calls that read a secret (learnFrames)
 	st            *resstate.Cell    // what it did to live resources (state.go)
@@ -204,8 +208,12 @@ func Param(t *starlark.Thread, name string) (string, bool) {
 	return v, ok
 }
 
-// AddInput records a dynamic input of the running cell.
+// AddInput records a dynamic input of the running cell (and, on the thread
+// of a module's top level, of the module: load.go).
 func AddInput(t *starlark.Thread, in Input) {
+	if m, ok := t.Local(moduleInputsKey).(*moduleInputs); ok {
+		m.add(in)
+	}
 	c := cell(t)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -424,13 +432,18 @@ func memoIn(t *starlark.Thread, scope, key string, fn func() (starlark.Value, er
 
 // memoScope is the cell's key and the inputs it met so far.
 func (c *Cell) memoScope() string {
-	c.mu.Lock()
-	inputs := sortInputs(append([]Input(nil), c.inputs...))
-	c.mu.Unlock()
+	inputs := c.metSoFar()
 	if len(inputs) == 0 {
 		return c.Key
 	}
 	return c.Key + "/" + inputsHash(inputs)
+}
+
+// metSoFar is the inputs the cell met so far, sorted.
+func (c *Cell) metSoFar() []Input {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return sortInputs(append([]Input(nil), c.inputs...))
 }
 
 // outputMark is a position in what a cell collected.

@@ -51,7 +51,7 @@ func (e *Engine) execute(st *CellRun) {
 		return
 	}
 	e.starting(st)
-	cell := &Cell{Name: c.Name, Key: st.Key, forceMemo: e.forced(c), secretGlobals: hasSecretName(e.sess.taintedNames(), c.Defines, c.private, c.Reads), secretCalls: secretCalls(c.flow.calls, e.sess.taintedNames())}
+	cell := &Cell{Name: c.Name, Key: st.Key, forceMemo: e.forcedMemo(c), secretGlobals: hasSecretName(e.sess.taintedNames(), c.Defines, c.private, c.Reads), secretCalls: secretCalls(c.flow.calls, e.sess.taintedNames())}
 	e.enterStates(cell, st)
 	thread := e.sess.NewThread(cell)
 	st.host = e.hostNow()

@@ -78,21 +78,30 @@ func (st *CellRun) Warnings() []string { return st.warnings }
 // Duration is how long the cell took when it was computed.
 func (st *CellRun) Duration() time.Duration { return st.duration }
 
+// RunMode is what RunCell does with a cell that is cached.
+type RunMode int
+
+const (
+	// RunIfStale executes the cell only if it is stale: a cached cell is a
+	// hit (Jupyter's execution of a cell, a value the REPL needs).
+	RunIfStale RunMode = iota
+	// RunAgain executes it even if cached, reusing the memo checkpoints
+	// that still hold (the REPL's :run NAME): an interrupted abab resumes.
+	RunAgain
+	// RunForced executes it even if cached and ignores its checkpoints
+	// (the REPL's :rerun NAME, as -rerun NAME does).
+	RunForced
+)
+
 // RunCell brings the named cell up to date, executing its stale upstream
-// cells first. With force it executes the cell even if it is cached (its
-// memo checkpoints are ignored too). Dependents are left stale.
-func (e *Engine) RunCell(name string, force bool) error {
-	var target *CellDef
-	for _, c := range e.g.order {
-		if c.Name == name {
-			target = c
-		}
-	}
+// cells first, and the cell itself as mode says. Dependents are left stale.
+func (e *Engine) RunCell(name string, mode RunMode) error {
+	target := e.cellNamed(name)
 	if target == nil {
 		return fmt.Errorf("no code cell named %q", name)
 	}
-	if force {
-		e.force = target
+	if mode != RunIfStale {
+		e.force, e.forceMode = target, mode
 		defer func() { e.force = nil }()
 	}
 	need := e.g.upstream(target)
@@ -252,7 +261,7 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 func (e *Engine) value(def *CellDef, name string) (starlark.Value, error) {
 	st := e.runs[def]
 	if st == nil || st.Status == StatusStale || st.Status == StatusNever {
-		if err := e.RunCell(def.Name, false); err != nil {
+		if err := e.RunCell(def.Name, RunIfStale); err != nil {
 			return nil, err
 		}
 	}

@@ -159,6 +159,6 @@ func Core() Module {
 			"resources": resourcesModule,
 		},
 		Decoders: codec.Types{"printed": func(data []byte, _ codec.Types) (starlark.Value, error) { return Printed(data), nil }},
-		Inputs:   map[string]InputChecker{"file": fileHash, "file-stat": fileStat},
+		Inputs:   map[string]InputChecker{"file": fileHash, "file-stat": fileStat, "program": programPath},
 	}
 }

@@ -2,6 +2,7 @@ package metric
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,17 +26,19 @@ type compareArgs struct {
 	allowInvalid   bool           // take runs a guard marked invalid (a warning, not an error)
 	allowErrors    bool           // take runs in which many requests failed (a warning, not an error)
 	paired         starlark.Value // None (pairs for an experiment or equal lists), True or False
+	resolution     starlark.Value // the step the values were rounded to (a number); 0 or None infers it from the data
 }
 
 // compareBuiltin implements
 // compare(exp_or_a, b = None, metric = "rps", better = by metric, name = "", a_label = "", b_label = "", alpha = 0.05,
-// min_effect = None, paired = None, allow_invalid = False, allow_errors = False).
+// min_effect = None, paired = None, resolution = None, allow_invalid = False, allow_errors = False).
 func compareBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	ca := compareArgs{b: starlark.None, metric: starlark.String("rps"), alpha: stats.DefaultAlpha, minEffect: starlark.None, paired: starlark.None}
+	ca := compareArgs{b: starlark.None, metric: starlark.String("rps"), alpha: stats.DefaultAlpha, minEffect: starlark.None, paired: starlark.None,
+		resolution: starlark.None}
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs,
 		"exp_or_a", &ca.expOrA, "b?", &ca.b, "metric?", &ca.metric, "better?", &ca.better,
 		"name?", &ca.name, "a_label?", &ca.aLabel, "b_label?", &ca.bLabel, "alpha?", &ca.alpha,
-		"min_effect?", &ca.minEffect, "paired?", &ca.paired, "allow_invalid?", &ca.allowInvalid,
+		"min_effect?", &ca.minEffect, "paired?", &ca.paired, "resolution?", &ca.resolution, "allow_invalid?", &ca.allowInvalid,
 		"allow_errors?", &ca.allowErrors); err != nil {
 		return nil, err
 	}
@@ -58,13 +61,30 @@ func compareBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark
 	if !(ca.alpha > 0 && ca.alpha < 0.5) {
 		return nil, fmt.Errorf("compare: alpha must be between 0 and 0.5, got %g", ca.alpha)
 	}
+	resolution, err := step(ca.resolution)
+	if err != nil {
+		return nil, err
+	}
 	in, err := gather(thread, ca)
 	if err != nil {
 		return nil, err
 	}
-	in.minEffect = minEffect
+	in.minEffect, in.resolution = minEffect, resolution
 	recordMethod(thread)
 	return newComparison(in)
+}
+
+// step reads resolution: None or 0 (inferred from the data) or the step
+// the values were rounded to.
+func step(v starlark.Value) (float64, error) {
+	if v == starlark.None {
+		return 0, nil
+	}
+	f, ok := starlark.AsFloat(v)
+	if !ok || !(f >= 0 && !math.IsInf(f, 1)) {
+		return 0, fmt.Errorf("compare: resolution must be the step the values were rounded to (0 or None: inferred from the data), got %s", v)
+	}
+	return f, nil
 }
 
 // fraction reads min_effect: None (0), a fraction below 1 (0.02), or a

@@ -37,6 +37,7 @@ type compareInput struct {
 	metric, better, aLabel, bLabel string
 	a, b, control                  []float64
 	alpha, minEffect               float64 // 0 means the default
+	resolution                     float64 // the values' declared step; 0 infers it
 	design                         string  // "paired", "unpaired", "" (by lengths)
 	box                            box
 	warnings                       []string
@@ -45,7 +46,7 @@ type compareInput struct {
 func newComparison(in compareInput) (*Comparison, error) {
 	sc, err := stats.Compare(in.a, in.b, stats.Options{
 		Metric: in.metric, Better: in.better, ALabel: in.aLabel, BLabel: in.bLabel,
-		Alpha: in.alpha, MinEffect: in.minEffect, Control: in.control, Design: in.design,
+		Alpha: in.alpha, MinEffect: in.minEffect, Control: in.control, Design: in.design, Resolution: in.resolution,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("compare: %s: %w", in.metric, err)
@@ -66,12 +67,12 @@ func (c *Comparison) Line() string {
 	switch c.Role {
 	case "headline":
 		s += " [headline: the decision rests on it, at alpha " + stats.Num(c.Alpha) + "]"
-	case "secondary":
-		s += fmt.Sprintf(" [secondary: Holm-adjusted p = %s over %d secondary comparisons", stats.Num(c.AdjustedP), c.Family)
+	case "secondary", "family":
 		if c.RawVerdict != c.Verdict {
-			s += fmt.Sprintf("; %s before the adjustment", c.RawVerdict)
+			s += fmt.Sprintf(" [%s: %s (Holm-adjusted p = %s)]", c.Role, c.VerdictWords(), stats.Num(c.AdjustedP))
+		} else {
+			s += fmt.Sprintf(" [%s: Holm-adjusted p = %s over %s]", c.Role, stats.Num(c.AdjustedP), c.familyWords())
 		}
-		s += "]"
 	}
 	if c.Busy != "" {
 		s += " [" + c.Busy + "]"

@@ -7,6 +7,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/builtins/metric/stats"
 	"github.com/benchbook/benchbook/runtime/record"
 )
@@ -62,6 +63,10 @@ func adjustRecord(r *record.Record) {
 		}
 	}
 	replaceComparisons(r, adjusted)
+	reconcileOutputs(r, comps, adjusted)
+	if w := holmOutOfReach(comps, family); w != "" {
+		r.Warnings = append(r.Warnings, w)
+	}
 	if v != nil && len(adjusted) > 0 {
 		cp := *v
 		if h := adjusted[headKey]; h != nil {
@@ -119,8 +124,72 @@ func secondary(c *Comparison, role string, p float64, n int) *Comparison {
 		}
 		cp.Reason = fmt.Sprintf("Holm-adjusted p = %s > alpha %g over the notebook's %d %s (unadjusted p = %s)",
 			stats.Num(p), c.Alpha, n, what, stats.Num(c.PValue))
+		if r := outOfReach(c, n); r != "" {
+			cp.Reason += "; " + r
+		}
 	}
 	return &cp
+}
+
+// familyWords names a comparison's family: "2 secondary comparisons".
+func (c *Comparison) familyWords() string {
+	if c.Role == "family" {
+		return fmt.Sprintf("%d comparisons", c.Family)
+	}
+	return fmt.Sprintf("%d secondary comparisons", c.Family)
+}
+
+// VerdictWords is the verdict as the record words it: the verdict, or,
+// when Holm's adjustment changed it, both and the word that reconciles
+// them ("IMPROVES alone; ~ after Holm over 2 secondary comparisons"), so
+// that a reader never sees two verdicts for one comparison without it.
+func (c *Comparison) VerdictWords() string {
+	if c.RawVerdict == "" || c.RawVerdict == c.Verdict {
+		return c.Verdict
+	}
+	return fmt.Sprintf("%s alone; %s after Holm over %s", c.RawVerdict, c.Verdict, c.familyWords())
+}
+
+// outOfReach says, when no p c's design can give passes Holm over n
+// comparisons (6 pairs give at least 2/64 = 0.031, times 2 is 0.0625),
+// so and how many pairs can; "" when one can.
+func outOfReach(c *Comparison, n int) string {
+	least := c.SmallestP()
+	if float64(n)*least <= c.Alpha {
+		return ""
+	}
+	s := fmt.Sprintf("no p that %s can give passes Holm over %d %s (the smallest, %s, times %d is %s > alpha %g)",
+		c.Runs(), n, map[bool]string{true: "secondary comparisons", false: "comparisons"}[c.Role != "family"],
+		stats.Num(least), n, stats.Num(float64(n)*least), c.Alpha)
+	if c.Paired {
+		s += fmt.Sprintf(": %d pairs are the fewest that can", stats.MinPairs(c.Alpha/float64(n)))
+	}
+	return s
+}
+
+// holmOutOfReach is the record's warning when no comparison of the family
+// can pass Holm's adjustment whatever it measures: the design cannot
+// decide what the record's secondary comparisons claim.
+func holmOutOfReach(comps map[string]*Comparison, family []string) string {
+	if len(family) < 2 && !(len(family) == 1 && len(comps) > 1) {
+		return ""
+	}
+	var best *Comparison
+	for _, k := range family {
+		if c := comps[k]; best == nil || c.SmallestP() < best.SmallestP() {
+			best = c
+		}
+	}
+	n := len(family)
+	if best == nil || float64(n)*best.SmallestP() <= best.Alpha {
+		return ""
+	}
+	s := fmt.Sprintf("no secondary comparison can pass Holm's adjustment over the notebook's %d, whatever it measures: the smallest p %s can give is %s, times %d is %s > alpha %g",
+		n, best.Runs(), stats.Num(best.SmallestP()), n, stats.Num(float64(n)*best.SmallestP()), best.Alpha)
+	if best.Paired {
+		s += fmt.Sprintf("; %d pairs are the fewest that can (abab(pairs = ...)), or fewer secondary comparisons", stats.MinPairs(best.Alpha/float64(n)))
+	}
+	return s
 }
 
 // recordComparisons are the record's distinct comparisons, named ones
@@ -174,4 +243,97 @@ func replaceComparisons(r *record.Record, by map[string]*Comparison) {
 			r.Cells[i].Outputs[j] = swap(r.Cells[i].Outputs[j])
 		}
 	}
+}
+
+// reconcileOutputs puts the adjusted verdicts where a cell wrote the
+// unadjusted ones (issue 47: the quickstart's table said IMPROVES for
+// p99_ms while its verdict block said ~): a table row that names a
+// comparison's metric and shows its unadjusted verdict shows
+// VerdictWords instead, and a Markdown output that holds a comparison's
+// unadjusted sentence (c.sentence) holds the record's. A verdict word the
+// record cannot tie to its comparison (a row without the metric's name,
+// two comparisons of one metric) is left as the cell wrote it, and the
+// record says which verdicts the adjustment changed. The cells' own values
+// stay as they were.
+func reconcileOutputs(r *record.Record, orig, adjusted map[string]*Comparison) {
+	var changed []*Comparison
+	byMetric := map[string][]*Comparison{} // every comparison of the record, as the record has it
+	for k, c := range orig {
+		if a := adjusted[k]; a != nil {
+			c = a
+		}
+		byMetric[c.Metric] = append(byMetric[c.Metric], c)
+		if c.RawVerdict != "" && c.RawVerdict != c.Verdict {
+			changed = append(changed, c)
+		}
+	}
+	if len(changed) == 0 {
+		return
+	}
+	slices.SortFunc(changed, func(x, y *Comparison) int { return strings.Compare(x.Metric, y.Metric) })
+	for i := range r.Cells {
+		for j, out := range r.Cells[i].Outputs {
+			switch x := out.(type) {
+			case *display.Table:
+				t, loose := reconcileTable(x, changed, byMetric)
+				r.Cells[i].Outputs[j] = t
+				if loose != "" {
+					r.Warnings = append(r.Warnings, fmt.Sprintf("cell %q shows %s in a table that does not tie it to its comparison (no column holds the metric's name, or two comparisons share it): the notebook's code read it unadjusted (c.verdict); in this record %s",
+						r.Cells[i].Name, loose, changedWords(changed, loose)))
+				}
+			case display.Markdown:
+				s := string(x)
+				for k, c := range adjusted {
+					if c.RawVerdict != c.Verdict && orig[k] != nil {
+						s = strings.ReplaceAll(s, orig[k].Line(), c.Line())
+					}
+				}
+				r.Cells[i].Outputs[j] = display.Markdown(s)
+			}
+		}
+	}
+}
+
+// reconcileTable is t with every row that names one comparison's metric
+// (one comparison of that metric in the record) showing its VerdictWords
+// where it showed the unadjusted verdict, and the first verdict word left
+// in a row that names no comparison that some changed comparison had
+// unadjusted ("" when none).
+func reconcileTable(t *display.Table, changed []*Comparison, byMetric map[string][]*Comparison) (*display.Table, string) {
+	rows := make([][]starlark.Value, len(t.Rows()))
+	loose := ""
+	for i, row := range t.Rows() {
+		rows[i] = slices.Clone(row)
+		var mine *Comparison
+		for _, v := range row {
+			if s, ok := v.(starlark.String); ok && len(byMetric[string(s)]) == 1 {
+				mine = byMetric[string(s)][0]
+			}
+		}
+		for j, v := range row {
+			s, ok := v.(starlark.String)
+			switch {
+			case !ok:
+			case mine != nil:
+				if mine.RawVerdict != mine.Verdict && string(s) == mine.RawVerdict {
+					rows[i][j] = starlark.String(mine.VerdictWords())
+				}
+			case loose == "" && slices.ContainsFunc(changed, func(c *Comparison) bool { return string(s) == c.RawVerdict }):
+				loose = string(s)
+			}
+		}
+	}
+	return display.NewTable(t.Columns(), rows), loose
+}
+
+// changedWords lists the changed comparisons whose unadjusted verdict was
+// word: "p99_ms: IMPROVES alone; ~ after Holm over 2 secondary comparisons".
+func changedWords(changed []*Comparison, word string) string {
+	var parts []string
+	for _, c := range changed {
+		if c.RawVerdict == word {
+			parts = append(parts, c.Metric+": "+c.VerdictWords())
+		}
+	}
+	return strings.Join(parts, "; ")
 }

@@ -27,7 +27,7 @@
 // Top-level builtins:
 //
 //	compare(exp_or_a, b = None, metric = "rps", better = by metric, name = "", a_label = "", b_label = "", alpha = 0.05,
-//	        min_effect = None, paired = None, allow_invalid = False, allow_errors = False) -> comparison
+//	        min_effect = None, paired = None, resolution = None, allow_invalid = False, allow_errors = False) -> comparison
 //	    exp_or_a is an experiment from abab (arms[0] is A, arms[1] is B) or a
 //	    list of runs or numbers with b the other list; metric is an attribute
 //	    name of a run or a function run -> number. better defaults by the
@@ -36,7 +36,11 @@
 //	    mean, max, errors, NAME_ms, NAME_per_req, ...); for a function or
 //	    another name it must be given. min_effect: 0.02 or "2%".
 //	    paired: None pairs an experiment's arms and two lists as long, True
-//	    insists, False compares them unpaired.
+//	    insists, False compares them unpaired. resolution: the step the
+//	    values were rounded to (5 for latencies in steps of 5 ms), which
+//	    widens the interval for what rounding could hide; None infers it
+//	    only from a grid the data show (two runs of an arm one step apart)
+//	    and takes values that are merely round (exact counts) as exact.
 //	    Attributes: verdict, reason, index, ratio, gain_pct, ci (index
 //	    units), ci_ratio, ci_range, ci_method, design, paired, test, p_value,
 //	    alpha, min_effect, busy, accepted,

@@ -14,9 +14,12 @@ import (
 // Regression gates: `benchbook run -baseline old.json nb.star` compares the
 // runs of this record's comparisons with those of an earlier JSON record,
 // with compare's statistics (package gate: the B/A pair ratios of each
-// record when both are paired, else the B runs), and fails when the whole
-// interval of now / then lies beyond the tolerance in the bad direction. Every comparison a cell bound to a global name is gated, shown
-// or not, and so is every comparison a cell displayed. Each gate (and each
+// record when both are paired, else each record's B/A of its unpaired
+// arms, B alone only without A runs), and fails when the whole
+// interval of now / then lies beyond the tolerance in the bad direction
+// (with -fail-undecided, also when a gate is undecided). Every comparison
+// a cell bound to a global name is gated, shown or not, and so is every
+// comparison a cell displayed. Each gate (and each
 // comparison that could not be gated) is one line on stderr; a run in which
 // nothing could be gated fails. Records from a different kind of machine
 // are refused unless the comparison is declared exploratory, and records
@@ -27,6 +30,7 @@ type gateOptions struct {
 	maxRegression      float64 // percent
 	allowMismatch      bool
 	allowParamMismatch bool
+	failUndecided      bool // a gate the runs cannot decide fails the run
 }
 
 func (o *gateOptions) register(fs *flag.FlagSet) {
@@ -34,6 +38,7 @@ func (o *gateOptions) register(fs *flag.FlagSet) {
 	fs.Float64Var(&o.maxRegression, "max-regression", 5, "with -baseline: the tolerance, in percent: REGRESSION only when the whole 95 % interval of now/then lies beyond it")
 	fs.BoolVar(&o.allowMismatch, "allow-env-mismatch", false, "with -baseline: compare records from different machines (exploratory: no gates)")
 	fs.BoolVar(&o.allowParamMismatch, "allow-param-mismatch", false, "with -baseline: gate even when the baseline ran with other -p parameters")
+	fs.BoolVar(&o.failUndecided, "fail-undecided", false, "with -baseline: fail when a gate is undecided (too few runs, an interval that reaches past the tolerance, or arms that moved apart), not only on REGRESSION")
 }
 
 // applyGates compares rec with the baseline; it returns an error when a
@@ -85,10 +90,13 @@ func runGates(rec *record.Record, old map[string]gate.Figure, o gateOptions, std
 		rec.Warnings = append(rec.Warnings, line)
 	}
 	gated := map[string]bool{}
-	failed := 0
+	failed, undecided := 0, 0
 	for _, r := range results {
 		if r.Failed {
 			failed++
+		}
+		if r.Undecided {
+			undecided++
 		}
 		gated[r.ID()] = true
 		note(r.Line(o.maxRegression))
@@ -102,8 +110,13 @@ func runGates(rec *record.Record, old map[string]gate.Figure, o gateOptions, std
 		return fmt.Errorf("-baseline %s: nothing could be gated: this run has %d comparison(s), the baseline %d, none in common by cell and name (or with runs to compare)",
 			o.baseline, len(now), len(old))
 	}
-	if failed > 0 {
+	switch {
+	case failed > 0 && o.failUndecided && undecided > 0:
+		return fmt.Errorf("%d of %d regression gates failed and %d were undecided (-fail-undecided) against %s", failed, len(results), undecided, o.baseline)
+	case failed > 0:
 		return fmt.Errorf("%d of %d regression gates failed against %s", failed, len(results), o.baseline)
+	case o.failUndecided && undecided > 0:
+		return fmt.Errorf("%d of %d regression gates were undecided against %s, and -fail-undecided fails them: the runs cannot tell a regression from noise", undecided, len(results), o.baseline)
 	}
 	return nil
 }

@@ -143,3 +143,36 @@ func TestBaselineGateKnowsNoise(t *testing.T) {
 		t.Errorf("a 20 %% regression: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestBaselineFailUndecided (issue 47, item 11): a gate the runs cannot
+// decide passes with exit 0 and says so; -fail-undecided makes it fail,
+// and a regression still fails without it. Before, a real 21 % regression
+// that the gate could only call undecided passed with exit 0 and there
+// was no way to make it fail.
+func TestBaselineFailUndecided(t *testing.T) {
+	dir := t.TempDir()
+	nb, base := filepath.Join(dir, "nb.star"), filepath.Join(dir, "base.json")
+	src := func(b string) string {
+		return "# %% cmp\nrps = compare([100, 101, 99, 100], [" + b + "], metric = \"rps\", better = \"higher\")\n"
+	}
+	os.WriteFile(nb, []byte(src("120, 121, 119, 120")), 0o644)
+	if code, _, stderr := runCLI(t, "run", "-format", "json", "-o", base, nb); code != 0 {
+		t.Fatalf("baseline run: %d\n%s", code, stderr)
+	}
+	// 4 pairs: the B/A ratios of 4 v 4 runs have an interval, but one
+	// that reaches past 5 % for a 4 % drop.
+	os.WriteFile(nb, []byte(src("115, 117, 113, 115")), 0o644)
+	code, _, stderr := runCLI(t, "run", "-baseline", base, nb)
+	if code != 0 || !strings.Contains(stderr, "undecided, not called a regression") {
+		t.Fatalf("undecided without -fail-undecided: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "run", "-baseline", base, "-fail-undecided", nb)
+	if code != 1 || !strings.Contains(stderr, "1 of 1 regression gates were undecided") || !strings.Contains(stderr, "-fail-undecided") {
+		t.Errorf("undecided with -fail-undecided: exit %d\n%s", code, stderr)
+	}
+	// A decided pass stays a pass with the flag.
+	os.WriteFile(nb, []byte(src("120, 121, 119, 120")), 0o644)
+	if code, _, stderr := runCLI(t, "run", "-baseline", base, "-fail-undecided", nb); code != 0 || strings.Contains(stderr, "undecided") {
+		t.Errorf("the same runs with -fail-undecided: exit %d\n%s", code, stderr)
+	}
+}

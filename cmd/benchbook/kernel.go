@@ -327,7 +327,7 @@ func (ks *kernelSession) eval(code string, out *jupyter.Publisher) *jupyter.Erro
 }
 
 // cell puts c in the notebook and brings it up to date as the REPL's
-// ":run NAME" would without forcing it: an unchanged cell is a hit and its
+// ":run NAME" would without running a cached cell again: an unchanged cell is a hit and its
 // outputs are replayed from the cache.
 func (ks *kernelSession) cell(c *kernelCell, out *jupyter.Publisher) *jupyter.Error {
 	undo, err := ks.nb.put(c)
@@ -348,7 +348,7 @@ func (ks *kernelSession) cell(c *kernelCell, out *jupyter.Publisher) *jupyter.Er
 	defer func() { ks.target = "" }()
 	ks.stderr.rest(redact.String("running " + c.name + " …"))
 	var runErr error
-	r.interruptible(func() { runErr = r.e.RunCell(c.name, false) })
+	r.interruptible(func() { runErr = r.e.RunCell(c.name, runtime.RunIfStale) })
 	st := r.state(c.name)
 	if st == nil {
 		return ks.failure(runErr, "")

@@ -199,7 +199,7 @@ func (c *completer) command(before string) ([][]rune, int) {
 		return suffixes(replCommandNames(), cmd), len([]rune(cmd))
 	}
 	switch cmd {
-	case ":run", ":show", ":deps":
+	case ":run", ":rerun", ":show", ":deps":
 		arg = strings.TrimLeft(arg, " ")
 		return suffixes(c.cells(), arg), len([]rune(arg))
 	}

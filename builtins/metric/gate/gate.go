@@ -7,12 +7,16 @@
 // statistics of compare (issue 32): when both comparisons are paired, the
 // pair ratios B_i/A_i of this record against the baseline's, so that the A
 // arm measured in the same run takes out what the box did to both arms
-// that day; otherwise the B runs of each. The estimate is the ratio now /
-// then (Hodges-Lehmann, unpaired) with its Moses interval, and the gate
-// calls REGRESSION only when that whole interval lies beyond the tolerance
-// in the bad direction: a rerun of the same state, whose interval holds 1,
-// never trips it; a change the runs cannot tell from noise is said to be
-// undecided, not a regression.
+// that day; when they are not, each record's B/A of its unpaired arms
+// (issue 47: B's runs alone tripped on the box's noise); B's runs alone
+// only without A runs. The estimate is the ratio now / then
+// (Hodges-Lehmann) with its interval, and the gate calls REGRESSION only
+// when that whole interval lies beyond the tolerance in the bad direction:
+// a rerun of the same state, whose interval holds 1, never trips it; a
+// change the runs cannot tell from noise is said to be undecided, not a
+// regression, and so are arms that moved apart (the control arm moved
+// beyond its noise, B alone says worse and B/A better, each beyond the
+// tolerance), where the normalisation decides and cannot be checked.
 //
 // Before, the gate compared B's point estimate with a fixed 5 %: a rerun of
 // one state moved DB CPU -9.8 % (passed) while a change that moved it
@@ -65,11 +69,15 @@ func (m Figure) values(pairs bool) []float64 {
 	return out
 }
 
+// hasControl reports whether the A arm has runs a ratio can be taken of.
+func (m Figure) hasControl() bool { return stats.Check("A", m.A) == nil }
+
 // Result is one gate's outcome.
 type Result struct {
 	Figure
-	// Basis says what was compared: "B/A pair ratios, 6 now v 6 then" or
-	// "B runs, 4 now v 4 then".
+	// Basis says what was compared: "B/A pair ratios, 6 now v 6 then",
+	// "B/A of unpaired arms, 4 v 8 runs now, 4 v 8 then" or "B runs
+	// alone, 4 now v 4 then".
 	Basis string
 	// Ratio is now / then (the B/A ratio of this record over the
 	// baseline's, or B's runs), with its interval; ChangePct is
@@ -78,11 +86,38 @@ type Result struct {
 	Shown                       stats.Shown // the index (then = 100) and its interval as printed
 	Confidence                  float64     // of the interval: 1 - alpha
 	// Failed: the whole interval lies beyond the tolerance in the bad
-	// direction. Undecided: no interval (too few runs) or one that reaches
-	// past the tolerance without lying beyond it; the gate passes, and says
-	// the runs cannot tell.
+	// direction. Undecided: no interval (too few runs), one that reaches
+	// past the tolerance without lying beyond it, or arms that moved apart
+	// (Control); the gate passes unless told to fail (-fail-undecided),
+	// and says the runs cannot tell.
 	Failed, Undecided bool
 	Why               string // for Undecided: why the runs cannot tell
+	// Control is what the control arm A did from the baseline to this
+	// record, and BAlone what B's runs did without it, when both records
+	// have A runs: the B/A normalisation takes out the box only when A
+	// reacts to the box as B does.
+	Control, BAlone Change
+}
+
+// Change is one arm's runs now against then: the ratio now / then (the
+// two-sample Hodges-Lehmann estimate) and its interval at the gate's
+// confidence, the Moses interval of the arm's runs.
+type Change struct {
+	Ratio, Low, High float64
+	Shown            stats.Shown
+	Ok               bool // there is an interval
+}
+
+// moved reports whether the arm moved beyond its runs' noise: an interval
+// that excludes 1.
+func (c Change) moved() bool { return c.Ok && (c.Low > 1 || c.High < 1) }
+
+// words are the change in the record's words: "+47 % (95 % CI +30 to +60 %)".
+func (c Change) words(confidence float64) string {
+	if !c.Ok {
+		return fmt.Sprintf("%+.0f %% (no interval)", 100*(c.Ratio-1))
+	}
+	return fmt.Sprintf("%+.0f %% (%.0f %% CI %+.0f to %+.0f %%)", 100*(c.Ratio-1), 100*confidence, 100*(c.Low-1), 100*(c.High-1))
 }
 
 // FromJSON reads a comparison's runs from its JSON form (a decoded object
@@ -171,30 +206,137 @@ func Compare(now []Figure, old map[string]Figure, limit, alpha float64) []Result
 }
 
 func gateOne(now, then Figure, limit, alpha float64) Result {
-	pairs := now.Paired && then.Paired && len(now.A) == len(now.B) && len(then.A) == len(then.B) &&
-		stats.Check("A", now.A) == nil && stats.Check("A", then.A) == nil
-	r := Result{Figure: now, Basis: fmt.Sprintf("B runs, %d now v %d then", len(now.B), len(then.B)), Confidence: 1 - alpha,
-		Ratio: math.NaN(), Low: math.NaN(), High: math.NaN(), ChangePct: math.NaN()}
-	if pairs {
-		r.Basis = fmt.Sprintf("B/A pair ratios, %d now v %d then (each run's A arm takes out the box of its day)", len(now.B), len(then.B))
+	r := Result{Figure: now, Confidence: 1 - alpha, Ratio: math.NaN(), Low: math.NaN(), High: math.NaN(), ChangePct: math.NaN()}
+	controls := now.hasControl() && then.hasControl()
+	var est estimate
+	switch {
+	case controls && now.Paired && then.Paired && len(now.A) == len(now.B) && len(then.A) == len(then.B):
+		r.Basis = fmt.Sprintf("B/A pair ratios, %d now v %d then (each record's A arm takes out the box of its day)", len(now.B), len(then.B))
+		est = change(then.values(true), now.values(true), now.Better, alpha)
+	case controls:
+		r.Basis = fmt.Sprintf("B/A of unpaired arms, %d v %d runs now, %d v %d then (each record's A arm takes out the box of its day)",
+			len(now.A), len(now.B), len(then.A), len(then.B))
+		est = unpairedRatio(now, then, alpha)
+	default:
+		r.Basis = fmt.Sprintf("B runs alone, %d now v %d then (no A runs to take out the box of the day)", len(now.B), len(then.B))
+		est = change(then.B, now.B, now.Better, alpha)
 	}
-	c, err := stats.Compare(then.values(pairs), now.values(pairs), stats.Options{
-		Metric: now.Metric, Better: now.Better, ALabel: "then", BLabel: "now", Alpha: alpha, Design: "unpaired"})
-	if err != nil {
-		r.Undecided, r.Why = true, err.Error()
+	if controls {
+		r.Control = change(then.A, now.A, now.Better, alpha).Change
+		r.BAlone = change(then.B, now.B, now.Better, alpha).Change
+	}
+	if est.why != "" {
+		r.Undecided, r.Why = true, est.why
 		return r
 	}
-	r.Ratio, r.Low, r.High, r.ChangePct, r.Shown = c.Ratio, c.CI.Low, c.CI.High, c.GainPct, c.Shown()
+	r.Ratio, r.Low, r.High, r.Shown = est.Ratio, est.Low, est.High, est.Shown
+	r.ChangePct = (r.Ratio - 1) * 100
 	tol := limit / 100
 	switch {
-	case !c.CI.Ok():
-		r.Undecided, r.Why = true, c.CI.None
-	case now.Better == "higher" && r.High < 1-tol, now.Better == "lower" && r.Low > 1+tol:
+	case !est.Ok:
+		r.Undecided, r.Why = true, est.none
+	case worse(now.Better, r.Low, r.High, tol):
 		r.Failed = true
-	case now.Better == "higher" && r.Low < 1-tol, now.Better == "lower" && r.High > 1+tol:
+	case reaches(now.Better, r.Low, r.High, tol):
 		r.Undecided, r.Why = true, fmt.Sprintf("the interval reaches past the %g %% tolerance without lying beyond it", limit)
+	case r.apart(tol):
+		r.Undecided, r.Why = true, fmt.Sprintf("the arms moved apart: B alone lies beyond the %g %% tolerance while B/A says better; "+
+			"B/A takes out the box only when the control arm reacts to it as B does", limit)
 	}
 	return r
+}
+
+// worse reports whether the whole interval [lo, hi] of now/then lies
+// beyond the tolerance in the bad direction; reaches whether part of it
+// does.
+func worse(better string, lo, hi, tol float64) bool {
+	if better == "higher" {
+		return hi < 1-tol
+	}
+	return lo > 1+tol
+}
+
+func reaches(better string, lo, hi, tol float64) bool {
+	if better == "higher" {
+		return lo < 1-tol
+	}
+	return hi > 1+tol
+}
+
+// apart reports whether the arms moved apart between the records (issue
+// 47: a 21 % regression passed when the control arm's CPU per request
+// rose 47 % on a busier box and B's less): the control arm moved beyond
+// its runs' noise, B alone lies wholly beyond the tolerance in the bad
+// direction, and B/A says better by more than the tolerance. The two
+// readings then disagree beyond the tolerance both ways, the
+// normalisation is what hides or finds the regression, and the runs
+// cannot tell which. Arms that moved alike (a box slower for both) leave
+// B/A where it was, and the gate as it was.
+func (r Result) apart(tol float64) bool {
+	better := r.Better == "higher" && r.Ratio > 1+tol || r.Better == "lower" && r.Ratio < 1-tol
+	return r.Control.moved() && r.BAlone.Ok && worse(r.Better, r.BAlone.Low, r.BAlone.High, tol) && better
+}
+
+// estimate is a gate's estimate of now / then, or why there is none.
+type estimate struct {
+	Change
+	se   float64 // of the log ratio, from the interval's width; NaN without one
+	none string  // no interval: why
+	why  string  // no estimate at all: why
+}
+
+// change compares the runs now with the runs then (or B with A), unpaired,
+// at 1 - alpha.
+func change(then, now []float64, better string, alpha float64) estimate {
+	c, err := stats.Compare(then, now, stats.Options{Better: better, ALabel: "then", BLabel: "now", Alpha: alpha, Design: "unpaired"})
+	if err != nil {
+		return estimate{why: err.Error()}
+	}
+	e := estimate{Change: Change{Ratio: c.Ratio, Low: c.CI.Low, High: c.CI.High, Shown: c.Shown(), Ok: c.CI.Ok()}, se: math.NaN(), none: c.CI.None}
+	if e.Ok {
+		conf := c.CI.Achieved
+		if math.IsNaN(conf) {
+			conf = c.Confidence()
+		}
+		e.se = math.Log(c.CI.High/c.CI.Low) / (2 * math.Sqrt2 * math.Erfinv(conf))
+	}
+	return e
+}
+
+// unpairedRatio is now's B/A over then's B/A for arms that are not pairs.
+// Each record's B/A is the two-sample Hodges-Lehmann estimate of B against
+// A with its Moses interval (compare's, at 1 - alpha); on the log scale
+// the quotient's estimate is the difference of theirs, and its standard
+// error the root sum of squares of theirs, each read off its interval's
+// width at the confidence it achieves (the records are independent), so
+// the interval is the estimate ± z(1 - alpha/2) of it. Requiring both
+// records' intervals to hold the truth at once (Bonferroni) made it a
+// third wider and left almost every gate of 4 v 8 runs undecided. Before
+// issue 47 such a comparison was gated on its B runs alone, and a rerun
+// of the same state on a box 10 % slower tripped REGRESSION in 11-21 % of
+// reruns.
+func unpairedRatio(now, then Figure, alpha float64) estimate {
+	n := change(now.A, now.B, now.Better, alpha)
+	t := change(then.A, then.B, now.Better, alpha)
+	switch {
+	case n.why != "":
+		return estimate{why: "this record's B/A: " + n.why}
+	case t.why != "":
+		return estimate{why: "the baseline's B/A: " + t.why}
+	}
+	e := estimate{Change: Change{Ratio: n.Ratio / t.Ratio, Low: math.NaN(), High: math.NaN()}}
+	switch {
+	case !n.Ok:
+		e.none = "no interval of this record's B/A: " + n.none
+	case !t.Ok:
+		e.none = "no interval of the baseline's B/A: " + t.none
+	default:
+		se := math.Hypot(n.se, t.se)
+		half := math.Sqrt2 * math.Erfinv(1-alpha) * se
+		e.Ok, e.Low, e.High = true, e.Ratio*math.Exp(-half), e.Ratio*math.Exp(half)
+	}
+	e.Shown = stats.ShowIndex(100*e.Ratio, 100*e.Low, 100*e.High)
+	return e
 }
 
 // Line is the gate in words, with its interval.
@@ -213,8 +355,13 @@ func (r Result) Line(limit float64) string {
 	if r.Shown.Low != "" {
 		ci = fmt.Sprintf("%.0f %% CI %s to %s", 100*r.Confidence, r.Shown.Low, r.Shown.High)
 	}
-	return fmt.Sprintf("gate %s: %s (%s is better): then 100 -> now %s (%s), %+.1f %%, on the %s: %s",
+	line := fmt.Sprintf("gate %s: %s (%s is better): then 100 -> now %s (%s), %+.1f %%, on the %s: %s",
 		r.ID(), r.Metric, r.Better, index, ci, r.ChangePct, r.Basis, verdict)
+	if r.Control.moved() {
+		line += fmt.Sprintf("; the control arm A moved %s between the records, beyond its runs' noise, and B alone %s",
+			r.Control.words(r.Confidence), r.BAlone.words(r.Confidence))
+	}
+	return line
 }
 
 // Host is the part of a record's provenance that says what kind of

@@ -23,12 +23,17 @@
 //  4. Unpaired: on the logs of the runs, the exact Mann-Whitney test
 //     (MannWhitney), the two-sample Hodges-Lehmann estimate (the median of
 //     the pairwise differences) and its Moses interval.
-//  5. Resolution: values that come in coarse steps (integer counts, rounded
-//     latencies) have each arm's ties spread over their rounding cell
-//     before the interval is made (spreadTies: on the grid values
-//     themselves the interval snaps to ratios of grid values), and the
-//     interval is widened by what rounding could hide (widenForResolution),
-//     so identical runs never give a zero-width one.
+//  5. Resolution: values that come in coarse steps (rounded latencies,
+//     counts that vary) have each arm's ties spread over their rounding
+//     cell before the interval is made (spreadTies, and for pairs
+//     spreadTiesAlong, in the order the partners' readings say: on the
+//     grid values themselves the interval snaps to ratios of grid values),
+//     and the interval is widened by what rounding could hide
+//     (widenForResolution), so identical runs never give a zero-width one.
+//     A step is inferred only from a grid the data show (Resolution: two
+//     runs of an arm one step apart), never from values that are merely
+//     round (exact counts); a notebook declares one otherwise
+//     (Options.Resolution).
 //  6. The verdict: IMPROVES or WORSENS when p <= alpha, the interval
 //     excludes 1 and (when set) the gain reaches MinEffect; else "~" with
 //     every unmet condition in words. The index (100 × the estimate) and
@@ -66,6 +71,11 @@ type Options struct {
 	// Design is "paired" (run i of each arm is pair i), "unpaired", or ""
 	// for paired exactly when the arms have as many runs.
 	Design string
+	// Resolution is the step the values were rounded to (5 for latencies
+	// rounded to 5 ms), when the notebook knows it; 0 infers it from the
+	// data, which show one only when two runs of an arm lie one step apart
+	// (Resolution): otherwise they are taken as exact.
+	Resolution float64
 }
 
 // Confidence of every interval; DefaultAlpha as benchstat's.
@@ -158,8 +168,11 @@ func Compare(a, b []float64, o Options) (*Comparison, error) {
 	if err := c.setDesign(o.Design); err != nil {
 		return nil, err
 	}
+	if !(o.Resolution >= 0 && !math.IsInf(o.Resolution, 1)) {
+		return nil, fmt.Errorf("resolution must be a step of 0 or more (0: inferred from the data), got %g", o.Resolution)
+	}
 	c.describe()
-	c.estimate()
+	c.estimate(o.Resolution)
 	c.setBeats()
 	c.setSpread(o.Control)
 	c.decide()
@@ -206,7 +219,14 @@ func (c *Comparison) setDesign(design string) error {
 
 // estimate sets the estimate, its interval and p, from one method: the
 // signed-rank family for pairs, the Mann-Whitney family otherwise.
-func (c *Comparison) estimate() {
+func (c *Comparison) estimate(declared float64) {
+	step := declared
+	if step == 0 {
+		step = Resolution(c.A, c.B)
+		if w := roundButExact(c.A, c.B); w != "" {
+			c.warn("%s", w)
+		}
+	}
 	if c.Paired {
 		for i := range c.A {
 			c.Ratios = append(c.Ratios, c.B[i]/c.A[i])
@@ -215,7 +235,7 @@ func (c *Comparison) estimate() {
 	} else {
 		c.Test, c.PValue = "Mann-Whitney", MannWhitney(c.A, c.B)
 	}
-	e := ratioInterval(c.A, c.B, c.Paired, c.Confidence())
+	e := ratioInterval(c.A, c.B, c.Paired, c.Confidence(), step)
 	c.Ratio, c.CI = e.ratio, e.interval
 	c.GainPct = (c.Ratio - 1) * 100
 }
@@ -305,6 +325,25 @@ func (c *Comparison) pReason() string {
 	}
 	return fmt.Sprintf("%d %s and %d %s runs cannot reach p ≤ %g (the smallest p they can give is %.3g)",
 		na, c.ALabel, nb, c.BLabel, c.Alpha, MinP(na, nb))
+}
+
+// SmallestP is the smallest p the comparison's design can give: 2/2^n for
+// n pairs that differ, 2 / C(nA + nB, nA) for unpaired arms. A p adjusted
+// for m comparisons is at least m times it.
+func (c *Comparison) SmallestP() float64 {
+	if c.Paired {
+		return math.Min(1, math.Pow(2, float64(1-c.nonzeroPairs())))
+	}
+	return MinP(len(c.A), len(c.B))
+}
+
+// Runs names the comparison's runs, for the record's words: "6 pairs" or
+// "4 A and 8 B runs".
+func (c *Comparison) Runs() string {
+	if c.Paired {
+		return fmt.Sprintf("%d pairs", len(c.A))
+	}
+	return fmt.Sprintf("%d %s and %d %s runs", len(c.A), c.ALabel, len(c.B), c.BLabel)
 }
 
 // nonzeroPairs counts the pairs whose two runs differ: a pair that measured

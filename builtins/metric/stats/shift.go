@@ -30,10 +30,10 @@ func (s shift) ok() bool { return s.none == "" }
 //
 // With ties (values rounded to a step) the test's p is conditional on
 // them (SignedRank), and the caller spreads each arm's tied values over
-// their rounding cell before the interval is made (spreadTies): on the
-// rounded values themselves the Walsh averages sit on a few ratios of grid
-// values, and the interval covered 87-91 % of true ratios just off one and
-// 99.5 % on one (TestRatioCICoverageAcrossTheGrid).
+// their rounding cell before the interval is made (spreadTiesAlong): on
+// the rounded values themselves the Walsh averages sit on a few ratios of
+// grid values, and the interval covered 87-91 % of true ratios just off
+// one and 99.5 % on one (TestRatioCICoverageAcrossTheGrid).
 func pairedShift(d []float64, confidence float64) shift {
 	w := walshAverages(d)
 	s := shift{est: median(w), lo: math.NaN(), hi: math.NaN(), achieved: math.NaN(),

@@ -35,6 +35,14 @@ func enumeratedSignedRank(d []float64) float64 {
 			}
 		}
 	}
+	return enumeratedSigns(nz, observed)
+}
+
+// enumeratedSigns is the two-sided p of a signed-rank sum: of the 2^n
+// sign patterns of the nonzero differences (twice their midranks r2), the
+// share whose positive sum is as far out as observed, doubled.
+func enumeratedSigns(r2 []int, observed int) float64 {
+	nz := r2
 	var le, ge, total int
 	for mask := 0; mask < 1<<len(nz); mask++ {
 		s := 0
