@@ -343,10 +343,11 @@ type memoEntry struct {
 
 // memoStore adapts the store to the MemoStore the builtins use.
 type memoStore struct {
-	s     *store
-	types codec.Types // the engine's modules' decoders
-	warn  func(string)
-	stale func([]Input) string // why recorded inputs no longer hold, or ""
+	s       *store
+	types   codec.Types // the engine's modules' decoders
+	warn    func(string)
+	stale   func([]Input) string // why recorded inputs no longer hold, or ""
+	written *memoWrites          // the checkpoints this engine wrote (rescrub)
 }
 
 func (m memoStore) Get(scope, key string) (*Checkpoint, bool) {
@@ -388,11 +389,15 @@ func (m memoStore) Put(scope, key string, cp *Checkpoint) error {
 	for _, out := range redactOutputs(cp.Outputs) {
 		b, err := codec.Encode(out)
 		if err != nil {
-			b, _ = codec.Encode(Printed(out.String()))
+			b, _ = codec.Encode(Printed(redact.String(out.String())))
 		}
 		e.Outputs = append(e.Outputs, b)
 	}
-	return writeChecked(m.s.memoPath(scope, key), e)
+	if err := writeChecked(m.s.memoPath(scope, key), e); err != nil {
+		return err
+	}
+	m.written.add(scope, key)
+	return nil
 }
 
 // ErrLocked is a cache whose lock another process holds, for an engine

@@ -56,6 +56,7 @@ func cmdKernel(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	}
 	ks := newKernelSession(ctx, dir, kernelName(*name), &nf, stderr)
 	k := jupyter.New(conn, ks, stderr)
+	k.ShowCode = shownCode
 	stop := handleKernelSignals(k)
 	defer stop()
 	go watchParent(k, os.Getppid())
@@ -343,6 +344,14 @@ func (ks *kernelSession) commands(src string, out *jupyter.Publisher) *jupyter.E
 	return nil
 }
 
+// shownCode is a cell's code as the kernel echoes it (execute_input, the
+// history): its secrets learned first, as the engine will learn them
+// from the notebook, then masked, as a record's listing is.
+func shownCode(code string) string {
+	runtime.LearnSource(code)
+	return redact.String(code)
+}
+
 // eval evaluates REPL input against the notebook's globals.
 func (ks *kernelSession) eval(code string, out *jupyter.Publisher) *jupyter.Error {
 	ks.r.show = ks.results(out, nil)
@@ -367,7 +376,7 @@ func (ks *kernelSession) cell(c *kernelCell, out *jupyter.Publisher) *jupyter.Er
 		return ks.failure(err, "")
 	}
 	if c.markdown {
-		md := ks.markdown(c.name)
+		md := redact.String(ks.markdown(c.name))
 		out.Display(map[string]any{"text/markdown": record.EscapeRawHTML(md), "text/plain": md}, nil, "")
 		return nil
 	}

@@ -37,6 +37,11 @@ type Kernel struct {
 	cancel  context.CancelFunc // of the running execution; nil when idle
 	stopped chan struct{}      // closed when shutdown was asked
 	stopOne sync.Once
+
+	// ShowCode is code as the kernel echoes it: on iopub (execute_input,
+	// which every frontend connected sees) and in the history. nil echoes
+	// it as sent; a kernel whose code may hold secrets masks them.
+	ShowCode func(code string) string
 }
 
 // New prepares a kernel; Run binds its sockets and serves.
@@ -336,8 +341,12 @@ func (k *Kernel) execute(m *Message) (content, meta map[string]any, abort bool) 
 		k.count++
 	}
 	req.Count = k.count
+	shown := req.Code
+	if k.ShowCode != nil {
+		shown = k.ShowCode(req.Code)
+	}
 	if !req.Silent {
-		k.publish(m, "execute_input", map[string]any{"code": req.Code, "execution_count": req.Count})
+		k.publish(m, "execute_input", map[string]any{"code": shown, "execution_count": req.Count})
 	}
 	out := &Publisher{k: k, parent: m, count: req.Count, silent: req.Silent}
 	ctx, done := k.interruptible()
@@ -345,7 +354,7 @@ func (k *Kernel) execute(m *Message) (content, meta map[string]any, abort bool) 
 	done()
 	out.close()
 	if req.StoreHistory {
-		k.history.add(req.Count, req.Code, out.result)
+		k.history.add(req.Count, shown, out.result)
 	}
 	exprs := map[string]any{}
 	if failure != nil {
