@@ -186,8 +186,20 @@ func LearnDerived(v starlark.Value) {
 }
 
 func collectStrings(v starlark.Value, left int, out *[]string) {
+	collect(v, left, out, map[any]bool{})
+}
+
+// collect gathers the strings of v into out, looking into each container
+// once however many paths reach it (see walker).
+func collect(v starlark.Value, left int, out *[]string, seen map[any]bool) {
 	if left < 0 {
 		return
+	}
+	if id := identity(v); id != nil {
+		if seen[id] {
+			return
+		}
+		seen[id] = true
 	}
 	switch v := v.(type) {
 	case starlark.String:
@@ -196,16 +208,16 @@ func collectStrings(v starlark.Value, left int, out *[]string) {
 		*out = append(*out, string(v))
 	case starlark.Indexable:
 		for i := 0; i < v.Len(); i++ {
-			collectStrings(v.Index(i), left-1, out)
+			collect(v.Index(i), left-1, out, seen)
 		}
 	case starlark.IterableMapping:
 		for _, kv := range v.Items() {
-			collectStrings(kv[1], left-1, out)
+			collect(kv[1], left-1, out, seen)
 		}
 	case *starlarkstruct.Struct:
 		for _, name := range v.AttrNames() {
 			if x, err := v.Attr(name); err == nil && x != nil {
-				collectStrings(x, left-1, out)
+				collect(x, left-1, out, seen)
 			}
 		}
 	}

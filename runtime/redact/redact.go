@@ -457,46 +457,104 @@ type Redacter interface {
 // secret masked whole, host values through Redacter. v itself comes back
 // when it holds none. A value that holds a secret must not be written to
 // disk.
-func Value(v starlark.Value) (starlark.Value, bool) { return walk(v, int(limits.Depth.Get())) }
+func Value(v starlark.Value) (starlark.Value, bool) {
+	var w walker
+	return w.walk(v, int(limits.Depth.Get()))
+}
 
 // Field is Value for the value of a named field (a column, a dict key):
 // masked whole when the name says secret (None stays None: there is
 // nothing to hide).
 func Field(name string, v starlark.Value) (starlark.Value, bool) {
-	return field(starlark.String(name), v, int(limits.Depth.Get()))
+	var w walker
+	return w.field(starlark.String(name), v, int(limits.Depth.Get()))
+}
+
+// walker walks one value. A container reached again by another path (a
+// list shared by reference: x = [x, x] a hundred times is 2^100 paths
+// to 100 lists) is looked into once: its result is kept by its identity.
+type walker struct {
+	seen map[any]walked
+}
+
+type walked struct {
+	v       starlark.Value
+	changed bool
+	done    bool // false while its elements are being walked: a cycle
+}
+
+// identity is what names a container for the walker; nil for a value
+// that is not one (or an empty tuple, which holds nothing).
+func identity(v starlark.Value) any {
+	switch v := v.(type) {
+	case *starlark.List, *starlark.Dict, *starlark.Set, *starlarkstruct.Struct:
+		return v
+	case starlark.Tuple:
+		if len(v) > 0 {
+			return tupleID{&v[0], len(v)}
+		}
+	}
+	return nil
+}
+
+// tupleID names a tuple by its elements' array: tuples built from one
+// another share it.
+type tupleID struct {
+	first *starlark.Value
+	n     int
 }
 
 // walk looks into v, at most left more levels down (the depth limit, read
 // once per value rather than once per element).
-func walk(v starlark.Value, left int) (starlark.Value, bool) {
+func (w *walker) walk(v starlark.Value, left int) (starlark.Value, bool) {
 	if left < 0 {
-		// Too deep to look inside (or cyclic): it may hold a secret, so it
-		// is masked whole and never written. It used to pass as clean past
-		// depth 64, and a secret nested deeper reached the cache.
+		// Too deep to look inside: it may hold a secret, so it is masked
+		// whole and never written. It used to pass as clean past depth
+		// 64, and a secret nested deeper reached the cache.
 		return starlark.String(Mask), true
 	}
+	id := identity(v)
+	if id == nil {
+		return w.look(v, left)
+	}
+	if r, ok := w.seen[id]; ok {
+		if !r.done {
+			return starlark.String(Mask), true // a cycle: masked, as too deep
+		}
+		return r.v, r.changed
+	}
+	if w.seen == nil {
+		w.seen = map[any]walked{}
+	}
+	w.seen[id] = walked{}
+	out, changed := w.look(v, left)
+	w.seen[id] = walked{out, changed, true}
+	return out, changed
+}
+
+func (w *walker) look(v starlark.Value, left int) (starlark.Value, bool) {
 	switch v := v.(type) {
 	case starlark.String:
 		s := String(string(v))
 		return starlark.String(s), s != string(v)
 	case *starlark.List:
-		elems, changed := walkSeq(v, left)
+		elems, changed := w.walkSeq(v, left)
 		if !changed {
 			return v, false
 		}
 		return starlark.NewList(elems), true
 	case starlark.Tuple:
-		elems, changed := walkSeq(v, left)
+		elems, changed := w.walkSeq(v, left)
 		if !changed {
 			return v, false
 		}
 		return starlark.Tuple(elems), true
 	case *starlark.Dict:
-		return walkDict(v, left)
+		return w.walkDict(v, left)
 	case *starlark.Set:
-		return walkSet(v, left)
+		return w.walkSet(v, left)
 	case *starlarkstruct.Struct:
-		return walkStruct(v, left)
+		return w.walkStruct(v, left)
 	case Redacter:
 		return v.Redacted()
 	}
@@ -507,7 +565,7 @@ func walk(v starlark.Value, left int) (starlark.Value, bool) {
 // says of them: the second of a pair whose first names a secret
 // (("Authorization", "Bearer T"), a header list) and the argument after a
 // password flag (["server", "--requirepass", "PW"]) are secrets.
-func walkSeq(s starlark.Indexable, left int) ([]starlark.Value, bool) {
+func (w *walker) walkSeq(s starlark.Indexable, left int) ([]starlark.Value, bool) {
 	n := s.Len()
 	elems := make([]starlark.Value, n)
 	changed := false
@@ -516,12 +574,12 @@ func walkSeq(s starlark.Indexable, left int) ([]starlark.Value, bool) {
 		var c bool
 		switch {
 		case n == 2 && i == 1 && isString(x):
-			elems[i], c = field(s.Index(0), x, left)
+			elems[i], c = w.field(s.Index(0), x, left)
 		case i > 0 && flagArg(s.Index(i-1), x):
 			learn([]string{string(x.(starlark.String))})
 			elems[i], c = starlark.String(Mask), x != starlark.String(Mask)
 		default:
-			elems[i], c = walk(x, left-1)
+			elems[i], c = w.walk(x, left-1)
 		}
 		changed = changed || c
 	}
@@ -541,12 +599,12 @@ func flagArg(flag, x starlark.Value) bool {
 	return ok && FlagSecret(name)
 }
 
-func walkDict(d *starlark.Dict, left int) (starlark.Value, bool) {
+func (w *walker) walkDict(d *starlark.Dict, left int) (starlark.Value, bool) {
 	out := starlark.NewDict(d.Len())
 	changed := false
 	for _, kv := range d.Items() {
-		k, kc := walk(kv[0], left-1)
-		val, vc := field(kv[0], kv[1], left)
+		k, kc := w.walk(kv[0], left-1)
+		val, vc := w.field(kv[0], kv[1], left)
 		changed = changed || kc || vc
 		if err := out.SetKey(k, val); err != nil {
 			return d, false // an unhashable key cannot come from a dict; keep d
@@ -560,7 +618,7 @@ func walkDict(d *starlark.Dict, left int) (starlark.Value, bool) {
 
 // field redacts the value of a named field: masked whole when the name
 // says secret, else walked.
-func field(name, v starlark.Value, left int) (starlark.Value, bool) {
+func (w *walker) field(name, v starlark.Value, left int) (starlark.Value, bool) {
 	if s, ok := name.(starlark.String); ok && SecretName(string(s)) {
 		if v == starlark.None || v == starlark.String(Mask) {
 			return v, false
@@ -568,17 +626,17 @@ func field(name, v starlark.Value, left int) (starlark.Value, bool) {
 		learnStrings(v, left)
 		return starlark.String(Mask), true
 	}
-	return walk(v, left-1)
+	return w.walk(v, left-1)
 }
 
-func walkSet(s *starlark.Set, left int) (starlark.Value, bool) {
+func (w *walker) walkSet(s *starlark.Set, left int) (starlark.Value, bool) {
 	out := starlark.NewSet(s.Len())
 	changed := false
 	iter := s.Iterate()
 	defer iter.Done()
 	var x starlark.Value
 	for iter.Next(&x) {
-		y, c := walk(x, left-1)
+		y, c := w.walk(x, left-1)
 		changed = changed || c
 		if err := out.Insert(y); err != nil {
 			return s, false
@@ -590,7 +648,7 @@ func walkSet(s *starlark.Set, left int) (starlark.Value, bool) {
 	return out, true
 }
 
-func walkStruct(s *starlarkstruct.Struct, left int) (starlark.Value, bool) {
+func (w *walker) walkStruct(s *starlarkstruct.Struct, left int) (starlark.Value, bool) {
 	fields := starlark.StringDict{}
 	changed := false
 	for _, name := range s.AttrNames() {
@@ -599,7 +657,7 @@ func walkStruct(s *starlarkstruct.Struct, left int) (starlark.Value, bool) {
 			return s, false
 		}
 		var c bool
-		fields[name], c = field(starlark.String(name), v, left)
+		fields[name], c = w.field(starlark.String(name), v, left)
 		changed = changed || c
 	}
 	if !changed {

@@ -418,3 +418,37 @@ func TestOldWordsMaskButTeachNothing(t *testing.T) {
 		t.Errorf("String = %q: a figure was learned as a secret", got)
 	}
 }
+
+// TestSharedValueWalkedOnce: a list shared by reference, doubled a hundred
+// times (x = [x, x]), is 2^100 paths to 101 lists. Each walk of a value
+// (Value, and the strings a secret field teaches) looked into every path
+// and never ended; it now looks into each list once, and still masks the
+// secret wherever the shared list appears.
+func TestSharedValueWalkedOnce(t *testing.T) {
+	x := starlark.Value(starlark.NewList([]starlark.Value{starlark.String("postgres://u:Sh4redPw9@h/db")}))
+	for range 100 {
+		x = starlark.NewList([]starlark.Value{x, x})
+	}
+	done := make(chan starlark.Value, 1)
+	go func() {
+		out, secret := Value(x)
+		if !secret {
+			t.Error("the DSN's password was not found")
+		}
+		Field("password", x) // learns every string inside
+		done <- out
+	}()
+	select {
+	case out := <-done:
+		// Follow one path down: the leaf is masked.
+		v := out
+		for range 100 {
+			v = v.(*starlark.List).Index(1)
+		}
+		if s := v.(*starlark.List).Index(0).String(); strings.Contains(s, "Sh4redPw9") {
+			t.Errorf("the shared leaf kept its password: %s", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("walking a value shared by reference did not end in 5 s")
+	}
+}
