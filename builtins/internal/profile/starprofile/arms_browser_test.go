@@ -50,8 +50,8 @@ func TestCheapArmsFunctionLabelledInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f := c.d.Functions; !slicesContain(c, "btgettuple", "WORSENS") {
-		t.Fatalf("btgettuple is not WORSENS in the comparison: %+v", f)
+	if v := verdictOf(c, "btgettuple"); v != "WORSENS" {
+		t.Fatalf("btgettuple is %q in the comparison, want WORSENS", v)
 	}
 	r := &record.Record{Title: "seq scan against index scan", Rendered: time.Unix(0, 0), Cells: []record.Cell{
 		{Name: "cmp", Source: "compare_profiles(exp)\n", Status: record.StatusRan, Outputs: []starlark.Value{c}},
@@ -127,12 +127,12 @@ return out.join("\n");`)
 	shot("flame-arms", figs[1].SVG, figs[2].SVG)
 }
 
-// slicesContain reports whether the comparison gives name the verdict.
-func slicesContain(c *Comparison, name, verdict string) bool {
+// verdictOf is the comparison's verdict on a function, "" when it has none.
+func verdictOf(c *Comparison, name string) string {
 	for _, f := range c.d.Functions {
 		if f.Name == name {
-			return f.Total.Verdict == verdict
+			return f.Total.Verdict
 		}
 	}
-	return false
+	return ""
 }
