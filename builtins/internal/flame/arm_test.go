@@ -17,28 +17,14 @@ import (
 func costlyCheapDiff(t *testing.T) *profile.Diff {
 	t.Helper()
 	const q = "postgres;PostmasterMain;exec_simple_query"
-	var a, b []profile.Run
+	var pairs [][2]string
 	for i := range 6 {
-		fa := fmt.Sprintf("%s;ExecScan;heap_getnextslot %d\n%s;pg_parse_query %d\n%s;ExecutorStart %d\n", q, 395+i%3, q, 1+i%2, q, 2)
-		fb := fmt.Sprintf("%s;ExecScan;index_getnext_tid;btgettuple %d\n%s;ExecScan;index_getnext_tid %d\n%s;ExecScan %d\n%s;pg_parse_query %d\n%s;ExecutorStart %d\n",
-			q, 48+i%4, q, 100+i%3, q, 108-i%2, q, 70+i%2, q, 72-i%3)
-		for _, x := range []struct {
-			text     string
-			requests int64
-			runs     *[]profile.Run
-		}{{fa, 57, &a}, {fb, 2857, &b}} {
-			p, err := profile.ParseFolded(strings.NewReader(x.text), 2_004_008)
-			if err != nil {
-				t.Fatal(err)
-			}
-			*x.runs = append(*x.runs, profile.Run{Profile: p, Cost: profile.Cost{Requests: x.requests}})
-		}
+		pairs = append(pairs, [2]string{
+			fmt.Sprintf("%s;ExecScan;heap_getnextslot %d\n%s;pg_parse_query %d\n%s;ExecutorStart %d\n", q, 395+i%3, q, 1+i%2, q, 2),
+			fmt.Sprintf("%s;ExecScan;index_getnext_tid;btgettuple %d\n%s;ExecScan;index_getnext_tid %d\n%s;ExecScan %d\n%s;pg_parse_query %d\n%s;ExecutorStart %d\n",
+				q, 48+i%4, q, 100+i%3, q, 108-i%2, q, 70+i%2, q, 72-i%3)})
 	}
-	d, err := profile.Compare(a, b, profile.DiffOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return diffOf(t, pairs, 2_004_008, [2]int64{57, 2857}, profile.DiffOptions{})
 }
 
 func framesByName(t *testing.T, svg []byte) map[string]svgFrame {

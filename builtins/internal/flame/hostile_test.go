@@ -48,28 +48,16 @@ func TestHostileNamesKeepTheFigure(t *testing.T) {
 // hostile function names and hostile arm labels (the legend names B).
 func TestHostileNamesKeepTheArmFigures(t *testing.T) {
 	names := []string{`x onerror=alert(1)`, `javascript:alert(3)`, `url(http://evil.example/z)`, `<script>alert(4)</script>`}
-	var a, b []profile.Run
+	var pairs [][2]string
 	for i := range 3 {
 		fa, fb := "", ""
 		for j, n := range names {
 			fa += "main;" + n + " " + strconv.Itoa(100+10*j+i) + "\n"
 			fb += "main;" + n + " " + strconv.Itoa(300-10*j+2*i) + "\n"
 		}
-		for _, x := range []struct {
-			text string
-			runs *[]profile.Run
-		}{{fa, &a}, {fb, &b}} {
-			p, err := profile.ParseFolded(strings.NewReader(x.text), 1_000_000)
-			if err != nil {
-				t.Fatal(err)
-			}
-			*x.runs = append(*x.runs, profile.Run{Profile: p, Cost: profile.Cost{Requests: 100}})
-		}
+		pairs = append(pairs, [2]string{fa, fb})
 	}
-	d, err := profile.Compare(a, b, profile.DiffOptions{ALabel: "a onerror=x", BLabel: "javascript:b"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := diffOf(t, pairs, 1_000_000, [2]int64{100, 100}, profile.DiffOptions{ALabel: "a onerror=x", BLabel: "javascript:b"})
 	for what, svg := range map[string][]byte{"differential": Differential(d, Options{}), "A": Arm(d, SideA, Options{}), "B": Arm(d, SideB, Options{})} {
 		if _, reason := record.CheckedSVG(svg); reason != "" {
 			t.Errorf("%s: %s", what, reason)

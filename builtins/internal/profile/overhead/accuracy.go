@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -54,17 +53,11 @@ type accuracyRun struct {
 // scheduler's). Rounds of box, hog, hog, box for each: "box" is the box as
 // it is, "hog" adds hogs CPU-bound processes beside the target.
 func measureAccuracy(dir, bin string, rounds int, requests int64, clients, hz, hogs int) error {
-	srv := exec.Command(bin, "-arm", "A")
-	stdout, _ := srv.StdoutPipe()
-	if err := srv.Start(); err != nil {
+	srv, addr, err := startServer(bin)
+	if err != nil {
 		return err
 	}
 	defer func() { srv.Process.Kill(); srv.Wait() }()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("hot server: %v", err)
-	}
-	addr := strings.TrimSpace(strings.TrimPrefix(line, "listening "))
 	load(addr, clients, requests/3) // warm-up, not kept
 	f, err := os.Create(filepath.Join(dir, "accuracy.jsonl"))
 	if err != nil {

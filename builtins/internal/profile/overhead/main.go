@@ -96,17 +96,11 @@ func measure(dir string, rounds int, requests int64, clients, hz int, by string,
 	if accuracy {
 		return measureAccuracy(dir, bin, rounds, requests, clients, hz, hogs)
 	}
-	srv := exec.Command(bin, "-arm", "A")
-	stdout, _ := srv.StdoutPipe()
-	if err := srv.Start(); err != nil {
+	srv, addr, err := startServer(bin)
+	if err != nil {
 		return err
 	}
 	defer func() { srv.Process.Kill(); srv.Wait() }()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("hot server: %v", err)
-	}
-	addr := strings.TrimSpace(strings.TrimPrefix(line, "listening "))
 	pid := srv.Process.Pid
 	target := profile.Target{Name: "hotserver", Lister: profile.ProcessTree(pid)}
 	switch by {
@@ -143,6 +137,23 @@ func measure(dir string, rounds int, requests int64, clients, hz int, by string,
 		}
 	}
 	return writeMeta(dir, rounds, requests, clients, hz, by)
+}
+
+// startServer starts the hot server's arm A and returns it once it
+// listens, with its address; the caller kills it.
+func startServer(bin string) (*exec.Cmd, string, error) {
+	srv := exec.Command(bin, "-arm", "A")
+	stdout, _ := srv.StdoutPipe()
+	if err := srv.Start(); err != nil {
+		return nil, "", err
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		srv.Process.Kill()
+		srv.Wait()
+		return nil, "", fmt.Errorf("hot server: %v", err)
+	}
+	return srv, strings.TrimSpace(strings.TrimPrefix(line, "listening ")), nil
 }
 
 // measureWork runs the CPU-bound work in a fresh process per run, perf

@@ -6,11 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"go.starlark.net/starlark"
-
-	"github.com/benchbook/benchbook/runtime/record"
 	"github.com/benchbook/benchbook/runtime/record/browsertest"
 )
 
@@ -21,21 +17,14 @@ import (
 func seqVersusIndex(t *testing.T) (a, b []*Data) {
 	t.Helper()
 	const q = "postgres;PostmasterMain;exec_simple_query"
+	var texts [][2]string
 	for i := range 6 {
-		fa := fmt.Sprintf("%s;ExecScan;heap_getnextslot %d\n%s;pg_parse_query %d\n%s;ExecutorStart 2\n", q, 395+i%3, q, 1+i%2, q)
-		fb := fmt.Sprintf("%s;ExecScan;index_getnext_tid;btgettuple %d\n%s;ExecScan;index_getnext_tid %d\n%s;ExecScan %d\n%s;pg_parse_query %d\n%s;ExecutorStart %d\n",
-			q, 47+i%5, q, 101-i%3, q, 107+i%2, q, 71-i%2, q, 73-i%3)
-		da, err := FromProfile(folded(t, fa, 2_004_008), []string{"postgres"}, 57)
-		if err != nil {
-			t.Fatal(err)
-		}
-		db, err := FromProfile(folded(t, fb, 2_004_008), []string{"postgres"}, 2857)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, b = append(a, da), append(b, db)
+		texts = append(texts, [2]string{
+			fmt.Sprintf("%s;ExecScan;heap_getnextslot %d\n%s;pg_parse_query %d\n%s;ExecutorStart 2\n", q, 395+i%3, q, 1+i%2, q),
+			fmt.Sprintf("%s;ExecScan;index_getnext_tid;btgettuple %d\n%s;ExecScan;index_getnext_tid %d\n%s;ExecScan %d\n%s;pg_parse_query %d\n%s;ExecutorStart %d\n",
+				q, 47+i%5, q, 101-i%3, q, 107+i%2, q, 71-i%2, q, 73-i%3)})
 	}
-	return a, b
+	return pairsOf(t, texts, 2_004_008, "postgres", [2]int64{57, 2857})
 }
 
 // The record of a comparison whose arms are 50x apart, in a browser: the
@@ -53,15 +42,7 @@ func TestCheapArmsFunctionLabelledInBrowser(t *testing.T) {
 	if v := verdictOf(c, "btgettuple"); v != "WORSENS" {
 		t.Fatalf("btgettuple is %q in the comparison, want WORSENS", v)
 	}
-	r := &record.Record{Title: "seq scan against index scan", Rendered: time.Unix(0, 0), Cells: []record.Cell{
-		{Name: "cmp", Source: "compare_profiles(exp)\n", Status: record.StatusRan, Outputs: []starlark.Value{c}},
-	}}
-	var page strings.Builder
-	if err := record.HTML(&page, r); err != nil {
-		t.Fatal(err)
-	}
-	browsertest.Check(t, page.String())
-	got := browsertest.Eval(t, page.String(), `
+	got := browsertest.Eval(t, checkedPage(t, "seq scan against index scan", c), `
 var out = [];
 document.querySelectorAll("figure svg").forEach(function (svg) {
   var g = svg.querySelector('g[data-name="btgettuple"]');

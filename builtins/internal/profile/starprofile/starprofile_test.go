@@ -128,20 +128,31 @@ func attr(t *testing.T, v starlark.Value, name string) starlark.Value {
 // noise, and a frame that does not change.
 func swap(t *testing.T, pairs int) (a, b []*Data) {
 	t.Helper()
+	var texts [][2]string
 	for i := range pairs {
-		fa := fmt.Sprintf("main;serve;hotA %d\nmain;serve;hotB %d\nmain;serve;parse %d\nmain;gc %d\n", 500+7*i, 100-3*i, 150+5*i, 40+i)
-		fb := fmt.Sprintf("main;serve;hotA %d\nmain;serve;hotB %d\nmain;serve;parse %d\nmain;gc %d\n", 102+4*i, 490-6*i, 148+3*i, 41-i)
-		da, err := FromProfile(folded(t, fa, 2_000_000), []string{"hot"}, 1000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		db, err := FromProfile(folded(t, fb, 2_000_000), []string{"hot"}, 1000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, b = append(a, da), append(b, db)
+		texts = append(texts, [2]string{
+			fmt.Sprintf("main;serve;hotA %d\nmain;serve;hotB %d\nmain;serve;parse %d\nmain;gc %d\n", 500+7*i, 100-3*i, 150+5*i, 40+i),
+			fmt.Sprintf("main;serve;hotA %d\nmain;serve;hotB %d\nmain;serve;parse %d\nmain;gc %d\n", 102+4*i, 490-6*i, 148+3*i, 41-i)})
 	}
-	return a, b
+	return pairsOf(t, texts, 2_000_000, "hot", [2]int64{1000, 1000})
+}
+
+// pairsOf makes the runs of pairs of folded texts (A's, B's) sampled at
+// period on target, whose runs served requests[0] (A) and requests[1]
+// (B) requests.
+func pairsOf(t *testing.T, texts [][2]string, period int64, target string, requests [2]int64) (a, b []*Data) {
+	t.Helper()
+	var runs [2][]*Data
+	for _, pair := range texts {
+		for arm, text := range pair {
+			d, err := FromProfile(folded(t, text, period), []string{target}, requests[arm])
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs[arm] = append(runs[arm], d)
+		}
+	}
+	return runs[0], runs[1]
 }
 
 // A comparison names both moved functions with the right sign and an
@@ -239,15 +250,8 @@ func TestRecordInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &record.Record{Title: "profiles", Rendered: time.Unix(0, 0), Cells: []record.Cell{
-		{Name: "cmp", Source: "compare_profiles(exp)\n", Status: record.StatusRan, Outputs: []starlark.Value{c}},
-	}}
-	var page strings.Builder
-	if err := record.HTML(&page, r); err != nil {
-		t.Fatal(err)
-	}
-	browsertest.Check(t, page.String())
-	got := browsertest.Eval(t, page.String(), `
+	page := checkedPage(t, "profiles", c)
+	got := browsertest.Eval(t, page, `
 var out = [];
 document.querySelectorAll("figure svg").forEach(function (svg) {
   var g = svg.querySelector('g[data-name="hotA"]');
@@ -286,6 +290,21 @@ return out.join("\n");`)
 		t.Errorf("arm A: hotA title %q, share %.4f, width %.4f; its CPU per request in A is %.4f of A's", title, share, width, want)
 	}
 	t.Logf("browser:\n%s", got)
+}
+
+// checkedPage is the HTML record of one cell showing c, checked in a
+// browser (no error, no request, every figure drawn).
+func checkedPage(t *testing.T, title string, c *Comparison) string {
+	t.Helper()
+	r := &record.Record{Title: title, Rendered: time.Unix(0, 0), Cells: []record.Cell{
+		{Name: "cmp", Source: "compare_profiles(exp)\n", Status: record.StatusRan, Outputs: []starlark.Value{c}},
+	}}
+	var page strings.Builder
+	if err := record.HTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Check(t, page.String())
+	return page.String()
 }
 
 func split3(t *testing.T, line string) (title string, share, width float64) {
