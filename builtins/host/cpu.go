@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // CPUSample is the machine's CPU time and every process's, read at one

@@ -15,8 +15,8 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/builtins/internal/runattrs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 func TestProcessNeverReady(t *testing.T) {

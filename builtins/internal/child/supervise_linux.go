@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // Supervisor is the hidden mode that turns this binary into the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // Labels that let a later benchbook tell, for sure, that a container's

@@ -11,7 +11,7 @@ import (
 
 	"github.com/moby/moby/client"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 

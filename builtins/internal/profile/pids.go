@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // A Lister names the processes of a target now. A sampler calls it when
