@@ -127,13 +127,17 @@ func Cmdline(pid int) string {
 // cgroups) must not take a live owner's pid for a gone one.
 func PidNamespace() string {
 	pidNSOnce.Do(func() {
-		link, err := os.Readlink("/proc/self/ns/pid")
+		link, err := PidNamespaceLink()
 		if err == nil {
 			pidNS = strings.TrimSuffix(strings.TrimPrefix(link, "pid:["), "]")
 		}
 	})
 	return pidNS
 }
+
+// PidNamespaceLink is /proc/self/ns/pid as the kernel links it
+// ("pid:[4026531836]").
+func PidNamespaceLink() (string, error) { return os.Readlink("/proc/self/ns/pid") }
 
 var (
 	pidNSOnce sync.Once

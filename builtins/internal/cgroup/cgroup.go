@@ -12,13 +12,14 @@
 package cgroup
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // Root is where cgroup hierarchies are mounted.
@@ -96,22 +97,10 @@ func parseProcCgroup(data string, v2 bool) (*Group, error) {
 // v1Mount is the mount point of a v1 controller ("" if it is not mounted
 // on its own or joined with another, as cpu,cpuacct).
 func v1Mount(controller string) string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		fields, opts := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(fields) < 5 || len(opts) < 3 || opts[0] != "cgroup" {
-			continue
-		}
-		for _, o := range strings.Split(opts[2], ",") {
-			if o == controller {
-				return fields[4]
-			}
+	mounts, _ := procfs.Mounts()
+	for _, m := range mounts {
+		if m.FSType == "cgroup" && m.HasOption(controller) {
+			return m.Point
 		}
 	}
 	return ""

@@ -37,15 +37,15 @@ func ownerLabels() (start, host string) {
 }
 
 func hostIdentity() string {
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	boot, err := procfs.BootID()
 	if err != nil {
 		return ""
 	}
-	ns, err := os.Readlink("/proc/self/ns/pid")
+	ns, err := procfs.PidNamespaceLink()
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(boot)) + " " + ns
+	return boot + " " + ns
 }
 
 // startTicks is the start time of pid (field 22 of /proc/PID/stat), ""

@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -67,10 +66,7 @@ func CgroupProcs(dir string) Lister {
 	}
 }
 
-func alive(pid int) bool {
-	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
-	return err == nil
-}
+func alive(pid int) bool { return procfs.Alive(pid) }
 
 // readParents maps every process to its parent.
 func readParents() (map[int]int, error) {
@@ -94,14 +90,9 @@ func readParents() (map[int]int, error) {
 // uptimeTicks is the time since boot in clock ticks (procfs.TicksPerSecond),
 // the unit of a process's start time.
 func uptimeTicks() (int64, error) {
-	f, err := os.Open("/proc/uptime")
+	up, err := procfs.Uptime()
 	if err != nil {
 		return 0, err
-	}
-	defer f.Close()
-	var up float64
-	if _, err := fmt.Fscan(bufio.NewReader(f), &up); err != nil {
-		return 0, fmt.Errorf("/proc/uptime: %w", err)
 	}
 	return int64(up * procfs.TicksPerSecond), nil
 }
