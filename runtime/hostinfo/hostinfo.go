@@ -66,7 +66,7 @@ func cpuModel() string {
 func memTotal() uint64 { return procfs.MemTotalBytes() }
 
 func kernel() string {
-	release, err := procfs.KernelRelease()
+	release, err := procfs.Sysctl("kernel.osrelease")
 	if err != nil {
 		return goruntime.GOOS
 	}

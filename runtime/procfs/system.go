@@ -91,22 +91,68 @@ func MemTotalBytes() uint64 {
 	return 0
 }
 
-// KernelRelease is /proc/sys/kernel/osrelease ("6.1.0-18-amd64").
-func KernelRelease() (string, error) {
-	data, err := os.ReadFile("/proc/sys/kernel/osrelease")
+// Sysctl is a kernel parameter named as sysctl(8) names it
+// ("kernel.osrelease", "kernel.random.boot_id"), from /proc/sys, without
+// its surrounding white space.
+func Sysctl(name string) (string, error) {
+	data, err := os.ReadFile("/proc/sys/" + strings.ReplaceAll(name, ".", "/"))
 	if err != nil {
 		return "", err
 	}
 	return strings.TrimSpace(string(data)), nil
 }
 
-// BootID names this boot of the machine (/proc/sys/kernel/random/boot_id).
-func BootID() (string, error) {
-	data, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+// MemStallMicros is the total µs some task stalled on memory
+// (/proc/pressure/memory, "some ... total="); false when the kernel does
+// not say.
+func MemStallMicros() (int64, bool) {
+	data, err := os.ReadFile("/proc/pressure/memory")
 	if err != nil {
-		return "", err
+		return 0, false
 	}
-	return strings.TrimSpace(string(data)), nil
+	line, _, _ := strings.Cut(string(data), "\n")
+	_, total, ok := strings.Cut(line, "total=")
+	if !ok || !strings.HasPrefix(line, "some") {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(total), 10, 64)
+	return n, err == nil
+}
+
+// SwapPages is pages swapped in plus out since boot (/proc/vmstat's pswpin
+// and pswpout); false unless both are there.
+func SwapPages() (int64, bool) {
+	data, err := os.ReadFile("/proc/vmstat")
+	if err != nil {
+		return 0, false
+	}
+	var n int64
+	found := 0
+	for _, l := range strings.Split(string(data), "\n") {
+		k, v, _ := strings.Cut(l, " ")
+		if k == "pswpin" || k == "pswpout" {
+			x, _ := strconv.ParseInt(v, 10, 64)
+			n += x
+			found++
+		}
+	}
+	return n, found == 2
+}
+
+// ControllerHierarchy is the v1 hierarchy id /proc/cgroups gives a cgroup
+// controller ("0": none, or v2); false when it is not listed.
+func ControllerHierarchy(controller string) (string, bool) {
+	data, err := os.ReadFile("/proc/cgroups")
+	if err != nil {
+		return "", false
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == controller {
+			return f[1], true
+		}
+	}
+	return "", false
 }
 
 // Alive says whether /proc shows a process pid (a zombie too).

@@ -101,8 +101,8 @@ func TestSystemReadersAgreeWithTheKernelsCalls(t *testing.T) {
 		}
 		rel = append(rel, byte(c))
 	}
-	if got, err := KernelRelease(); err != nil || got != string(rel) {
-		t.Errorf("KernelRelease() = %q, %v; uname says %q", got, err, rel)
+	if got, err := Sysctl("kernel.osrelease"); err != nil || got != string(rel) {
+		t.Errorf("Sysctl(kernel.osrelease) = %q, %v; uname says %q", got, err, rel)
 	}
 }
 
@@ -110,11 +110,11 @@ func TestSystemReadersAgreeWithTheKernelsCalls(t *testing.T) {
 // pid namespace's link names the inode PidNamespace gives; a reaped child
 // is not Alive, this process is.
 func TestMachineAndProcessIdentity(t *testing.T) {
-	id, err := BootID()
+	id, err := Sysctl("kernel.random.boot_id")
 	if err != nil || len(id) != 36 || strings.Count(id, "-") != 4 {
-		t.Errorf("BootID() = %q, %v", id, err)
+		t.Errorf("the boot id: %q, %v", id, err)
 	}
-	if again, _ := BootID(); again != id {
+	if again, _ := Sysctl("kernel.random.boot_id"); again != id {
 		t.Errorf("the boot id changed: %q then %q", id, again)
 	}
 	if link, err := PidNamespaceLink(); err != nil || link != "pid:["+PidNamespace()+"]" {
@@ -132,5 +132,33 @@ func TestMachineAndProcessIdentity(t *testing.T) {
 	}
 	if tm, err := ReadCPUTimes(); err != nil || tm.User+tm.System == 0 || tm.Idle == 0 {
 		t.Errorf("ReadCPUTimes() = %+v, %v", tm, err)
+	}
+}
+
+// TestControllerHierarchyAgreesWithMounts: a controller /proc/cgroups puts
+// in a v1 hierarchy (id not 0) is an option of a cgroup v1 mount, and one
+// it does not is no v1 mount's.
+func TestControllerHierarchyAgreesWithMounts(t *testing.T) {
+	mounts, err := Mounts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, c := range []string{"cpu", "cpuacct", "memory", "pids", "perf_event", "cpuset"} {
+		id, ok := ControllerHierarchy(c)
+		if !ok {
+			continue
+		}
+		checked++
+		mounted := false
+		for _, m := range mounts {
+			mounted = mounted || m.FSType == "cgroup" && m.HasOption(c)
+		}
+		if mounted != (id != "0") {
+			t.Errorf("/proc/cgroups gives %s hierarchy %s; a v1 mount has it: %v", c, id, mounted)
+		}
+	}
+	if checked == 0 {
+		t.Skip("/proc/cgroups lists none of the controllers")
 	}
 }

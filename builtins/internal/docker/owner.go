@@ -37,7 +37,7 @@ func ownerLabels() (start, host string) {
 }
 
 func hostIdentity() string {
-	boot, err := procfs.BootID()
+	boot, err := procfs.Sysctl("kernel.random.boot_id")
 	if err != nil {
 		return ""
 	}

@@ -54,15 +54,6 @@ func perfEventMount() (string, error) {
 // perfEventInV1 reports whether /proc/cgroups puts perf_event in a v1
 // hierarchy (a non-zero hierarchy id).
 func perfEventInV1() bool {
-	data, err := os.ReadFile("/proc/cgroups")
-	if err != nil {
-		return false
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		f := strings.Fields(l)
-		if len(f) >= 2 && f[0] == "perf_event" {
-			return f[1] != "0"
-		}
-	}
-	return false
+	id, ok := procfs.ControllerHierarchy("perf_event")
+	return ok && id != "0"
 }
