@@ -15,7 +15,7 @@ func BenchmarkRecord(b *testing.B) {
 	rec := newRecorder(&windows{})
 	b.ReportAllocs()
 	for i := range b.N {
-		rec.record(time.Duration(i%5000)*time.Microsecond, time.Millisecond, "", i>>20)
+		rec.record(time.Duration(i%5000)*time.Microsecond, time.Millisecond, "", i>>20, "")
 	}
 }
 
@@ -26,7 +26,7 @@ func BenchmarkProgressLine(b *testing.B) {
 	for range 16 {
 		r.recs = append(r.recs, newRecorder(r.shared))
 	}
-	r.recs[0].record(time.Millisecond, time.Millisecond, "", 0)
+	r.recs[0].record(time.Millisecond, time.Millisecond, "", 0, "")
 	r.recs[0].flush()
 	b.ReportAllocs()
 	for range b.N {
@@ -81,7 +81,7 @@ func benchClient(b *testing.B, url string) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for i := range b.N {
-		if class := c.do(ctx, request{seq: int64(i), deadline: time.Now().Add(5 * time.Second)}); class != "" {
+		if class, _ := c.do(ctx, request{seq: int64(i), deadline: time.Now().Add(5 * time.Second)}); class != "" {
 			b.Fatal(class)
 		}
 	}
