@@ -352,52 +352,79 @@ func btoi(b bool) int {
 
 // onFleet runs workload.http on a fleet: the request must be the same for
 // every agent (a generator runs in this process, out of the agents' reach).
+//
+// A mix travels (its draw is the same on every agent, each from streams
+// of its own); its entries' urls must be strings.
 func (h *httpArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, f *Fleet) (starlark.Value, error) {
-	if h.request != starlark.None {
-		return nil, fmt.Errorf("%s: request = a function cannot run on agents (it lives in this process): give url, headers and body", name)
-	}
-	hs := loadgen.HTTPSpec{URL: h.url, Method: h.method, Insecure: h.insecure}
-	var err error
-	if hs.Headers, err = headerPairs(name, h.headers); err != nil {
+	hs, _, err := h.spec(name, th, false)
+	if err != nil {
 		return nil, err
 	}
-	if hs.Body, err = bodyBytes(name, h.body); err != nil {
-		return nil, err
-	}
-	if _, err := loadgen.NewHTTPTarget(hs); err != nil { // refuse a bad URL here, not on every agent
+	tgt, err := loadgen.NewHTTPTarget(hs) // refuse a bad URL here, not on every agent
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return runOnFleet(th, name, "http", spec, fleet.Load{HTTP: &hs}, f)
+	run, err := runOnFleet(th, name, "http", spec, fleet.Load{HTTP: &hs}, f)
+	if err != nil {
+		return nil, err
+	}
+	if sh := tgt.Shares(); sh != nil {
+		run.mixed(h.seed.n, sh)
+	}
+	return run, nil
 }
 
-// onFleet runs workload.sql on a fleet; args must be a static list.
+// onFleet runs workload.sql on a fleet; args must be static lists (a
+// mix's entries' too).
 func (s *sqlArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, f *Fleet) (starlark.Value, error) {
-	sq := &fleet.SQLLoad{}
+	sq := &fleet.SQLLoad{Seed: s.seed.n}
 	var err error
 	if sq.DSN, err = dsnOf(name, s.db); err != nil {
 		return nil, err
 	}
-	if sq.Statements, err = s.statements(name); err != nil {
+	var ls loadgen.SQLSpec
+	if _, err := s.script(name, th, &ls, false); err != nil {
 		return nil, err
 	}
-	switch v := s.args.(type) {
-	case starlark.NoneType:
-	case *starlark.List, starlark.Tuple:
-		vals, err := goValues(v.(starlark.Indexable))
-		if err != nil {
-			return nil, fmt.Errorf("%s: args: %w", name, err)
+	sq.Statements = ls.Statements
+	if sq.Args, err = staticArgs(s.static); err != nil {
+		return nil, fmt.Errorf("%s: args: %w", name, err)
+	}
+	for i, rq := range ls.Requests {
+		r := fleet.SQLLoadRequest{Tag: rq.Tag, Weight: rq.Weight, Statements: rq.Statements}
+		if r.Args, err = staticArgs(s.statics[i]); err != nil {
+			return nil, fmt.Errorf("%s: requests[%d]: args: %w", name, i, err)
 		}
-		if sq.Args, err = json.Marshal(vals); err != nil {
-			return nil, fmt.Errorf("%s: args: %w", name, err)
-		}
-	default:
-		return nil, fmt.Errorf("%s: args = a function cannot run on agents (it lives in this process): give a list", name)
+		sq.Requests = append(sq.Requests, r)
+	}
+	shares, err := loadgen.SQLShares(ls) // refuse a bad mix here, not on every agent
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := runtime.TouchValue(th, s.db); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if spec.Label == "" {
-		spec.Label = sq.Statements[0].SQL
+		if len(sq.Statements) > 0 {
+			spec.Label = sq.Statements[0].SQL
+		} else {
+			spec.Label = "mix of " + fmt.Sprint(len(sq.Requests)) + " requests"
+		}
 	}
-	return runOnFleet(th, name, "sql", spec, fleet.Load{SQL: sq}, f)
+	run, err := runOnFleet(th, name, "sql", spec, fleet.Load{SQL: sq}, f)
+	if err != nil {
+		return nil, err
+	}
+	if sh := shares; sh != nil {
+		run.mixed(s.seed.n, sh)
+	}
+	return run, nil
+}
+
+// staticArgs are args values as an agent receives them (JSON); nil for none.
+func staticArgs(vals []any) (json.RawMessage, error) {
+	if vals == nil {
+		return nil, nil
+	}
+	return json.Marshal(vals)
 }

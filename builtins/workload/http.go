@@ -19,25 +19,34 @@ type httpArgs struct {
 	headers  *starlark.Dict
 	body     starlark.Value
 	request  starlark.Value
-	insecure bool // skip TLS certificate verification
+	insecure bool           // skip TLS certificate verification
+	requests starlark.Value // a mix (mix.go), None for one request
+	seed     seedArg        // the mix's draw
 }
 
 func httpBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	h := httpArgs{method: "GET", body: starlark.None, request: starlark.None}
+	h := httpArgs{method: "GET", body: starlark.None, request: starlark.None, requests: starlark.None}
 	la := newLoadArgs()
-	pairs := append([]any{"url", &h.url, "method?", &h.method, "headers?", &h.headers,
-		"body?", &h.body, "request?", &h.request, "insecure?", &h.insecure}, la.pairs()...)
+	pairs := append([]any{"url?", &h.url, "method?", &h.method, "headers?", &h.headers,
+		"body?", &h.body, "request?", &h.request, "insecure?", &h.insecure,
+		"requests?", &h.requests, "seed?", &h.seed}, la.pairs()...)
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, pairs...); err != nil {
+		return nil, err
+	}
+	if err := h.check(b.Name()); err != nil {
 		return nil, err
 	}
 	spec, err := la.spec(b.Name(), th)
 	if err != nil {
 		return nil, err
 	}
-	dest := urlDest(h.url)
+	dest := urlDest(h.dest())
 	spec.Observers = withTargetGuards(th, spec.Observers, dest)
 	if spec.Label == "" {
 		spec.Label = h.method + " " + h.url
+		if h.requests != starlark.None {
+			spec.Label = "mix " + h.dest()
+		}
 	}
 	if la.agents != nil {
 		return profiled(th, b.Name(), la, &spec, dest, func() (starlark.Value, error) { return h.onFleet(th, b.Name(), spec, la.agents) })
@@ -59,28 +68,77 @@ func httpBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 		res.Warnings = append(res.Warnings, "request generator failed: "+e)
 	}
 	run := newRun("http", spec, res).noteWarmup(spec, warm)
+	if sh := tgt.Shares(); sh != nil {
+		run.mixed(h.seed.n, sh)
+	}
 	return run, prof.attach(run)
 }
 
-// target converts url, headers, body and request into a loadgen target.
+// check refuses arguments that do not go together.
+func (h *httpArgs) check(name string) error {
+	switch {
+	case h.requests == starlark.None && h.url == "":
+		return fmt.Errorf("%s: url is required (or requests = [...], a mix)", name)
+	case h.requests != starlark.None && h.request != starlark.None:
+		return fmt.Errorf("%s: give requests (a mix) or request (a generator), not both", name)
+	case h.seed.given && h.requests == starlark.None:
+		return fmt.Errorf("%s: seed draws a mix's requests: give requests = [...] with it", name)
+	}
+	return nil
+}
+
+// dest is the URL the run sends to: url, or a mix's first request's.
+func (h *httpArgs) dest() string {
+	if h.url != "" {
+		return h.url
+	}
+	if l, ok := h.requests.(starlark.Indexable); ok && l.Len() > 0 {
+		if d, ok := l.Index(0).(*starlark.Dict); ok {
+			if v, found, _ := d.Get(starlark.String("url")); found {
+				if s, ok := starlark.AsString(v); ok {
+					return s
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// target converts url, headers, body, request and requests into a
+// loadgen target.
 func (h *httpArgs) target(name string, th *starlark.Thread, timeout time.Duration) (*loadgen.HTTPTarget, func() string, error) {
-	spec := loadgen.HTTPSpec{URL: h.url, Method: h.method, Insecure: h.insecure, Timeout: timeout}
-	var err error
-	if spec.Headers, err = headerPairs(name, h.headers); err != nil {
-		return nil, nil, err
-	}
-	if spec.Body, err = bodyBytes(name, h.body); err != nil {
-		return nil, nil, err
-	}
-	check, err := h.generator(name, th, &spec)
+	spec, check, err := h.spec(name, th, true)
 	if err != nil {
 		return nil, nil, err
 	}
+	spec.Timeout = timeout
 	t, err := loadgen.NewHTTPTarget(spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return t, check, nil
+}
+
+// spec converts the arguments into a loadgen spec; gens says generators
+// may run (not on agents).
+func (h *httpArgs) spec(name string, th *starlark.Thread, gens bool) (loadgen.HTTPSpec, func() string, error) {
+	spec := loadgen.HTTPSpec{URL: h.url, Method: h.method, Insecure: h.insecure, Seed: h.seed.n}
+	var err error
+	if spec.Headers, err = headerPairs(name, h.headers); err != nil {
+		return spec, nil, err
+	}
+	if spec.Body, err = bodyBytes(name, h.body); err != nil {
+		return spec, nil, err
+	}
+	if h.requests != starlark.None {
+		check, err := h.httpMix(name, th, &spec, gens)
+		return spec, check, err
+	}
+	if !gens && h.request != starlark.None {
+		return spec, nil, fmt.Errorf("%s: request = a function cannot run on agents (it lives in this process): give url, headers and body", name)
+	}
+	check, err := h.generator(name, th, &spec)
+	return spec, check, err
 }
 
 func headerPairs(name string, d *starlark.Dict) ([][2]string, error) {
@@ -113,13 +171,21 @@ func bodyBytes(name string, v starlark.Value) ([]byte, error) {
 
 // generator installs request = fn: a gocode Go func called directly, or a
 // Starlark callable serialized behind a mutex (with a check for after the
-// run: see starlarkCaller).
+// run: see starlarkCaller). A Starlark generator may name each request's
+// tag (taggedRequest); one that names none leaves the run untagged.
 func (h *httpArgs) generator(name string, th *starlark.Thread, t *loadgen.HTTPSpec) (func() string, error) {
 	if h.request == starlark.None {
 		return noWarning, nil
 	}
 	if g, ok := h.request.(interface{ Func() any }); ok {
 		recordGenInput(th, g)
+		if f, ok := g.Func().(func(int64) (string, string)); ok {
+			t.Tagged = recovered(func(seq int64) (loadgen.HTTPRequest, error) {
+				p, tag := f(seq)
+				return loadgen.HTTPRequest{URL: p, Tag: tag}, nil
+			})
+			return noWarning, nil
+		}
 		gen, err := goPathGen(name, g.Func())
 		t.Gen = recovered(gen)
 		return noWarning, err
@@ -129,16 +195,12 @@ func (h *httpArgs) generator(name string, th *starlark.Thread, t *loadgen.HTTPSp
 		return nil, fmt.Errorf("%s: request must be a function, got %s", name, h.request.Type())
 	}
 	call, check := starlarkCaller(th, fn)
-	t.Gen = func(seq int64) (string, error) {
+	t.Tagged = func(seq int64) (loadgen.HTTPRequest, error) {
 		v, err := call(seq)
 		if err != nil {
-			return "", err
+			return loadgen.HTTPRequest{}, err
 		}
-		s, ok := starlark.AsString(v)
-		if !ok {
-			return "", fmt.Errorf("request returned %s, want a string", v.Type())
-		}
-		return s, nil
+		return taggedRequest(v)
 	}
 	return check, nil
 }
@@ -176,7 +238,7 @@ func goPathGen(name string, f any) (func(int64) (string, error), error) {
 	case func(int) string:
 		return func(seq int64) (string, error) { return f(int(seq)), nil }, nil
 	}
-	return nil, fmt.Errorf("%s: request: a Go function must be func() string, func(int64) string or func(int) string, got %T", name, f)
+	return nil, fmt.Errorf("%s: request: a Go function must be func() string, func(int64) string, func(int) string or func(int64) (path, tag string), got %T", name, f)
 }
 
 // starlarkCaller calls fn on th, one call at a time, with the request

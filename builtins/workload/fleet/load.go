@@ -26,6 +26,16 @@ type SQLLoad struct {
 	DSN        string              `json:"dsn"`
 	Statements []loadgen.Statement `json:"statements"`
 	Args       json.RawMessage     `json:"args,omitempty"` // static args; decodeArgs reads them
+	Requests   []SQLLoadRequest    `json:"requests,omitempty"`
+	Seed       uint64              `json:"seed,omitempty"`
+}
+
+// SQLLoadRequest is a mix's loadgen.SQLRequest, with static args.
+type SQLLoadRequest struct {
+	Tag        string              `json:"tag,omitempty"`
+	Weight     float64             `json:"weight,omitempty"`
+	Statements []loadgen.Statement `json:"statements"`
+	Args       json.RawMessage     `json:"args,omitempty"`
 }
 
 // RunLoad runs load (its Spec the whole run's) on n agents that l
@@ -123,16 +133,20 @@ func (l Load) target(ctx context.Context, kind string) (loadgen.Target, func(), 
 		}
 		return t, func() {}, nil
 	case kind == "sql" && l.SQL != nil:
-		sq := loadgen.SQLSpec{DSN: l.SQL.DSN, Statements: l.SQL.Statements, Conns: l.Spec.Clients, Timeout: l.Spec.Timeout}
+		sq := loadgen.SQLSpec{DSN: l.SQL.DSN, Statements: l.SQL.Statements, Conns: l.Spec.Clients, Timeout: l.Spec.Timeout, Seed: l.SQL.Seed}
 		if sq.Conns == 0 {
 			sq.Conns = l.Spec.MaxInflight
 		}
-		if len(l.SQL.Args) > 0 {
-			args, err := decodeArgs(l.SQL.Args)
-			if err != nil {
-				return nil, nil, fmt.Errorf("agent: args: %w", err)
+		var err error
+		if sq.Args, err = staticArgs(l.SQL.Args); err != nil {
+			return nil, nil, fmt.Errorf("agent: args: %w", err)
+		}
+		for i, rq := range l.SQL.Requests {
+			r := loadgen.SQLRequest{Tag: rq.Tag, Weight: rq.Weight, Statements: rq.Statements}
+			if r.Args, err = staticArgs(rq.Args); err != nil {
+				return nil, nil, fmt.Errorf("agent: requests[%d]: args: %w", i, err)
 			}
-			sq.Args = func(int64) ([]any, error) { return args, nil }
+			sq.Requests = append(sq.Requests, r)
 		}
 		t, err := loadgen.OpenSQL(ctx, sq)
 		if err != nil {
@@ -141,6 +155,19 @@ func (l Load) target(ctx context.Context, kind string) (loadgen.Target, func(), 
 		return t, t.Close, nil
 	}
 	return nil, nil, fmt.Errorf("agent: cannot run a spec of kind %q (http and sql can)", kind)
+}
+
+// staticArgs is the args function of static args as the agent received
+// them; nil for none.
+func staticArgs(b json.RawMessage) (func(int64) ([]any, error), error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	args, err := decodeArgs(b)
+	if err != nil {
+		return nil, err
+	}
+	return func(int64) ([]any, error) { return args, nil }, nil
 }
 
 // decodeArgs reads static SQL args as the agent received them: JSON numbers

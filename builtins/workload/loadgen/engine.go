@@ -454,6 +454,10 @@ func countWarnings(res *Result) []string {
 // tags' counts must add up to the run's.
 func (r *engine) collectTags(res *Result, window []string) {
 	res.Tags = r.tags.results(r, res)
+	if _, only := res.Tags[Untagged]; only && len(res.Tags) == 1 && len(r.tgt.(tagged).tagNames()) == 0 {
+		res.Tags = nil // a generator that named no tag: an untagged run
+		return
+	}
 	var sum Result
 	for _, t := range res.Tags {
 		t.Warnings = append(append(slices.Clone(window), r.self.cpuWarnings()...), r.self.openWarnings(r.spec, t)...)

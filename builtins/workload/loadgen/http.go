@@ -220,6 +220,15 @@ func (t *HTTPTarget) GenErr() string {
 // target (a tagged generator's come as it names them).
 func (t *HTTPTarget) Tags() []string { return t.tagNames() }
 
+// Shares are each tag's share of the mix's weights; nil without a mix.
+func (t *HTTPTarget) Shares() map[string]float64 {
+	tags := make([]string, len(t.kinds))
+	for i, k := range t.kinds {
+		tags[i] = k.tag
+	}
+	return mixShares(tags, t.draw)
+}
+
 func (t *HTTPTarget) tagNames() []string {
 	switch {
 	case t.draw != nil:

@@ -291,6 +291,15 @@ func (t *MongoTarget) request(stream, seq int64) (*mongoKind, *MongoRequest, str
 // Tags are the mix's tags in order, each once; nil for an untagged target.
 func (t *MongoTarget) Tags() []string { return t.tagNames() }
 
+// Shares are each tag's share of the mix's weights; nil without a mix.
+func (t *MongoTarget) Shares() map[string]float64 {
+	tags := make([]string, len(t.kinds))
+	for i, k := range t.kinds {
+		tags[i] = k.tag
+	}
+	return mixShares(tags, t.draw)
+}
+
 func (t *MongoTarget) tagNames() []string {
 	switch {
 	case t.draw != nil:

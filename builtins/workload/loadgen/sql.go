@@ -182,6 +182,15 @@ func (k *sqlKind) argsOf(seq int64, tagged bool) ([]any, string, error) {
 // Tags are the mix's tags in order, each once; nil for an untagged target.
 func (t *SQLTarget) Tags() []string { return t.tagNames() }
 
+// Shares are each tag's share of the mix's weights; nil without a mix.
+func (t *SQLTarget) Shares() map[string]float64 {
+	tags := make([]string, len(t.kinds))
+	for i, k := range t.kinds {
+		tags[i] = k.tag
+	}
+	return mixShares(tags, t.draw)
+}
+
 func (t *SQLTarget) tagNames() []string {
 	switch {
 	case t.draw != nil:
@@ -205,6 +214,16 @@ func (t *SQLTarget) tagOf(seq int64) string {
 		return tag
 	}
 	return Untagged
+}
+
+// SQLShares checks spec's scripts and says each tag's share of a mix's
+// weights (nil without a mix), without connecting: for a run on agents.
+func SQLShares(spec SQLSpec) (map[string]float64, error) {
+	t, err := newSQLTarget(spec)
+	if err != nil {
+		return nil, err
+	}
+	return t.Shares(), nil
 }
 
 // Close closes the pool's connections.

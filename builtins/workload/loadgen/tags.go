@@ -227,3 +227,16 @@ func uniqueTags(tags []string) []string {
 	}
 	return out
 }
+
+// mixShares is each tag's share of a mix's weights (kinds may share a
+// tag); nil without a mix.
+func mixShares(tags []string, m *Mix) map[string]float64 {
+	if m == nil {
+		return nil
+	}
+	out := map[string]float64{}
+	for i, s := range m.Shares() {
+		out[tags[i]] += s
+	}
+	return out
+}
