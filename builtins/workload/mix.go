@@ -258,4 +258,3 @@ func requestDict(d *starlark.Dict) (loadgen.HTTPRequest, error) {
 	}
 	return rq, nil
 }
-
