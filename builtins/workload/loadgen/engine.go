@@ -141,105 +141,32 @@ func (r *engine) stopTime() time.Time {
 // starts: a run without warmup opens their windows and guards with its
 // first requests, not a connection later.
 func Run(ctx context.Context, spec Spec, tgt Target) *Result {
-	prepared := Prepare(ctx, spec.Observers)
-	r := newEngine(ctx, spec, tgt)
-	r.prepared = prepared
-	return r.run()
+	return RunConcurrent(ctx, spec.Observers, []Scenario{{Spec: spec, Target: tgt}}, time.Time{})[0]
 }
 
 func newEngine(ctx context.Context, spec Spec, tgt Target) *engine {
-	now := time.Now()
+	return newEngineAt(ctx, spec, tgt, time.Now())
+}
+
+// newEngineAt is an engine whose run starts at now.
+func newEngineAt(ctx context.Context, spec Spec, tgt Target, now time.Time) *engine {
 	r := &engine{spec: spec, tgt: tgt, ctx: ctx, start: now, shared: &windows{},
 		measureAt: now.Add(spec.Warmup), end: now.Add(spec.Warmup + spec.Duration)}
 	r.hardEnd = r.end.Add(spec.Timeout)
 	r.tick = spec.Tick
-	if t, ok := tgt.(tagged); ok && t.tagNames() != nil {
-		r.tags = newTagTable(t.tagNames())
-	}
 	if spec.TickAuto && spec.Clients == 0 {
 		r.tick = AutoTick(spec.Rate / float64(openLoops(spec)))
+	}
+	if t, ok := tgt.(tagged); ok && t.tagNames() != nil {
+		r.tags = newTagTable(t.tagNames())
 	}
 	return r
 }
 
+// run is the engine's run alone (its spec's observers, readied by Run).
 func (r *engine) run() *Result {
-	spec := r.spec
-	// Without a warmup the window opens with the first request: the
-	// guards and observers open before the load starts, or the server's
-	// log lines of the first few requests (counted measured) would come
-	// before the guard's offset (3 ERROR lines short of 210 failed requests
-	// at load, with the watch opened after the dispatch had started). The
-	// window then starts when they are open, so that its duration is all
-	// load.
-	var early *openedWindow
-	if !r.measureAt.After(time.Now()) {
-		early = r.openWindow()
-		d := time.Since(r.measureAt)
-		r.start, r.measureAt, r.end, r.hardEnd = r.start.Add(d), r.measureAt.Add(d), r.end.Add(d), r.hardEnd.Add(d)
-	}
-	var cancel context.CancelFunc
-	r.loadCtx, cancel = context.WithDeadline(r.ctx, r.hardEnd)
-	defer cancel()
-	stopAbort := context.AfterFunc(r.ctx, func() { r.stopTime(); r.abortAll() })
-	defer stopAbort()
-	prog := startProgress(r)
-	dispatchDone := make(chan struct{})
-	go func() {
-		defer close(dispatchDone)
-		if spec.Clients > 0 {
-			r.closedLoop()
-		} else {
-			r.openLoop()
-		}
-	}()
-	res := r.measure(early)
-	<-dispatchDone
-	r.wg.Wait()
-	prog.stop()
-	r.closeAll()
-	return r.collect(res)
-}
-
-// openedWindow is an opened measurement window: the generator's own figures at its
-// start, and the guards' and observers' watch.
-type openedWindow struct {
-	before selfSnapshot
-	w      *Watch
-}
-
-func (r *engine) openWindow() *openedWindow {
-	before := takeSelf()
-	return &openedWindow{before, StartWatch(r.ctx, r.spec.Observers, r.prepared, r.measureAt, true, r.successes)}
-}
-
-// measure waits through warmup and the measurement window, taking the
-// generator's and the observers' figures at both ends; open is the window
-// when it was opened before the load started.
-func (r *engine) measure(open *openedWindow) *Result {
-	res := &Result{}
-	defer r.prepared.Cancel()
-	if !SleepUntil(r.ctx, r.measureAt) {
-		if open != nil {
-			open.w.Stop(0)
-		}
-		res.Interrupted = true
-		return res
-	}
-	if open == nil {
-		open = r.openWindow()
-	}
-	before, w := open.before, open.w
-	res.Interrupted = !SleepUntil(r.ctx, r.end)
-	res.Measured = time.Since(r.measureAt)
-	if res.Measured > r.spec.Duration {
-		res.Measured = r.spec.Duration
-	}
-	r.self = takeSelf().since(before, res.Measured)
-	res.CPU, res.GCPause = r.self.cpu, r.self.gcPause
-	var warnings []string
-	res.Observed, res.Trips, warnings = w.Stop(r.successes())
-	res.Warnings = append(append(res.Warnings, warnings...), TripWarnings(res.Trips)...)
-	return res
+	g := &group{ctx: r.ctx, engines: []*engine{r}, observers: r.spec.Observers, prepared: r.prepared}
+	return g.run()[0]
 }
 
 // SleepUntil waits until t; false if ctx ended first (true at once for a
