@@ -355,7 +355,7 @@ func btoi(b bool) int {
 //
 // A mix travels (its draw is the same on every agent, each from streams
 // of its own); its entries' urls must be strings.
-func (h *httpArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, f *Fleet) (starlark.Value, error) {
+func (h *httpArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, f *Fleet) (*Run, error) {
 	hs, _, err := h.spec(name, th, false)
 	if err != nil {
 		return nil, err
@@ -376,7 +376,7 @@ func (h *httpArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, 
 
 // onFleet runs workload.sql on a fleet; args must be static lists (a
 // mix's entries' too).
-func (s *sqlArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, f *Fleet) (starlark.Value, error) {
+func (s *sqlArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, f *Fleet) (*Run, error) {
 	sq := &fleet.SQLLoad{Seed: s.seed.n}
 	var err error
 	if sq.DSN, err = dsnOf(name, s.db); err != nil {

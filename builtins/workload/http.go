@@ -33,6 +33,7 @@ func httpBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, pairs...); err != nil {
 		return nil, err
 	}
+	la.note(kwargs)
 	if err := h.check(b.Name()); err != nil {
 		return nil, err
 	}
@@ -48,30 +49,30 @@ func httpBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 			spec.Label = "mix " + h.dest()
 		}
 	}
+	l := &load{name: b.Name(), la: la, spec: spec, dest: dest}
 	if la.agents != nil {
-		return profiled(th, b.Name(), la, &spec, dest, func() (starlark.Value, error) { return h.onFleet(th, b.Name(), spec, la.agents) })
+		l.onFleet = func() (*Run, error) { return h.onFleet(th, b.Name(), l.spec, la.agents) }
+		return l.run(th)
 	}
 	tgt, check, err := h.target(b.Name(), th, spec.Timeout)
 	if err != nil {
 		return nil, err
 	}
-	prof, err := la.profile.start(b.Name(), th, la.observe, dest)
-	if err != nil {
-		return nil, err
+	l.tgt = tgt
+	l.finish = func(res *loadgen.Result, warm *warmed) *Run {
+		if w := check(); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
+		if e := tgt.GenErr(); e != "" {
+			res.Warnings = append(res.Warnings, "request generator failed: "+e)
+		}
+		run := newRun("http", l.spec, res).noteWarmup(l.spec, warm)
+		if sh := tgt.Shares(); sh != nil {
+			run.mixed(h.seed.n, sh)
+		}
+		return run
 	}
-	spec.Observers = prof.observing(spec.Observers)
-	res, warm := la.measure(runtime.Context(th), spec, tgt)
-	if w := check(); w != "" {
-		res.Warnings = append(res.Warnings, w)
-	}
-	if e := tgt.GenErr(); e != "" {
-		res.Warnings = append(res.Warnings, "request generator failed: "+e)
-	}
-	run := newRun("http", spec, res).noteWarmup(spec, warm)
-	if sh := tgt.Shares(); sh != nil {
-		run.mixed(h.seed.n, sh)
-	}
-	return run, prof.attach(run)
+	return l.run(th)
 }
 
 // check refuses arguments that do not go together.

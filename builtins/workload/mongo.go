@@ -38,6 +38,7 @@ func mongoBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, pairs...); err != nil {
 		return nil, err
 	}
+	la.note(kwargs)
 	switch {
 	case m.seed.given && m.requests == starlark.None:
 		return nil, fmt.Errorf("%s: seed draws a mix's requests: give requests = [...] with it", b.Name())
@@ -68,27 +69,24 @@ func mongoBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err != nil {
 		return nil, err
 	}
-	defer tgt.Close()
-	if spec.Label == "" {
-		spec.Label = m.op + " " + m.db + "." + m.collection
+	l := &load{name: b.Name(), la: la, spec: spec, dest: dest, tgt: tgt, close: tgt.Close}
+	if l.spec.Label == "" {
+		l.spec.Label = m.op + " " + m.db + "." + m.collection
 		if m.requests != starlark.None {
-			spec.Label = "mix of " + strings.Join(tgt.Tags(), ", ")
+			l.spec.Label = "mix of " + strings.Join(tgt.Tags(), ", ")
 		}
 	}
-	prof, err := la.profile.start(b.Name(), th, la.observe, dest)
-	if err != nil {
-		return nil, err
+	l.finish = func(res *loadgen.Result, warm *warmed) *Run {
+		if w := check(); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
+		run := mongoRun(l.spec, res, tgt).noteWarmup(l.spec, warm)
+		if sh := tgt.Shares(); sh != nil {
+			run.mixed(m.seed.n, sh)
+		}
+		return run
 	}
-	spec.Observers = prof.observing(spec.Observers)
-	res, warm := la.measure(runtime.Context(th), spec, tgt)
-	if w := check(); w != "" {
-		res.Warnings = append(res.Warnings, w)
-	}
-	run := mongoRun(spec, res, tgt).noteWarmup(spec, warm)
-	if sh := tgt.Shares(); sh != nil {
-		run.mixed(m.seed.n, sh)
-	}
-	return run, prof.attach(run)
+	return l.run(th)
 }
 
 // mongoRun makes the run object; the one place a Mongo run is built.

@@ -36,6 +36,7 @@ func sqlBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, pairs...); err != nil {
 		return nil, err
 	}
+	la.note(kwargs)
 	if s.seed.given && s.requests == starlark.None {
 		return nil, fmt.Errorf("%s: seed draws a mix's requests: give requests = [...] with it", b.Name())
 	}
@@ -51,35 +52,34 @@ func sqlBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 		dest = sqlDest(s.db, dsn)
 		spec.Observers = withTargetGuards(th, spec.Observers, dest)
 	}
+	l := &load{name: b.Name(), la: la, spec: spec, dest: dest}
 	if la.agents != nil {
-		return profiled(th, b.Name(), la, &spec, dest, func() (starlark.Value, error) { return s.onFleet(th, b.Name(), spec, la.agents) })
+		l.onFleet = func() (*Run, error) { return s.onFleet(th, b.Name(), l.spec, la.agents) }
+		return l.run(th)
 	}
 	tgt, check, err := s.target(b.Name(), th, spec)
 	if err != nil {
 		return nil, err
 	}
-	defer tgt.Close()
-	if spec.Label == "" {
-		spec.Label = tgt.Statements()[0].SQL
+	if l.spec.Label == "" {
+		l.spec.Label = tgt.Statements()[0].SQL
 		if s.requests != starlark.None {
-			spec.Label = "mix of " + strings.Join(tgt.Tags(), ", ")
+			l.spec.Label = "mix of " + strings.Join(tgt.Tags(), ", ")
 		}
 	}
-	prof, err := la.profile.start(b.Name(), th, la.observe, dest)
-	if err != nil {
-		return nil, err
+	l.tgt, l.close = tgt, tgt.Close
+	l.finish = func(res *loadgen.Result, warm *warmed) *Run {
+		if w := check(); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
+		run := newRun("sql", l.spec, res).noteWarmup(l.spec, warm)
+		run.acquire, run.byStatement = tgt.Histograms()
+		if sh := tgt.Shares(); sh != nil {
+			run.mixed(s.seed.n, sh)
+		}
+		return run
 	}
-	spec.Observers = prof.observing(spec.Observers)
-	res, warm := la.measure(runtime.Context(th), spec, tgt)
-	if w := check(); w != "" {
-		res.Warnings = append(res.Warnings, w)
-	}
-	run := newRun("sql", spec, res).noteWarmup(spec, warm)
-	run.acquire, run.byStatement = tgt.Histograms()
-	if sh := tgt.Shares(); sh != nil {
-		run.mixed(s.seed.n, sh)
-	}
-	return run, prof.attach(run)
+	return l.run(th)
 }
 
 // target converts db, query or queries and args, and opens the target.

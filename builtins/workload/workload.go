@@ -98,11 +98,12 @@ func Module(o Options) runtime.Module {
 		Globals: starlark.StringDict{"workload": &starlarkstruct.Module{
 			Name: "workload",
 			Members: starlark.StringDict{
-				"http":   starlark.NewBuiltin("workload.http", httpBuiltin),
-				"sql":    starlark.NewBuiltin("workload.sql", sqlBuiltin),
-				"exec":   starlark.NewBuiltin("workload.exec", execBuiltin),
-				"mongo":  starlark.NewBuiltin("workload.mongo", mongoBuiltin),
-				"agents": starlark.NewBuiltin("workload.agents", agentsBuiltin(o.Kubernetes)),
+				"http":       starlark.NewBuiltin("workload.http", httpBuiltin),
+				"sql":        starlark.NewBuiltin("workload.sql", sqlBuiltin),
+				"exec":       starlark.NewBuiltin("workload.exec", execBuiltin),
+				"mongo":      starlark.NewBuiltin("workload.mongo", mongoBuiltin),
+				"agents":     starlark.NewBuiltin("workload.agents", agentsBuiltin(o.Kubernetes)),
+				"concurrent": starlark.NewBuiltin("workload.concurrent", concurrentBuiltin),
 			},
 		}},
 		Decoders: codec.Types{
@@ -110,6 +111,7 @@ func Module(o Options) runtime.Module {
 			"histogram": decodeHistogram,
 			"fleet":     decodeFleet(o.Kubernetes),
 			"profile":   starprofile.DecodeProfile,
+			"scenarios": decodeScenarios,
 		},
 	}
 }
@@ -127,8 +129,22 @@ type loadArgs struct {
 	tick        tickArg
 	observe     *starlark.List
 	label       string
-	agents      *Fleet     // nil: this process generates the load
-	profile     profileArg // profile = True or [targets] (profile.go)
+	agents      *Fleet          // nil: this process generates the load
+	profile     profileArg      // profile = True or [targets] (profile.go)
+	given       map[string]bool // the keyword arguments the call gave (note)
+}
+
+// note records which keyword arguments the call gave: a scenario of
+// workload.concurrent takes the group's warm-up and window where it gave
+// none.
+func (a *loadArgs) note(kwargs []starlark.Tuple) *loadArgs {
+	a.given = map[string]bool{}
+	for _, kv := range kwargs {
+		if k, ok := starlark.AsString(kv[0]); ok {
+			a.given[k] = true
+		}
+	}
+	return a
 }
 
 func newLoadArgs() *loadArgs {
@@ -149,7 +165,7 @@ func (a *loadArgs) pairs() []any {
 func (a *loadArgs) spec(name string, th *starlark.Thread) (loadgen.Spec, error) {
 	var s loadgen.Spec
 	var err error
-	if a.duration == 0 {
+	if a.duration == 0 && collecting(th) == nil {
 		return s, fmt.Errorf("%s: duration is required", name)
 	}
 	s.Duration, s.Warmup = time.Duration(a.duration), a.warmup.d

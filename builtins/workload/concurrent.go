@@ -1,0 +1,492 @@
+package workload
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
+
+	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/internal/starval"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/codec"
+)
+
+// workload.concurrent(scenarios, duration = None, warmup = "1s",
+// window = "1s", observe = [], label = "") runs several loads at once:
+// reads at N clients while writes arrive at R/s, an import beside a
+// search (k6's scenarios, Gatling's injection profiles side by side).
+//
+// scenarios is {name: fn}: each fn calls one workload.http, sql or mongo,
+// which inside it does not run but joins the group. Every scenario then
+// starts at one instant and shares one warm-up and one measurement window
+// (the group's duration, or the one all scenarios give; its warmup and
+// window, which a scenario may repeat but not contradict). The observers
+// (the group's observe and every scenario's) and the run guards watch the
+// window once for all. It returns a scenarios value: a dict of runs by
+// name, whose .all is the merged run (kind "concurrent"; its by_tag the
+// scenarios' runs, so compare(exp, metric = "p99[reads]") reads one of
+// them). The terminal shows one progress line per scenario; Ctrl-C stops
+// them all, each keeping what it measured. A scenario may run on agents
+// (agents = fleet): its agents start at the group's instant.
+
+// collectorKey holds, on the thread, the group whose scenario functions
+// are being called.
+const collectorKey = "benchbook.workload.concurrent"
+
+// collector gathers the loads the scenario functions make.
+type collector struct {
+	current string
+	loads   map[string]*load
+}
+
+// collecting is the group a load builtin's call joins, nil outside
+// workload.concurrent's scenario functions.
+func collecting(th *starlark.Thread) *collector {
+	c, _ := th.Local(collectorKey).(*collector)
+	return c
+}
+
+// add takes a scenario's load: one a scenario, run by the group.
+func (c *collector) add(th *starlark.Thread, l *load) (starlark.Value, error) {
+	switch {
+	case c.loads[c.current] != nil:
+		return nil, c.refuse(l, fmt.Errorf("scenario %q calls a second workload: a scenario is one workload", c.current))
+	case l.la.warmup.auto:
+		return nil, c.refuse(l, fmt.Errorf(`warmup = "auto" in scenario %q: the scenarios share one warm-up; give workload.concurrent a duration`, c.current))
+	case l.la.profile.on:
+		return nil, c.refuse(l, fmt.Errorf("profile in scenario %q: not supported in a concurrent scenario", c.current))
+	}
+	c.loads[c.current] = l
+	return starlark.None, nil
+}
+
+func (c *collector) refuse(l *load, err error) error {
+	if l.close != nil {
+		l.close()
+	}
+	return fmt.Errorf("%s: %w", l.name, err)
+}
+
+// closeAll releases the targets the scenarios opened.
+func (c *collector) closeAll() {
+	for _, l := range c.loads {
+		if l != nil && l.close != nil {
+			l.close()
+		}
+	}
+}
+
+// groupArgs are workload.concurrent's own arguments.
+type groupArgs struct {
+	scenarios *starlark.Dict
+	duration  starval.PositiveDuration
+	warmup    warmupArg
+	window    starval.PositiveDuration
+	observe   *starlark.List
+	label     string
+	given     map[string]bool
+}
+
+func concurrentBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+	g := groupArgs{warmup: warmupArg{d: time.Second}}
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "scenarios", &g.scenarios, "duration?", &g.duration,
+		"warmup?", &g.warmup, "window?", &g.window, "observe?", &g.observe, "label?", &g.label); err != nil {
+		return nil, err
+	}
+	g.given = (&loadArgs{}).note(kwargs).given
+	if g.warmup.auto {
+		return nil, fmt.Errorf(`%s: warmup = "auto" is not supported: give a duration`, b.Name())
+	}
+	if collecting(th) != nil {
+		return nil, fmt.Errorf("%s: a scenario cannot itself run workload.concurrent", b.Name())
+	}
+	names, c, err := collect(th, b.Name(), g.scenarios)
+	if err != nil {
+		return nil, err
+	}
+	defer c.closeAll()
+	loads := make([]*load, len(names))
+	for i, n := range names {
+		loads[i] = c.loads[n]
+	}
+	timing, err := g.timing(b.Name(), names, loads)
+	if err != nil {
+		return nil, err
+	}
+	return runGroup(th, b.Name(), g, names, loads, timing)
+}
+
+// collect calls each scenario function with the group listening: each must
+// call one load builtin, which joins the group instead of running.
+func collect(th *starlark.Thread, name string, scenarios *starlark.Dict) ([]string, *collector, error) {
+	if scenarios.Len() == 0 {
+		return nil, nil, fmt.Errorf("%s: scenarios is empty", name)
+	}
+	c := &collector{loads: map[string]*load{}}
+	th.SetLocal(collectorKey, c)
+	defer th.SetLocal(collectorKey, nil)
+	var names []string
+	for _, kv := range scenarios.Items() {
+		n, ok := starlark.AsString(kv[0])
+		if !ok || n == "" || strings.ContainsAny(n, "[]") {
+			c.closeAll()
+			return nil, nil, fmt.Errorf("%s: scenario names must be non-empty strings without [ or ], got %s", name, kv[0])
+		}
+		fn, ok := kv[1].(starlark.Callable)
+		if !ok {
+			c.closeAll()
+			return nil, nil, fmt.Errorf("%s: scenario %q must be a function that calls a workload (lambda: workload.http(...)), got %s", name, n, kv[1].Type())
+		}
+		c.current, c.loads[n] = n, nil
+		if _, err := starlark.Call(th, fn, nil, nil); err != nil {
+			c.closeAll()
+			return nil, nil, fmt.Errorf("%s: scenario %q: %w", name, n, err)
+		}
+		if c.loads[n] == nil {
+			c.closeAll()
+			return nil, nil, fmt.Errorf("%s: scenario %q ran no workload: its function must call workload.http, workload.sql or workload.mongo", name, n)
+		}
+		names = append(names, n)
+	}
+	return names, c, nil
+}
+
+// groupTiming is the one warm-up, window and duration of a group.
+type groupTiming struct {
+	warmup, window, duration time.Duration
+}
+
+// timing reconciles the group's warm-up, window and duration with what the
+// scenarios gave: one each, for all.
+func (g *groupArgs) timing(name string, names []string, loads []*load) (groupTiming, error) {
+	t := groupTiming{warmup: g.warmup.d, window: time.Duration(g.window), duration: time.Duration(g.duration)}
+	pick := func(what string, group time.Duration, groupGiven bool, of func(*load) time.Duration) (time.Duration, error) {
+		v, from := group, "workload.concurrent"
+		for i, l := range loads {
+			if !l.la.given[what] {
+				continue
+			}
+			got := of(l)
+			if !groupGiven && from == "workload.concurrent" {
+				v, from = got, fmt.Sprintf("scenario %q", names[i])
+				continue
+			}
+			if got != v {
+				return 0, fmt.Errorf("%s: scenario %q gives %s = %s, %s %s: the scenarios share one %s; give it to workload.concurrent", name, names[i], what, got, from, v, what)
+			}
+		}
+		return v, nil
+	}
+	var err error
+	if t.warmup, err = pick("warmup", t.warmup, g.given["warmup"], func(l *load) time.Duration { return l.la.warmup.d }); err != nil {
+		return t, err
+	}
+	if t.window, err = pick("window", t.window, g.given["window"], func(l *load) time.Duration { return time.Duration(l.la.window) }); err != nil {
+		return t, err
+	}
+	if t.window == 0 {
+		t.window = time.Second
+	}
+	if t.duration, err = pick("duration", t.duration, g.given["duration"], func(l *load) time.Duration { return time.Duration(l.la.duration) }); err != nil {
+		return t, err
+	}
+	if t.duration == 0 {
+		return t, fmt.Errorf("%s: duration is required (here, or the same in every scenario)", name)
+	}
+	if t.duration/t.window > maxWindows {
+		return t, fmt.Errorf("%s: window: %s windows of %s is more than %d per run", name, t.duration, t.window, maxWindows)
+	}
+	return t, nil
+}
+
+// runGroup runs the loads as one group and makes the scenarios value.
+func runGroup(th *starlark.Thread, name string, g groupArgs, names []string, loads []*load, t groupTiming) (starlark.Value, error) {
+	obs, err := groupObservers(th, name, g.observe, loads)
+	if err != nil {
+		return nil, err
+	}
+	progress := runtime.Stderr(th)
+	board := loadgen.NewBoard(progress, runtime.IsTerminal(progress), names)
+	scenarios := make([]loadgen.Scenario, len(loads))
+	for i, l := range loads {
+		if !l.la.given["label"] {
+			l.spec.Label = names[i]
+		}
+		l.spec.Warmup, l.spec.Duration, l.spec.Window = t.warmup, t.duration, t.window
+		l.spec.Observers, l.spec.Progress, l.spec.Terminal = nil, board.Slot(i), false
+		scenarios[i] = loadgen.Scenario{Spec: l.spec, Target: l.tgt}
+	}
+	if err := onAgents(name, names, loads); err != nil {
+		return nil, err
+	}
+	results := loadgen.RunConcurrent(runtime.Context(th), obs, scenarios, time.Time{})
+	board.Close()
+	runs := make([]*Run, len(loads))
+	for i, l := range loads {
+		runs[i] = l.finish(results[i], nil)
+		runs[i].d.Tag = names[i]
+		if len(loads) > 1 {
+			noteGroupFigures(runs[i], names[i])
+		}
+	}
+	all := mergeScenarios(g.label, names, runs, results, t)
+	return &Scenarios{names: names, all: all}, nil
+}
+
+// onAgents refuses scenarios on agents, which the group cannot start yet.
+func onAgents(name string, names []string, loads []*load) error {
+	for i, l := range loads {
+		if l.tgt == nil {
+			return fmt.Errorf("%s: scenario %q runs on agents: not supported in a concurrent group yet", name, names[i])
+		}
+	}
+	return nil
+}
+
+// groupObservers are the group's observers: its own and every scenario's
+// observe list, the box, and the run guards of every started target, each
+// fatal where any scenario sends it traffic.
+func groupObservers(th *starlark.Thread, name string, observe *starlark.List, loads []*load) ([]loadgen.Observer, error) {
+	var vals []starlark.Value
+	add := func(l *starlark.List) {
+		if l == nil {
+			return
+		}
+		for v := range starlark.Elements(l) {
+			if !slices.ContainsFunc(vals, func(x starlark.Value) bool { return x == v }) {
+				vals = append(vals, v)
+			}
+		}
+	}
+	add(observe)
+	var dests []*guard.Dest
+	for _, l := range loads {
+		add(l.la.observe)
+		dests = append(dests, l.dest)
+	}
+	list := starlark.NewList(vals)
+	obs, err := observers(name, list)
+	if err != nil {
+		return nil, err
+	}
+	return withTargetGuards(th, withBox(th, obs, list), dests...), nil
+}
+
+// noteGroupFigures says, on a scenario's run, which of its observers'
+// figures are the whole group's.
+func noteGroupFigures(r *Run, name string) {
+	var shared []string
+	for k := range r.d.Observed {
+		if strings.HasSuffix(k, "_per_req") {
+			shared = append(shared, k)
+		}
+	}
+	if len(shared) == 0 {
+		return
+	}
+	slices.Sort(shared)
+	r.d.Warnings = append(r.d.Warnings, fmt.Sprintf("%s: per request of every scenario's requests over the shared window, not scenario %q's alone",
+		strings.Join(shared, ", "), name))
+}
+
+// mergeScenarios is the group's merged run: every scenario's requests in
+// one account and one set of histograms, the window's figures once, and
+// the scenarios' runs as its tags.
+func mergeScenarios(label string, names []string, runs []*Run, results []*loadgen.Result, t groupTiming) *Run {
+	all := loadgen.NewResult()
+	spec := loadgen.Spec{Label: label, Window: t.window, Duration: t.duration}
+	for _, r := range results {
+		own := *r
+		own.Tags, own.Trips, own.Warnings, own.Observed = nil, nil, nil, nil
+		all.Merge(&own, 0)
+	}
+	all.WindowFigures(t.window, t.duration)
+	all.Measured, all.Observed, all.Trips = results[0].Measured, results[0].Observed, results[0].Trips
+	all.Warnings = groupWarnings(names, results)
+	for _, l := range runs {
+		spec.Clients += l.d.Clients
+		spec.Rate += l.d.Rate
+	}
+	if spec.Label == "" {
+		spec.Label = strings.Join(names, " + ")
+	}
+	run := newRun("concurrent", spec, all)
+	run.d.WarmupS = t.warmup.Seconds()
+	run.tags = map[string]*Run{}
+	for i, r := range runs {
+		r.parent = run
+		run.tags[names[i]] = r
+	}
+	return run
+}
+
+// groupWarnings are the scenarios' warnings for the merged run: one that
+// every scenario has (the window's: a guard, an observer, the generator's
+// CPU) once, the others named by their scenario.
+func groupWarnings(names []string, results []*loadgen.Result) []string {
+	var out []string
+	for i, r := range results {
+		for _, w := range r.Warnings {
+			everywhere := true
+			for _, o := range results {
+				everywhere = everywhere && slices.Contains(o.Warnings, w)
+			}
+			if !everywhere {
+				w = names[i] + ": " + w
+			}
+			if !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// Scenarios is what workload.concurrent returns: a dict of the scenarios'
+// runs by name, in the order given, with .all, the merged run.
+type Scenarios struct {
+	names []string
+	all   *Run
+}
+
+var (
+	_ starlark.IterableMapping = (*Scenarios)(nil)
+	_ starlark.HasAttrs        = (*Scenarios)(nil)
+	_ starlark.Comparable      = (*Scenarios)(nil)
+	_ codec.Marshaler          = (*Scenarios)(nil)
+)
+
+func (s *Scenarios) String() string {
+	parts := make([]string, len(s.names))
+	for i, n := range s.names {
+		parts[i] = fmt.Sprintf("%q: %s", n, s.all.tags[n])
+	}
+	return "scenarios({" + strings.Join(parts, ", ") + "})"
+}
+func (s *Scenarios) Type() string          { return "scenarios" }
+func (s *Scenarios) Freeze()               {}
+func (s *Scenarios) Truth() starlark.Bool  { return true }
+func (s *Scenarios) Hash() (uint32, error) { return 0, fmt.Errorf("unhashable: scenarios") }
+func (s *Scenarios) Len() int              { return len(s.names) }
+
+func (s *Scenarios) Get(k starlark.Value) (starlark.Value, bool, error) {
+	n, ok := starlark.AsString(k)
+	if !ok {
+		return nil, false, fmt.Errorf("scenarios: a scenario's name is a string, got %s", k.Type())
+	}
+	r, found := s.all.tags[n]
+	if !found {
+		return nil, false, nil
+	}
+	return r, true, nil
+}
+
+func (s *Scenarios) Iterate() starlark.Iterator { return s.keys().Iterate() }
+
+func (s *Scenarios) keys() *starlark.List {
+	l := make([]starlark.Value, len(s.names))
+	for i, n := range s.names {
+		l[i] = starlark.String(n)
+	}
+	return starlark.NewList(l)
+}
+
+func (s *Scenarios) Items() []starlark.Tuple {
+	out := make([]starlark.Tuple, len(s.names))
+	for i, n := range s.names {
+		out[i] = starlark.Tuple{starlark.String(n), s.all.tags[n]}
+	}
+	return out
+}
+
+func (s *Scenarios) AttrNames() []string { return []string{"all", "items", "keys", "values"} }
+
+func (s *Scenarios) Attr(name string) (starlark.Value, error) {
+	method := func(f func() starlark.Value) starlark.Value {
+		return starlark.NewBuiltin("scenarios."+name, func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+			if err := starlark.UnpackPositionalArgs(b.Name(), args, kwargs, 0); err != nil {
+				return nil, err
+			}
+			return f(), nil
+		})
+	}
+	switch name {
+	case "all":
+		return s.all, nil
+	case "keys":
+		return method(func() starlark.Value { return s.keys() }), nil
+	case "values":
+		return method(func() starlark.Value {
+			l := make([]starlark.Value, len(s.names))
+			for i, n := range s.names {
+				l[i] = s.all.tags[n]
+			}
+			return starlark.NewList(l)
+		}), nil
+	case "items":
+		return method(func() starlark.Value {
+			l := make([]starlark.Value, len(s.names))
+			for i, kv := range s.Items() {
+				l[i] = kv
+			}
+			return starlark.NewList(l)
+		}), nil
+	}
+	return nil, nil
+}
+
+// CompareSameType: two groups are equal when their merged runs are.
+func (s *Scenarios) CompareSameType(op syntax.Token, y starlark.Value, depth int) (bool, error) {
+	o := y.(*Scenarios)
+	if op != syntax.EQL && op != syntax.NEQ {
+		return false, fmt.Errorf("scenarios support only == and !=")
+	}
+	eq := slices.Equal(s.names, o.names)
+	if eq {
+		var err error
+		if eq, err = starlark.EqualDepth(s.all, o.all, depth-1); err != nil {
+			return false, err
+		}
+	}
+	return eq == (op == syntax.EQL), nil
+}
+
+// Markdown and HTML show the merged run, its per-scenario table first.
+func (s *Scenarios) Markdown() string { return s.all.Markdown() }
+func (s *Scenarios) HTML() string     { return s.all.HTML() }
+
+// JSON is the merged run's, its scenarios under by_tag.
+func (s *Scenarios) JSON() any { return s.all.JSON() }
+
+// scenariosStored is how the cache keeps a group: the order of its
+// scenarios and its merged run (whose tags are their runs).
+type scenariosStored struct {
+	Names []string        `json:"names"`
+	All   json.RawMessage `json:"all"`
+}
+
+func (s *Scenarios) MarshalValue() ([]byte, error) {
+	b, err := s.all.MarshalValue()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(scenariosStored{Names: s.names, All: b})
+}
+
+func decodeScenarios(data []byte, _ codec.Types) (starlark.Value, error) {
+	var st scenariosStored
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("scenarios: %w", err)
+	}
+	v, err := decodeRun(st.All, nil)
+	if err != nil {
+		return nil, fmt.Errorf("scenarios: %w", err)
+	}
+	return &Scenarios{names: st.Names, all: v.(*Run)}, nil
+}

@@ -1,0 +1,162 @@
+package workload
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/runtime/codec"
+)
+
+// TestConcurrentScenarios: workload.concurrent runs reads at N clients
+// beside writes at R/s in one window; the server's count by path is each
+// scenario's, .all holds them all, and the group stores and reads back.
+func TestConcurrentScenarios(t *testing.T) {
+	oracle, srv := newByPath()
+	defer srv.Close()
+	g := mustExec(t, `
+s = workload.concurrent({
+    "reads": lambda: workload.http(url + "/r", clients = 2),
+    "writes": lambda: workload.http(url + "/w", method = "POST", body = "x", rate = 300, label = "the writes"),
+    "mixed": lambda: workload.http(url, requests = [{"url": "/m1", "tag": "one"}, {"url": "/m2", "tag": "two"}], rate = 100),
+}, duration = "600ms", warmup = 0, window = "200ms")
+assert.eq(list(s.keys()), ["reads", "writes", "mixed"])
+assert.eq(len(s), 3)
+reads, writes, all = s["reads"], s["writes"], s.all
+assert.eq(all.kind, "concurrent")
+assert.eq(reads.label, "reads")
+assert.eq(writes.label, "the writes")
+assert.eq(reads.tag, "reads")
+assert.eq(all.label, "reads + writes + mixed")
+assert.eq(all.count, reads.count + writes.count + s["mixed"].count)
+assert.eq(all.intended, reads.intended + writes.intended + s["mixed"].intended)
+assert.eq(all.by_tag["reads"], reads)
+assert.eq(sorted(all.by_tag.keys()), ["mixed", "reads", "writes"])
+assert.eq(reads.duration, writes.duration)
+assert.eq(all.duration, reads.duration)
+assert.eq(len(all.windows), 3)
+assert.eq(sorted(s["mixed"].by_tag.keys()), ["one", "two"])
+assert.true(writes.count > 150 and reads.count > 0)
+assert.eq([k for k, v in s.items()], list(s.keys()))
+`, starlark.StringDict{"url": str(srv.URL)})
+	s := g["s"].(*Scenarios)
+	served := oracle.take()
+	for name, path := range map[string]string{"reads": "GET /r", "writes": "POST /w"} {
+		if got := s.all.tags[name].d.Intended; got != served[path] {
+			t.Errorf("scenario %s holds %d requests, the server saw %d", name, got, served[path])
+		}
+	}
+	if m := s.all.tags["mixed"]; m.tags["one"].d.Intended != served["GET /m1"] || m.tags["two"].d.Intended != served["GET /m2"] {
+		t.Errorf("the mixed scenario's tags hold %d and %d, the server saw %v", m.tags["one"].d.Intended, m.tags["two"].d.Intended, served)
+	}
+	if md := s.Markdown(); !strings.Contains(md, "| reads | ") || !strings.Contains(md, "| writes | ") {
+		t.Errorf("the record has no row per scenario:\n%s", md)
+	}
+	data, err := codec.Encode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := codec.Decode(data, testModule().Decoders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if eq, err := starlark.Equal(s, back); err != nil || !eq {
+		t.Errorf("the stored group differs from the one measured (%v)", err)
+	}
+	if b := back.(*Scenarios); b.all.tags["mixed"].tags["one"].d.Count != s.all.tags["mixed"].tags["one"].d.Count {
+		t.Error("the stored group lost a scenario's tags")
+	}
+}
+
+// TestConcurrentReadsBesideWrites: SQL writes at a rate beside HTTP reads
+// at N clients, against a real PostgreSQL; pg_stat_statements' calls are
+// the oracle of the writes.
+func TestConcurrentReadsBesideWrites(t *testing.T) {
+	dsn := startPostgres(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE IF NOT EXISTS hits (id int PRIMARY KEY, n int NOT NULL);
+		INSERT INTO hits SELECT g, 0 FROM generate_series(1, 50) g ON CONFLICT DO NOTHING;
+		UPDATE hits SET n = 0`); err != nil {
+		t.Fatal(err)
+	}
+	_, srv := newByPath()
+	defer srv.Close()
+	g := mustExec(t, `
+s = workload.concurrent({
+    "reads": lambda: workload.http(url + "/r", clients = 2),
+    "writes": lambda: workload.sql(dsn, query = "UPDATE hits SET n = n + 1 WHERE id = $1", args = lambda seq: [seq % 50 + 1], rate = 200),
+}, duration = "700ms", warmup = "200ms")
+assert.eq(s["writes"].errors, {})
+assert.true(s["writes"].count > 100)
+assert.true(s["reads"].count > 0)
+assert.eq(s["writes"].by_statement["UPDATE"].count, s["writes"].count)
+`, starlark.StringDict{"url": str(srv.URL), "dsn": str(dsn)})
+	s := g["s"].(*Scenarios)
+	var total int64
+	if err := conn.QueryRow(ctx, "SELECT sum(n) FROM hits").Scan(&total); err != nil {
+		t.Fatal(err)
+	}
+	w := s.all.tags["writes"].d
+	// The table counts every update, the warm-up's too: at least the
+	// window's, at most the window's and 200 ms at 200/s more.
+	if total < w.Count || total > w.Count+45 {
+		t.Errorf("the table took %d updates, the run counted %d in its window (+ <= 40 in warm-up)", total, w.Count)
+	}
+}
+
+// TestConcurrentArgumentErrors: a mistake names the builtin and the
+// scenario.
+func TestConcurrentArgumentErrors(t *testing.T) {
+	_, srv := newByPath()
+	defer srv.Close()
+	mustExec(t, `
+c = workload.concurrent
+h = lambda **kw: workload.http(url, clients = 1, **kw)
+assert.fails(lambda: c({}), "workload.concurrent: scenarios is empty")
+assert.fails(lambda: c({"a": 3}, duration = "1s"), 'scenario "a" must be a function that calls a workload')
+assert.fails(lambda: c({"a": lambda: None}, duration = "1s"), 'scenario "a" ran no workload')
+assert.fails(lambda: c({"a": lambda: [h(), h()]}, duration = "1s"), 'scenario "a" calls a second workload')
+assert.fails(lambda: c({"a": lambda: h()}), "duration is required \\(here, or the same in every scenario\\)")
+assert.fails(lambda: c({"a": lambda: h(duration = "1s"), "b": lambda: h(duration = "2s")}), 'scenario "b" gives duration = 2s, scenario "a" 1s')
+assert.fails(lambda: c({"a": lambda: h(warmup = "2s")}, duration = "1s", warmup = "1s"), 'scenario "a" gives warmup = 2s, workload.concurrent 1s')
+assert.fails(lambda: c({"a": lambda: h(warmup = "auto")}, duration = "1s"), 'warmup = "auto" in scenario "a"')
+assert.fails(lambda: c({"a": lambda: workload.http(url, rate = 0)}, duration = "1s"), 'scenario "a": .*rate must be > 0')
+assert.fails(lambda: c({"a[1]": lambda: h()}, duration = "1s"), "scenario names must be non-empty strings without")
+assert.fails(lambda: c({"a": lambda: c({"b": lambda: h()}, duration = "1s")}, duration = "1s"), "a scenario cannot itself run workload.concurrent")
+`, starlark.StringDict{"url": str(srv.URL)})
+}
+
+// TestConcurrentInterrupt: Ctrl-C mid-group keeps every scenario's figures.
+func TestConcurrentInterrupt(t *testing.T) {
+	_, srv := newByPath()
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	g, err := execStar(t, ctx, `
+s = workload.concurrent({"a": lambda: workload.http(url + "/a", clients = 2), "b": lambda: workload.http(url + "/b", rate = 200)},
+                        duration = "20s", warmup = "200ms")
+`, starlark.StringDict{"url": str(srv.URL)})
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := g["s"].(*Scenarios)
+	for _, n := range []string{"a", "b"} {
+		r := s.all.tags[n]
+		if !r.d.Interrupted || r.d.Count == 0 || accounted(r) != r.d.Intended {
+			t.Errorf("%s: interrupted %v, count %d, %d accounted of %d intended", n, r.d.Interrupted, r.d.Count, accounted(r), r.d.Intended)
+		}
+	}
+	if !s.all.d.Interrupted || s.all.d.Count != s.all.tags["a"].d.Count+s.all.tags["b"].d.Count {
+		t.Errorf("the merged run: interrupted %v, count %d", s.all.d.Interrupted, s.all.d.Count)
+	}
+}

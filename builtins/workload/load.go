@@ -1,0 +1,47 @@
+package workload
+
+import (
+	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/runtime"
+)
+
+// load is one workload.http, sql or mongo call, ready: its spec, where its
+// traffic goes, its target, and how its result becomes a run. It runs now
+// (run), or, inside workload.concurrent's scenario functions, joins the
+// group, which runs every scenario's at one instant (concurrent.go).
+type load struct {
+	name   string // the builtin's
+	la     *loadArgs
+	spec   loadgen.Spec
+	dest   *guard.Dest
+	tgt    loadgen.Target // nil for a run on agents
+	close  func()         // releases the target (a pool)
+	finish func(res *loadgen.Result, warm *warmed) *Run
+	// onFleet runs the load on la.agents (a run on agents, alone).
+	onFleet func() (*Run, error)
+}
+
+// run measures the load now, or hands it to the workload.concurrent
+// whose scenario function called the builtin.
+func (l *load) run(th *starlark.Thread) (starlark.Value, error) {
+	if c := collecting(th); c != nil {
+		return c.add(th, l)
+	}
+	if l.close != nil {
+		defer l.close()
+	}
+	if l.la.agents != nil {
+		return profiled(th, l.name, l.la, &l.spec, l.dest, func() (starlark.Value, error) { return l.onFleet() })
+	}
+	prof, err := l.la.profile.start(l.name, th, l.la.observe, l.dest)
+	if err != nil {
+		return nil, err
+	}
+	l.spec.Observers = prof.observing(l.spec.Observers)
+	res, warm := l.la.measure(runtime.Context(th), l.spec, l.tgt)
+	run := l.finish(res, warm)
+	return run, prof.attach(run)
+}
