@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -224,20 +225,35 @@ func (c *fleetConfig) launcher(run time.Duration, kube KubernetesLauncher) (flee
 	return kube(c.Kube, c.Selector, run)
 }
 
-// runOnFleet runs spec's load on f's agents: one merged run, with the
-// agents' rows.
-func runOnFleet(th *starlark.Thread, name, kind string, spec loadgen.Spec, load fleet.Load, f *Fleet) (*Run, error) {
-	l, err := f.c.launcher(spec.Warmup+spec.Duration+spec.Timeout, f.kube)
+// fleetLoad is a load ready to run on a fleet's agents: what they run,
+// and what the run records of its mix.
+type fleetLoad struct {
+	kind   string
+	load   fleet.Load
+	f      *Fleet
+	shares map[string]float64 // a mix's tags' shares of the weights; nil without
+	seed   uint64
+}
+
+// run runs spec's load on the agents: one merged run, with the agents'
+// rows. startAt, when set, decides the start instant (a concurrent group's).
+func (fl *fleetLoad) run(ctx context.Context, name string, spec loadgen.Spec, startAt func(time.Time, bool) (time.Time, error)) (*Run, error) {
+	l, err := fl.f.c.launcher(spec.Warmup+spec.Duration+spec.Timeout, fl.f.kube)
 	if err != nil {
 		return nil, fmt.Errorf("%s: agents: %w", name, err)
 	}
+	load := fl.load
 	load.Spec = spec
-	m, err := fleet.RunLoad(runtime.Context(th), l, f.c.N, kind, load,
-		fleet.Options{Hang: f.c.Hang, AllowClockOffset: f.c.AllowClock, Progress: spec.Progress})
+	m, err := fleet.RunLoad(ctx, l, fl.f.c.N, fl.kind, load,
+		fleet.Options{Hang: fl.f.c.Hang, AllowClockOffset: fl.f.c.AllowClock, Progress: spec.Progress, StartAt: startAt})
 	if err != nil {
 		return nil, fmt.Errorf("%s: agents: %w", name, err)
 	}
-	return fleetRun(kind, spec, m), nil
+	run := fleetRun(fl.kind, spec, m)
+	if fl.shares != nil {
+		run.mixed(fl.seed, fl.shares)
+	}
+	return run, nil
 }
 
 // fleetRun is the Run of a fleet: its merged run, and the agents' rows.
@@ -350,12 +366,11 @@ func btoi(b bool) int {
 	return 0
 }
 
-// onFleet runs workload.http on a fleet: the request must be the same for
-// every agent (a generator runs in this process, out of the agents' reach).
-//
-// A mix travels (its draw is the same on every agent, each from streams
-// of its own); its entries' urls must be strings.
-func (h *httpArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, f *Fleet) (*Run, error) {
+// onFleet readies workload.http for a fleet: the request must be the same
+// for every agent (a generator runs in this process, out of the agents'
+// reach). A mix travels (its draw is the same on every agent, each from
+// streams of its own); its entries' urls must be strings.
+func (h *httpArgs) onFleet(th *starlark.Thread, name string, f *Fleet) (*fleetLoad, error) {
 	hs, _, err := h.spec(name, th, false)
 	if err != nil {
 		return nil, err
@@ -364,19 +379,12 @@ func (h *httpArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, 
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	run, err := runOnFleet(th, name, "http", spec, fleet.Load{HTTP: &hs}, f)
-	if err != nil {
-		return nil, err
-	}
-	if sh := tgt.Shares(); sh != nil {
-		run.mixed(h.seed.n, sh)
-	}
-	return run, nil
+	return &fleetLoad{kind: "http", load: fleet.Load{HTTP: &hs}, f: f, shares: tgt.Shares(), seed: h.seed.n}, nil
 }
 
-// onFleet runs workload.sql on a fleet; args must be static lists (a
-// mix's entries' too).
-func (s *sqlArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, f *Fleet) (*Run, error) {
+// onFleet readies workload.sql for a fleet; args must be static lists (a
+// mix's entries' too). label is set when it is empty.
+func (s *sqlArgs) onFleet(th *starlark.Thread, name string, f *Fleet, label *string) (*fleetLoad, error) {
 	sq := &fleet.SQLLoad{Seed: s.seed.n}
 	var err error
 	if sq.DSN, err = dsnOf(name, s.db); err != nil {
@@ -404,21 +412,14 @@ func (s *sqlArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, f
 	if err := runtime.TouchValue(th, s.db); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if spec.Label == "" {
+	if *label == "" {
 		if len(sq.Statements) > 0 {
-			spec.Label = sq.Statements[0].SQL
+			*label = sq.Statements[0].SQL
 		} else {
-			spec.Label = "mix of " + fmt.Sprint(len(sq.Requests)) + " requests"
+			*label = "mix of " + fmt.Sprint(len(sq.Requests)) + " requests"
 		}
 	}
-	run, err := runOnFleet(th, name, "sql", spec, fleet.Load{SQL: sq}, f)
-	if err != nil {
-		return nil, err
-	}
-	if sh := shares; sh != nil {
-		run.mixed(s.seed.n, sh)
-	}
-	return run, nil
+	return &fleetLoad{kind: "sql", load: fleet.Load{SQL: sq}, f: f, shares: shares, seed: s.seed.n}, nil
 }
 
 // staticArgs are args values as an agent receives them (JSON); nil for none.

@@ -1,10 +1,13 @@
 package workload
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.starlark.net/starlark"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
+	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
@@ -213,40 +217,210 @@ func runGroup(th *starlark.Thread, name string, g groupArgs, names []string, loa
 	}
 	progress := runtime.Stderr(th)
 	board := loadgen.NewBoard(progress, runtime.IsTerminal(progress), names)
-	scenarios := make([]loadgen.Scenario, len(loads))
+	defer board.Close()
+	var locals []loadgen.Scenario
 	for i, l := range loads {
 		if !l.la.given["label"] {
 			l.spec.Label = names[i]
 		}
 		l.spec.Warmup, l.spec.Duration, l.spec.Window = t.warmup, t.duration, t.window
 		l.spec.Observers, l.spec.Progress, l.spec.Terminal = nil, board.Slot(i), false
-		scenarios[i] = loadgen.Scenario{Spec: l.spec, Target: l.tgt}
+		if l.tgt != nil {
+			locals = append(locals, loadgen.Scenario{Spec: l.spec, Target: l.tgt})
+		}
 	}
-	if err := onAgents(name, names, loads); err != nil {
+	var runs []*Run
+	if len(locals) == len(loads) {
+		results := loadgen.RunConcurrent(runtime.Context(th), obs, locals, time.Time{})
+		for i, l := range loads {
+			runs = append(runs, l.finish(results[i], nil))
+		}
+	} else if runs, err = runWithFleets(runtime.Context(th), name, names, loads, locals, obs, t); err != nil {
 		return nil, err
 	}
-	results := loadgen.RunConcurrent(runtime.Context(th), obs, scenarios, time.Time{})
 	board.Close()
-	runs := make([]*Run, len(loads))
-	for i, l := range loads {
-		runs[i] = l.finish(results[i], nil)
-		runs[i].d.Tag = names[i]
+	for i, r := range runs {
+		r.d.Tag = names[i]
 		if len(loads) > 1 {
-			noteGroupFigures(runs[i], names[i])
+			noteGroupFigures(r, names[i])
 		}
 	}
-	all := mergeScenarios(g.label, names, runs, results, t)
-	return &Scenarios{names: names, all: all}, nil
+	return &Scenarios{names: names, all: mergeScenarios(g.label, names, runs, t)}, nil
 }
 
-// onAgents refuses scenarios on agents, which the group cannot start yet.
-func onAgents(name string, names []string, loads []*load) error {
+// runWithFleets runs a group some of whose scenarios run on agents: every
+// fleet launches its agents and says when it can start, the group picks
+// the latest of those instants, and the fleets and this process's
+// scenarios all start at it. The observers watch the window as a fleet's
+// coordinator does, and their figures are the group's, per request of all
+// its scenarios.
+func runWithFleets(ctx context.Context, name string, names []string, loads []*load, locals []loadgen.Scenario, obs []loadgen.Observer, t groupTiming) ([]*Run, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b := newStartBarrier(ctx)
+	runs := make([]*Run, len(loads))
+	errs := make([]error, len(loads))
+	parts := make([]*barrierPart, len(loads))
 	for i, l := range loads {
-		if l.tgt == nil {
-			return fmt.Errorf("%s: scenario %q runs on agents: not supported in a concurrent group yet", name, names[i])
+		if l.fleet != nil {
+			parts[i] = b.join()
 		}
 	}
-	return nil
+	here := b.join() // every part joins before any arrives
+	var wg sync.WaitGroup
+	for i, l := range loads {
+		if l.fleet == nil {
+			continue
+		}
+		wg.Go(func() {
+			runs[i], errs[i] = l.fleet.run(ctx, l.name, l.spec, parts[i].arrive)
+			parts[i].leave(errs[i])
+		})
+	}
+	at, err := here.arrive(time.Now().Add(200*time.Millisecond), false)
+	if err != nil {
+		cancel()
+		wg.Wait()
+		return nil, fmt.Errorf("%s: %w", name, firstError(errs, err))
+	}
+	watch := fleet.WatchWindow(ctx, loadgen.Spec{Observers: obs, Warmup: t.warmup, Duration: t.duration}, at)
+	var results []*loadgen.Result
+	if len(locals) > 0 {
+		results = loadgen.RunConcurrent(ctx, nil, locals, at)
+	}
+	wg.Wait()
+	for i, l := range loads {
+		if l.tgt != nil {
+			runs[i], results = l.finish(results[0], nil), results[1:]
+		}
+	}
+	if i := slices.IndexFunc(errs, func(e error) bool { return e != nil }); i >= 0 {
+		return nil, fmt.Errorf("%s: scenario %q: %w", name, names[i], errs[i])
+	}
+	window := loadgen.NewResult()
+	for _, r := range runs {
+		window.Count += r.d.Count
+	}
+	watch.Finish(window)
+	for _, r := range runs {
+		r.windowFigures(window)
+	}
+	return runs, nil
+}
+
+func firstError(errs []error, def error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return def
+}
+
+// windowFigures gives r and its tags the group window's observers'
+// figures, trips and warnings (runWithFleets).
+func (r *Run) windowFigures(w *loadgen.Result) {
+	r.d.Observed = w.Observed
+	r.d.Trips = append(r.d.Trips, w.Trips...)
+	guard.Sort(r.d.Trips)
+	r.d.Warnings = append(r.d.Warnings, w.Warnings...)
+	r.noteBox()
+	for _, t := range r.tags {
+		t.windowFigures(w)
+	}
+}
+
+// startBarrier is a concurrent group's start instant: every part (each
+// fleet, and this process) arrives with the earliest instant it can start
+// at, and all leave with the latest of them (a fleet launched with a fixed
+// instant imposes it). A part that fails before it arrives releases the
+// others with its error.
+type startBarrier struct {
+	ctx     context.Context
+	mu      sync.Mutex
+	parts   int
+	arrived int
+	at      time.Time
+	fixed   bool
+	err     error
+	done    chan struct{}
+}
+
+func newStartBarrier(ctx context.Context) *startBarrier {
+	return &startBarrier{ctx: ctx, done: make(chan struct{})}
+}
+
+// barrierPart is one part of a group's start.
+type barrierPart struct {
+	b    *startBarrier
+	once sync.Once
+}
+
+// join adds a part; every part joins before any arrives.
+func (b *startBarrier) join() *barrierPart {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.parts++
+	return &barrierPart{b: b}
+}
+
+// arrive waits for every part and returns the group's start instant.
+func (p *barrierPart) arrive(earliest time.Time, fixed bool) (time.Time, error) {
+	b := p.b
+	p.once.Do(func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch {
+		case fixed && b.fixed && !earliest.Equal(b.at):
+			b.fail(fmt.Errorf("two fleets were launched with different start instants (%s apart)", earliest.Sub(b.at).Abs()))
+		case fixed:
+			if !b.at.IsZero() && earliest.Before(b.at) {
+				b.fail(fmt.Errorf("a fleet launched with its start instant would start %s before the others can", b.at.Sub(earliest)))
+			}
+			b.at, b.fixed = earliest, true
+		case b.fixed && b.at.Before(earliest):
+			b.fail(fmt.Errorf("a fleet launched with its start instant would start %s before the others can", earliest.Sub(b.at)))
+		case !b.fixed && earliest.After(b.at):
+			b.at = earliest
+		}
+		b.count()
+	})
+	select {
+	case <-b.done:
+	case <-b.ctx.Done():
+		return time.Time{}, b.ctx.Err()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.at, b.err
+}
+
+// leave releases the others when the part ends without having arrived.
+func (p *barrierPart) leave(err error) {
+	p.once.Do(func() {
+		b := p.b
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		if err == nil {
+			err = fmt.Errorf("a fleet ended before it could start")
+		}
+		b.fail(err)
+		b.count()
+	})
+}
+
+// fail keeps the first error; called with mu held.
+func (b *startBarrier) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
+// count counts a part in; called with mu held.
+func (b *startBarrier) count() {
+	if b.arrived++; b.arrived == b.parts {
+		close(b.done)
+	}
 }
 
 // groupObservers are the group's observers: its own and every scenario's
@@ -298,17 +472,19 @@ func noteGroupFigures(r *Run, name string) {
 // mergeScenarios is the group's merged run: every scenario's requests in
 // one account and one set of histograms, the window's figures once, and
 // the scenarios' runs as its tags.
-func mergeScenarios(label string, names []string, runs []*Run, results []*loadgen.Result, t groupTiming) *Run {
+func mergeScenarios(label string, names []string, runs []*Run, t groupTiming) *Run {
 	all := loadgen.NewResult()
 	spec := loadgen.Spec{Label: label, Window: t.window, Duration: t.duration}
-	for _, r := range results {
-		own := *r
+	for _, r := range runs {
+		own := *r.d.Result
 		own.Tags, own.Trips, own.Warnings, own.Observed = nil, nil, nil, nil
 		all.Merge(&own, 0)
+		all.Trips = append(all.Trips, r.d.Trips...)
 	}
+	all.Trips = uniqueTrips(all.Trips)
 	all.WindowFigures(t.window, t.duration)
-	all.Measured, all.Observed, all.Trips = results[0].Measured, results[0].Observed, results[0].Trips
-	all.Warnings = groupWarnings(names, results)
+	all.Measured, all.Observed = runs[0].d.Measured, runs[0].d.Observed
+	all.Warnings = groupWarnings(names, runs)
 	for _, l := range runs {
 		spec.Clients += l.d.Clients
 		spec.Rate += l.d.Rate
@@ -329,13 +505,13 @@ func mergeScenarios(label string, names []string, runs []*Run, results []*loadge
 // groupWarnings are the scenarios' warnings for the merged run: one that
 // every scenario has (the window's: a guard, an observer, the generator's
 // CPU) once, the others named by their scenario.
-func groupWarnings(names []string, results []*loadgen.Result) []string {
+func groupWarnings(names []string, runs []*Run) []string {
 	var out []string
-	for i, r := range results {
-		for _, w := range r.Warnings {
+	for i, r := range runs {
+		for _, w := range r.d.Warnings {
 			everywhere := true
-			for _, o := range results {
-				everywhere = everywhere && slices.Contains(o.Warnings, w)
+			for _, o := range runs {
+				everywhere = everywhere && slices.Contains(o.d.Warnings, w)
 			}
 			if !everywhere {
 				w = names[i] + ": " + w
@@ -345,6 +521,19 @@ func groupWarnings(names []string, results []*loadgen.Result) []string {
 			}
 		}
 	}
+	return out
+}
+
+// uniqueTrips are trips without repeats (the window's, which every
+// scenario has).
+func uniqueTrips(trips []guard.Trip) []guard.Trip {
+	var out []guard.Trip
+	for _, t := range trips {
+		if !slices.ContainsFunc(out, func(o guard.Trip) bool { return reflect.DeepEqual(o, t) }) {
+			out = append(out, t)
+		}
+	}
+	guard.Sort(out)
 	return out
 }
 

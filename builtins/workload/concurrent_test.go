@@ -2,7 +2,10 @@ package workload
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )
 
 // TestConcurrentScenarios: workload.concurrent runs reads at N clients
@@ -159,4 +163,86 @@ s = workload.concurrent({"a": lambda: workload.http(url + "/a", clients = 2), "b
 	if !s.all.d.Interrupted || s.all.d.Count != s.all.tags["a"].d.Count+s.all.tags["b"].d.Count {
 		t.Errorf("the merged run: interrupted %v, count %d", s.all.d.Interrupted, s.all.d.Count)
 	}
+}
+
+// TestConcurrentWithAFleet: a scenario on two local agents (each a real
+// process) starts with this process's scenario at one instant, and the
+// server counts each scenario's requests and the agents' mix's tags as the
+// runs do. The windows are one (the same instant and duration on every
+// part; TestConcurrentScenariosShareOneWindow checks 10 ms in one
+// process); what the server sees of three processes on a 2-core box at
+// load 11-13 is a scheduling later: first requests 0.3-28 ms apart (each
+// agent dials as its first requests fall due), last ones 5-20 ms apart
+// (measured over 7 runs), so the bounds here are 40 and 30 ms.
+func TestConcurrentWithAFleet(t *testing.T) {
+	timing.Only(t, "the scenarios' windows are compared to 10 ms")
+	log := newArrivals()
+	srv := httptest.NewServer(log)
+	defer srv.Close()
+	g := mustExec(t, `
+s = workload.concurrent({
+    "here": lambda: workload.http(url + "/here", clients = 2),
+    "agents": lambda: workload.http(url, requests = [{"url": "/a1", "tag": "one", "weight": 3}, {"url": "/a2", "tag": "two"}],
+                                    rate = 400, agents = workload.agents(local = 2)),
+}, duration = "1s", warmup = 0)
+assert.eq(len(s["agents"].agents), 2)
+assert.eq(s["agents"].by_tag["one"].intended + s["agents"].by_tag["two"].intended, s["agents"].intended)
+assert.eq(s["agents"].by_tag["one"].share, 0.75)
+`, starlark.StringDict{"url": str(srv.URL)})
+	s := g["s"].(*Scenarios)
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	here, agents := s.all.tags["here"], s.all.tags["agents"]
+	if here.d.Intended != log.n["/here"] || agents.tags["one"].d.Intended != log.n["/a1"] || agents.tags["two"].d.Intended != log.n["/a2"] {
+		t.Errorf("here %d, agents' one %d and two %d; the server saw %v", here.d.Intended, agents.tags["one"].d.Intended, agents.tags["two"].d.Intended, log.n)
+	}
+	first := func(ps ...string) time.Time {
+		var f time.Time
+		for _, p := range ps {
+			if f.IsZero() || log.first[p].Before(f) {
+				f = log.first[p]
+			}
+		}
+		return f
+	}
+	last := func(ps ...string) time.Time {
+		var l time.Time
+		for _, p := range ps {
+			if log.last[p].After(l) {
+				l = log.last[p]
+			}
+		}
+		return l
+	}
+	t.Logf("here %s..%s, agents %s..%s; agents %+v", first("/here").Format("05.000000"), last("/here").Format("05.000000"),
+		first("/a1", "/a2").Format("05.000000"), last("/a1", "/a2").Format("05.000000"), agents.d.Agents)
+	if d := first("/here").Sub(first("/a1", "/a2")).Abs(); d > 40*time.Millisecond {
+		t.Errorf("the scenarios began %s apart", d)
+	}
+	if d := last("/here").Sub(last("/a1", "/a2")).Abs(); d > 30*time.Millisecond {
+		t.Errorf("the scenarios ended %s apart", d)
+	}
+}
+
+// arrivals notes, by path, how many requests came and the first and last.
+type arrivals struct {
+	mu          sync.Mutex
+	n           map[string]int64
+	first, last map[string]time.Time
+}
+
+func newArrivals() *arrivals {
+	return &arrivals{n: map[string]int64{}, first: map[string]time.Time{}, last: map[string]time.Time{}}
+}
+
+func (a *arrivals) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	p := r.URL.Path
+	a.n[p]++
+	if a.first[p].IsZero() {
+		a.first[p] = now
+	}
+	a.last[p] = now
 }

@@ -51,7 +51,9 @@ func httpBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, 
 	}
 	l := &load{name: b.Name(), la: la, spec: spec, dest: dest}
 	if la.agents != nil {
-		l.onFleet = func() (*Run, error) { return h.onFleet(th, b.Name(), l.spec, la.agents) }
+		if l.fleet, err = h.onFleet(th, b.Name(), la.agents); err != nil {
+			return nil, err
+		}
 		return l.run(th)
 	}
 	tgt, check, err := h.target(b.Name(), th, spec.Timeout)

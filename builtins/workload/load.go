@@ -20,8 +20,7 @@ type load struct {
 	tgt    loadgen.Target // nil for a run on agents
 	close  func()         // releases the target (a pool)
 	finish func(res *loadgen.Result, warm *warmed) *Run
-	// onFleet runs the load on la.agents (a run on agents, alone).
-	onFleet func() (*Run, error)
+	fleet  *fleetLoad // agents = ...: what the agents run; tgt is nil
 }
 
 // run measures the load now, or hands it to the workload.concurrent
@@ -33,8 +32,10 @@ func (l *load) run(th *starlark.Thread) (starlark.Value, error) {
 	if l.close != nil {
 		defer l.close()
 	}
-	if l.la.agents != nil {
-		return profiled(th, l.name, l.la, &l.spec, l.dest, func() (starlark.Value, error) { return l.onFleet() })
+	if l.fleet != nil {
+		return profiled(th, l.name, l.la, &l.spec, l.dest, func() (starlark.Value, error) {
+			return l.fleet.run(runtime.Context(th), l.name, l.spec, nil)
+		})
 	}
 	prof, err := l.la.profile.start(l.name, th, l.la.observe, l.dest)
 	if err != nil {

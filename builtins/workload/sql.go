@@ -54,7 +54,9 @@ func sqlBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 	}
 	l := &load{name: b.Name(), la: la, spec: spec, dest: dest}
 	if la.agents != nil {
-		l.onFleet = func() (*Run, error) { return s.onFleet(th, b.Name(), l.spec, la.agents) }
+		if l.fleet, err = s.onFleet(th, b.Name(), la.agents, &l.spec.Label); err != nil {
+			return nil, err
+		}
 		return l.run(th)
 	}
 	tgt, check, err := s.target(b.Name(), th, spec)

@@ -102,7 +102,7 @@ func Specs(kind string, load Load, n int, hang time.Duration) ([]Spec, error) {
 // sql workload, through loadgen.Run as a local workload runs it. The
 // target is made (connections opened, statements prepared) before the
 // common start, so every agent begins sending at the agreed instant.
-func AgentRun(ctx context.Context, spec Spec, start func() error, progress io.Writer) (*Report, error) {
+func AgentRun(ctx context.Context, spec Spec, start func() (time.Time, error), progress io.Writer) (*Report, error) {
 	var l Load
 	if err := json.Unmarshal(spec.Load, &l); err != nil {
 		return nil, fmt.Errorf("agent: spec: %w", err)
@@ -114,12 +114,14 @@ func AgentRun(ctx context.Context, spec Spec, start func() error, progress io.Wr
 	defer closeTgt()
 	s := l.Spec
 	s.Progress, s.SeqBase = progress, spec.SeqBase
-	if err := start(); err != nil {
+	at, err := start()
+	if err != nil {
 		return nil, err
 	}
-	measureStart := time.Now().Add(s.Warmup)
-	res := loadgen.Run(ctx, s, tgt)
-	return &Report{Run: res, MeasureStart: measureStart.UnixNano(), Procs: runtime.GOMAXPROCS(0)}, nil
+	// From the agreed instant itself, not a wake-up and a watch later:
+	// the agents' windows (and a concurrent group's scenarios) line up.
+	res := loadgen.RunConcurrent(ctx, s.Observers, []loadgen.Scenario{{Spec: s, Target: tgt}}, at)[0]
+	return &Report{Run: res, MeasureStart: at.Add(s.Warmup).UnixNano(), Procs: runtime.GOMAXPROCS(0)}, nil
 }
 
 func (l Load) target(ctx context.Context, kind string) (loadgen.Target, func(), error) {

@@ -166,7 +166,7 @@ func newEngineAt(ctx context.Context, spec Spec, tgt Target, now time.Time) *eng
 // run is the engine's run alone (its spec's observers, readied by Run).
 func (r *engine) run() *Result {
 	g := &group{ctx: r.ctx, engines: []*engine{r}, observers: r.spec.Observers, prepared: r.prepared}
-	return g.run()[0]
+	return g.run(nil)[0]
 }
 
 // SleepUntil waits until t; false if ctx ended first (true at once for a

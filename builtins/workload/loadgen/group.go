@@ -27,24 +27,37 @@ type Scenario struct {
 // RunConcurrent of one scenario.
 func RunConcurrent(ctx context.Context, observers []Observer, scenarios []Scenario, at time.Time) []*Result {
 	prepared := Prepare(ctx, observers)
-	if at.IsZero() {
-		at = time.Now()
-	} else if !SleepUntil(ctx, at) {
-		prepared.Cancel()
-		out := make([]*Result, len(scenarios))
-		for i := range out {
-			out[i] = NewResult()
-			out[i].Interrupted = true
-		}
-		return out
-	}
 	g := &group{ctx: ctx, observers: observers, prepared: prepared}
+	var early *openedWindow
+	if !at.IsZero() {
+		// A start instant given ahead (a group with fleets, whose agents
+		// start at it): a window that opens with the load opens before
+		// it, so that every part starts at the instant itself.
+		if scenarios[0].Spec.Warmup == 0 {
+			g.measureAt = at
+			early = g.openWindow()
+		}
+		if !SleepUntil(ctx, at) {
+			if early != nil {
+				early.w.Stop(0)
+			}
+			prepared.Cancel()
+			out := make([]*Result, len(scenarios))
+			for i := range out {
+				out[i] = NewResult()
+				out[i].Interrupted = true
+			}
+			return out
+		}
+	} else {
+		at = time.Now()
+	}
 	for _, sc := range scenarios {
 		spec := sc.Spec
 		spec.Warmup, spec.Duration = scenarios[0].Spec.Warmup, scenarios[0].Spec.Duration
 		g.engines = append(g.engines, newEngineAt(ctx, spec, sc.Target, at))
 	}
-	return g.run()
+	return g.run(early)
 }
 
 // group is one execution of RunConcurrent: engines that share a clock (the
@@ -53,11 +66,14 @@ type group struct {
 	ctx       context.Context
 	engines   []*engine
 	observers []Observer
-	prepared  Prepared // readied before the clock started (nil: none)
+	prepared  Prepared  // readied before the clock started (nil: none)
+	measureAt time.Time // when the window opens (the engines')
 }
 
-func (g *group) run() []*Result {
+// run runs the engines; early is the window if it was opened before them.
+func (g *group) run(early *openedWindow) []*Result {
 	first := g.engines[0]
+	g.measureAt = first.measureAt
 	// Without a warmup the window opens with the first request: the
 	// guards and observers open before the load starts, or the server's
 	// log lines of the first few requests (counted measured) would come
@@ -65,13 +81,13 @@ func (g *group) run() []*Result {
 	// at load, with the watch opened after the dispatch had started). The
 	// window then starts when they are open, so that its duration is all
 	// load.
-	var early *openedWindow
-	if !first.measureAt.After(time.Now()) {
+	if early == nil && !first.measureAt.After(time.Now()) {
 		early = g.openWindow()
 		d := time.Since(first.measureAt)
 		for _, r := range g.engines {
 			r.start, r.measureAt, r.end, r.hardEnd = r.start.Add(d), r.measureAt.Add(d), r.end.Add(d), r.hardEnd.Add(d)
 		}
+		g.measureAt = first.measureAt
 	}
 	dispatched := make([]chan struct{}, len(g.engines))
 	progs := make([]*progress, len(g.engines))
@@ -144,7 +160,7 @@ type openedWindow struct {
 
 func (g *group) openWindow() *openedWindow {
 	before := takeSelf()
-	return &openedWindow{before, StartWatch(g.ctx, g.observers, g.prepared, g.engines[0].measureAt, true, g.successes)}
+	return &openedWindow{before, StartWatch(g.ctx, g.observers, g.prepared, g.measureAt, true, g.successes)}
 }
 
 // successes counts the measured successful requests of every scenario.
