@@ -38,31 +38,18 @@ func tagRunsOf(parent *Run, spec loadgen.Spec, tags map[string]*loadgen.Result, 
 	return out
 }
 
-// sharedFigures says, in each tag's warnings, which of its observers'
-// figures are the whole run's (all of them but those in own).
-func sharedFigures(tags map[string]*Run, observed map[string]float64, own map[string]map[string]float64) {
-	for tag, r := range tags {
-		figs := map[string]float64{}
-		for k, v := range observed {
-			figs[k] = v
-		}
-		var shared []string
-		for k := range observed {
-			if _, ok := own[tag][k]; !ok && strings.HasSuffix(k, "_per_req") {
-				shared = append(shared, k)
-			}
-		}
-		for k, v := range own[tag] {
-			figs[k] = v
-		}
-		r.d.Observed = figs
-		if len(shared) > 0 {
-			sort.Strings(shared)
-			r.d.Warnings = append(r.d.Warnings, fmt.Sprintf("%s: the whole run's figures (the server does not tell the tags apart), not this tag's alone",
-				strings.Join(shared, ", ")))
-		}
+// sharedFigures gives each tag the run's observed figures, and says in its
+// warnings that they are the whole run's (attributeTags gives a tag its
+// own where the server tells the tags apart).
+func sharedFigures(tags map[string]*Run, observed map[string]float64) {
+	for _, r := range tags {
+		r.d.Observed = observed
+		r.ownFigures(nil, tagShared)
 	}
 }
+
+// tagShared says whose a tag's shared figures are.
+const tagShared = "the whole run's figures (the server does not tell the tags apart), not this tag's alone"
 
 // byTagValue is run.by_tag: a frozen dict from tag to run, in the tags'
 // order (sorted). Reading a tag's run is noted in the run (TagsRead), so

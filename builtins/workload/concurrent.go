@@ -13,6 +13,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
+	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
@@ -230,20 +231,28 @@ func runGroup(th *starlark.Thread, name string, g groupArgs, names []string, loa
 		}
 	}
 	var runs []*Run
+	var sink statementSink
+	ctx := sink.context(runtime.Context(th))
 	if len(locals) == len(loads) {
-		results := loadgen.RunConcurrent(runtime.Context(th), obs, locals, time.Time{})
+		results := loadgen.RunConcurrent(ctx, obs, locals, time.Time{})
 		for i, l := range loads {
 			runs = append(runs, l.finish(results[i], nil))
 		}
-	} else if runs, err = runWithFleets(runtime.Context(th), name, names, loads, locals, obs, t); err != nil {
+	} else if runs, err = runWithFleets(ctx, name, names, loads, locals, obs, t); err != nil {
 		return nil, err
 	}
 	board.Close()
-	for i, r := range runs {
-		r.d.Tag = names[i]
-		if len(loads) > 1 {
-			noteGroupFigures(r, names[i])
+	stmts := sink.statements()
+	parts := map[string][][]string{}
+	for i, l := range loads {
+		runs[i].d.Tag = names[i]
+		if l.scripts != nil {
+			_, parts[names[i]] = l.scripts()
+			l.attribute(runs[i], stmts)
 		}
+	}
+	if len(loads) > 1 {
+		noteGroupFigures(runs, names, stmts, parts)
 	}
 	return &Scenarios{names: names, all: mergeScenarios(g.label, names, runs, t)}, nil
 }
@@ -452,21 +461,14 @@ func groupObservers(th *starlark.Thread, name string, observe *starlark.List, lo
 	return withTargetGuards(th, withBox(th, obs, list), dests...), nil
 }
 
-// noteGroupFigures says, on a scenario's run, which of its observers'
-// figures are the whole group's.
-func noteGroupFigures(r *Run, name string) {
-	var shared []string
-	for k := range r.d.Observed {
-		if strings.HasSuffix(k, "_per_req") {
-			shared = append(shared, k)
-		}
+// noteGroupFigures gives a scenario's run its own statement figures where
+// the server tells the scenarios apart (parts: each scenario's statements),
+// and says which of the others are the whole group's.
+func noteGroupFigures(runs []*Run, names []string, stmts []handle.Statement, parts map[string][][]string) {
+	own := attributed(stmts, parts)
+	for i, r := range runs {
+		r.ownFigures(own[names[i]], fmt.Sprintf("per request of every scenario's requests over the shared window, not scenario %q's alone", names[i]))
 	}
-	if len(shared) == 0 {
-		return
-	}
-	slices.Sort(shared)
-	r.d.Warnings = append(r.d.Warnings, fmt.Sprintf("%s: per request of every scenario's requests over the shared window, not scenario %q's alone",
-		strings.Join(shared, ", "), name))
 }
 
 // mergeScenarios is the group's merged run: every scenario's requests in

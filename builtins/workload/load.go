@@ -3,6 +3,7 @@ package workload
 import (
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
@@ -21,6 +22,10 @@ type load struct {
 	close  func()         // releases the target (a pool)
 	finish func(res *loadgen.Result, warm *warmed) *Run
 	fleet  *fleetLoad // agents = ...: what the agents run; tgt is nil
+	// scripts are the scripts each tag runs (nil without a mix), and all
+	// the load's: what attributes a server's per-statement figures
+	// (attribute.go); nil for a load that is not SQL.
+	scripts func() (map[string][][]string, [][]string)
 }
 
 // run measures the load now, or hands it to the workload.concurrent
@@ -32,9 +37,15 @@ func (l *load) run(th *starlark.Thread) (starlark.Value, error) {
 	if l.close != nil {
 		defer l.close()
 	}
+	var sink statementSink
+	ctx := sink.context(runtime.Context(th))
 	if l.fleet != nil {
 		return profiled(th, l.name, l.la, &l.spec, l.dest, func() (starlark.Value, error) {
-			return l.fleet.run(runtime.Context(th), l.name, l.spec, nil)
+			run, err := l.fleet.run(ctx, l.name, l.spec, nil)
+			if err == nil {
+				l.attribute(run, sink.statements())
+			}
+			return run, err
 		})
 	}
 	prof, err := l.la.profile.start(l.name, th, l.la.observe, l.dest)
@@ -42,7 +53,17 @@ func (l *load) run(th *starlark.Thread) (starlark.Value, error) {
 		return nil, err
 	}
 	l.spec.Observers = prof.observing(l.spec.Observers)
-	res, warm := l.la.measure(runtime.Context(th), l.spec, l.tgt)
+	res, warm := l.la.measure(ctx, l.spec, l.tgt)
 	run := l.finish(res, warm)
+	l.attribute(run, sink.statements())
 	return run, prof.attach(run)
+}
+
+// attribute gives the run's tags the figures of their own statements.
+func (l *load) attribute(run *Run, stmts []handle.Statement) {
+	if l.scripts == nil {
+		return
+	}
+	tags, _ := l.scripts()
+	run.attributeTags(stmts, tags)
 }

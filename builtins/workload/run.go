@@ -31,6 +31,7 @@ type Run struct {
 	byStatement map[string]*hdrhistogram.Histogram // sql: latency per statement of the script, by its tag
 	tags        map[string]*Run                    // a mix's runs by tag (bytag.go); nil otherwise
 	parent      *Run                               // a per-tag run's whole run
+	sharedNote  string                             // the warning naming the figures that are not its own (ownFigures)
 	reads       tagReads                           // the tags whose runs were read (TagsRead)
 }
 
@@ -79,7 +80,7 @@ func newRun(kind string, spec loadgen.Spec, res *loadgen.Result) *Run {
 	r.d.Warnings = append(r.d.Warnings, trendWarnings(r.d.Windows, spec.Clients == 0 && spec.Rate > 0)...)
 	if tags := res.Tags; len(tags) > 0 {
 		r.tags = tagRunsOf(r, spec, tags, nil)
-		sharedFigures(r.tags, res.Observed, nil)
+		sharedFigures(r.tags, res.Observed)
 	}
 	return r
 }

@@ -69,7 +69,7 @@ func sqlBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 			l.spec.Label = "mix of " + strings.Join(tgt.Tags(), ", ")
 		}
 	}
-	l.tgt, l.close = tgt, tgt.Close
+	l.tgt, l.close, l.scripts = tgt, tgt.Close, tgt.Scripts
 	l.finish = func(res *loadgen.Result, warm *warmed) *Run {
 		if w := check(); w != "" {
 			res.Warnings = append(res.Warnings, w)
@@ -222,8 +222,14 @@ func (s *sqlArgs) sqlMix(name string, th *starlark.Thread, sq *loadgen.SQLSpec, 
 		if err != nil {
 			return nil, err
 		}
-		if a.tagged != nil {
-			return nil, fmt.Errorf("%s: args: a mix's entry has its tag; its args function must return a list", where)
+		if tagged := a.tagged; tagged != nil { // a mix's entry has its tag
+			a.plain = func(seq int64) ([]any, error) {
+				args, tag, err := tagged(seq)
+				if err == nil && tag != "" {
+					err = fmt.Errorf("args named tag %q: a mix's entry has its tag", tag)
+				}
+				return args, err
+			}
 		}
 		rq.Args, cs = a.plain, append(cs, a.check)
 		sq.Requests = append(sq.Requests, rq)

@@ -182,6 +182,27 @@ func (k *sqlKind) argsOf(seq int64, tagged bool) ([]any, string, error) {
 // Tags are the mix's tags in order, each once; nil for an untagged target.
 func (t *SQLTarget) Tags() []string { return t.tagNames() }
 
+// Scripts are the scripts (each its statements' SQL, in order) each tag of
+// a mix runs (nil without a mix), and all the target's.
+func (t *SQLTarget) Scripts() (map[string][][]string, [][]string) {
+	var all [][]string
+	tags := map[string][][]string{}
+	for _, k := range t.kinds {
+		var script []string
+		for _, st := range t.stmts[k.first:k.end] {
+			script = append(script, st.SQL)
+		}
+		all = append(all, script)
+		if t.draw != nil {
+			tags[k.tag] = append(tags[k.tag], script)
+		}
+	}
+	if t.draw == nil {
+		return nil, all
+	}
+	return tags, all
+}
+
 // Shares are each tag's share of the mix's weights; nil without a mix.
 func (t *SQLTarget) Shares() map[string]float64 {
 	tags := make([]string, len(t.kinds))
