@@ -495,6 +495,7 @@ func mergeScenarios(label string, names []string, runs []*Run, t groupTiming) *R
 		spec.Label = strings.Join(names, " + ")
 	}
 	run := newRun("concurrent", spec, all)
+	run.d.Warnings = uniqueStrings(run.d.Warnings) // noteBox repeats the window's busy box
 	run.d.WarmupS = t.warmup.Seconds()
 	run.tags = map[string]*Run{}
 	for i, r := range runs {
@@ -521,6 +522,17 @@ func groupWarnings(names []string, runs []*Run) []string {
 			if !slices.Contains(out, w) {
 				out = append(out, w)
 			}
+		}
+	}
+	return out
+}
+
+// uniqueStrings is ss without repeats, in order.
+func uniqueStrings(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
 		}
 	}
 	return out
