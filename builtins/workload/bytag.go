@@ -178,3 +178,6 @@ func (r *Run) tagsHTML() string {
 	}
 	return htmlTable("run by-tag", head, rows)
 }
+
+// Tags are a mix's tags, sorted; none for an untagged run.
+func (r *Run) Tags() []string { return r.tagKeys() }

@@ -248,19 +248,22 @@ func goPathGen(name string, f any) (func(int64) (string, error), error) {
 // number when fn takes a parameter. A panic becomes an error. The check it
 // returns, called after the run, warns when those calls kept the generator
 // busy for much of the run: then they, not the target, may have set the rate.
+//
+// Every generator of one thread (a mix's url functions, a group's
+// scenarios') takes the same lock: a Starlark thread runs one call at a
+// time, whichever function it is.
 func starlarkCaller(th *starlark.Thread, fn starlark.Callable) (call func(seq int64) (starlark.Value, error), check func() string) {
-	var mu sync.Mutex
-	var busy time.Duration
+	g := genCallsOf(th)
 	withSeq := true
 	if f, ok := fn.(*starlark.Function); ok && f.NumParams() == 0 {
 		withSeq = false
 	}
 	call = func(seq int64) (v starlark.Value, err error) {
-		mu.Lock()
+		g.mu.Lock()
 		t0 := time.Now()
 		defer func() {
-			busy += time.Since(t0)
-			mu.Unlock()
+			g.busy += time.Since(t0)
+			g.mu.Unlock()
 			if r := recover(); r != nil {
 				err = fmt.Errorf("generator panicked: %v", r)
 			}
@@ -272,16 +275,36 @@ func starlarkCaller(th *starlark.Thread, fn starlark.Callable) (call func(seq in
 		return starlark.Call(th, fn, args, nil)
 	}
 	start := time.Now()
+	g.mu.Lock()
+	busy0 := g.busy
+	g.mu.Unlock()
 	check = func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		share := busy.Seconds() / time.Since(start).Seconds()
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		share := (g.busy - busy0).Seconds() / time.Since(start).Seconds()
 		if share < busyGenShare {
 			return ""
 		}
-		return fmt.Sprintf("the Starlark request generator was busy %.0f%% of the run, one call at a time: it may have limited the request rate (a gocode function is faster)", share*100)
+		return fmt.Sprintf("the Starlark request generators were busy %.0f%% of the run, one call at a time: they may have limited the request rate (a gocode function is faster)", share*100)
 	}
 	return call, check
+}
+
+// genCalls are a thread's calls of Starlark generators from the load's
+// goroutines: one at a time, and how long they took.
+type genCalls struct {
+	mu   sync.Mutex
+	busy time.Duration
+}
+
+func genCallsOf(th *starlark.Thread) *genCalls {
+	const key = "benchbook.workload.gencalls"
+	if g, ok := th.Local(key).(*genCalls); ok {
+		return g
+	}
+	g := &genCalls{}
+	th.SetLocal(key, g)
+	return g
 }
 
 // busyGenShare is the share of a run spent in a Starlark generator above

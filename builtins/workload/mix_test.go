@@ -1,12 +1,17 @@
 package workload
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime/codec"
@@ -174,4 +179,93 @@ assert.fails(lambda: run(url = "http://127.0.0.1:1", seed = 3), "seed draws a mi
 assert.fails(lambda: run(url = "http://127.0.0.1:1", requests = [{"url": "/x"}], seed = -1), "seed must be an int >= 0, got -1")
 assert.fails(lambda: run(), "workload.http: url is required \\(or requests = \\[...\\], a mix\\)")
 `, nil)
+}
+
+// TestMongoMix: workload.mongo(requests = [...]) draws finds and inserts
+// by weight; the database is the oracle of the writes (each insert adds
+// one document to bench.log, so its count is the inserts that ran; not
+// $inc updates, which FerretDB applies read-modify-write and loses under
+// concurrency), and a generator may name each request's tag.
+func TestMongoMix(t *testing.T) {
+	uri := startMongo(t, 20)
+	g := mustExec(t, `
+r = workload.mongo(uri, collection = "kv", requests = [
+    {"op": "find", "request": lambda seq: {"filter": {"k": seq % 20}}, "tag": "read", "weight": 3},
+    {"op": "insert", "collection": "log", "request": lambda seq: {"document": {"seq": seq}}, "tag": "write"},
+], clients = 2, duration = "600ms", warmup = 0)
+assert.eq(sorted(r.by_tag.keys()), ["read", "write"])
+assert.eq(r.by_tag["read"].errors, {})
+assert.eq(r.by_tag["write"].share, 0.25)
+assert.eq(r.by_tag["read"].intended + r.by_tag["write"].intended, r.intended)
+g = workload.mongo(uri, op = "find", collection = "kv", request = lambda seq: {"filter": {"k": seq % 20}, "tag": "even" if seq % 2 == 0 else "odd"},
+                   rate = 100, duration = "400ms", warmup = 0)
+assert.eq(sorted(g.by_tag.keys()), ["even", "odd"])
+assert.eq(g.by_tag["even"].intended, 20)
+assert.fails(lambda: workload.mongo(uri, collection = "kv", requests = [{"op": "nope"}], clients = 1, duration = "1s"), "workload.mongo: requests\\[0\\]: op must be one of")
+`, starlark.StringDict{"uri": str(uri)})
+	r := g["r"].(*Run)
+	ctx := context.Background()
+	c, err := mongo.Connect(options.Client().ApplyURI(uri))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect(ctx)
+	n, err := c.Database("bench").Collection("log").CountDocuments(ctx, bson.D{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := r.tags["write"].d; w.Count != n || n == 0 {
+		t.Errorf("bench.log holds %d documents, the write tag counts %d inserts", n, w.Count)
+	}
+}
+
+// TestSQLMix: workload.sql(requests = [...]) in both loops; the table is
+// the oracle (each kind adds one to its own row, so each row holds its
+// tag's successes), and the shares follow the weights.
+func TestSQLMix(t *testing.T) {
+	dsn := startPostgres(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE kinds (k text PRIMARY KEY, n int NOT NULL); INSERT INTO kinds VALUES ('a', 0), ('b', 0)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, loop := range []string{"clients = 3", "rate = 400"} {
+		if _, err := conn.Exec(ctx, `UPDATE kinds SET n = 0`); err != nil {
+			t.Fatal(err)
+		}
+		g := mustExec(t, `
+r = workload.sql(dsn, requests = [
+    {"sql": "UPDATE kinds SET n = n + 1 WHERE k = 'a'", "tag": "a", "weight": 3},
+    {"sql": ["SELECT 1", "UPDATE kinds SET n = n + $1 WHERE k = 'b'"], "args": [1], "tag": "b"},
+], `+loop+`, duration = "600ms", warmup = 0)
+assert.eq(r.errors, {})
+assert.eq(sorted(r.by_tag.keys()), ["a", "b"])
+assert.eq(r.by_tag["a"].share, 0.75)
+assert.eq(r.by_tag["a"].count + r.by_tag["b"].count, r.count)
+`, starlark.StringDict{"dsn": str(dsn)})
+		r := g["r"].(*Run)
+		rows, err := conn.Query(ctx, `SELECT k, n FROM kinds`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		for rows.Next() {
+			var k string
+			var n int64
+			if err := rows.Scan(&k, &n); err != nil {
+				t.Fatal(err)
+			}
+			got[k] = n
+		}
+		rows.Close()
+		for _, tag := range []string{"a", "b"} {
+			if c := r.tags[tag].d.Count; c != got[tag] || c == 0 {
+				t.Errorf("%s: tag %s counts %d successes, its row took %d", loop, tag, c, got[tag])
+			}
+		}
+	}
 }

@@ -3,18 +3,37 @@
 // package loadgen.
 //
 //	workload.http(url, method = "GET", headers = {}, body = None, request = None,
-//	              insecure = False, clients = N | rate = R, arrival = "constant" | "poisson",
+//	              insecure = False, requests = None, seed = 0,
+//	              clients = N | rate = R, arrival = "constant" | "poisson",
 //	              duration, warmup = "1s" | "auto", timeout = "5s", max_inflight = auto,
 //	              window = "1s", tick = "auto", observe = [], label = "", profile = False, profile_hz = 499) -> run
 //	workload.sql(db, query = "..." | queries = [...] | {tag: sql}, args = None,
+//	             requests = None, seed = 0,
 //	             clients = N | rate = R, arrival, duration, warmup = "1s" | "auto",
 //	             timeout = "5s", max_inflight = auto, window = "1s", tick = "auto",
 //	             observe = [], label = "", profile = False, profile_hz = 499) -> run
 //	workload.mongo(target, op = "find" | "insert" | "update" | "aggregate" | "bulk",
 //	               collection, db = "", request = {} | func(seq) -> {} | gocode func,
+//	               requests = None, seed = 0,
 //	               clients = N | rate = R, arrival, duration, warmup = "1s" | "auto",
 //	               timeout = "5s", max_inflight = auto, window = "1s", tick = "auto",
 //	               observe = [], label = "", profile = False, profile_hz = 499) -> run
+//	workload.concurrent({name: fn, ...}, duration = None, warmup = "1s", window = "1s",
+//	                    observe = [], label = "") -> scenarios
+//	    each fn calls one workload.http, sql or mongo, which joins the group:
+//	    every scenario starts at one instant, through one warm-up and one
+//	    window (concurrent.go); a dict of runs by name, .all the merged run.
+//
+// requests = [{...}, ...] is a mix: each request one of the entries, drawn
+// by weight from a seeded stream, counted under the entry's tag; http's
+// entries take url (a path, a same-host URL or fn(seq)), method, body,
+// headers, tag and weight; sql's sql, args, tag and weight; mongo's op,
+// collection, request, tag and weight (mix.go). A generator may name each
+// request's tag instead: http request = fn returning (path, tag) or a dict,
+// sql args = fn returning {"args": [...], "tag": t}, a "tag" key in a mongo
+// request. run.by_tag[tag] is then each tag's run (bytag.go), and a metric
+// name reads it with brackets: compare(exp, metric = "p99[read]").
+//
 //	    target: a mongodb:// URI (its path names the database) or a
 //	    backend.mongo handle; request: the op's arguments (find: filter,
 //	    projection, sort, limit; insert: document or documents; update:
