@@ -8,7 +8,6 @@ import (
 	"go.starlark.net/starlark"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-
 )
 
 // hist draws latency histograms as outlines, one per run:
