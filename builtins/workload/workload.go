@@ -18,11 +18,19 @@
 //	               clients = N | rate = R, arrival, duration, warmup = "1s" | "auto",
 //	               timeout = "5s", max_inflight = auto, window = "1s", tick = "auto",
 //	               observe = [], label = "", profile = False, profile_hz = 499) -> run
+//	    target: a mongodb:// URI (its path names the database) or a
+//	    backend.mongo handle; request: the op's arguments (find: filter,
+//	    projection, sort, limit; insert: document or documents; update:
+//	    filter, update, upsert, many; aggregate: pipeline; bulk: writes,
+//	    ordered), the same every request or from a generator per request.
 //	workload.concurrent({name: fn, ...}, duration = None, warmup = "1s", window = "1s",
 //	                    observe = [], label = "") -> scenarios
 //	    each fn calls one workload.http, sql or mongo, which joins the group:
 //	    every scenario starts at one instant, through one warm-up and one
 //	    window (concurrent.go); a dict of runs by name, .all the merged run.
+//	workload.agents(local = N | ssh = [hosts] | kubernetes = {...}) -> fleet
+//	workload.exec(cmd, runs = 10, warmup = 1, timeout = None, observe = [], label = "",
+//	              profile = False, profile_hz = 499) -> run
 //
 // requests = [{...}, ...] is a mix: each request one of the entries, drawn
 // by weight from a seeded stream, counted under the entry's tag; http's
@@ -33,15 +41,6 @@
 // sql args = fn returning {"args": [...], "tag": t}, a "tag" key in a mongo
 // request. run.by_tag[tag] is then each tag's run (bytag.go), and a metric
 // name reads it with brackets: compare(exp, metric = "p99[read]").
-//
-//	    target: a mongodb:// URI (its path names the database) or a
-//	    backend.mongo handle; request: the op's arguments (find: filter,
-//	    projection, sort, limit; insert: document or documents; update:
-//	    filter, update, upsert, many; aggregate: pipeline; bulk: writes,
-//	    ordered), the same every request or from a generator per request.
-//	workload.agents(local = N | ssh = [hosts] | kubernetes = {...}) -> fleet
-//	workload.exec(cmd, runs = 10, warmup = 1, timeout = None, observe = [], label = "",
-//	              profile = False, profile_hz = 499) -> run
 //
 // profile = True samples the run's targets on-CPU over its measured window
 // (the targets its traffic reaches and those observe lists; for exec, the
