@@ -169,8 +169,9 @@ func setHeaders(name string, req *nethttp.Request, headers *starlark.Dict) error
 		k, ok1 := starlark.AsString(kv[0])
 		v, ok2 := starlark.AsString(kv[1])
 		if !ok1 || !ok2 || k == "" || strings.ContainsAny(k+v, "\r\n") {
-			return fmt.Errorf("%s: headers: want string names and values without newlines, got %s: %s", name, kv[0], kv[1])
+			return fmt.Errorf("%s: headers: want string names and values without newlines, got %s: %s", name, kv[0], redact.String(kv[1].String()))
 		}
+		redact.Learn(k, v) // Authorization: Bearer T, however the dict was built
 		if strings.EqualFold(k, "host") {
 			req.Host = v
 			continue

@@ -9,6 +9,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // Mixes: requests = [{...}, ...] on workload.http, sql and mongo. Each
@@ -125,6 +126,7 @@ func (h *httpArgs) httpMix(name string, th *starlark.Thread, spec *loadgen.HTTPS
 			}
 		case starlark.String:
 			rq.URL = string(u)
+			redact.String(rq.URL) // ?access_token=T: hidden in its default tag, as in a run's label
 		default:
 			if !gens {
 				return nil, fmt.Errorf("%s: url = a function cannot run on agents (it lives in this process): give a string", where)

@@ -3,6 +3,8 @@ package workload
 import (
 	"fmt"
 	"html"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -79,6 +81,7 @@ func newRun(kind string, spec loadgen.Spec, res *loadgen.Result) *Run {
 	r.noteBox()
 	r.d.Warnings = append(r.d.Warnings, trendWarnings(r.d.Windows, spec.Clients == 0 && spec.Rate > 0)...)
 	if tags := res.Tags; len(tags) > 0 {
+		maskTags(tags)
 		r.tags = tagRunsOf(r, spec, tags, nil)
 		sharedFigures(r.tags, res.Observed)
 	}
@@ -88,10 +91,47 @@ func newRun(kind string, spec loadgen.Spec, res *loadgen.Result) *Run {
 // mixed notes a mix's seed and each tag's share of the weights.
 func (r *Run) mixed(seed uint64, shares map[string]float64) *Run {
 	r.d.Seed = seed
-	for tag, t := range r.tags {
-		t.d.Share = shares[tag]
+	shown := shownTags(slices.Collect(maps.Keys(shares)))
+	for tag, share := range shares {
+		if t := r.tags[shown[tag]]; t != nil {
+			t.d.Share = share
+		}
 	}
 	return r
+}
+
+// maskTags hides the secrets in a mix's tags as newRun does in a label: a
+// default tag is the request's path, "GET /items?access_token=T", and tags
+// show in records and the cache.
+func maskTags(tags map[string]*loadgen.Result) {
+	for tag, shown := range shownTags(slices.Collect(maps.Keys(tags))) {
+		if shown != tag {
+			tags[shown] = tags[tag]
+			delete(tags, tag)
+		}
+	}
+}
+
+// shownTags maps each tag to itself with its secrets hidden; two that hide
+// to one text are told apart by a number (" #2"), in the tags' order.
+func shownTags(tags []string) map[string]string {
+	slices.Sort(tags)
+	out := make(map[string]string, len(tags))
+	taken := make(map[string]bool, len(tags))
+	for _, t := range tags {
+		taken[t] = true
+	}
+	for _, t := range tags {
+		s := redact.String(t)
+		if s != t {
+			for n, base := 2, s; taken[s]; n++ {
+				s = fmt.Sprintf("%s #%d", base, n)
+			}
+			taken[s] = true
+		}
+		out[t] = s
+	}
+	return out
 }
 
 // genCPU is the generator's CPU per decided request, µs.
