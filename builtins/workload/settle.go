@@ -269,6 +269,9 @@ func probeLength(spec loadgen.Spec) time.Duration { return max(spec.Window, auto
 // noteWarmup records on the run how long its warm-up took and, for an
 // auto warm-up that did not settle, says so.
 func (r *Run) noteWarmup(spec loadgen.Spec, w *warmed) *Run {
+	for _, t := range r.tags {
+		t.noteWarmup(spec, w)
+	}
 	r.d.WarmupS = spec.Warmup.Seconds()
 	if w == nil {
 		return r
