@@ -3,7 +3,9 @@
 // measure on a machine with only Go.
 //
 //	backend.demo(index = False, cache = False, rows = 100000) -> demo
-//	    .url          "http://127.0.0.1:PORT"; GET /search?q=t0042&limit=20
+//	    .url          "http://127.0.0.1:PORT"; GET /search?q=t0042&limit=20,
+//	                  GET /items/ID (an item and its likes), POST /items/ID/like
+//	                  (a write: one more like, kept in memory)
 //	    .pid          the child's process id
 //	    .stop()       ends it (it also ends with benchbook)
 //	    .cpu()        the child's user+sys CPU so far, in seconds

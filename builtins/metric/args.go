@@ -136,6 +136,9 @@ func gather(thread *starlark.Thread, ca compareArgs) (compareInput, error) {
 	if in.control, err = ex.values(control, "control"); err != nil {
 		return in, err
 	}
+	if _, fn := ca.metric.(starlark.Callable); fn && ca.name == "" && len(ex.tags) > 0 {
+		in.metric += "[" + strings.Join(ex.tags, ", ") + "]" // the record's label names the tags the function read
+	}
 	in.box = boxOf(runsA, runsB, gates)
 	in.warnings = append(append(ex.list, tickWarning(ex.ticks)...), busyWarnings(gates)...)
 	return in, nil
@@ -254,6 +257,7 @@ type extractor struct {
 	warnings map[string]bool
 	list     []string
 	ticks    []float64 // the distinct ticks (ms) the runs were sent on, open loops only
+	tags     []string  // the tags a metric function read in the runs' by_tag
 
 	allowInvalid bool
 	allowErrors  bool
@@ -281,9 +285,27 @@ func (ex *extractor) values(runs []starlark.Value, arm string) ([]float64, error
 
 // value reads the metric through the resolver plot.* uses too, so
 // "p99" (and a method, or a dict of errors by class) means one thing.
+//
+// A run notes the tags looked up in its by_tag: those a metric function
+// read are gathered for the record's label.
 func (ex *extractor) value(r starlark.Value) (float64, error) {
-	return starval.Metric(ex.thread, r, ex.metric)
+	tr, _ := r.(tagReader)
+	if tr != nil {
+		tr.TagsRead() // forget what was read before
+	}
+	f, err := starval.Metric(ex.thread, r, ex.metric)
+	if tr != nil {
+		for _, t := range tr.TagsRead() {
+			if !slices.Contains(ex.tags, t) {
+				ex.tags = append(ex.tags, t)
+			}
+		}
+	}
+	return f, err
 }
+
+// tagReader is a run that notes the tags read in its by_tag.
+type tagReader interface{ TagsRead() []string }
 
 // checkValid refuses a run whose guards tripped (its target died, restarted,
 // ran out of disk: valid = False) unless allow_invalid = True; the run's own

@@ -12,7 +12,10 @@
 //	    ("higher is better") in the title, the verdict word over each bar.
 //	plot.latency(runs, labels = None, title = None, log_y = False) -> figure
 //	    percentile distribution of one or more runs or histograms on the
-//	    1/(1-p) log axis (50%, 90%, 99%, 99.9%, ...), y in ms.
+//	    1/(1-p) log axis (50%, 90%, 99%, 99.9%, ...), y in ms. runs (here
+//	    and in series and hist) may be a dict of runs by name, such as a
+//	    mix's run.by_tag or workload.concurrent's scenarios: one line each,
+//	    named by its key.
 //	plot.series(runs, metric = "rps", labels = None, title = None) -> figure
 //	    per-window time series of a window attribute ("rps", "p50", "p99",
 //	    "count", "errors") or of fn(window); long runs are downsampled.

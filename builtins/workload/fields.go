@@ -25,7 +25,8 @@ type runField struct {
 
 var runFields = []runField{
 	{"kind", "text", "workload", `"http", "sql", "mongo" or "exec"`, "", text(func(r *Run) string { return r.d.Kind })},
-	{"label", "text", "workload", "what ran (the URL, the statement, label = ...)", "", text(func(r *Run) string { return r.d.Label })},
+	{"label", "text", "workload", "what ran (the URL, the statement, label = ...; a per-tag run: its tag)", "", text(func(r *Run) string { return r.d.Label })},
+	{"tag", "text", "workload", `a per-tag run's tag (run.by_tag[tag]); "" for a whole run`, "", text(func(r *Run) string { return r.d.Tag })},
 	{"duration", "s", "workload", "length of the measurement window", "", num(func(r *Run) float64 { return r.d.Measured.Seconds() })},
 	{"warmup_s", "s", "load generator", `warm-up before the window: the given warmup, or how long warmup = "auto" took to settle`, "", num(func(r *Run) float64 { return r.d.WarmupS })},
 	{"intended", "requests", "load generator", "requests due (open loop) or started (closed loop) in the window", "", count(func(r *Run) int64 { return r.d.Intended })},
@@ -44,7 +45,10 @@ var runFields = []runField{
 	{"min", "ms", "load generator", "exec: fastest run; else the lowest latency", "", num(func(r *Run) float64 { return r.spread("min") })},
 	{"stddev", "ms", "load generator", "exec: standard deviation of the wall times; else of the latencies", "", num(func(r *Run) float64 { return r.spread("stddev") })},
 	{"service", "histogram (ms)", "load generator", "open loop: service time, from the send (None in a closed loop)", "", value(func(r *Run) starlark.Value { return histOrNone(r.d.Service) })},
-	{"by_tag", "dict of histograms", "load generator", "sql: latency per tagged statement", "", value(func(r *Run) starlark.Value { return r.byTagDict() })},
+	{"by_tag", "dict of runs", "load generator", `a mix (requests = [...], or a generator that names each request's tag): a run per tag over the same window, its counts adding up to the run's; {} without tags`, "", value(func(r *Run) starlark.Value { return r.byTagValue() })},
+	{"by_statement", "dict of histograms", "load generator", "sql: latency per statement of the script (queries = ...), by its tag", "", value(func(r *Run) starlark.Value { return r.byStatementDict() })},
+	{"seed", "int", "workload", "a mix's seed: each request's kind is drawn from it, so a seed draws the same requests again", "", count(func(r *Run) int64 { return int64(r.d.Seed) })},
+	{"share", "ratio", "workload", "a per-tag run of a mix: the tag's share of the weights (0 for a generator's tags)", "", num(func(r *Run) float64 { return r.d.Share })},
 	{"acquire", "histogram (ms)", "pgx pool", "sql: waits to acquire a pooled connection", "", value(func(r *Run) starlark.Value { return histOrNone(r.acquire) })},
 	{"windows", "list", "load generator", "per window (window = ...): start (s), count, rps, p50 and p99 (ms), errors", "", value(func(r *Run) starlark.Value { return windowList(r.d.Windows) })},
 	{"rps_cv", "ratio", "load generator", "how unsteady the throughput was: the windows' req/s, standard deviation over mean (NaN under two windows)", "", num((*Run).rpsCV)},

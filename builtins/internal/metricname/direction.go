@@ -21,8 +21,10 @@ import "strings"
 //
 // A name that is one of those units on its own ("mb_s", "kb_s", "ms") reads
 // as the unit, before any suffix: a bare "mb_s" is a rate, not seconds.
+//
+// A tag's metric goes the way the metric does: "p99[read]" is lower.
 func Direction(name string) (better string, ok bool) {
-	name = strings.ToLower(strings.TrimSpace(name))
+	name = strings.ToLower(strings.TrimSpace(Base(strings.TrimSpace(name))))
 	if d, ok := directionByName[name]; ok {
 		return d, true
 	}

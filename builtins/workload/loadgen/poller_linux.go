@@ -376,6 +376,7 @@ type inflight struct {
 	deadline time.Time
 	measured bool
 	retryAt  time.Time // after a refused connection
+	tag      string    // the request's tag, in a tagged run
 }
 
 // loopOps is a multiplexed loop's part in drive.
@@ -401,7 +402,7 @@ func (r *engine) drive(p *poller, n int, ops loopOps, rec *recorder) {
 		if r.ctx.Err() != nil {
 			for i := range n { // interrupted: requests in flight are not measurements
 				if c := ops.client(i); c.busy && c.measured {
-					rec.undecide() // busy stays: close drops the connection
+					rec.undecide(c.tag) // busy stays: close drops the connection
 				}
 			}
 			return
@@ -445,15 +446,18 @@ type loopBase struct {
 	err      error   // making the poller failed
 	r        *engine // set by runClosed and runOpenOn
 	rec      *recorder
-	arrivals // open: running an open loop (runOpenOn), no request back to back
+	arrivals       // open: running an open loop (runOpenOn), no request back to back
+	streams  int64 // closed loop: client i draws a mix from stream streams + i (setStreams)
 }
+
+func (b *loopBase) setStreams(base int64) { b.streams = base }
 
 // runClosed drives ops's n clients as a closed loop. Without a poller the
 // loop records its error once and ends.
 func (b *loopBase) runClosed(r *engine, rec *recorder, ops loopOps, n int) {
 	if b.err != nil {
 		now := time.Now()
-		r.finished(rec, now, now, !now.Before(r.measureAt), classify(b.err))
+		r.finished(rec, now, now, !now.Before(r.measureAt), classify(b.err), Untagged)
 		return
 	}
 	b.r, b.rec = r, rec

@@ -42,6 +42,11 @@ type Result struct {
 	Observed    map[string]float64        `json:"observed,omitempty"` // the observers' figures; not merged (a fleet's observers run on the coordinator)
 	Warnings    []string                  `json:"warnings,omitempty"` // what may make the figures less than they seem
 	Trips       []guard.Trip              `json:"trips,omitempty"`    // run guards that tripped (guards.go): fatal ones make the run invalid
+	// Tags are a tagged run's figures by tag (tags.go), each a whole
+	// Result whose counts add up to its Intended; the tags' sum is the
+	// run's. The whole window's figures (CPU and GC shared out by decided
+	// requests, observers, trips) are the run's. Nil for an untagged run.
+	Tags map[string]*Result `json:"tags,omitempty"`
 }
 
 // Window is one measurement window of a run.
@@ -84,6 +89,15 @@ func (r *Result) Merge(o *Result, shift int) {
 	r.Warnings = append(r.Warnings, o.Warnings...)
 	r.Trips = append(r.Trips, o.Trips...)
 	r.mergeWindows(o, max(shift, 0))
+	for tag, t := range o.Tags {
+		if r.Tags == nil {
+			r.Tags = map[string]*Result{}
+		}
+		if r.Tags[tag] == nil {
+			r.Tags[tag] = NewResult()
+		}
+		r.Tags[tag].Merge(t, shift)
+	}
 }
 
 func (r *Result) mergeWindows(o *Result, shift int) {
@@ -120,6 +134,9 @@ func (r *Result) WindowFigures(window, duration time.Duration) {
 		if length := min(window.Seconds(), duration.Seconds()-w.Start); length > 0 {
 			w.RPS = float64(w.Count) / length
 		}
+	}
+	for _, t := range r.Tags {
+		t.WindowFigures(window, duration)
 	}
 }
 
