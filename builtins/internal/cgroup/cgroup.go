@@ -60,31 +60,33 @@ func (g *Group) dir(c string) string {
 
 // FromPid finds the cgroup of a running process (a container's init).
 func FromPid(pid int) (*Group, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	lines, err := procfs.Cgroups(pid)
 	if err != nil {
 		return nil, fmt.Errorf("cgroup of pid %d: %w", pid, err)
 	}
-	return parseProcCgroup(string(data), V2())
+	return groupOf(lines, V2())
 }
 
 // parseProcCgroup reads /proc/PID/cgroup: "4:memory:/docker/ID" lines (v1,
 // possibly "cpu,cpuacct" joined) or "0::/path" (v2).
 func parseProcCgroup(data string, v2 bool) (*Group, error) {
+	return groupOf(procfs.ParseCgroups(data), v2)
+}
+
+// groupOf is the group of a process's cgroup lines: its v2 directory, or
+// a directory per v1 controller mounted on its own.
+func groupOf(lines []procfs.CgroupLine, v2 bool) (*Group, error) {
 	g := &Group{v2: v2, dirs: map[string]string{}}
-	for _, l := range strings.Split(strings.TrimSpace(data), "\n") {
-		parts := strings.SplitN(l, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
+	for _, l := range lines {
 		if v2 {
-			if parts[1] == "" {
-				g.dirs[""] = filepath.Join(Root, parts[2])
+			if l.Controllers == "" {
+				g.dirs[""] = filepath.Join(Root, l.Path)
 			}
 			continue
 		}
-		for _, c := range strings.Split(parts[1], ",") {
+		for _, c := range strings.Split(l.Controllers, ",") {
 			if mnt := v1Mount(c); mnt != "" {
-				g.dirs[c] = filepath.Join(mnt, parts[2])
+				g.dirs[c] = filepath.Join(mnt, l.Path)
 			}
 		}
 	}

@@ -293,14 +293,9 @@ func cgroup2Mount() string {
 
 // ownCgroup is this process's path in the cgroup v2 hierarchy ("0::/path").
 func ownCgroup() string {
-	data, err := os.ReadFile("/proc/self/cgroup")
+	lines, err := procfs.Cgroups(0)
 	if err != nil {
 		return ""
 	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if p, ok := strings.CutPrefix(l, "0::"); ok {
-			return p
-		}
-	}
-	return ""
+	return procfs.V2Path(lines)
 }
