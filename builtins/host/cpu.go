@@ -3,7 +3,6 @@ package host
 import (
 	"fmt"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/benchbook/benchbook/runtime/procfs"
@@ -31,15 +30,11 @@ func SampleCPU() (CPUSample, error) {
 		return s, err
 	}
 	s.Busy, s.Steal = busy, steal
-	entries, err := os.ReadDir("/proc")
+	pids, err := procfs.ListPids()
 	if err != nil {
 		return s, fmt.Errorf("cpu sample: %w", err)
 	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, pid := range pids {
 		if st, err := procfs.ReadStat(pid); err == nil {
 			s.Procs[pid] = procCPU{ppid: st.PPID, ticks: st.UTime + st.STime + st.CUTime + st.CSTime}
 		}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -122,6 +123,9 @@ func TestMachineAndProcessIdentity(t *testing.T) {
 	}
 	if !Alive(os.Getpid()) {
 		t.Errorf("this process is not Alive")
+	}
+	if pids, err := ListPids(); err != nil || !slices.Contains(pids, os.Getpid()) || !slices.Contains(pids, os.Getppid()) {
+		t.Errorf("ListPids() = %d pids, %v: this process or its parent is missing", len(pids), err)
 	}
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {

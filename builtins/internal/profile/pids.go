@@ -70,16 +70,12 @@ func alive(pid int) bool { return procfs.Alive(pid) }
 
 // readParents maps every process to its parent.
 func readParents() (map[int]int, error) {
-	ents, err := os.ReadDir("/proc")
+	pids, err := procfs.ListPids()
 	if err != nil {
 		return nil, err
 	}
 	out := map[int]int{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, pid := range pids {
 		if st, err := procfs.ReadStat(pid); err == nil {
 			out[pid] = st.PPID
 		}
