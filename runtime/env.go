@@ -47,9 +47,10 @@ type Session struct {
 	// nil (a test's bare session) is the engine's Core module alone.
 	Modules *ModuleSet
 
-	memo      MemoStore         // nil: memo runs fn every time
-	paramSalt []byte            // the cache's salt for parameter hashes (salt.go); nil without a cache
-	tracker   *resstate.Tracker // live resources' states; nil outside the engine
+	memo      MemoStore               // nil: memo runs fn every time
+	paramSalt []byte                  // the cache's salt for parameter hashes (salt.go); nil without a cache
+	defaults  map[string]literalParam // the cells' literal defaults of parameters (paramdefault.go)
+	tracker   *resstate.Tracker       // live resources' states; nil outside the engine
 	// fingerprint identifies a memoized function's computation (fingerprint.go).
 	fingerprint func(*starlark.Thread, starlark.Value) (string, bool)
 	// stale says why recorded inputs no longer hold ("" if they do): a
