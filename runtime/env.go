@@ -525,3 +525,12 @@ func (c *Cell) Outputs() []starlark.Value { _, out, _ := c.snapshot(); return ou
 
 // Warnings returns the warnings so far (for tests of builtins).
 func (c *Cell) Warnings() []string { _, _, w := c.snapshot(); return w }
+
+// Forced reports whether the thread's cell runs because the user asked
+// for it (-rerun NAME, -rerun-all, :rerun NAME): a builtin that keeps its
+// own cache outside the engine's (build's binaries) makes its work anew
+// then, as memo does.
+func Forced(t *starlark.Thread) bool {
+	c, ok := t.Local(cellKey).(*Cell)
+	return ok && c.forceMemo
+}

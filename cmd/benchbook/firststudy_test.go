@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The glue a new user's first study tripped over (issue 52): each test
@@ -91,4 +95,67 @@ x
 	if code, _, stderr := runCLI(t, "run", nb2); code != 0 || !strings.Contains(stderr, "1 cells: 1 hit") {
 		t.Errorf("run without -p after run -p pairs=6: exit %d, want a hit:\n%s", code, stderr)
 	}
+}
+
+// TestRerunBuildsAgain: -rerun of the cell that calls build() builds the
+// binary again (it reused the cached file, built with whatever the
+// toolchain was then); a plain rerun still takes the cache.
+func TestRerunBuildsAgain(t *testing.T) {
+	repo := t.TempDir()
+	for name, text := range map[string]string{
+		"go.mod":            "module example.com/hello\n\ngo 1.22\n",
+		"cmd/hello/main.go": "package main\n\nfunc main() { println(\"hello\") }\n",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(repo, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "v1"}} {
+		cmd := exec.Command("git", append([]string{"-C", repo}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	nb := writeNB(t, fmt.Sprintf("# %%%% builds\nb = build(\"./cmd/hello\", repo = %q, cgo = False)\nb.path\n", repo))
+	built := func(args ...string) (string, time.Time) {
+		t.Helper()
+		code, out, stderr := runCLI(t, append(append([]string{"run", "-format", "json", "-o", filepath.Join(t.TempDir(), "r.json")}, args...), nb)...)
+		if code != 0 {
+			t.Fatalf("run %v: exit %d\n%s%s", args, code, out, stderr)
+		}
+		return stderr, newestBinary(t, filepath.Dir(nb))
+	}
+	first, t1 := built()
+	if !strings.Contains(first, "build: ./cmd/hello at") {
+		t.Fatalf("first run did not build:\n%s", first)
+	}
+	again, t2 := built()
+	if strings.Contains(again, "build: ./cmd/hello") || !t2.Equal(t1) {
+		t.Errorf("a plain rerun built again:\n%s", again)
+	}
+	time.Sleep(10 * time.Millisecond)
+	forced, t3 := built("-rerun", "builds")
+	if !strings.Contains(forced, "build: ./cmd/hello at") || !t3.After(t1) {
+		t.Errorf("-rerun builds did not build again (binary from %s, first %s):\n%s", t3, t1, forced)
+	}
+}
+
+// newestBinary is the modification time of the newest built binary under
+// the notebook's cache.
+func newestBinary(t *testing.T, dir string) time.Time {
+	t.Helper()
+	var newest time.Time
+	filepath.WalkDir(filepath.Join(dir, ".benchbook"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "hello" {
+			if fi, err := d.Info(); err == nil && fi.ModTime().After(newest) {
+				newest = fi.ModTime()
+			}
+		}
+		return nil
+	})
+	if newest.IsZero() {
+		t.Fatal("no built binary under the cache")
+	}
+	return newest
 }
