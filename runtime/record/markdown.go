@@ -208,11 +208,14 @@ func (m *mdWriter) provenance(r *Record) {
 		{"load average", p.Load}, {"Go", mdCell(p.GoVersion)}, {"benchbook", mdCell(p.Version)},
 		{"git revision", git}, {"command line", codeSpan(p.CommandLine)},
 	}
-	for _, srv := range p.Servers {
-		rows = append(rows, [2]string{"server", mdCell(srv)})
-	}
 	for _, row := range rows {
 		m.printf("| %s | %s |\n", row[0], row[1])
+	}
+	if len(p.Targets) > 0 {
+		m.printf("\n**Targets**\n\n| what it runs | cells |\n| --- | --- |\n")
+		for _, t := range p.Targets {
+			m.printf("| %s | %s |\n", mdCell(t.What), mdCell(t.Cells))
+		}
 	}
 	if len(p.Params) > 0 {
 		m.printf("\n**Parameters**\n\n| name | value |\n| --- | --- |\n")
