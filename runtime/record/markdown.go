@@ -169,15 +169,30 @@ func (m *mdWriter) valueBlock(v starlark.Value) (out string) {
 		}
 	}()
 	if md, ok := v.(Markdowner); ok {
-		return EscapeRawHTML(md.Markdown())
+		return EscapeRawHTML(md.Markdown()) + mdDetail(v)
 	}
 	return fenced("", valueText(v))
+}
+
+// mdDetail is a MarkdownDetailer's detail in a <details> block ("" for
+// other values): the value's own Markdown is escaped as any other, the
+// block around it is the record's.
+func mdDetail(v starlark.Value) string {
+	d, ok := v.(MarkdownDetailer)
+	if !ok {
+		return ""
+	}
+	summary, body := d.MarkdownDetail()
+	if strings.TrimSpace(body) == "" {
+		return ""
+	}
+	return fmt.Sprintf("\n<details><summary>%s</summary>\n\n%s\n</details>\n", escapeText(summary), strings.TrimRight(EscapeRawHTML(body), "\n"))
 }
 
 // valueInline is a short value (the verdict) for use inside a paragraph.
 func (m *mdWriter) valueInline(v starlark.Value) string {
 	if md, ok := v.(Markdowner); ok {
-		return EscapeRawHTML(md.Markdown())
+		return EscapeRawHTML(md.Markdown()) + mdDetail(v)
 	}
 	return mdEscape(valueText(v))
 }
