@@ -41,9 +41,9 @@ type CellDef struct {
 	paramDefs map[string]starlark.Value
 	srcHash   string // hash of the normalized source
 	readPos   map[string]syntax.Position
-	lint      []string // mistakes analysis can see, shown as the cell's warnings
-	private   []string // globals kept local to the cell: _names and top-level loop variables
-	secrets   []string // literals under secret names (secrets.go), for the redactor
+	lint      []string   // mistakes analysis can see, shown as the cell's warnings
+	private   []string   // globals kept local to the cell: _names and top-level loop variables
+	flow      secretFlow // what the source says of secrets (secrets.go), for the redactor
 }
 
 // Label names the cell for messages: its name and where it starts.

@@ -389,7 +389,7 @@ func TestRatioCICoverage(t *testing.T) {
 // their excess (up to 98.4 % on steps of 2 and 99.5 % on steps of 5 as
 // coarse as the noise) is the price of never covering less, and the README
 // says so. The issue's 88.5 % at 2 pairs came from a t-interval: 2 pairs
-// now get no interval and no verdict (TestIssue32Resolution).
+// now get no interval and no verdict (TestPairedResolution).
 func TestRatioCICoverageAcrossTheGrid(t *testing.T) {
 	skipUnderRace(t)
 	const trials = 3000
