@@ -75,9 +75,21 @@ func (c *Comparison) Markdown() string {
 	if c.Busy != "" {
 		fmt.Fprintf(&b, "\n> ⚠ %s\n", c.Busy)
 	}
-	if ws := c.otherWarnings(); len(ws) > shownWarnings {
+	b.WriteString(c.warningsMarkdown(true))
+	return b.String()
+}
+
+// warningsMarkdown is warningsHTML's Markdown: beside the sentence
+// (shown), up to shownWarnings warnings or their count; in the detail
+// (!shown), all of them when they were counted.
+func (c *Comparison) warningsMarkdown(shown bool) string {
+	ws := c.otherWarnings()
+	var b strings.Builder
+	switch few := len(ws) <= shownWarnings; {
+	case len(ws) == 0:
+	case shown && !few:
 		fmt.Fprintf(&b, "\n- warning: %d warnings on the runs, listed in the detail\n", len(ws))
-	} else {
+	case shown == few: // beside the sentence when few, in the detail when counted
 		writeWarningsMarkdown(&b, ws)
 	}
 	return b.String()
@@ -88,9 +100,7 @@ func (c *Comparison) Markdown() string {
 func (c *Comparison) MarkdownDetail() (summary, body string) {
 	var b strings.Builder
 	b.WriteString(c.runsMarkdown())
-	if ws := c.otherWarnings(); len(ws) > shownWarnings {
-		writeWarningsMarkdown(&b, ws)
-	}
+	b.WriteString(c.warningsMarkdown(false))
 	return "every run, per-pair ratios and the method", b.String()
 }
 
@@ -99,7 +109,7 @@ func (c *Comparison) detailMarkdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s**\n\n```text\n%s  %s\n```\n\n", c.Line(), c.Metric, BarLine(shownBar(c.Shown())))
 	b.WriteString(c.runsMarkdown())
-	writeWarningsMarkdown(&b, c.otherWarnings())
+	b.WriteString(c.warningsMarkdown(false))
 	return b.String()
 }
 

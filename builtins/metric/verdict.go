@@ -352,6 +352,9 @@ func (v *Verdict) Markdown() string {
 	for _, w := range v.busyLines() {
 		b.WriteString("\n> ⚠ " + w + "\n")
 	}
+	if v.Headline != nil {
+		b.WriteString(v.Headline.warningsMarkdown(true))
+	}
 	return b.String()
 }
 
