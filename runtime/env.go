@@ -48,9 +48,10 @@ type Session struct {
 	// nil (a test's bare session) is the engine's Core module alone.
 	Modules *ModuleSet
 
-	memo      MemoStore         // nil: memo runs fn every time
-	paramSalt []byte            // the cache's salt for parameter hashes (salt.go); nil without a cache
-	tracker   *resstate.Tracker // live resources' states; nil outside the engine
+	memo      MemoStore               // nil: memo runs fn every time
+	paramSalt []byte                  // the cache's salt for parameter hashes (salt.go); nil without a cache
+	defaults  map[string]literalParam // the cells' literal defaults of parameters (paramdefault.go)
+	tracker   *resstate.Tracker       // live resources' states; nil outside the engine
 	// fingerprint identifies a memoized function's computation (fingerprint.go).
 	fingerprint func(*starlark.Thread, starlark.Value) (string, bool)
 	// stale says why recorded inputs no longer hold ("" if they do): a
@@ -535,3 +536,12 @@ func (c *Cell) Outputs() []starlark.Value { _, out, _ := c.snapshot(); return ou
 
 // Warnings returns the warnings so far (for tests of builtins).
 func (c *Cell) Warnings() []string { _, _, w := c.snapshot(); return w }
+
+// Forced reports whether the thread's cell runs because the user asked
+// for it (-rerun NAME, -rerun-all, :rerun NAME): a builtin that keeps its
+// own cache outside the engine's (build's binaries) makes its work anew
+// then, as memo does.
+func Forced(t *starlark.Thread) bool {
+	c, ok := t.Local(cellKey).(*Cell)
+	return ok && c.forceMemo
+}

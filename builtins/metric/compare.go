@@ -18,9 +18,11 @@ import (
 type Comparison struct {
 	stats.Comparison
 	// Busy says how busy the box was during the runs (foreign CPU, load,
-	// steal), when a run was busy or the arms differed; "" otherwise. The
-	// verdict line carries it.
-	Busy string
+	// steal), in one line for them all, when a run was busy or the arms
+	// differed; "" otherwise. BusyRuns of BoxRuns runs with the box's
+	// figures were busy (the index's busy column).
+	Busy              string
+	BusyRuns, BoxRuns int
 	// Multiplicity, set only on the record's copy (family.go): Role is
 	// "headline" (what verdict(...) rests on), "secondary", or "" for a
 	// comparison alone in its notebook; a secondary's verdict is judged
@@ -40,6 +42,7 @@ type compareInput struct {
 	resolution                     float64 // the values' declared step; 0 infers it
 	design                         string  // "paired", "unpaired", "" (by lengths)
 	box                            box
+	gateBusy                       string // the load gate's busy runs, in words ("" for none)
 	warnings                       []string
 }
 
@@ -51,8 +54,15 @@ func newComparison(in compareInput) (*Comparison, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compare: %s: %w", in.metric, err)
 	}
-	c := &Comparison{Comparison: *sc, Busy: in.box.warning(sc.ALabel, sc.BLabel, boxCores())}
+	bv := in.box.warning(sc.ALabel, sc.BLabel, boxCores())
+	c := &Comparison{Comparison: *sc, Busy: bv.text, BusyRuns: bv.busy, BoxRuns: bv.known}
 	c.Warnings = append(c.Warnings, in.warnings...)
+	switch {
+	case c.Busy != "" && in.gateBusy != "":
+		c.Busy += "; the load gate " + in.gateBusy
+	case in.gateBusy != "":
+		c.Warnings = append(c.Warnings, "the load gate "+in.gateBusy)
+	}
 	if c.Busy != "" {
 		c.Warnings = append(c.Warnings, c.Busy)
 	}
@@ -60,8 +70,9 @@ func newComparison(in compareInput) (*Comparison, error) {
 }
 
 // Line is the comparison's sentence as the record shows it: the verdict
-// line, with the box's interference and, for a secondary comparison, the
-// adjusted p its verdict rests on.
+// line and, for a secondary comparison, the adjusted p its verdict rests
+// on. The box's interference is a line of its own (Busy), shown once
+// beside it, not repeated in every comparison's sentence (issue 52).
 func (c *Comparison) Line() string {
 	s := c.Sentence()
 	switch c.Role {
@@ -73,9 +84,6 @@ func (c *Comparison) Line() string {
 		} else {
 			s += fmt.Sprintf(" [%s: Holm-adjusted p = %s over %s]", c.Role, stats.Num(c.AdjustedP), c.familyWords())
 		}
-	}
-	if c.Busy != "" {
-		s += " [" + c.Busy + "]"
 	}
 	return s
 }

@@ -18,8 +18,8 @@
 //
 // compare also refuses a run a guard marked invalid (allow_invalid) and a
 // run in which more than 1 % of the requests failed (allow_errors), and
-// says in the verdict line when the box was busy during the runs (foreign
-// CPU, load, steal; interference.go). In a record, the comparison that
+// says in one line beside the verdict when the box was busy during the runs
+// (foreign CPU, load, steal; interference.go). In a record, the comparison that
 // verdict(...) names is the headline and the others are secondary, judged
 // on their Holm-adjusted p (family.go); "kept" needs a headline that
 // IMPROVES, or override = "why".
@@ -49,8 +49,11 @@
 //	    a, b, ratios, metric, better, a_label, b_label, sentence, warnings.
 //	equivalent(a, b, allow_vacuous = False, allow_mismatch = False) -> struct(ok, compared, mismatch_count, mismatches, missing, distinct_a, distinct_b, vacuous, summary)
 //	    fails when the arms answer differently, unless allow_mismatch.
-//	verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False, override = "", aim = None) -> verdict
+//	verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False, override = "", aim = None, risk = "") -> verdict
 //	    status: "kept", "reverted", "no effect", "open", "discarded", "inconclusive".
+//	    The record opens with its decision row (candidate = summary, metric,
+//	    before -> after, gain, cost / risk: the secondary comparisons that
+//	    worsen and risk, evidence, recommendation = status); .row is it.
 //	    "kept" needs a headline that IMPROVES (WORSENS with aim = "lower"
 //	    or "higher" against the metric's better; or override = "why", shown
 //	    in the record) and equivalence: a passing equivalent(...) or a
@@ -155,7 +158,7 @@ func checkMethod(name string) (string, error) {
 const methodName = "metric"
 
 var (
-	methodVersion = "6: paired = Wilcoxon signed-rank, Hodges-Lehmann, Walsh interval; unpaired = Mann-Whitney, Hodges-Lehmann, Moses interval; ties spread over their rounding cell, then resolution-widened; failure words before rate suffixes, a unit name alone read as the unit; runs over 1 % errors refused; busy box in the verdict line; kept needs the headline its aim names"
+	methodVersion = "7: paired = Wilcoxon signed-rank, Hodges-Lehmann, Walsh interval; unpaired = Mann-Whitney, Hodges-Lehmann, Moses interval; ties spread over their rounding cell, then resolution-widened; failure words before rate suffixes, a unit name alone read as the unit; runs over 1 % errors refused; busy box in one line for all the runs, not in the sentence; kept needs the headline its aim names"
 )
 
 func recordMethod(thread *starlark.Thread) {

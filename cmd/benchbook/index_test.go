@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -144,5 +145,87 @@ func TestIndexSymlinkLoopsAndFIFOs(t *testing.T) {
 	table, _ := os.ReadFile(filepath.Join(dir, "index.md"))
 	if !strings.Contains(string(table), "good.star") || strings.Contains(string(table), "sub/up") {
 		t.Errorf("table:\n%s", table)
+	}
+}
+
+// TestIndexShowsTheRecordsRowAndALog (issue 52): each notebook's row in
+// the index holds the decision row its record opens with (read from the
+// JSON record: the same words), a busy column, and the decisions make a
+// dated log, newest last, a busy effect marked (busy).
+func TestIndexShowsTheRecordsRowAndALog(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, runs, status string) string {
+		p := filepath.Join(dir, name)
+		src := `# %% [markdown]
+# # ` + name + `
+# Hypothesis: it serves more.
+
+# %% decide
+def _runs(xs, foreign):
+    return [struct(rps = float(x), foreign_cpu = foreign, load1 = 9.3, steal_cpu = 0.0, warnings = []) for x in xs]
+c = compare(_runs([100, 102, 98, 101, 99, 103], ` + runs + `), _runs([120, 125, 119, 122, 121, 124], ` + runs + `), metric = "rps")
+verdict(status = "` + status + `", headline = c, summary = "the change in ` + name + `", equivalence = "one binary", risk = "needs a flag")
+`
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	quiet := write("quiet.star", "0.01", "kept")
+	busy := write("busy.star", "1.7", "open")
+	rowOf := func(nb string) map[string]any {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "r.json")
+		if code, _, stderr := runCLI(t, "run", "-format", "json", "-o", out, nb); code != 0 {
+			t.Fatalf("run %s: exit %d\n%s", nb, code, stderr)
+		}
+		var rec struct {
+			Verdict struct {
+				Value struct {
+					Row map[string]any `json:"row"`
+				} `json:"value"`
+			} `json:"verdict"`
+		}
+		data, _ := os.ReadFile(out)
+		if err := json.Unmarshal(data, &rec); err != nil || rec.Verdict.Value.Row == nil {
+			t.Fatalf("%s: no verdict row in the JSON record (%v):\n%s", nb, err, data)
+		}
+		return rec.Verdict.Value.Row
+	}
+	quietRow := rowOf(quiet)
+	time.Sleep(1100 * time.Millisecond) // the log's dates are to the minute, its order to the instant
+	busyRow := rowOf(busy)
+	if code, _, stderr := runCLI(t, "index", dir); code != 0 {
+		t.Fatalf("index: exit %d\n%s", code, stderr)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "index.md"))
+	table, log, _ := strings.Cut(string(data), "## Optimization log")
+	for nb, row := range map[string]map[string]any{"quiet": quietRow, "busy": busyRow} {
+		line := regexp.MustCompile(`(?m)^\| \[` + nb + `\.star\].*$`).FindString(table)
+		cells := strings.Split(line, " | ")
+		if len(cells) != 11 {
+			t.Fatalf("%s: row %q", nb, line)
+		}
+		for i, key := range map[int]string{3: "candidate", 4: "metric", 6: "gain", 7: "cost", 8: "evidence", 9: "busy"} {
+			if want := strings.ReplaceAll(row[key].(string), "|", `\|`); cells[i] != want {
+				t.Errorf("%s: index's %s %q, the record's %q", nb, key, cells[i], want)
+			}
+		}
+		if !strings.HasPrefix(cells[5], row["change"].(string)+" ("+row["interval"].(string)+") █") {
+			t.Errorf("%s: index's before -> after %q, the record's %q", nb, cells[5], row["change"])
+		}
+	}
+	if quietRow["busy"] != "quiet" || busyRow["busy"] != "busy in 12 of 12 runs" {
+		t.Errorf("busy: quiet %q, busy %q", quietRow["busy"], busyRow["busy"])
+	}
+	q, b := strings.Index(log, "[quiet.star]"), strings.Index(log, "[busy.star]")
+	if q < 0 || b < q {
+		t.Errorf("the log is not dated oldest first:\n%s", log)
+	}
+	if !regexp.MustCompile(`(?m)^\| 20\d\d-\d\d-\d\d \d\d:\d\d \| \[busy\.star\]\(busy\.html\) \| the change in busy\.star \| rps \(higher is better\) 100 → 121: IMPROVES \+21\.\d % \(busy\) \| open \|$`).MatchString(log) {
+		t.Errorf("the busy entry of the log:\n%s", log)
+	}
+	if strings.Contains(log[q:b], "(busy)") {
+		t.Errorf("the quiet entry is marked busy:\n%s", log)
 	}
 }
