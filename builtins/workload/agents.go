@@ -244,6 +244,7 @@ func runOnFleet(th *starlark.Thread, name, kind string, spec loadgen.Spec, load 
 func fleetRun(kind string, spec loadgen.Spec, m *fleet.Merged) *Run {
 	r := newRun(kind, spec, m.Result)
 	r.d.Agents, r.d.Incomplete = agentRows(m.Rows), m.Incomplete
+	r.d.GenShare = genShare(kind, m.Result, r.d.Agents)
 	return r
 }
 

@@ -39,8 +39,10 @@ type runData struct {
 	*loadgen.Result           // the measurement; exec fills one from its samples
 	Kind            string    // "http", "sql", "mongo", "exec"
 	Label           string    // what ran
-	Clients         int       // closed loop: its clients
+	Clients         int       // closed loop: its clients (users)
+	Think           string    // closed loop: its users' think time, "1s" or "exp(1s)"; "" for none
 	Rate            float64   // open loop: its arrival rate, req/s
+	GenShare        float64   // the generator's CPU share over the window (users.go); NaN if unknown
 	WallMs          []float64 // exec: wall time per measured run
 	CPUMs           []float64 // exec: user + system CPU per run
 	UserMs          []float64 // exec: user CPU per run
@@ -66,7 +68,8 @@ var (
 // (an empty result its samples fill). Its label (a URL by default) shows
 // in records, file names and the cache: a password in it is hidden.
 func newRun(kind string, spec loadgen.Spec, res *loadgen.Result) *Run {
-	r := &Run{d: runData{Result: res, Kind: kind, Label: redact.String(spec.Label), Clients: spec.Clients, Rate: spec.Rate}}
+	r := &Run{d: runData{Result: res, Kind: kind, Label: redact.String(spec.Label), Clients: spec.Clients, Rate: spec.Rate,
+		Think: thinkText(spec), GenShare: genShare(kind, res, nil)}}
 	r.noteBox()
 	r.d.Warnings = append(r.d.Warnings, trendWarnings(r.d.Windows, spec.Clients == 0 && spec.Rate > 0)...)
 	return r
@@ -198,6 +201,10 @@ func (r *Run) summaryRow() (head, row []string) {
 	if r.d.Rate > 0 {
 		head = append(head, "late", "dropped")
 		row = append(row, fmt.Sprint(r.d.Late), fmt.Sprint(r.d.Dropped))
+	}
+	if r.d.Think != "" {
+		head = append(head, "users", "think", "think taken", "late")
+		row = append(row, fmt.Sprint(r.d.Clients), r.d.Think, fmtMs(r.thinkMs()), fmt.Sprint(r.d.Late))
 	}
 	if r.d.Tick > 0 {
 		head = append(head, "tick")

@@ -30,7 +30,7 @@ type Result struct {
 	WindowHists []*hdrhistogram.Histogram `json:"-"`                  // each window's latencies (2 digits), for merging runs
 	Intended    int64                     `json:"intended"`           // requests due (open loop) or started (closed loop) in the window
 	Count       int64                     `json:"count"`              // successful requests in the window
-	Late        int64                     `json:"late"`               // open loop: sent more than 10 ms after their intended start
+	Late        int64                     `json:"late"`               // sent more than 10 ms after their intended start (open loop) or their user's think (think.go)
 	After       int64                     `json:"after"`              // open loop: successes (of requests due in the window) answered after it closed
 	Tick        time.Duration             `json:"tick_ns,omitempty"`  // open loop: the tick it ran with (Spec.Tick, or AutoTick's choice)
 	Dropped     int64                     `json:"dropped"`            // open loop: given up unsent, a timeout or more behind
@@ -42,6 +42,9 @@ type Result struct {
 	Observed    map[string]float64        `json:"observed,omitempty"` // the observers' figures; not merged (a fleet's observers run on the coordinator)
 	Warnings    []string                  `json:"warnings,omitempty"` // what may make the figures less than they seem
 	Trips       []guard.Trip              `json:"trips,omitempty"`    // run guards that tripped (guards.go): fatal ones make the run invalid
+	Think       time.Duration             `json:"think_ns,omitempty"` // users with think time: the think they took before the window's requests, summed (think.go)
+	Thinks      int64                     `json:"thinks,omitempty"`   // how many think times Think sums
+	Gaps        Moments                   `json:"gaps"`               // users with think time: gaps between consecutive intended starts (ends of think), µs, all users merged (a fleet: pooled over its agents)
 }
 
 // Window is one measurement window of a run.
@@ -83,6 +86,9 @@ func (r *Result) Merge(o *Result, shift int) {
 	r.GCPause += o.GCPause
 	r.Warnings = append(r.Warnings, o.Warnings...)
 	r.Trips = append(r.Trips, o.Trips...)
+	r.Think += o.Think
+	r.Thinks += o.Thinks
+	r.Gaps.Merge(o.Gaps)
 	r.mergeWindows(o, max(shift, 0))
 }
 

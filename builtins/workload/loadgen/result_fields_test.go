@@ -38,6 +38,8 @@ func everyField(t *testing.T) *Result {
 			*x = []guard.Trip{{Kind: "exited", Fatal: true}}
 		case *bool:
 			*x = true
+		case *Moments:
+			*x = Moments{N: 2, Mean: 1, M2: 1}
 		default:
 			if f.CanInt() {
 				f.SetInt(1)

@@ -70,6 +70,8 @@ func (s selfStats) warnings(spec Spec, res *Result) []string {
 	}
 	if spec.Clients == 0 {
 		w = append(w, openLoopWarnings(spec, res)...)
+	} else if spec.Think > 0 {
+		w = append(w, thinkWarnings(res)...)
 	}
 	return w
 }
