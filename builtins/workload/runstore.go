@@ -51,7 +51,7 @@ type runStored struct {
 	WarmupAuto  bool               `json:"warmup_auto,omitempty"`
 	Agents      []agentRow         `json:"agents,omitempty"`
 	Incomplete  bool               `json:"incomplete,omitempty"`
-	Profile     *starprofile.Data  `json:"profile,omitempty"` // absent without profile = True: such a run stores as before profiles
+	Profile     *starprofile.Data  `json:"profile,omitempty"`  // absent without profile = True: such a run stores as before profiles
 	Think       string             `json:"think,omitempty"`    // users' think; absent without: such a run stores as before users
 	ThinkNs     int64              `json:"think_ns,omitempty"` // Result.Think
 	Thinks      int64              `json:"thinks,omitempty"`
