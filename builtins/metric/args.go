@@ -137,6 +137,7 @@ func gather(thread *starlark.Thread, ca compareArgs) (compareInput, error) {
 		return in, err
 	}
 	in.box = boxOf(runsA, runsB, gates)
+	in.unit = capacityUnit(ca.metric, append(append([]starlark.Value(nil), runsA...), runsB...))
 	in.warnings = append(append(ex.list, tickWarning(ex.ticks)...), busyWarnings(gates)...)
 	return in, nil
 }

@@ -71,6 +71,11 @@
 //	metric.mann_whitney(a, b) -> two-sided p-value
 //	metric.chance_all_above(na, nb) -> probability that nb values all beat na by chance
 //	metric.per_request(total, count = "requests") -> function run -> run.total / run.count
+//	metric.capacity_search(measure, slo, lo, hi, factor = 2, resolution = "2%", confidence = 0.95,
+//	                       repeats = 10, max_runs = 80, unit = None, label = "") -> capacity
+//	    the search @std/capacity.star's capacity() runs (package capacity):
+//	    measure(load, repeat) returns one run (checkpointed), or struct(run,
+//	    busy); call capacity() rather than this.
 package metric
 
 import (
@@ -106,6 +111,7 @@ func Module() runtime.Module {
 			"verdict":            decodeVerdict,
 			"bars":               decodeBars,
 			"profile_comparison": starprofile.DecodeComparison,
+			"capacity":           decodeCapacity,
 		},
 		Inputs: map[string]runtime.InputChecker{"method": checkMethod, "profile_method": checkProfileMethod},
 		Named:  []string{"comparison"},
@@ -126,6 +132,7 @@ var members = &starlarkstruct.Module{
 		"mann_whitney":     starlark.NewBuiltin("metric.mann_whitney", mannWhitneyBuiltin),
 		"chance_all_above": starlark.NewBuiltin("metric.chance_all_above", chanceBuiltin),
 		"per_request":      starlark.NewBuiltin("metric.per_request", perRequest),
+		"capacity_search":  starlark.NewBuiltin("metric.capacity_search", capacitySearchBuiltin), // capacity.go
 	},
 }
 
@@ -136,6 +143,8 @@ func checkMethod(name string) (string, error) {
 		return methodVersion, nil
 	case equivalenceMethod:
 		return equivalenceVersion, nil
+	case capacityMethod:
+		return capacityVersion, nil
 	}
 	return "", fmt.Errorf("unknown method")
 }
