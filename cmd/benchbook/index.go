@@ -23,6 +23,9 @@ type indexRow struct {
 	Baseline   string
 	Metric     string
 	Index      float64 // after, with before = 100; 0 when unknown
+	Unit       string  // the values' unit when they carry one (capacity: "users")
+	Before     float64 // then the arms' medians in it
+	After      float64
 	Pairs      int
 	Verdict    string // IMPROVES / WORSENS / ~
 	Status     string // kept / reverted / no effect / open / ...
@@ -30,7 +33,7 @@ type indexRow struct {
 }
 
 func cmdIndex(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("index", "Builds the decision table across the notebooks of a directory from their\ncached results (nothing is executed): title, hypothesis, baseline, headline\nmetric before -> after as an index, pairs, verdict and status. Writes\nDIR/index.html and DIR/index.md.")
+	fs := newFlagSet("index", "Builds the decision table across the notebooks of a directory from their\ncached results (nothing is executed): title, hypothesis, baseline, headline\nmetric before -> after as an index (a capacity in its unit too: 8 -> 16\nusers), pairs, verdict and status. Writes DIR/index.html and DIR/index.md.")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: benchbook index [flags] DIR\n\n")
 		fs.PrintDefaults()
@@ -125,6 +128,8 @@ func indexNotebook(ctx context.Context, path string) (indexRow, error) {
 		row.Baseline, _ = h["a_label"].(string)
 		row.Verdict, _ = h["verdict"].(string)
 		row.Index = toFloat(h["index"])
+		row.Unit, _ = h["unit"].(string)
+		row.Before, row.After = toFloat(h["median_a"]), toFloat(h["median_b"])
 		if ratios, ok := h["ratios"].([]any); ok {
 			row.Pairs = len(ratios)
 		}
@@ -201,6 +206,11 @@ func indexMarkdown(rows []indexRow) string {
 			// The JSON's index is the one its record shows (stats.Shown): print
 			// it as it is, so 0.19 is not 0.
 			change = fmt.Sprintf("100 → %s %s", strconv.FormatFloat(r.Index, 'f', -1, 64), indexBar(r.Index))
+			if r.Unit != "" {
+				// A capacity reads in its own unit first: "8 → 16 users".
+				change = fmt.Sprintf("%s → %s %s (%s)", strconv.FormatFloat(r.Before, 'f', -1, 64),
+					strconv.FormatFloat(r.After, 'f', -1, 64), mdCell(r.Unit), change)
+			}
 		}
 		pairs := ""
 		if r.Pairs > 0 {

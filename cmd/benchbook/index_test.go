@@ -146,3 +146,41 @@ func TestIndexSymlinkLoopsAndFIFOs(t *testing.T) {
 		t.Errorf("table:\n%s", table)
 	}
 }
+
+// TestIndexShowsCapacityInItsUnit: a two-arm capacity study's row says
+// its capacities in their unit, "10 → 20 users", beside the index, and
+// its verdict says the same.
+func TestIndexShowsCapacityInItsUnit(t *testing.T) {
+	nb := writeNB(t, `# %% [markdown]
+# # Does B carry more users?
+# Hypothesis: B halves the work per request.
+
+# %% runs
+load("@std/abab.star", "abab")
+load("@std/capacity.star", "capacity")
+def _arm(arm):
+    per_user = {"A": 5.0, "B": 2.5}[arm]
+    return capacity(lambda n: struct(p99 = per_user * n, users = n), {"p99": 50}, 1, 32)
+exp = abab(arms = {"A": None, "B": None}, pairs = 6, run = _arm)
+
+# %% decision
+cmp = compare(exp, metric = "capacity")
+verdict(status = "kept", headline = cmp, summary = "half the work", equivalence = "the same answers by construction")
+`)
+	dir := filepath.Dir(nb)
+	if code, _, stderr := runCLI(t, "run", nb); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	html, _ := os.ReadFile(strings.TrimSuffix(nb, ".star") + ".html")
+	if !strings.Contains(string(html), "capacity 10 -&gt; 20 users; capacity (higher is better)") {
+		t.Errorf("the record's verdict does not say the capacities in users")
+	}
+	if code, _, stderr := runCLI(t, "index", dir); code != 0 {
+		t.Fatalf("index: exit %d\n%s", code, stderr)
+	}
+	table, _ := os.ReadFile(filepath.Join(dir, "index.md"))
+	row := regexp.MustCompile(`(?m)^\| \[nb\.star\].*$`).FindString(string(table))
+	if !strings.Contains(row, "| 10 → 20 users (100 → 200 ████████████████████) |") || !strings.Contains(row, "| capacity (higher is better) |") || !strings.Contains(row, "| IMPROVES | kept |") {
+		t.Errorf("index row: %q", row)
+	}
+}
