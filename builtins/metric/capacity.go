@@ -225,10 +225,8 @@ func genBound(run starlark.Value) string {
 	if share, ok := starval.Number(starval.Attr(run, "gen_cpu_share")); ok && !math.IsNaN(share) {
 		why = append(why, fmt.Sprintf("its CPU %.0f %% of the CPUs it may use", 100*share))
 	}
-	late, ok1 := starval.Number(starval.Attr(run, "late"))
-	intended, ok2 := starval.Number(starval.Attr(run, "intended"))
-	if ok1 && ok2 && late > 0 && intended > 0 {
-		why = append(why, fmt.Sprintf("%.0f of %.0f requests sent late", late, intended))
+	if lag, ok := starval.Number(starval.Attr(run, "think_lag_ms")); ok && lag > 0 {
+		why = append(why, fmt.Sprintf("its users' requests sent %.2f ms after their think on average", lag))
 	}
 	if len(why) == 0 {
 		return "gen_bound"

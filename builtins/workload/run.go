@@ -43,6 +43,7 @@ type runData struct {
 	Think           string    // closed loop: its users' think time, "1s" or "exp(1s)"; "" for none
 	Rate            float64   // open loop: its arrival rate, req/s
 	GenShare        float64   // the generator's CPU share over the window (users.go); NaN if unknown
+	ThinkLagMs      float64   // users: the mean delay from the end of a user's think to its send, ms
 	WallMs          []float64 // exec: wall time per measured run
 	CPUMs           []float64 // exec: user + system CPU per run
 	UserMs          []float64 // exec: user CPU per run
@@ -69,7 +70,7 @@ var (
 // in records, file names and the cache: a password in it is hidden.
 func newRun(kind string, spec loadgen.Spec, res *loadgen.Result) *Run {
 	r := &Run{d: runData{Result: res, Kind: kind, Label: redact.String(spec.Label), Clients: spec.Clients, Rate: spec.Rate,
-		Think: thinkText(spec), GenShare: genShare(kind, res, nil)}}
+		Think: thinkText(spec), GenShare: genShare(kind, res, nil), ThinkLagMs: thinkLag(spec, res)}}
 	r.noteBox()
 	r.d.Warnings = append(r.d.Warnings, trendWarnings(r.d.Windows, spec.Clients == 0 && spec.Rate > 0)...)
 	return r

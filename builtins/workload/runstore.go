@@ -57,6 +57,7 @@ type runStored struct {
 	Thinks      int64              `json:"thinks,omitempty"`
 	Gaps        *loadgen.Moments   `json:"gaps,omitempty"`          // Result.Gaps, when it has any
 	GenShare    *float64           `json:"gen_cpu_share,omitempty"` // absent in runs stored before it, and for exec
+	ThinkLagMs  float64            `json:"think_lag_ms,omitempty"`
 
 	Hist    []byte            `json:"hist"`
 	OK      []byte            `json:"ok_hist,omitempty"` // absent in runs stored before it: Hist was successes only
@@ -74,7 +75,7 @@ func (r *Run) MarshalValue() ([]byte, error) {
 		GenCPU: r.genCPU(), GenGCPause: inUnits(d.GCPause, time.Millisecond), Interrupted: d.Interrupted,
 		Warnings: d.Warnings, Observed: d.Observed, WallMs: d.WallMs, CPUMs: d.CPUMs, UserMs: d.UserMs, SysMs: d.SysMs,
 		MaxRSSKb: d.MaxRSSKb, Trips: d.Trips, WarmupS: d.WarmupS, WarmupAuto: d.WarmupAuto, Agents: d.Agents,
-		Incomplete: d.Incomplete, Profile: d.Profile, Think: d.Think, ThinkNs: int64(d.Result.Think), Thinks: d.Thinks}
+		Incomplete: d.Incomplete, Profile: d.Profile, Think: d.Think, ThinkNs: int64(d.Result.Think), Thinks: d.Thinks, ThinkLagMs: d.ThinkLagMs}
 	if d.Gaps.N > 0 {
 		s.Gaps = &d.Gaps
 	}
@@ -118,7 +119,7 @@ func decodeRun(data []byte, _ codec.Types) (starlark.Value, error) {
 			Think: time.Duration(s.ThinkNs), Thinks: s.Thinks},
 		WallMs: s.WallMs, CPUMs: s.CPUMs, UserMs: s.UserMs, SysMs: s.SysMs, MaxRSSKb: s.MaxRSSKb,
 		WarmupS: s.WarmupS, WarmupAuto: s.WarmupAuto, Agents: s.Agents, Incomplete: s.Incomplete, Profile: s.Profile,
-		Think: s.Think, GenShare: math.NaN()}}
+		Think: s.Think, GenShare: math.NaN(), ThinkLagMs: s.ThinkLagMs}}
 	if s.Gaps != nil {
 		r.d.Gaps = *s.Gaps
 	}

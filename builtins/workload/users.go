@@ -158,11 +158,36 @@ func genShare(kind string, res *loadgen.Result, agents []agentRow) float64 {
 	return res.CPU.Seconds() / (res.Measured.Seconds() * float64(goruntime.GOMAXPROCS(0)))
 }
 
+// thinkLag is the mean delay, ms, from the end of a user's think to the
+// send of its request (the generator's lateness, Result.Lag in a closed
+// loop); 0 without think.
+func thinkLag(spec loadgen.Spec, res *loadgen.Result) float64 {
+	if spec.Think == 0 || spec.Clients == 0 || res.Lag == nil || res.Lag.TotalCount() == 0 {
+		return 0
+	}
+	return res.Lag.Mean() / 1000
+}
+
+// MaxThinkLagShare is the share of a user's cycle (response and think)
+// that the generator's lateness may take before the run counts as
+// generator-bound: the users then offered that much less than asked.
+const MaxThinkLagShare = 0.02
+
+// thinkLagShare is the users' mean send delay over their mean cycle.
+func (r *Run) thinkLagShare() float64 {
+	cycle := r.d.Hist.Mean()/1000 + r.thinkMs()
+	if r.d.Think == "" || cycle <= 0 {
+		return 0
+	}
+	return r.d.ThinkLagMs / cycle
+}
+
 // genBound says whether the generator, not the target, may have set the
 // pace: its CPU at SaturatedShare of its CPUs or more (a fleet: an agent
-// saturated), or users whose requests it sent more than 10 ms past their
-// think in more than 1 % of the requests (only the generator delays those).
-// A capacity search refuses a crossing that a generator-bound run made.
+// saturated), or users whose requests it sent late by more than
+// MaxThinkLagShare of their cycle on average (only the generator delays
+// those: the user's connection was idle). A capacity search refuses a
+// crossing that a generator-bound run made.
 func (r *Run) genBound() bool {
 	if r.d.GenShare >= fleet.SaturatedShare {
 		return true
@@ -172,5 +197,5 @@ func (r *Run) genBound() bool {
 			return true
 		}
 	}
-	return r.d.Think != "" && r.d.Intended > 0 && float64(r.d.Late) > 0.01*float64(r.d.Intended)
+	return r.thinkLagShare() > MaxThinkLagShare
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.starlark.net/starlark"
 
@@ -62,8 +63,9 @@ assert.eq(r.rate, 0.0)
 assert.true(r.arrival_rps == r.intended / r.duration)
 assert.true(r.gen_cpu_share >= 0 and r.gen_cpu_share < 1, r.gen_cpu_share)
 # gen_bound: the generator's CPU at 85 % of its CPUs, or users' sends late
-# (a loaded box makes them so)
-assert.eq(r.gen_bound, r.gen_cpu_share >= 0.85 or r.late > 0.01 * r.intended)
+# by more than 2 % of their cycle (a loaded box makes them so)
+assert.eq(r.gen_bound, r.gen_cpu_share >= 0.85 or r.think_lag_ms > 0.02 * (r.mean + r.think_ms))
+assert.true(r.think_lag_ms >= 0 and r.think_lag_ms < r.think_ms)
 assert.eq(c.gen_bound, c.gen_cpu_share >= 0.85)
 assert.eq(str(c.arrival_cv), "nan")  # no think
 `, starlark.StringDict{"url": starlark.String(srv.URL)})
@@ -97,22 +99,23 @@ assert.eq(str(c.arrival_cv), "nan")  # no think
 // TestGenBound: the rule, on runs whose figures say each way.
 func TestGenBound(t *testing.T) {
 	for _, c := range []struct {
-		share       float64
-		think       string
-		late, inten int64
-		agentSat    bool
-		want        bool
+		share    float64
+		think    string
+		lagMs    float64 // over a cycle of the fixed run's mean latency + 100 ms of think
+		agentSat bool
+		want     bool
 	}{
-		{0.5, "", 0, 100, false, false},
-		{0.85, "", 0, 100, false, true},
-		{0.2, "1s", 1, 100, false, false},
-		{0.2, "1s", 2, 100, false, true},
-		{0.2, "", 50, 100, false, false}, // an open loop's late: the target's slots, not the generator
-		{0.2, "", 0, 100, true, true},
-		{math.NaN(), "", 0, 0, false, false},
+		{0.5, "", 0, false, false},
+		{0.85, "", 0, false, true},
+		{0.2, "100ms", 1.9, false, false},
+		{0.2, "100ms", 2.1, false, true},
+		{0.2, "", 50, false, false}, // no think: no lag counts
+		{0.2, "", 0, true, true},
+		{math.NaN(), "", 0, false, false},
 	} {
 		r := fixedRun()
-		r.d.GenShare, r.d.Think, r.d.Late, r.d.Intended = c.share, c.think, c.late, c.inten
+		r.d.GenShare, r.d.Think, r.d.ThinkLagMs = c.share, c.think, c.lagMs
+		r.d.Result.Think, r.d.Thinks = time.Duration(100e6-r.d.Hist.Mean()*1e3), 1 // cycle 100 ms
 		if c.agentSat {
 			r.d.Agents = []agentRow{{Name: "a"}, {Name: "b", Saturated: true}}
 		}
