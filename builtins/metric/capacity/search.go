@@ -24,14 +24,16 @@
 //     the highest level inside it whose runs mostly met the SLO.
 //
 // A level meets the SLO when its runs meet every limit more often than not
-// (its median run does). The search stops at once, refusing to report a
-// capacity, when a run says the load generator may have set the pace (the
-// crossing would be the generator's) or a guard made a run invalid.
+// (its median run does; an invalid run does not meet it). The search
+// refuses to report a capacity when a run at a level that sets its
+// interval says the load generator may have set the pace (the crossing
+// would be the generator's) or a guard made it invalid.
 package capacity
 
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -144,8 +146,8 @@ const (
 	OK        = "ok"        // both ends judged: the interval holds the capacity
 	Above     = "above"     // the SLO held at Hi: the capacity is Hi or more
 	Below     = "below"     // the SLO broke at Lo: the capacity is under Lo
-	Generator = "generator" // a run's load generator may have set the pace: refused
-	Invalid   = "invalid"   // a run's guards tripped: refused
+	Generator = "generator" // the load generator may have set the pace at the crossing: refused
+	Invalid   = "invalid"   // a run at the crossing was invalid (its guards tripped): refused
 	Budget    = "budget"    // MaxRuns ran out before an end was judged
 )
 
@@ -182,8 +184,7 @@ type Result struct {
 	Warnings []string
 }
 
-// errStop ends a search that must refuse (a generator-bound or invalid run,
-// the run budget).
+// errStop ends a search when its run budget is spent.
 var errStop = errors.New("search stopped")
 
 type search struct {
@@ -412,25 +413,47 @@ func (s *search) run(l *level, phase string) error {
 		return fmt.Errorf("capacity: a reading of %d figures for %d limits", len(r.Values), len(s.limits))
 	}
 	s.runs++
-	pass := true
+	pass := r.Invalid == "" // an invalid run cannot be said to meet the SLO
 	for i, lim := range s.limits {
 		pass = pass && lim.Holds(r.Values[i])
 	}
 	l.readings = append(l.readings, r)
 	l.passes = append(l.passes, pass)
 	s.res.Points = append(s.res.Points, Point{Level: l.load, Repeat: rep, Reading: r, Pass: pass, Phase: phase})
-	switch {
-	case r.GenBound != "":
-		s.res.Status = Generator
-		s.res.Reason = fmt.Sprintf("at %s the load generator may have set the pace (%s): a crossing there would be the generator's, not the target's; add agents (workload.agents), give the generator more CPU, or keep hi below %s",
-			num(l.load), r.GenBound, num(l.load))
-		return errStop
-	case r.Invalid != "":
-		s.res.Status = Invalid
-		s.res.Reason = fmt.Sprintf("the run at %s is invalid (%s): its figures cannot say whether the SLO held", num(l.load), r.Invalid)
-		return errStop
-	}
 	return nil
+}
+
+// refuse makes the result a refusal when a run at a level that sets the
+// interval (its ends, and the levels between them) was generator-bound or
+// invalid: the crossing would be the generator's, or rest on figures a
+// guard disowned. Such runs elsewhere only warn: they set nothing the
+// result says.
+func (s *search) refuse(lo, hi float64) bool {
+	r := &s.res
+	elsewhere := map[float64]bool{}
+	for _, p := range r.Points {
+		bad := p.Reading.GenBound != "" || p.Reading.Invalid != ""
+		switch {
+		case !bad:
+		case p.Level >= lo && p.Level <= hi && p.Reading.GenBound != "":
+			r.Status = Generator
+			r.Reason = fmt.Sprintf("at %s the load generator may have set the pace (%s): the crossing there would be the generator's, not the target's; add agents (workload.agents), give the generator more CPU, or give users more think",
+				num(p.Level), p.Reading.GenBound)
+			return true
+		case p.Level >= lo && p.Level <= hi:
+			r.Status = Invalid
+			r.Reason = fmt.Sprintf("the run at %s is invalid (%s): its figures cannot say whether the SLO held there", num(p.Level), p.Reading.Invalid)
+			return true
+		default:
+			elsewhere[p.Level] = true
+		}
+	}
+	if len(elsewhere) > 0 {
+		levels := slices.Sorted(maps.Keys(elsewhere))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("runs away from the crossing were generator-bound or invalid (at %s): they set neither end of the interval",
+			strings.Join(nums(levels...), ", ")))
+	}
+	return false
 }
 
 func (s *search) level(x float64) *level {
@@ -475,7 +498,14 @@ func (s *search) report(p, f float64, stopped bool) {
 	}
 	r.Levels = s.levelTable()
 	r.Value, r.Low, r.High = math.NaN(), math.NaN(), math.NaN()
-	if stopped && (r.Status == Generator || r.Status == Invalid) {
+	lo, hi := p, f
+	if math.IsInf(lo, -1) {
+		lo = s.o.Lo
+	}
+	if math.IsInf(hi, 1) {
+		hi = s.o.Hi
+	}
+	if s.refuse(lo, hi) {
 		return
 	}
 	if !math.IsInf(p, -1) {

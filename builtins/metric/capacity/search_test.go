@@ -142,7 +142,8 @@ func hasPoint(r *Result, level float64, repeat int) bool {
 
 // TestSearchStatuses: a search says what it found when the crossing is not
 // in the range, and refuses when the generator set the pace or a run was
-// invalid, naming the level.
+// invalid at a level that sets the interval, naming the level; elsewhere
+// such runs only warn.
 func TestSearchStatuses(t *testing.T) {
 	run := func(o Options, f func(x float64, repeat int) Reading) *Result {
 		t.Helper()
@@ -161,25 +162,33 @@ func TestSearchStatuses(t *testing.T) {
 	if below.Status != Below || !math.IsNaN(below.Value) || below.High != 3 || !strings.Contains(below.Reason, "broke at lo = 4") {
 		t.Errorf("never met: %s %v [%v, %v] %q", below.Status, below.Value, below.Low, below.High, below.Reason)
 	}
-	gen := run(users(1, 64), func(x float64, _ int) Reading {
-		r := at(linear(x))
-		if x >= 16 {
-			r.GenBound = "its CPU 93 % of 2 CPUs"
+	bound := func(from float64) func(float64, int) Reading {
+		return func(x float64, _ int) Reading {
+			r := at(linear(x))
+			if x >= from {
+				r.GenBound = "its CPU 93 % of 2 CPUs"
+			}
+			return r
 		}
-		return r
-	})
-	if gen.Status != Generator || !math.IsNaN(gen.Value) || !strings.Contains(gen.Reason, "at 16 the load generator may have set the pace (its CPU 93 % of 2 CPUs)") {
-		t.Errorf("generator-bound at 16: %s %v %q", gen.Status, gen.Value, gen.Reason)
+	}
+	gen := run(users(1, 64), bound(11))
+	if gen.Status != Generator || !math.IsNaN(gen.Value) || !strings.Contains(gen.Reason, "at 11 the load generator may have set the pace (its CPU 93 % of 2 CPUs)") {
+		t.Errorf("generator-bound at the failing end, 11: %s %v %q", gen.Status, gen.Value, gen.Reason)
+	}
+	// Bound only above the crossing (the step-up's 16): it sets nothing.
+	away := run(users(1, 64), bound(16))
+	if away.Status != OK || away.Value != 10 || len(away.Warnings) != 1 || !strings.Contains(away.Warnings[0], "generator-bound or invalid (at 16): they set neither end") {
+		t.Errorf("generator-bound at 16 only: %s %v %q", away.Status, away.Value, away.Warnings)
 	}
 	inv := run(users(1, 64), func(x float64, _ int) Reading {
 		r := at(linear(x))
-		if x == 8 {
+		if x == 10 {
 			r.Invalid = "target exited"
 		}
 		return r
 	})
-	if inv.Status != Invalid || !strings.Contains(inv.Reason, "the run at 8 is invalid (target exited)") {
-		t.Errorf("invalid at 8: %s %q", inv.Status, inv.Reason)
+	if inv.Status != Invalid || !strings.Contains(inv.Reason, "the run at 10 is invalid (target exited)") {
+		t.Errorf("invalid at 10: %s %q", inv.Status, inv.Reason)
 	}
 	o := users(1, 64)
 	o.MaxRuns = 9
