@@ -147,9 +147,9 @@ func TestIndexSymlinkLoopsAndFIFOs(t *testing.T) {
 	}
 }
 
-// TestIndexShowsCapacityInItsUnit: a two-arm capacity study's row says
-// its capacities in their unit, "10 → 20 users", beside the index, and
-// its verdict says the same.
+// TestIndexShowsCapacityInItsUnit: a two-arm capacity study renders with
+// its chart, its verdict says the capacities in their unit, and its index
+// row says "10 → 20 users" beside the index.
 func TestIndexShowsCapacityInItsUnit(t *testing.T) {
 	nb := writeNB(t, `# %% [markdown]
 # # Does B carry more users?
@@ -166,6 +166,9 @@ exp = abab(arms = {"A": None, "B": None}, pairs = 6, run = _arm)
 # %% decision
 cmp = compare(exp, metric = "capacity")
 verdict(status = "kept", headline = cmp, summary = "half the work", equivalence = "the same answers by construction")
+
+# %% charts
+plot.capacity(exp)
 `)
 	dir := filepath.Dir(nb)
 	if code, _, stderr := runCLI(t, "run", nb); code != 0 {
@@ -174,6 +177,9 @@ verdict(status = "kept", headline = cmp, summary = "half the work", equivalence 
 	html, _ := os.ReadFile(strings.TrimSuffix(nb, ".star") + ".html")
 	if !strings.Contains(string(html), "capacity 10 -&gt; 20 users; capacity (higher is better)") {
 		t.Errorf("the record's verdict does not say the capacities in users")
+	}
+	if !strings.Contains(string(html), "<title>p99 by load, and the capacity at the SLO</title>") {
+		t.Errorf("the record lacks the capacity chart")
 	}
 	if code, _, stderr := runCLI(t, "index", dir); code != 0 {
 		t.Fatalf("index: exit %d\n%s", code, stderr)

@@ -51,7 +51,7 @@ var commands = map[string]command{
 	"repl":    {"open a notebook interactively: evaluate, rerun cells, inspect", cmdRepl},
 	"watch":   {"rerun changed cells on every save and re-render (optionally serve) the record", cmdWatch},
 	"index":   {"build the decision table across a directory of notebooks", cmdIndex},
-	"new":     {"write a new notebook from a template (http or postgres)", cmdNew},
+	"new":     {"write a new notebook from a template (http, postgres, container, capacity)", cmdNew},
 	"version": {"print the benchbook version", cmdVersion},
 	"agent":   {"run one agent of a fleet (started by workload.agents, not by hand)", cmdAgent},
 	"kernel":  {"serve notebooks to Jupyter as a kernel; 'kernel install' registers it", cmdKernel},
