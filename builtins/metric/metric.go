@@ -46,7 +46,9 @@
 //	    alpha, min_effect, busy, accepted,
 //	    acceptance, every_b_beats_every_a, aa_spread_pct, spread_source,
 //	    mean_a/b, geomean_a/b, median_a/b, median_ci_a/b, min_a/b, max_a/b,
-//	    a, b, ratios, metric, better, a_label, b_label, sentence, warnings.
+//	    a, b, ratios, metric, better, a_label, b_label, sentence, warnings,
+//	    unit (of capacities compared: "users", "req/s"; the sentence then
+//	    starts "capacity 8 -> 16 users").
 //	equivalent(a, b, allow_vacuous = False, allow_mismatch = False) -> struct(ok, compared, mismatch_count, mismatches, missing, distinct_a, distinct_b, vacuous, summary)
 //	    fails when the arms answer differently, unless allow_mismatch.
 //	verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False, override = "", aim = None) -> verdict
