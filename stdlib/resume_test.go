@@ -87,20 +87,31 @@ func tickArms() []string {
 
 func runNotebook(t *testing.T, path string, stopAt int) *runtime.Engine {
 	t.Helper()
+	e := runWith(t, path, tickModule, func(cancel context.CancelFunc) {
+		tick.Lock()
+		tick.arms, tick.stopAt, tick.cancel = nil, stopAt, cancel
+		tick.Unlock()
+	})
+	e.Close()
+	return e
+}
+
+// runWith runs the notebook at path with the stdlib's modules and extra,
+// after arm has been given the cancel that plays Ctrl-C; the caller closes
+// the engine (the next run of the notebook waits for its lock).
+func runWith(t *testing.T, path string, extra runtime.Module, arm func(context.CancelFunc)) *runtime.Engine {
+	t.Helper()
 	nb, err := runtime.ParseFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	tick.Lock()
-	tick.arms, tick.stopAt, tick.cancel = nil, stopAt, cancel
-	tick.Unlock()
-	e, err := runtime.Open(ctx, nb, runtime.Options{Stdlib: stdlib.FS, Modules: append(modules(), tickModule)})
+	arm(cancel)
+	e, err := runtime.Open(ctx, nb, runtime.Options{Stdlib: stdlib.FS, Modules: append(modules(), extra)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer e.Close()
 	e.Run(true)
 	return e
 }
@@ -191,21 +202,12 @@ func runLevels(t *testing.T, path string, stopAt int) []string {
 			t.Fatal(err)
 		}
 	}
-	nb, err := runtime.ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	levelTick.Lock()
-	levelTick.runs, levelTick.stopAt, levelTick.cancel = nil, stopAt, cancel
-	levelTick.Unlock()
-	e, err := runtime.Open(ctx, nb, runtime.Options{Stdlib: stdlib.FS, Modules: append(modules(), levelModule)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := runWith(t, path, levelModule, func(cancel context.CancelFunc) {
+		levelTick.Lock()
+		levelTick.runs, levelTick.stopAt, levelTick.cancel = nil, stopAt, cancel
+		levelTick.Unlock()
+	})
 	defer e.Close()
-	e.Run(true)
 	levelTick.Lock()
 	runs := append([]string(nil), levelTick.runs...)
 	levelTick.Unlock()

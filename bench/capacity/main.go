@@ -283,22 +283,32 @@ func (s *server) search(ctx context.Context, st study, name string) (record, err
 cap = capacity(%s, {%q: %g}, %d, %d, name = %q)
 `, runFn(st, s.url), st.Metric, st.Limit, st.Lo, st.Hi, "search-"+name)
 	rec := record{Study: st.Name, Kind: "search", Limit: st.Limit}
-	s.stats(true)
-	rec.Load1[0] = load1()
-	t0 := time.Now()
-	g, err := exec1(ctx, src)
+	g, err := s.timed(ctx, st, src, &rec)
 	if err != nil {
 		return rec, err
 	}
-	rec.Seconds = time.Since(t0).Seconds()
-	rec.Load1[1] = load1()
-	rec.Service = s.stats(false)
-	rec.Truth = st.truth(rec.Service)
 	c := g["cap"].(*metric.Capacity)
 	rec.Value, rec.Low, rec.High = fin(c.Value), fin(c.Low), fin(c.High)
 	rec.Status, rec.Runs, rec.Levels = c.Status, len(c.Points), len(c.Levels)
 	rec.Warnings, rec.Sentence = c.Warnings, c.Sentence()
 	return rec, nil
+}
+
+// timed runs src, noting in rec its wall time, the load average around it,
+// the service the server gave meanwhile and the truth that follows.
+func (s *server) timed(ctx context.Context, st study, src string, rec *record) (starlark.StringDict, error) {
+	s.stats(true)
+	rec.Load1[0] = load1()
+	t0 := time.Now()
+	g, err := exec1(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	rec.Seconds = time.Since(t0).Seconds()
+	rec.Load1[1] = load1()
+	rec.Service = s.stats(false)
+	rec.Truth = st.truth(rec.Service)
+	return g, nil
 }
 
 // sweep runs a plain sweep of one run a level and reads its crossing: the
@@ -326,17 +336,10 @@ for n in [%s]:
         break
 `, runFn(st, s.url), strings.Join(lv, ", "), st.Metric, st.Limit)
 	rec := record{Study: st.Name, Kind: kind, Limit: st.Limit, Status: "ok"}
-	s.stats(true)
-	rec.Load1[0] = load1()
-	t0 := time.Now()
-	g, err := exec1(ctx, src)
+	g, err := s.timed(ctx, st, src, &rec)
 	if err != nil {
 		return rec, err
 	}
-	rec.Seconds = time.Since(t0).Seconds()
-	rec.Load1[1] = load1()
-	rec.Service = s.stats(false)
-	rec.Truth = st.truth(rec.Service)
 	figs := starval(g["figs"])
 	rec.Runs, rec.Levels = len(figs), len(figs)
 	last := figs[len(figs)-1]

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/benchbook/benchbook/builtins/metric/stats"
 )
 
 // The generated section of RESULTS.md lies between these lines.
@@ -135,28 +137,15 @@ func label(kind string) string {
 	return "plain sweep of every level, one run a level"
 }
 
-func median(xs []float64) float64 {
-	ys := slices.Clone(xs)
-	slices.Sort(ys)
-	n := len(ys)
-	if n == 0 {
-		return math.NaN()
-	}
-	if n%2 == 1 {
-		return ys[n/2]
-	}
-	return (ys[n/2-1] + ys[n/2]) / 2
-}
-
 func medianText(xs []float64, f string) string {
 	if len(xs) == 0 {
 		return "—"
 	}
-	return fmt.Sprintf(f, median(xs))
+	return fmt.Sprintf(f, stats.Median(xs))
 }
 
 func rangeText(xs []float64, f string) string {
-	return fmt.Sprintf(f+" ("+f+"–"+f+")", median(xs), slices.Min(xs), slices.Max(xs))
+	return fmt.Sprintf(f+" ("+f+"–"+f+")", stats.Median(xs), slices.Min(xs), slices.Max(xs))
 }
 
 func spanText(xs []float64) string {

@@ -1,15 +1,12 @@
 package plot
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
-
-	"github.com/benchbook/benchbook/runtime/record/browsertest"
 )
 
 // fakeCapacity has the shape of metric's capacity value: its type and the
@@ -130,23 +127,7 @@ func TestCapacityChartLegibleInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		page := "<!doctype html><html><head>\n<meta charset=\"utf-8\"></head><body style=\"margin:0\">" + string(fig.SVG()) + "</body></html>"
-		var boxes []textBox
-		if err := json.Unmarshal([]byte(browsertest.Eval(t, page, textBoxes)), &boxes); err != nil {
-			t.Fatal(err)
-		}
-		frame := boxes[len(boxes)-1]
-		texts := boxes[:len(boxes)-1]
-		for i, a := range texts {
-			if a.X0 < -0.5 || a.X1 > frame.X1+0.5 || a.Y0 < -0.5 || a.Y1 > frame.Y1+0.5 {
-				t.Errorf("%s: %q lies outside the figure", name, a.S)
-			}
-			for _, b := range texts[i+1:] {
-				if a.S != "" && b.S != "" && a.X0 < b.X1-0.5 && b.X0 < a.X1-0.5 && a.Y0 < b.Y1-0.5 && b.Y0 < a.Y1-0.5 {
-					t.Errorf("%s: %q and %q overlap", name, a.S, b.S)
-				}
-			}
-		}
+		t.Run(name, func(t *testing.T) { checkTextsInBrowser(t, fig.SVG()) })
 	}
 }
 

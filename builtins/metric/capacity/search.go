@@ -31,12 +31,15 @@
 package capacity
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/benchbook/benchbook/builtins/metric/stats"
 )
 
 // Limit is one limit of an SLO on a run figure.
@@ -592,7 +595,7 @@ func (s *search) limiting(l *level) string {
 			}
 			xs = append(xs, r.Values[i])
 		}
-		ex := lim.excess(median(xs))
+		ex := lim.excess(stats.Median(xs))
 		if n > bestN || (n == bestN && n > 0 && ex > bestEx) {
 			best, bestN, bestEx = lim.Metric, n, ex
 		}
@@ -641,33 +644,12 @@ func (s *search) levelTable() []Level {
 			for _, r := range l.readings {
 				xs = append(xs, r.Values[i])
 			}
-			lv.Median = append(lv.Median, median(xs))
+			lv.Median = append(lv.Median, stats.Median(xs))
 		}
 		out = append(out, lv)
 	}
-	slices.SortFunc(out, func(a, b Level) int {
-		switch {
-		case a.Load < b.Load:
-			return -1
-		case a.Load > b.Load:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b Level) int { return cmp.Compare(a.Load, b.Load) })
 	return out
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	ys := slices.Clone(xs)
-	slices.Sort(ys)
-	n := len(ys)
-	if n%2 == 1 {
-		return ys[n/2]
-	}
-	return (ys[n/2-1] + ys[n/2]) / 2
 }
 
 // num formats a load or a limit as a record shows it: 12, 0.001, 1250.
