@@ -226,7 +226,7 @@ func genBound(run starlark.Value) string {
 		why = append(why, fmt.Sprintf("its CPU %.0f %% of the CPUs it may use", 100*share))
 	}
 	if lag, ok := starval.Number(starval.Attr(run, "think_lag_ms")); ok && lag > 0 {
-		why = append(why, fmt.Sprintf("its users' requests sent %.2f ms after their think on average", lag))
+		why = append(why, fmt.Sprintf("its users' requests typically sent %.2f ms after their think", lag))
 	}
 	if len(why) == 0 {
 		return "gen_bound"

@@ -43,7 +43,7 @@ type runData struct {
 	Think           string    // closed loop: its users' think time, "1s" or "exp(1s)"; "" for none
 	Rate            float64   // open loop: its arrival rate, req/s
 	GenShare        float64   // the generator's CPU share over the window (users.go); NaN if unknown
-	ThinkLagMs      float64   // users: the mean delay from the end of a user's think to its send, ms
+	ThinkLagMs      float64   // users: the median delay from the end of a user's think to its send, ms
 	WallMs          []float64 // exec: wall time per measured run
 	CPUMs           []float64 // exec: user + system CPU per run
 	UserMs          []float64 // exec: user CPU per run

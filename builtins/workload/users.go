@@ -158,14 +158,17 @@ func genShare(kind string, res *loadgen.Result, agents []agentRow) float64 {
 	return res.CPU.Seconds() / (res.Measured.Seconds() * float64(goruntime.GOMAXPROCS(0)))
 }
 
-// thinkLag is the mean delay, ms, from the end of a user's think to the
-// send of its request (the generator's lateness, Result.Lag in a closed
-// loop); 0 without think.
+// thinkLag is the median delay, ms, from the end of a user's think to
+// the send of its request (the generator's lateness, Result.Lag in a
+// closed loop); 0 without think. The median, not the mean: a busy box that
+// stalls every thread for 50 ms now and then (the target's too) makes a
+// tail that the busy flag reports, while a generator that cannot keep up
+// is late for most requests.
 func thinkLag(spec loadgen.Spec, res *loadgen.Result) float64 {
 	if spec.Think == 0 || spec.Clients == 0 || res.Lag == nil || res.Lag.TotalCount() == 0 {
 		return 0
 	}
-	return res.Lag.Mean() / 1000
+	return loadgen.QuantileMs(res.Lag, 50)
 }
 
 // MaxThinkLagShare is the share of a user's cycle (response and think)
@@ -173,7 +176,7 @@ func thinkLag(spec loadgen.Spec, res *loadgen.Result) float64 {
 // generator-bound: the users then offered that much less than asked.
 const MaxThinkLagShare = 0.02
 
-// thinkLagShare is the users' mean send delay over their mean cycle.
+// thinkLagShare is the users' median send delay over their mean cycle.
 func (r *Run) thinkLagShare() float64 {
 	cycle := r.d.Hist.Mean()/1000 + r.thinkMs()
 	if r.d.Think == "" || cycle <= 0 {
@@ -184,9 +187,9 @@ func (r *Run) thinkLagShare() float64 {
 
 // genBound says whether the generator, not the target, may have set the
 // pace: its CPU at SaturatedShare of its CPUs or more (a fleet: an agent
-// saturated), or users whose requests it sent late by more than
-// MaxThinkLagShare of their cycle on average (only the generator delays
-// those: the user's connection was idle). A capacity search refuses a
+// saturated), or users whose requests it typically sent late by more than
+// MaxThinkLagShare of their cycle (only the generator delays those: the
+// user's connection was idle). A capacity search refuses a
 // crossing that a generator-bound run made.
 func (r *Run) genBound() bool {
 	if r.d.GenShare >= fleet.SaturatedShare {

@@ -124,3 +124,30 @@ func TestGenBound(t *testing.T) {
 		}
 	}
 }
+
+// TestSlowGeneratorIsBound: users whose request generator takes about
+// 2 ms of the loop's time per request cannot be sent as their 5 ms think
+// allows; most sends come late, the run says gen_bound, and a fast one
+// against the same server does not.
+func TestSlowGeneratorIsBound(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	defer srv.Close()
+	g := mustExec(t, `
+def slow(seq):
+    x = 0
+    for i in range(8000):
+        x += i
+    return "/?n=%d" % x
+bound = workload.http(url, users = 20, think = "5ms", request = slow, duration = "0.5s", warmup = "0.2s")
+free = workload.http(url, users = 20, think = "5ms", duration = "0.5s", warmup = "0.2s")
+`, starlark.StringDict{"url": starlark.String(srv.URL)})
+	b, f := g["bound"].(*Run), g["free"].(*Run)
+	t.Logf("slow generator: think lag %.2f ms of a %.2f ms cycle, gen_bound %v; fast: %.3f ms, %v",
+		b.d.ThinkLagMs, b.d.Hist.Mean()/1000+b.thinkMs(), b.genBound(), f.d.ThinkLagMs, f.genBound())
+	if !b.genBound() {
+		t.Errorf("a generator behind its users is not gen_bound (think lag %.2f ms)", b.d.ThinkLagMs)
+	}
+	if f.genBound() && f.d.GenShare < 0.85 {
+		t.Errorf("users with a free generator are gen_bound (think lag %.3f ms)", f.d.ThinkLagMs)
+	}
+}
