@@ -26,8 +26,10 @@ func writeTables(stdout io.Writer, dir, write string) error {
 		return err
 	}
 	var env struct {
-		When string `json:"when"`
-		Host struct {
+		When     string `json:"when"`
+		Searches int    `json:"searches"`
+		Sweeps   int    `json:"sweeps"`
+		Host     struct {
 			CPU   string `json:"CPU"`
 			Cores int    `json:"Cores"`
 		} `json:"host"`
@@ -44,6 +46,9 @@ func writeTables(stdout io.Writer, dir, write string) error {
 			continue
 		}
 		writeStudy(&b, st, rs)
+		if short := cutShort(rs, env.Searches, env.Sweeps); short != "" {
+			fmt.Fprintf(&b, "The run was cut short: %s.\n\n", short)
+		}
 	}
 	b.WriteString(endMark + "\n")
 	if write == "" {
@@ -125,6 +130,28 @@ func writeStudy(b *strings.Builder, st study, rs []record) {
 			medianText(widths, "%.0f users"), rangeText(runs, "%.0f"), rangeText(secs, "%.0f"), other, spanText(loads))
 	}
 	b.WriteString("\n")
+}
+
+// cutShort says which kinds of record a study holds fewer of than the run
+// asked for (env.json's searches and sweeps), or "".
+func cutShort(rs []record, searches, sweeps int) string {
+	var missing []string
+	for _, kind := range []string{"search", "sweep-doubling", "sweep-every"} {
+		want := sweeps
+		if kind == "search" {
+			want = searches
+		}
+		n := 0
+		for _, r := range rs {
+			if r.Kind == kind {
+				n++
+			}
+		}
+		if n < want {
+			missing = append(missing, fmt.Sprintf("%d of the %d %s records asked for", n, want, kind))
+		}
+	}
+	return strings.Join(missing, ", ")
 }
 
 func label(kind string) string {
