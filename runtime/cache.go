@@ -82,10 +82,32 @@ const magic = "benchbook-entry"
 // get reads an entry; a missing one is (nil, nil), a damaged one errDamaged.
 func (s *store) get(key string) (*entry, error) {
 	var e entry
-	if err := readChecked(s.entryPath(key), &e); err != nil || e.Key == "" {
+	path := s.entryPath(key)
+	if err := readChecked(path, &e); err != nil || e.Key == "" {
+		return nil, err
+	}
+	if err := e.holdsTogether(path); err != nil {
 		return nil, err
 	}
 	return &e, nil
+}
+
+// holdsTogether checks that every value hashes to the hash recorded for
+// it, which is what the keys of the cells reading it chain: a value
+// rewritten by hand (the file's checksum recomputed) was served beside
+// dependents keyed by, and computed from, the old one. Such an entry is
+// damaged; one whose hashes were rewritten too keys its dependents anew.
+func (e *entry) holdsTogether(path string) error {
+	if len(e.Values) != len(e.Hashes) {
+		return fmt.Errorf("%w: %s: %d values, %d hashes", errDamaged, path, len(e.Values), len(e.Hashes))
+	}
+	for name, data := range e.Values {
+		sum := sha256.Sum256(data)
+		if e.Hashes[name] != hex.EncodeToString(sum[:]) {
+			return fmt.Errorf("%w: %s: value %s does not match its recorded hash", errDamaged, path, name)
+		}
+	}
+	return nil
 }
 
 // put stores e as its key's entry. An entry with dynamic inputs (files, a
@@ -109,7 +131,28 @@ func (s *store) put(e *entry) error {
 	if err := os.Link(variant, tmp); err != nil {
 		return writeChecked(path, e)
 	}
-	return os.Rename(tmp, path)
+	if err := renameOver(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// renameOver renames the file tmp to path, in the cache, where path may
+// be a directory that is no entry (a user's mkdir, a copy gone wrong):
+// it is removed, or every run recomputed the cell and warned "is a
+// directory", never repairing it.
+func renameOver(tmp, path string) error {
+	rerr := syscall.Rename(tmp, path)
+	if rerr == syscall.EISDIR || rerr == syscall.EEXIST || rerr == syscall.ENOTEMPTY {
+		if fi, err := os.Lstat(path); err == nil && fi.IsDir() && os.RemoveAll(path) == nil {
+			rerr = syscall.Rename(tmp, path)
+		}
+	}
+	if rerr != nil {
+		return &os.LinkError{Op: "rename", Old: tmp, New: path, Err: rerr}
+	}
+	return nil
 }
 
 // variantSep separates a key from the inputs hash in a variant's name.
@@ -150,7 +193,7 @@ func (s *store) trimVariants(path string) {
 func (s *store) getVariant(key string, ok func([]Input) bool) *entry {
 	for _, p := range s.variants(s.entryPath(key)) {
 		var e entry
-		if err := readChecked(p, &e); err == nil && e.Key == key && ok(e.Inputs) {
+		if err := readChecked(p, &e); err == nil && e.Key == key && e.holdsTogether(p) == nil && ok(e.Inputs) {
 			return &e
 		}
 	}
@@ -218,9 +261,7 @@ func writeChecked(path string, v any) error {
 		err = &os.PathError{Op: "write", Path: tmp, Err: err}
 	}
 	if err == nil {
-		if rerr := syscall.Rename(tmp, path); rerr != nil {
-			err = &os.LinkError{Op: "rename", Old: tmp, New: path, Err: rerr}
-		}
+		err = renameOver(tmp, path)
 	}
 	if err != nil {
 		syscall.Unlink(tmp)
@@ -302,10 +343,11 @@ type memoEntry struct {
 
 // memoStore adapts the store to the MemoStore the builtins use.
 type memoStore struct {
-	s     *store
-	types codec.Types // the engine's modules' decoders
-	warn  func(string)
-	stale func([]Input) string // why recorded inputs no longer hold, or ""
+	s       *store
+	types   codec.Types // the engine's modules' decoders
+	warn    func(string)
+	stale   func([]Input) string // why recorded inputs no longer hold, or ""
+	written *memoWrites          // the checkpoints this engine wrote (rescrub)
 }
 
 func (m memoStore) Get(scope, key string) (*Checkpoint, bool) {
@@ -347,18 +389,27 @@ func (m memoStore) Put(scope, key string, cp *Checkpoint) error {
 	for _, out := range redactOutputs(cp.Outputs) {
 		b, err := codec.Encode(out)
 		if err != nil {
-			b, _ = codec.Encode(Printed(out.String()))
+			b, _ = codec.Encode(Printed(redact.String(out.String())))
 		}
 		e.Outputs = append(e.Outputs, b)
 	}
-	return writeChecked(m.s.memoPath(scope, key), e)
+	if err := writeChecked(m.s.memoPath(scope, key), e); err != nil {
+		return err
+	}
+	m.written.add(scope, key)
+	return nil
 }
+
+// ErrLocked is a cache whose lock another process holds, for an engine
+// opened with Options.NoWait.
+var ErrLocked = errors.New("the cache is locked by another process")
 
 // lock takes the notebook's cache lock, so that two runs of one notebook
 // do not interleave. If another process holds it, say who and wait, until
 // ctx ends: a blocking flock is restarted after SIGINT and SIGTERM, so a
-// run waiting for another could only be ended by SIGKILL.
-func lock(ctx context.Context, cacheDir string, say func(string)) (unlock func(), err error) {
+// run waiting for another could only be ended by SIGKILL. With noWait it
+// fails with ErrLocked instead of waiting.
+func lock(ctx context.Context, cacheDir string, noWait bool, say func(string)) (unlock func(), err error) {
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
@@ -369,6 +420,10 @@ func lock(ctx context.Context, cacheDir string, say func(string)) (unlock func()
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder, _ := limits.ReadFile(path, limits.File)
+		if noWait {
+			f.Close()
+			return nil, fmt.Errorf("%w: %s, held by %s", ErrLocked, path, strings.TrimSpace(string(holder)))
+		}
 		say(fmt.Sprintf("waiting for the cache lock %s, held by %s", path, strings.TrimSpace(string(holder))))
 		if err := waitLock(ctx, f); err != nil {
 			f.Close()

@@ -18,7 +18,8 @@ import (
 // binary or an edited script makes the cell stale. The rule:
 //
 //   - the program (argv[0], found on PATH or relative to dir) is a "binary"
-//     input, hashed whole;
+//     input, hashed whole; named without a slash, it is also a "program"
+//     input, the path PATH finds (re-checked: another PATH, another program);
 //   - every other argument that names an existing regular file, relative
 //     to dir (where the command starts; "" is benchbook's working
 //     directory) or absolute, is a "file" input: bench.py in
@@ -47,14 +48,11 @@ func CommandInputs(t *starlark.Thread, argv []string, dir string) []Input {
 	if shell {
 		words = append([]string{argv[0]}, shellWords(argv[2])...)
 	}
-	var out []Input
-	if in, ok := programInput(words[0], dir); ok {
-		out = append(out, in)
-	}
+	out := programInputs(words[0], dir)
 	if shell && len(words) > 1 {
 		// sh -c "./bench --n 3": the first word is a program too
-		if in, ok := programInput(words[1], dir); ok {
-			out = append(out, in)
+		if in := programInputs(words[1], dir); len(in) > 0 {
+			out = append(out, in...)
 			words = words[1:]
 		}
 	}
@@ -95,15 +93,21 @@ func argPaths(arg string) []string {
 	return out
 }
 
-// programInput hashes the program a command starts, found as exec finds it.
-func programInput(name, dir string) (Input, bool) {
+// programInputs hashes the program a command starts, found as exec finds
+// it: a "binary" input, its file. A name without a slash is also a
+// "program" input, the path PATH gives it: with a relbench in two
+// directories, switching PATH from one to the other runs another program,
+// while the file the cell ran has not changed.
+func programInputs(name, dir string) []Input {
 	path := name
+	var out []Input
 	if !strings.Contains(name, "/") {
-		p, err := exec.LookPath(name)
+		p, err := lookPath(name)
 		if err != nil {
-			return Input{}, false // a shell builtin or keyword
+			return nil // a shell builtin or keyword
 		}
 		path = p
+		out = append(out, Input{Kind: "program", Name: name, Hash: path})
 	} else if !filepath.IsAbs(name) {
 		path = filepath.Join(dir, name)
 	}
@@ -112,9 +116,28 @@ func programInput(name, dir string) (Input, bool) {
 	}
 	hash, err := FileSHA256(path)
 	if err != nil {
-		return Input{}, false
+		return nil
 	}
-	return Input{Kind: "binary", Name: path, Hash: hash}, true
+	return append(out, Input{Kind: "binary", Name: path, Hash: hash})
+}
+
+// lookPath is where PATH finds a program, as an absolute path.
+func lookPath(name string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(p)
+}
+
+// programPath re-checks a "program" input: the path PATH gives the name
+// now, "missing" when it finds none.
+func programPath(name string) (string, error) {
+	p, err := lookPath(name)
+	if err != nil {
+		return "missing", nil
+	}
+	return p, nil
 }
 
 // fileArgInput makes an argument that names an existing regular file an

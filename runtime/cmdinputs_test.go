@@ -38,6 +38,11 @@ func TestCommandInputsRule(t *testing.T) {
 			t.Errorf("%s: %q, want %q (all: %v)", k, got[k], v, got)
 		}
 	}
+	// A name without a slash: the path PATH finds is an input too.
+	onPath := CommandInputs(th, []string{"sh", "-c", "true"}, dir)
+	if len(onPath) < 2 || onPath[0] != (Input{Kind: "program", Name: "sh", Hash: onPath[1].Name}) || onPath[1].Kind != "binary" {
+		t.Errorf("a program named without a slash: %v", onPath)
+	}
 	sh := kinds("/bin/sh", "-c", "./prog bench.py > $OUT; cat 'conf.yaml'")
 	if sh["prog"] != "binary" || sh["bench.py"] != "file" || sh["conf.yaml"] != "" || sh["/bin/sh"] != "binary" {
 		t.Errorf("a shell command: %v", sh)

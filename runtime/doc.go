@@ -31,8 +31,10 @@
 //     cell met while it ran (files read, params, resources, binaries) with
 //     their hashes; they are re-checked through the checkers of the
 //     engine's modules (Module.Inputs), and a changed input makes the entry
-//     stale. A damaged entry (checksum mismatch) is reported and
-//     recomputed.
+//     stale. What a loaded module's top level met (param, file) is an input
+//     of every cell that loads it (load.go). A damaged entry (checksum
+//     mismatch, or values that do not hash to the hashes downstream keys
+//     chain) is reported and recomputed.
 //
 //  5. Execute (exec.go). A stale cell runs on its own Thread whose locals
 //     carry the Session (context, cache, cleanups) and the Cell (inputs,
@@ -59,7 +61,12 @@
 //     it as self-contained HTML, Markdown or JSON. Secrets (passwords in
 //     URLs and DSNs, fields named like token) pass through runtime/redact
 //     on their way to a record, stderr or the cache; a value holding one
-//     is never stored.
+//     is never stored. The engine tells the redactor which values are
+//     secrets (secrets.go): from the source before anything runs, from
+//     the variables in scope before each output, from a cell's values and
+//     outputs once it ends; entries stored before a later cell revealed a
+//     secret are stored again masked, and a cell's listing is kept masked
+//     (listing.go) for a record rendered from the cache alone.
 //
 // The REPL and watch use the same engine through interactive.go: Plan,
 // RunCell, Eval, Definer and Dependents (the cell graph), and Reload, which
@@ -171,13 +178,18 @@
 //     resource a cell touched back to a marked state; abab and sweep reset
 //     before every run and at the end, soak before its first window. memo
 //     checkpoints are keyed by a fingerprint of what fn computes (its text,
-//     free variables, the globals it names, resources with the state the
-//     run starts from), not by the cell's key, so pairs = 3 -> 4 or a grown
-//     sweep grid reuse the runs already measured.
+//     free variables, the globals it names, a live value by its cell's key
+//     and inputs, resources with the state the run starts from) and of what
+//     the cell met before the call (the live values it reads, its inputs
+//     but parameters), not by the cell's key, so pairs = 3 -> 4 or a grown
+//     sweep grid reuse the runs already measured, and a target whose
+//     binary changed is measured again.
 //   - Outside changes are out of scope except the cheap cases: a data dir
 //     whose last checkpoint moved while benchbook was not running, or that
 //     was not shut down cleanly, is put in an "outside" state that no entry
-//     knows (cells restore theirs). A
+//     knows (cells restore theirs); a SQLite file found otherwise than
+//     benchbook left it is the user's new first state, an input of the cell
+//     that opens it. A
 //     change typed at the REPL prompt leaves the resource in a state no cell
 //     recorded: the next cell that uses it restores its own state first.
 //

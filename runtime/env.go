@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/benchbook/benchbook/runtime/limits"
@@ -52,9 +53,15 @@ type Session struct {
 	tracker   *resstate.Tracker // live resources' states; nil outside the engine
 	// fingerprint identifies a memoized function's computation (fingerprint.go).
 	fingerprint func(*starlark.Thread, starlark.Value) (string, bool)
+	// stale says why recorded inputs no longer hold ("" if they do): a
+	// module loaded earlier in the session is evaluated again when its
+	// top level's inputs changed. nil: they are trusted.
+	stale func([]Input) string
 
 	loadOnce sync.Once
 	load     func(*starlark.Thread, string) (starlark.StringDict, error)
+
+	tainted atomic.Pointer[map[string]bool] // names whose values flowed from a secret (secrets.go)
 
 	mu      sync.Mutex
 	cleanup []func()
@@ -104,8 +111,10 @@ type Cell struct {
 	dropped  int64           // printed bytes past the limit, not kept
 	warnings []string
 
-	forceMemo bool           // -rerun: ignore memo entries of this cell
-	st        *resstate.Cell // what it did to live resources (state.go)
+	forceMemo     bool              // -rerun, :rerun: ignore memo entries of this cell
+	secretGlobals bool              // it has a global named like a secret (learnFrames reads them)
+	secretCalls   map[callSite]bool // its calls that read a secret (learnFrames)
+	st            *resstate.Cell    // what it did to live resources (state.go)
 }
 
 const (
@@ -120,7 +129,10 @@ func (s *Session) NewThread(c *Cell) *starlark.Thread {
 	t := &starlark.Thread{Name: c.Name, Load: s.load}
 	t.SetLocal(sessionKey, s)
 	t.SetLocal(cellKey, c)
-	t.Print = func(_ *starlark.Thread, msg string) { c.emit(Printed(msg + "\n")) }
+	t.Print = func(t *starlark.Thread, msg string) {
+		learnFrames(t, starlark.String(msg))
+		c.emit(Printed(msg + "\n"))
+	}
 	return t
 }
 
@@ -196,8 +208,12 @@ func Param(t *starlark.Thread, name string) (string, bool) {
 	return v, ok
 }
 
-// AddInput records a dynamic input of the running cell.
+// AddInput records a dynamic input of the running cell (and, on the thread
+// of a module's top level, of the module: load.go).
 func AddInput(t *starlark.Thread, in Input) {
+	if m, ok := t.Local(moduleInputsKey).(*moduleInputs); ok {
+		m.add(in)
+	}
 	c := cell(t)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -210,7 +226,10 @@ func AddInput(t *starlark.Thread, in Input) {
 }
 
 // Emit adds a display output (md, table, a figure) to the running cell.
-func Emit(t *starlark.Thread, v starlark.Value) { cell(t).emit(v) }
+func Emit(t *starlark.Thread, v starlark.Value) {
+	learnFrames(t, v)
+	cell(t).emit(v)
+}
 
 // emit appends v to the outputs. Consecutive prints become one output,
 // appended to a builder: joining strings instead made a million prints take
@@ -436,13 +455,18 @@ func enterMemo(t *starlark.Thread, key string) (full string, restore func()) {
 
 // memoScope is the cell's key and the inputs it met so far.
 func (c *Cell) memoScope() string {
-	c.mu.Lock()
-	inputs := sortInputs(append([]Input(nil), c.inputs...))
-	c.mu.Unlock()
+	inputs := c.metSoFar()
 	if len(inputs) == 0 {
 		return c.Key
 	}
 	return c.Key + "/" + inputsHash(inputs)
+}
+
+// metSoFar is the inputs the cell met so far, sorted.
+func (c *Cell) metSoFar() []Input {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return sortInputs(append([]Input(nil), c.inputs...))
 }
 
 // outputMark is a position in what a cell collected.

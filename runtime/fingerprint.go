@@ -50,7 +50,44 @@ func (e *Engine) fingerprint(t *starlark.Thread, fn starlark.Value) (string, boo
 	if !f.value(h, fn, 0) {
 		return "", false
 	}
+	e.metBefore(h, t)
 	return hex.EncodeToString(h.Sum(nil)), true
+}
+
+// metBefore writes what the running cell met before the memo call, which
+// fn may depend on without naming it: the live values the cell reads, by
+// readID (a URL the cell's body took from a server's handle: the server's
+// binary is an input of the cell that started it), and the inputs the cell
+// met so far, parameters aside (a server it started itself, its binary and
+// scripts; a resource's state). A checkpoint is valid only for the inputs
+// of the cell that made it. Parameters reach fn as values, which fn's
+// fingerprint holds where fn names them: -p pairs=3 -> 4 keeps the pairs
+// measured.
+func (e *Engine) metBefore(w hash.Hash, t *starlark.Thread) {
+	c := cell(t)
+	if def := e.cellNamed(c.Name); def != nil {
+		for _, name := range def.Reads {
+			if up := e.runs[e.g.definer[name]]; up != nil && up.live() {
+				id, _ := readID(up, name)
+				fmt.Fprintf(w, "read:%s=%s;", name, id)
+			}
+		}
+	}
+	for _, in := range c.metSoFar() {
+		if in.Kind != "param" {
+			fmt.Fprintf(w, "input:%s:%s=%s;", in.Kind, in.Name, in.Hash)
+		}
+	}
+}
+
+// cellNamed is the code cell of that name, or nil.
+func (e *Engine) cellNamed(name string) *CellDef {
+	for _, c := range e.g.order {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
 }
 
 func (f *fprint) value(w hash.Hash, v starlark.Value, depth int) bool {
@@ -175,9 +212,9 @@ func (f *fprint) function(w hash.Hash, fn *starlark.Function, depth int) bool {
 	return true
 }
 
-// readPart is how a cell's key names a global of another cell: its value
-// hash, or the key of the live cell that makes it. ok is false for a global
-// of the cell at line itself.
+// readPart is how a cell's key names a global of another cell (readID):
+// its value hash, or the key and inputs of the live cell that makes it. ok
+// is false for a global of the cell at line itself.
 func (e *Engine) readPart(name string, line int32) (string, bool) {
 	def := e.g.definer[name]
 	if def == nil || cellAt(e.NB, line) == def {
@@ -187,11 +224,8 @@ func (e *Engine) readPart(name string, line int32) (string, bool) {
 	if up == nil {
 		return "", false
 	}
-	if up.Status == StatusLive || up.entry != nil && up.entry.Live {
-		return "live:" + up.Key + ";", true
-	}
-	h, ok := up.hashes[name]
-	return "hash:" + h + ";", ok
+	id, ok := readID(up, name)
+	return "read:" + id + ";", ok
 }
 
 func cellAt(nb *Notebook, line int32) *CellDef {

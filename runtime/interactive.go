@@ -12,6 +12,8 @@ import (
 	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
+
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // This file is the engine's interactive surface, used by the REPL and by
@@ -30,7 +32,7 @@ func (e *Engine) SetContext(ctx context.Context) {
 func (e *Engine) SetParams(p map[string]string) {
 	e.opts.Params = p
 	e.sess.Params = p
-	learnSecrets(e.NB, p)
+	e.setTainted(learnSecrets(e.NB, p))
 }
 
 // Plan recomputes every cell's state without executing anything.
@@ -76,21 +78,30 @@ func (st *CellRun) Warnings() []string { return st.warnings }
 // Duration is how long the cell took when it was computed.
 func (st *CellRun) Duration() time.Duration { return st.duration }
 
+// RunMode is what RunCell does with a cell that is cached.
+type RunMode int
+
+const (
+	// RunIfStale executes the cell only if it is stale: a cached cell is a
+	// hit (Jupyter's execution of a cell, a value the REPL needs).
+	RunIfStale RunMode = iota
+	// RunAgain executes it even if cached, reusing the memo checkpoints
+	// that still hold (the REPL's :run NAME): an interrupted abab resumes.
+	RunAgain
+	// RunForced executes it even if cached and ignores its checkpoints
+	// (the REPL's :rerun NAME, as -rerun NAME does).
+	RunForced
+)
+
 // RunCell brings the named cell up to date, executing its stale upstream
-// cells first. With force it executes the cell even if it is cached (its
-// memo checkpoints are ignored too). Dependents are left stale.
-func (e *Engine) RunCell(name string, force bool) error {
-	var target *CellDef
-	for _, c := range e.g.order {
-		if c.Name == name {
-			target = c
-		}
-	}
+// cells first, and the cell itself as mode says. Dependents are left stale.
+func (e *Engine) RunCell(name string, mode RunMode) error {
+	target := e.cellNamed(name)
 	if target == nil {
 		return fmt.Errorf("no code cell named %q", name)
 	}
-	if force {
-		e.force = target
+	if mode != RunIfStale {
+		e.force, e.forceMode = target, mode
 		defer func() { e.force = nil }()
 	}
 	need := e.g.upstream(target)
@@ -104,7 +115,9 @@ func (e *Engine) RunCell(name string, force bool) error {
 		}
 		e.advance(st)
 	}
+	e.rescrub()
 	e.saveMemory()
+	e.saveListings()
 	if st := e.runs[target]; st.Err != nil {
 		return st.Err
 	}
@@ -191,6 +204,7 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.setREPLTainted(LearnSource(src))
 	globals := make(starlark.StringDict, len(e.builtins)+len(e.scratch))
 	for k, v := range e.builtins {
 		globals[k] = v
@@ -213,7 +227,7 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 		globals[k] = v
 	}
 	f, _ = fileOptions.Parse("<repl>", src, 0) // resolving mutated the first tree
-	cell := &Cell{Name: "repl"}
+	cell := &Cell{Name: "repl", secretCalls: secretCalls(secretFlows(f).calls, e.sess.taintedNames())}
 	thread := e.sess.NewThread(cell)
 	stop := make(chan struct{})
 	defer close(stop)
@@ -231,8 +245,12 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 			continue
 		}
 		e.scratch[k] = v
+		redact.Scan(k, v)
 	}
 	_, outputs, _ := cell.snapshot()
+	for _, out := range outputs {
+		redact.Scan("", out)
+	}
 	if berr := boundOutputs("repl", outputs); err == nil {
 		err = berr // the REPL prints what it gets: bound it as a cell's
 	}
@@ -243,7 +261,7 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 func (e *Engine) value(def *CellDef, name string) (starlark.Value, error) {
 	st := e.runs[def]
 	if st == nil || st.Status == StatusStale || st.Status == StatusNever {
-		if err := e.RunCell(def.Name, false); err != nil {
+		if err := e.RunCell(def.Name, RunIfStale); err != nil {
 			return nil, err
 		}
 	}
@@ -301,7 +319,7 @@ func (e *Engine) Reload(nb *Notebook) (Edit, error) {
 		oldCells[c.Name] = c
 	}
 	e.NB, e.g, e.sources = nb, g, nil
-	learnSecrets(nb, nil) // an edit may hold a new one
+	e.setTainted(learnSecrets(nb, nil)) // an edit may hold a new one
 	e.Plan()
 	var ed Edit
 	for _, c := range nb.Cells {

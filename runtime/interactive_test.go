@@ -50,7 +50,7 @@ func TestEvalComputesOnFirstUse(t *testing.T) {
 	if err != nil || out[0].String() != "12" {
 		t.Fatalf("f(1) = %v, %v", out, err)
 	}
-	if err := e.RunCell("a", true); err != nil {
+	if err := e.RunCell("a", RunForced); err != nil {
 		t.Fatal(err)
 	}
 	if calls["eval-a"] != 2 {

@@ -24,16 +24,7 @@ func (e *Engine) key(c *CellDef) string {
 func (e *Engine) keyParts(c *CellDef) []string {
 	var parts []string
 	for _, name := range c.Reads {
-		up := e.runs[e.g.definer[name]]
-		h := up.hashes[name]
-		if up.Status == StatusLive || up.entry != nil && up.entry.Live {
-			// A live value is not hashed: its cell's key stands for it, with
-			// the inputs that cell met (a file its function closes over).
-			h = "live:" + up.Key
-			if len(up.inputs) > 0 {
-				h += "/" + inputsHash(up.inputs)
-			}
-		}
+		h, _ := readID(e.runs[e.g.definer[name]], name)
 		parts = append(parts, fmt.Sprintf("read %s=%s", name, h))
 	}
 	for _, p := range c.Params {
@@ -49,6 +40,27 @@ func (e *Engine) keyParts(c *CellDef) []string {
 	sort.Strings(parts)
 	return parts
 }
+
+// readID names the value of global name as a cell that reads it from
+// cell up sees it: its hash, or, for a live value, which is not hashed,
+// the key of its cell with the inputs that cell met (a file its function
+// closes over, the binary of the server it started). Keys and memo
+// fingerprints (fingerprint.go) both name what they read with it. ok is
+// false when up holds no hash for name.
+func readID(up *CellRun, name string) (id string, ok bool) {
+	if up.live() {
+		id = "live:" + up.Key
+		if len(up.inputs) > 0 {
+			id += "/" + inputsHash(up.inputs)
+		}
+		return id, true
+	}
+	id, ok = up.hashes[name]
+	return id, ok
+}
+
+// live reports whether the cell's values are live (not stored).
+func (st *CellRun) live() bool { return st.Status == StatusLive || st.entry != nil && st.entry.Live }
 
 // cellMemory is what a run remembers of a cell to explain the next miss.
 type cellMemory struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"sync"
 
@@ -125,12 +126,19 @@ type loadEntry struct {
 	sum     string // ModuleHash of what it was loaded from
 	globals starlark.StringDict
 	err     error
+	inputs  []Input // what its top level met: param(), file(), and its own loads'
 }
 
 // loader returns the Thread.Load function of the session: a module is
 // loaded once per session and frozen, and again when its source changed
 // (a REPL or watch session outlives an edit, and the key already holds the
-// new source: running the old one would store its values under it).
+// new source: running the old one would store its values under it) or an
+// input its top level met did (N = param("n", 1) after :params n=2).
+//
+// What a module's top level meets is an input of every cell that loads it,
+// directly or through another module: a cell that finds it loaded already
+// gets those inputs too (before, only the first cell to load lib.star
+// recorded its param("n"), and -p n=2 reran that cell alone).
 func (s *Session) loader() func(*starlark.Thread, string) (starlark.StringDict, error) {
 	var mu sync.Mutex
 	cache := map[string]*loadEntry{}
@@ -138,36 +146,72 @@ func (s *Session) loader() func(*starlark.Thread, string) (starlark.StringDict, 
 		sum, _ := s.ModuleHash(name) // what it loads in turn included: h1.star is stale when h2.star changed
 		mu.Lock()
 		e, ok := cache[name]
-		if ok && (e == nil || e.sum == sum) {
+		if ok && e == nil {
 			mu.Unlock()
-			if e == nil {
-				return nil, fmt.Errorf("cycle in load graph at %q", name)
-			}
-			return e.globals, e.err
+			return nil, fmt.Errorf("cycle in load graph at %q", name)
+		}
+		if ok && e.sum == sum && (s.stale == nil || s.stale(e.inputs) == "") {
+			mu.Unlock()
+			return e.met(t)
 		}
 		cache[name] = nil
 		mu.Unlock()
 
-		e = &loadEntry{sum: sum}
-		src, err := s.moduleSource(name)
-		if err == nil {
-			err = checkChains(name, 1, string(src))
-		}
-		if err != nil {
-			e.err = err
-		} else {
-			sub := &starlark.Thread{Name: "load " + name, Load: t.Load, Print: t.Print}
-			for _, k := range []string{sessionKey, cellKey} {
-				sub.SetLocal(k, t.Local(k))
-			}
-			e.globals, e.err = starlark.ExecFileOptions(fileOptions, sub, name, src, s.modules().Globals())
-			if e.globals != nil {
-				e.globals.Freeze()
-			}
-		}
+		e = s.execModule(t, name, sum)
 		mu.Lock()
 		cache[name] = e
 		mu.Unlock()
-		return e.globals, e.err
+		return e.met(t)
+	}
+}
+
+// execModule runs a module's top level, collecting the inputs it meets.
+func (s *Session) execModule(t *starlark.Thread, name, sum string) *loadEntry {
+	e := &loadEntry{sum: sum}
+	src, err := s.moduleSource(name)
+	if err == nil {
+		err = checkChains(name, 1, string(src))
+	}
+	if err != nil {
+		e.err = err
+		return e
+	}
+	sub := &starlark.Thread{Name: "load " + name, Load: t.Load, Print: t.Print}
+	for _, k := range []string{sessionKey, cellKey} {
+		sub.SetLocal(k, t.Local(k))
+	}
+	met := &moduleInputs{}
+	sub.SetLocal(moduleInputsKey, met)
+	e.globals, e.err = starlark.ExecFileOptions(fileOptions, sub, name, src, s.modules().Globals())
+	if e.globals != nil {
+		e.globals.Freeze()
+	}
+	e.inputs = met.inputs
+	return e
+}
+
+// met records the module's inputs in the loading cell (and in the module
+// loading this one, if any) and returns what the load returns.
+func (e *loadEntry) met(t *starlark.Thread) (starlark.StringDict, error) {
+	for _, in := range e.inputs {
+		AddInput(t, in)
+	}
+	return e.globals, e.err
+}
+
+// moduleInputs collects the inputs a module's top level meets (AddInput
+// on its loading thread), its own loads' included.
+type moduleInputs struct {
+	mu     sync.Mutex
+	inputs []Input
+}
+
+const moduleInputsKey = "benchbook.module-inputs"
+
+func (m *moduleInputs) add(in Input) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !slices.Contains(m.inputs, in) {
+		m.inputs = append(m.inputs, in)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sync"
 
-	starlarkjson "go.starlark.net/lib/json"
 	starlarkmath "go.starlark.net/lib/math"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
@@ -144,21 +143,28 @@ func (m *ModuleSet) Decoders() codec.Types { return m.decoders }
 //	progress(label)       -> names the experiment's step (step.go)
 //	resources             -> mark() and reset(mark) (resources.go)
 //	struct(**fields)      -> a storable record of named fields
-//	json, math            -> go.starlark.net's json and math modules
+//	json, math            -> go.starlark.net's json and math modules, json's
+//	                         encode and decode bounded by limits.Depth
+//	str(x)                -> Starlark's str; a value nested past
+//	                         BENCHBOOK_MAX_DEPTH is an error (guards.go)
+//	repr(x)               -> Starlark's repr; the same bound
+//	print(*args, sep=" ") -> Starlark's print; the same bound
 func Core() Module {
+	globals := starlark.StringDict{
+		"struct":    starlark.NewBuiltin("struct", starlarkstruct.Make),
+		"json":      jsonModule,
+		"math":      starlarkmath.Module,
+		"param":     starlark.NewBuiltin("param", param),
+		"file":      starlark.NewBuiltin("file", file),
+		"memo":      starlark.NewBuiltin("memo", memo),
+		"progress":  progressBuiltin,
+		"resources": resourcesModule,
+	}
+	maps.Copy(globals, guardedUniversal)
 	return Module{
-		Name: "runtime",
-		Globals: starlark.StringDict{
-			"struct":    starlark.NewBuiltin("struct", starlarkstruct.Make),
-			"json":      starlarkjson.Module,
-			"math":      starlarkmath.Module,
-			"param":     starlark.NewBuiltin("param", param),
-			"file":      starlark.NewBuiltin("file", file),
-			"memo":      starlark.NewBuiltin("memo", memo),
-			"progress":  progressBuiltin,
-			"resources": resourcesModule,
-		},
+		Name:     "runtime",
+		Globals:  globals,
 		Decoders: codec.Types{"printed": func(data []byte, _ codec.Types) (starlark.Value, error) { return Printed(data), nil }},
-		Inputs:   map[string]InputChecker{"file": fileHash, "file-stat": fileStat},
+		Inputs:   map[string]InputChecker{"file": fileHash, "file-stat": fileStat, "program": programPath},
 	}
 }

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -35,9 +37,9 @@ type CellDef struct {
 	Params  []string // names in param("NAME", ...) calls with a literal name
 	srcHash string   // hash of the normalized source
 	readPos map[string]syntax.Position
-	lint    []string // mistakes analysis can see, shown as the cell's warnings
-	private []string // globals kept local to the cell: _names and top-level loop variables
-	secrets []string // literals under secret names (secrets.go), for the redactor
+	lint    []string   // mistakes analysis can see, shown as the cell's warnings
+	private []string   // globals kept local to the cell: _names and top-level loop variables
+	flow    secretFlow // what the source says of secrets (secrets.go), for the redactor
 }
 
 // Label names the cell for messages: its name and where it starts.
@@ -78,8 +80,38 @@ func Parse(path string, src []byte) (*Notebook, error) {
 		if err := analyse(path, c); err != nil {
 			return nil, err
 		}
+		if err := checkOptions(path, c); err != nil {
+			return nil, err
+		}
 	}
 	return nb, nil
+}
+
+// cellOptions are the options a cell header takes, and their values.
+var cellOptions = map[string][]string{"cache": {"true", "false"}}
+
+// checkOptions refuses an option a code cell's header gives that is not
+// one of cellOptions, or a value it does not take: "cahce=false" or
+// "cache=maybe" was ignored, and the cell was cached when its author said
+// it must not be.
+func checkOptions(path string, c *CellDef) error {
+	for _, k := range slices.Sorted(maps.Keys(c.Options)) {
+		v := c.Options[k]
+		values, ok := cellOptions[k]
+		switch {
+		case !ok:
+			var all []string
+			for _, name := range slices.Sorted(maps.Keys(cellOptions)) {
+				for _, val := range cellOptions[name] {
+					all = append(all, name+"="+val)
+				}
+			}
+			return fmt.Errorf("%s:%d: cell %s: unknown option %s=%s (the options: %s)", path, c.Header, c.Name, k, v, strings.Join(all, ", "))
+		case !slices.Contains(values, v):
+			return fmt.Errorf("%s:%d: cell %s: %s=%s: want %s=%s", path, c.Header, c.Name, k, v, k, strings.Join(values, " or "+k+"="))
+		}
+	}
+	return nil
 }
 
 // checkNUL refuses a NUL byte in a code cell: go.starlark.net's scanner

@@ -123,7 +123,7 @@ func (e *Engine) advance(st *CellRun) {
 func (e *Engine) mayTouch(st *CellRun) bool {
 	for _, name := range st.Def.Reads {
 		up := e.runs[e.g.definer[name]]
-		if up == nil || up.Status == StatusLive || up.entry != nil && up.entry.Live {
+		if up == nil || up.live() {
 			return true
 		}
 	}

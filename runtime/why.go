@@ -28,7 +28,7 @@ func (e *Engine) liveRead(name string) (*CellRun, bool) {
 	if up == nil {
 		return nil, false
 	}
-	return up, up.Status == StatusLive || up.entry != nil && up.entry.Live
+	return up, up.live()
 }
 
 // liveIdentities are the identities of the live values cell c read in

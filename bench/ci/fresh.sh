@@ -27,12 +27,14 @@ hz=$(getconf CLK_TCK)
 # .ci/test's last line says what failed (steps); gotestsum's "=== FAIL:" lines, which tests
 result=$(grep -E '^(all passed|FAILED)' "$work/log" | tail -1)
 [ -n "$result" ] || result="exit $rc before .ci/test ended"
+# .ci/run's step after .ci/test: the Kubernetes fleet on a real cluster
+result="$result; $(grep -E '^k8s e2e (passed|FAILED)' "$work/log" | tail -1 || true)"
 tests=$( (grep '^=== FAIL: ' "$work/log" || true) | sed 's/^=== FAIL: //; s/ ([0-9.]*s)$//' | sort -u | paste -sd';' -)
 [ -z "$tests" ] || result="$result; $tests"
 out=bench/ci/raw/$stamp-ci-run.txt
 {
 	echo "# .ci/run on a fresh clone of $rev ($what), $start UTC, $(nproc) cores; $result"
-	grep -E '^== |^all passed|^FAILED' "$work/log"
+	grep -E '^== |^all passed|^FAILED|^k8s e2e|^cluster up in|^the cluster.s memory|^down .*: nothing left|^\[cluster .*(binaries|node Ready)' "$work/log"
 	awk '/^== the 20 slowest/ {f = 1; next} f && /^github.com/ {print "  slowest: " $0}' "$work/log"
 	echo "steal: $(((steal1 - steal0) / hz)) s of the VM's time taken by the host over the run; idle $(((idle1 - idle0) / hz)) s (/proc/stat, both cores)"
 	grep -E '^\s+(Command being timed|User time|System time|Percent of CPU|Elapsed|Maximum resident|Major|Minor|Voluntary|Involuntary)' "$work/log"

@@ -3,7 +3,6 @@ package plot
 import (
 	"bytes"
 	"fmt"
-	"html"
 	"image/color"
 	"math"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/benchbook/benchbook/runtime/record/svgtext"
 )
 
 // Figure size: wide enough for a legend strip beside the data, small
@@ -162,7 +163,7 @@ func withTitle(svg []byte, title string) []byte {
 	}
 	at := start + end + 1
 	out := append([]byte(nil), svg[:at]...)
-	out = append(out, "\n<title>"+html.EscapeString(title)+"</title>"...)
+	out = append(out, "\n<title>"+svgtext.Escape(title)+"</title>"...)
 	return append(out, svg[at:]...)
 }
 

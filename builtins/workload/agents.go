@@ -23,7 +23,7 @@ import (
 //	workload.agents(ssh = ["user@host", ...], ssh_command = ["ssh", ...], binary = None)
 //	workload.agents(kubernetes = {"image": ..., "replicas": N, "namespace": ...,
 //	                "cpu": "1", "memory": "512Mi", "node_selector": {...},
-//	                "start_after": "60s"})
+//	                "start_after": "60s", "host_network": False})
 //
 // with hang = "10s" (an agent silent this long is hung) and
 // allow_clock_offset = False on each. workload.http(..., agents = fleet)
@@ -156,14 +156,14 @@ func (c *fleetConfig) local(name string, n starlark.Value, cpus *starlark.List) 
 
 // kubeKeys are the keys kubernetes = {...} takes.
 var kubeKeys = map[string]bool{"image": true, "replicas": true, "namespace": true, "cpu": true, "memory": true,
-	"node_selector": true, "start_after": true}
+	"node_selector": true, "start_after": true, "host_network": true}
 
 func (c *fleetConfig) kubernetes(name string, d *starlark.Dict) error {
 	c.Kind, c.Kube = "kubernetes", map[string]string{}
 	for _, kv := range d.Items() {
 		k, _ := starlark.AsString(kv[0])
 		if !kubeKeys[k] {
-			return fmt.Errorf("%s: kubernetes: unknown key %s (want image, replicas, namespace, cpu, memory, node_selector, start_after)", name, kv[0])
+			return fmt.Errorf("%s: kubernetes: unknown key %s (want image, replicas, namespace, cpu, memory, node_selector, start_after, host_network)", name, kv[0])
 		}
 		switch v := kv[1].(type) {
 		case *starlark.Dict:
@@ -182,7 +182,17 @@ func (c *fleetConfig) kubernetes(name string, d *starlark.Dict) error {
 				return fmt.Errorf("%s: kubernetes: %s = %s", name, k, v)
 			}
 			c.N = n
+		case starlark.Bool:
+			if k != "host_network" {
+				return fmt.Errorf("%s: kubernetes: %s = %s", name, k, v)
+			}
+			if v { // the fleet's JSON, and so its hash, is that of before the key existed when False
+				c.Kube[k] = "true"
+			}
 		case starlark.String:
+			if k == "host_network" {
+				return fmt.Errorf("%s: kubernetes: host_network must be a bool, got string", name)
+			}
 			c.Kube[k] = string(v)
 		default:
 			return fmt.Errorf("%s: kubernetes: %s must be a string, got %s", name, k, kv[1].Type())

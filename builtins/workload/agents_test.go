@@ -174,6 +174,8 @@ assert.fails(lambda: workload.http(url, clients = 1, duration = "1s", agents = f
 assert.fails(lambda: workload.http(url, clients = 2, duration = "1s", request = lambda: "/", agents = f), "cannot run on agents")
 assert.fails(lambda: workload.agents(local = 2, ssh = ["h"]), "give one of")
 assert.fails(lambda: workload.agents(kubernetes = {"replicas": 2}), "image is required")
+assert.fails(lambda: workload.agents(kubernetes = {"image": "i", "replicas": 2, "host_network": "yes"}), "host_network must be a bool, got string")
+assert.fails(lambda: workload.agents(kubernetes = {"image": "i", "replicas": True}), "replicas = True")
 assert.fails(lambda: workload.http(url, clients = 2, duration = "1s", agents = workload.agents(kubernetes = {"image": "i", "replicas": 2})),
              "built without Kubernetes support: go build -tags kubernetes")
 assert.fails(lambda: workload.agents(local = 2, cpus = ["x"]), "malformed CPU list")
@@ -191,21 +193,21 @@ assert.fails(lambda: workload.agents(local = 2, cpus = ["x"]), "malformed CPU li
 func TestKubernetesLauncherIsTheModules(t *testing.T) {
 	var got []string
 	kube := func(o, selector map[string]string, run time.Duration) (fleet.Launcher, error) {
-		got = append(got, o["image"]+" "+selector["zone"])
+		got = append(got, o["image"]+" "+selector["zone"]+" "+o["host_network"])
 		return nil, errors.New("the test's launcher")
 	}
 	mod := Module(Options{Kubernetes: kube})
 	url := str("http://127.0.0.1:1/")
 	run := `assert.fails(lambda: workload.http(url, clients = 2, duration = "1s", agents = f), "agents: the test's launcher")`
 	g := startest.MustExec(t, startest.Options{Modules: []runtime.Module{mod}, Globals: starlark.StringDict{"url": url}},
-		`f = workload.agents(kubernetes = {"image": "img", "replicas": 2, "node_selector": {"zone": "z1"}})`+"\n"+run)
+		`f = workload.agents(kubernetes = {"image": "img", "replicas": 2, "node_selector": {"zone": "z1"}, "host_network": True})`+"\n"+run)
 	back, err := codec.Decode(mustEncode(t, g["f"]), mod.Decoders)
 	if err != nil {
 		t.Fatal(err)
 	}
 	startest.MustExec(t, startest.Options{Modules: []runtime.Module{mod}, Globals: starlark.StringDict{"url": url, "f": back}}, run)
-	if len(got) != 2 || got[0] != "img z1" || got[1] != "img z1" {
-		t.Errorf("the launcher was called for %q, want the fleet's image and selector twice", got)
+	if len(got) != 2 || got[0] != "img z1 true" || got[1] != "img z1 true" {
+		t.Errorf("the launcher was called for %q, want the fleet's image, selector and host network twice", got)
 	}
 	// The same fleet decoded by a module without a launcher cannot launch.
 	if back, err = codec.Decode(mustEncode(t, g["f"]), testModule().Decoders); err != nil {

@@ -33,7 +33,7 @@ var starlarkFree = []string{
 	"builtins/internal/profile", "builtins/internal/runattrs",
 	"builtins/metric/gate", "builtins/metric/stats",
 	"builtins/workload/fleet", "builtins/workload/fleet/kube", "builtins/workload/loadgen",
-	"runtime/bytesize", "runtime/filehash", "runtime/hostinfo", "runtime/resstate",
+	"runtime/bytesize", "runtime/filehash", "runtime/hostinfo", "runtime/record/svgtext", "runtime/resstate",
 }
 
 var pendingUpward = []string{}

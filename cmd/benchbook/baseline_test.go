@@ -176,3 +176,27 @@ func TestBaselineFailUndecided(t *testing.T) {
 		t.Errorf("the same runs with -fail-undecided: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestBaselineJSONErrorsSayWhere: a -baseline file with NaN in it, or
+// nested past encoding/json's 10,000 levels, was refused as "not a JSON
+// record" and nothing more; the error now gives the line and column, and
+// says what is wrong there.
+func TestBaselineJSONErrorsSayWhere(t *testing.T) {
+	nb := writeNB(t, "# %% a\nx = 1\n")
+	dir := t.TempDir()
+	for _, tc := range []struct{ name, data, want string }{
+		{"nan.json", "{\"cells\": [\n  {\"name\": \"a\", \"outputs\": [NaN]}\n]}\n", `line 2, column 29: invalid character 'N' looking for beginning of value (NaN and Infinity are not JSON)`},
+		{"deep.json", "{\"cells\":\n" + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "}", `line 2, column 10000: nested more than 10000 levels`},
+		{"cut.json", "{\"cells\": [", `line 1, column 12: unexpected end of JSON input`},
+		{"type.json", "{\"cells\": [{\"name\": 5}]}", `line 1, column 21: cells.name: a number where a string belongs`},
+	} {
+		path := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(path, []byte(tc.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := runCLI(t, "run", nb, "-baseline", path)
+		if code != 2 || !strings.Contains(stderr, "not a JSON record") || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d\n%s\nwant %q", tc.name, code, stderr, tc.want)
+		}
+	}
+}

@@ -111,3 +111,48 @@ func TestCommandFilesAreInputs(t *testing.T) {
 		t.Errorf("a run with nothing changed:\n%s", out)
 	}
 }
+
+// TestProgramOnPathIsAnInput: a command named without a slash runs what
+// PATH finds; two directories each hold a relbench, and switching PATH
+// from one to the other shows in a warm run what a run on an empty cache
+// shows. Before, the input was the path found when the cell ran, whose
+// file had not changed: the cell stayed a hit with the other program's
+// output.
+func TestProgramOnPathIsAnInput(t *testing.T) {
+	t.Parallel()
+	bins := t.TempDir()
+	for _, v := range []string{"1", "2"} {
+		dir := filepath.Join(bins, "bin"+v)
+		os.MkdirAll(dir, 0o755)
+		script := "#!/bin/sh\necho relbench version " + v + " > rel.out\n"
+		if err := os.WriteFile(filepath.Join(dir, "relbench"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const nb = "# %% rel\nr = workload.exec([\"relbench\"], runs = 1, warmup = 0)\nrel = file(\"rel.out\")\nrel\n"
+	pathWith := func(first string) string {
+		return filepath.Join(bins, first) + string(os.PathListSeparator) + filepath.Join(bins, map[string]string{"bin1": "bin2", "bin2": "bin1"}[first]) +
+			string(os.PathListSeparator) + os.Getenv("PATH")
+	}
+	runWith := func(dir, path string) string {
+		t.Helper()
+		os.WriteFile(filepath.Join(dir, "nb.star"), []byte(nb), 0o644)
+		cmd := exec.Command(cliBinary(t), "run", "-no-color", "-format", "md", "nb.star")
+		cmd.Dir, cmd.Env = dir, append(os.Environ(), "PATH="+path)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("benchbook run: %v\n%s", err, out)
+		}
+		md, err := os.ReadFile(filepath.Join(dir, "nb.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return regexp.MustCompile(`relbench version \d`).FindString(string(md))
+	}
+	warm := t.TempDir()
+	for i, first := range []string{"bin1", "bin2", "bin1"} {
+		got, want := runWith(warm, pathWith(first)), runWith(t.TempDir(), pathWith(first))
+		if got != want || want == "" {
+			t.Errorf("step %d, PATH starting at %s: the warm cache shows %q, an empty cache %q", i, first, got, want)
+		}
+	}
+}

@@ -25,7 +25,8 @@ func launchKubernetes(o, selector map[string]string, run time.Duration) (fleet.L
 	if o["namespace"] != "" {
 		ns = o["namespace"]
 	}
-	opts := kube.Options{Namespace: ns, Image: o["image"], CPU: o["cpu"], Memory: o["memory"], NodeSelector: selector}
+	opts := kube.Options{Namespace: ns, Image: o["image"], CPU: o["cpu"], Memory: o["memory"], NodeSelector: selector,
+		HostNetwork: o["host_network"] == "true"}
 	if s := o["start_after"]; s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil {

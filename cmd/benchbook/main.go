@@ -71,6 +71,9 @@ func (e usageError) Error() string { return e.msg }
 func main() {
 	hidden.Run() // benchbook re-executed as its own helper: the supervisor, the reaper, the demo
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if len(os.Args) > 1 && stopsHard[os.Args[1]] {
+		go hardStop(ctx, os.Stderr)
+	}
 	code := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
 	stop()
 	os.Exit(code)

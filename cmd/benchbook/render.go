@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/benchbook/benchbook/runtime"
@@ -50,6 +52,14 @@ func checkFormat(f string) error {
 
 // writeRecord writes the record atomically in the given format.
 func writeRecord(r *record.Record, dest, format string) (int64, error) {
+	n, err := writeRecordFile(r, dest, format)
+	if errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		err = fmt.Errorf("%w (%s is not writable here: write the record elsewhere with -o PATH, or :render PATH in the REPL; finished cells are cached)", err, filepath.Dir(dest))
+	}
+	return n, err
+}
+
+func writeRecordFile(r *record.Record, dest, format string) (int64, error) {
 	if format == "md" {
 		if err := record.Markdown(r, dest); err != nil {
 			return 0, err

@@ -14,6 +14,7 @@ import (
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/bytesize"
 	"github.com/benchbook/benchbook/runtime/record"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // replCommand is one :command of the REPL.
@@ -31,7 +32,8 @@ var replCommands map[string]replCommand
 func init() {
 	replCommands = map[string]replCommand{
 		":cells":  {"", "list cells: status, reads, last duration", (*repl).cmdCells},
-		":run":    {"[NAME]", "force cell NAME (its dependents become stale), or run everything stale", (*repl).cmdRun},
+		":run":    {"[NAME]", "run cell NAME even if cached, resuming its valid checkpoints (its dependents become stale), or run everything stale", (*repl).cmdRun},
+		":rerun":  {"NAME", "run cell NAME from scratch, its checkpoints ignored (as -rerun NAME)", (*repl).cmdRerun},
 		":show":   {"NAME", "show a cell's status and outputs", (*repl).cmdShow},
 		":deps":   {"NAME", "what a cell reads and which cells depend on it", (*repl).cmdDeps},
 		":reload": {"", "reread the notebook file and list the changed cells", (*repl).cmdReload},
@@ -130,7 +132,7 @@ func (r *repl) display(outs []starlark.Value) {
 		if v == nil || v == starlark.None {
 			continue
 		}
-		text := displayText(v, r.color)
+		text := redact.String(displayText(v, r.color)) // as a record shows them: secrets masked
 		fmt.Fprint(r.out, text)
 		if !strings.HasSuffix(text, "\n") {
 			fmt.Fprintln(r.out)
@@ -197,18 +199,26 @@ func (r *repl) cmdRun(args []string) error {
 		fmt.Fprintln(r.out, summaryLine(r.e.Summary()))
 		return nil
 	case 1:
-		return r.runOne(args[0])
+		return r.runOne(args[0], runtime.RunAgain)
 	}
 	return errors.New("want at most one cell name")
 }
 
-// runOne forces one cell, shows its outputs and the cells it made stale.
-func (r *repl) runOne(name string) error {
+func (r *repl) cmdRerun(args []string) error {
+	if len(args) != 1 {
+		return errors.New("want one cell name")
+	}
+	return r.runOne(args[0], runtime.RunForced)
+}
+
+// runOne runs one cell even if cached (mode says whether its checkpoints
+// are reused), shows its outputs and the cells it made stale.
+func (r *repl) runOne(name string, mode runtime.RunMode) error {
 	if r.def(name) == nil {
 		return fmt.Errorf("no code cell %q (:cells lists them)", name)
 	}
 	var err error
-	r.interruptible(func() { err = r.e.RunCell(name, true) })
+	r.interruptible(func() { err = r.e.RunCell(name, mode) })
 	// The engine's progress lines have told the status, the time and any
 	// error with its backtrace; what is left to show is the outputs.
 	st := r.state(name)

@@ -142,6 +142,7 @@ func (in *interrupts) loop() {
 		switch {
 		case sig == syscall.SIGTERM:
 			in.term()
+			go exitAfterGrace(os.Stderr, "still busy %v after SIGTERM: stopped; finished cells are cached")
 		case cancel == nil:
 			in.idle()
 		}
@@ -199,7 +200,7 @@ func (c *completer) command(before string) ([][]rune, int) {
 		return suffixes(replCommandNames(), cmd), len([]rune(cmd))
 	}
 	switch cmd {
-	case ":run", ":show", ":deps":
+	case ":run", ":rerun", ":show", ":deps":
 		arg = strings.TrimLeft(arg, " ")
 		return suffixes(c.cells(), arg), len([]rune(arg))
 	}

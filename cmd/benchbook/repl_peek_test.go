@@ -28,7 +28,7 @@ func TestCompleterAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if err := e.RunCell("stats", false); err != nil {
+	if err := e.RunCell("stats", runtime.RunIfStale); err != nil {
 		t.Fatal(err)
 	}
 	c := &completer{globals: e.Globals, cells: func() []string { return nil }, values: completionValues(), peek: e.Peek}

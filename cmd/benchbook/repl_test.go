@@ -355,6 +355,34 @@ func TestREPLPiped(t *testing.T) {
 	}
 }
 
+// TestREPLRunResumesCheckpoints: :run NAME runs a cell again reusing its
+// valid memo checkpoints (it threw them away: a user who typed it to
+// resume an interrupted abab lost the pairs measured, twice); :rerun NAME
+// ignores them, as -rerun does. Each execution of the memoized command
+// prints its progress line; a reused checkpoint prints none.
+func TestREPLRunResumesCheckpoints(t *testing.T) {
+	nb := writeNotebook(t, "# %% runs\nr = memo(\"one\", lambda: workload.exec([\"true\"], runs = 1, warmup = 0).count)\nr\n")
+	cmd := exec.Command(binary, "repl", nb)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.Stdin = strings.NewReader(":run runs\n:run runs\n:rerun runs\n:help\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	// In order: the first :run measures; the second reuses the checkpoint;
+	// :rerun measures again.
+	events := regexp.MustCompile(`true: run 1/1|run again \(:run runs; valid checkpoints reused\)|forced \(:rerun runs\)`).FindAllString(stderr.String(), -1)
+	want := []string{"true: run 1/1", "run again (:run runs; valid checkpoints reused)", "run again (:run runs; valid checkpoints reused)",
+		"true: run 1/1", "forced (:rerun runs)"}
+	if strings.Join(events, "\n") != strings.Join(want, "\n") {
+		t.Errorf("what the three commands did:\n%s\nwant:\n%s\nstderr:\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"), stderr.String())
+	}
+	if !regexp.MustCompile(`(?m)^\s*:rerun NAME\s+run cell NAME from scratch`).MatchString(stdout.String()) {
+		t.Errorf(":help does not list :rerun:\n%s", stdout.String())
+	}
+}
+
 func TestCompleter(t *testing.T) {
 	c := &completer{
 		globals: func() []string { return []string{"answer", "another", "base"} },

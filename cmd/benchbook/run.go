@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/benchbook/benchbook/builtins/metric/gate"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/bytesize"
 	"github.com/benchbook/benchbook/runtime/limits"
@@ -60,8 +60,8 @@ func checkBaseline(path string) error {
 	if err != nil {
 		return usageError{fmt.Sprintf("-baseline: %v", err)}
 	}
-	if !json.Valid(data) {
-		return usageError{fmt.Sprintf("-baseline %s: not a JSON record (write one with run -format json)", path)}
+	if _, err := gate.ParseBaseline(data); err != nil {
+		return usageError{fmt.Sprintf("-baseline %s: %v", path, err)}
 	}
 	return nil
 }

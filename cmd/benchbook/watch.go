@@ -237,12 +237,34 @@ func startRecordServer(ctx context.Context, addr string) (*recordServer, error) 
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.servePage)
 	mux.HandleFunc("GET /version", s.serveVersion)
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	s.srv = &http.Server{Handler: onlyHosts(ln.Addr().(*net.TCPAddr), mux), ReadHeaderTimeout: 5 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() {
 		defer close(s.done)
 		s.srv.Serve(ln)
 	}()
 	return s, nil
+}
+
+// onlyHosts serves only requests whose Host header is the address the
+// server listens on or "localhost", at its port. A page at a DNS name its
+// owner rebinds to 127.0.0.1 is same-origin with the server as far as the
+// browser knows, and could read the whole record; its requests carry that
+// name in Host, which is how they are told apart.
+func onlyHosts(addr *net.TCPAddr, next http.Handler) http.Handler {
+	port := strconv.Itoa(addr.Port)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, p, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			host, p = r.Host, "" // no port: HTTP/1.0, or port 80
+		}
+		ip := net.ParseIP(host)
+		ok := (strings.EqualFold(host, "localhost") || (ip != nil && ip.Equal(addr.IP))) && (p == port || (p == "" && port == "80"))
+		if !ok {
+			http.Error(w, fmt.Sprintf("Host %q is not this server: it answers %s and localhost:%s only", r.Host, addr, port), http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (s *recordServer) close() {

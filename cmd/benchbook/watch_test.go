@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -261,5 +262,50 @@ func TestRecordServer(t *testing.T) {
 	}
 	if !strings.Contains(get(t, base+"/"), "r2") {
 		t.Error("the page is not the published one")
+	}
+}
+
+// TestRecordServerRefusesForeignHosts: a page at a DNS name that an
+// attacker rebinds to 127.0.0.1 reaches the server with its own name in
+// Host: the server answered it, so that page could read the whole record.
+// Only the loopback names and the address it listens on are served;
+// net/http's client sends the Host header as a browser would.
+func TestRecordServerRefusesForeignHosts(t *testing.T) {
+	for _, listen := range []string{"127.0.0.1:0", "[::1]:0"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		s, err := startRecordServer(ctx, listen)
+		if err != nil {
+			cancel()
+			t.Logf("%s: %v", listen, err) // a host without IPv6
+			continue
+		}
+		s.publish([]byte(`<html><body>the record</body></html>`))
+		_, port, _ := net.SplitHostPort(s.addr)
+		host, _, _ := net.SplitHostPort(s.addr)
+		for hdr, want := range map[string]int{
+			net.JoinHostPort(host, port):         200,
+			"localhost:" + port:                  200,
+			"LocalHost:" + port:                  200,
+			net.JoinHostPort(host, "1"):          403, // another port: another server
+			"rebind.attacker.example:" + port:    403,
+			"localhost.attacker.example:" + port: 403,
+			"127.0.0.1.attacker.example:" + port: 403,
+		} {
+			for _, path := range []string{"/", "/version"} {
+				req, _ := http.NewRequest("GET", "http://"+s.addr+path, nil)
+				req.Host = hdr
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatalf("%s Host %q: %v", path, hdr, err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != want || (want != 200 && strings.Contains(string(body), "the record")) {
+					t.Errorf("%s %s Host %q: %d %q, want %d", listen, path, hdr, resp.StatusCode, body, want)
+				}
+			}
+		}
+		s.close()
+		cancel()
 	}
 }

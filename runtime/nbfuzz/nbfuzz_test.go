@@ -33,7 +33,8 @@ const (
 
 // FuzzNotebook runs whole notebooks. Seeds: each notebook of the project,
 // each of its cells alone, random recombinations of cells and mutations of
-// them, and a few hostile cells (issue 25's list).
+// them, and a few hostile cells (issue 25's list, and issue 48's deep JSON,
+// str and md). Each record is rendered as HTML, JSON and Markdown.
 func FuzzNotebook(f *testing.F) {
 	for _, s := range seeds(f) {
 		f.Add(s)
@@ -181,6 +182,13 @@ func runOnce(nb *runtime.Notebook, cache string) error {
 	if err := record.JSON(&js, rec); err != nil {
 		return err
 	}
+	md := filepath.Join(filepath.Dir(cache), "nb.md")
+	if err := record.Markdown(rec, md); err != nil {
+		return fmt.Errorf("render md: %w", err)
+	}
+	if mdText, err := os.ReadFile(md); err == nil && scriptLink.Match(mdFence.ReplaceAll(mdText, []byte("\n"))) {
+		return fmt.Errorf("a script link reached the .md record:\n%s", mdText)
+	}
 	var planted []string
 	for _, sl := range secretLines {
 		if holdsCell(nb, sl.line) {
@@ -297,6 +305,13 @@ func mutate(rng *rand.Rand, cell string) string {
 	return strings.Join(lines, "\n")
 }
 
+// scriptLink is an inline Markdown link or image to a script whose '[' is
+// not escaped, by plain text search outside fenced blocks (mdFence), where
+// the .md record keeps the code: the record defuses the others.
+var mdFence = regexp.MustCompile("(?s)\n```+[a-z]*\n.*?\n```+\n")
+
+var scriptLink = regexp.MustCompile(`(?i)(^|[^\\])\[[^\[\]\n]*\]\(\s*<?\s*javascript:`)
+
 // hostile cells: what issue 25 found and its neighbours.
 var hostile = []string{
 	"# %% deep\nx = []\nfor i in range(5000):\n    x = [x]\nx\n",
@@ -325,4 +340,16 @@ var hostile = []string{
 	"# %% sum\ny = 1" + strings.Repeat(" + 1", 5_000) + "\n",
 	"# %% late\nx = 1\n\n# %% later\nz = 2\ny = x" + strings.Repeat("[0]", 2_000) + "\n",
 	"# %% shortchain\nx = [[0]]\ny = x" + strings.Repeat("[-1:][0]", 499) + "\ny\n",
+	// Issue 48: recursions in Go that a Starlark thread's cancellation
+	// does not reach (a crash past Go's stack, minutes deaf to a signal),
+	// and what the records must not keep.
+	"# %% jdeep\ns = \"[\" * 3000000 + \"]\" * 3000000\nv = json.decode(s)\n",
+	"# %% jobj\nv = json.decode('{\"a\":' * 500000 + '1' + '}' * 500000)\n",
+	"# %% jenc\ndef _f():\n    d = {}\n    c = d\n    for i in range(200000):\n        n = {}\n        c[\"k\"] = n\n        c = n\n    return json.encode(d)\ns = _f()\n",
+	"# %% sdeep\n_l = []\nfor i in range(200000):\n    _l = [_l]\ns = str(_l)\nprint(_l)\n",
+	"# %% rdeep\n_d = {}\nfor i in range(200000):\n    _d = {\"k\": _d}\nr = repr(_d)\n",
+	"# %% dag\n_x = []\nfor i in range(100):\n    _x = [_x, _x]\ns = str(_x)\n",
+	"# %% mdeep\nmd(\">\" * 200000 + \" hi\")\n",
+	"# %% mlist\nmd(\"\\n\".join([\"  \" * i + \"- x\" for i in range(1200)]))\n",
+	"# %% mjs\nmd(\"[x](javascript:alert(1)) ![i](JaVaScRiPt:alert(2)) <javascript:alert(3)>\")\n",
 }

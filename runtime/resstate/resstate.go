@@ -663,6 +663,12 @@ func HasSnapshot(id, state string) bool {
 	return err == nil
 }
 
+// Unsettled reports whether resource id's data was, when its state was
+// last recorded, in no state an entry knows: a cell was changing it or a
+// restore putting it back (a run killed then leaves it so). Its kind may
+// take what it finds then for benchbook's own doing, not an outside change.
+func Unsettled(id string) bool { return strings.HasPrefix(readStateID(id), "dirty:") }
+
 func readStateID(id string) string {
 	data, _ := limits.ReadFile(filepath.Join(id, stateFile), limits.File)
 	return strings.TrimSpace(string(data))

@@ -87,32 +87,7 @@ func (c *cluster) ensure(ctx context.Context) (bool, error) {
 	}
 	id := make([]byte, 12)
 	_, _ = rand.Read(id)
-	return true, writeOwn(filepath.Join(c.root, generationFile), []byte(hex.EncodeToString(id)+"\n"))
-}
-
-// writeOwn writes one of the cluster's own small files whole: into a new
-// file beside it, renamed over it. A reader never sees half of it, and a
-// FIFO put there is replaced, not opened (an open for writing would wait
-// for a reader, deaf to signals).
-func writeOwn(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return true, kit.WriteOwn(filepath.Join(c.root, generationFile), []byte(hex.EncodeToString(id)+"\n"))
 }
 
 // initdb runs initdb as the unprivileged account. Trust authentication is
@@ -237,7 +212,7 @@ func (c *cluster) pickPort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return port, writeOwn(file, []byte(strconv.Itoa(port)+"\n"))
+	return port, kit.WriteOwn(file, []byte(strconv.Itoa(port)+"\n"))
 }
 
 // freePort asks the kernel for a free loopback port.

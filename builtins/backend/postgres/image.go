@@ -81,7 +81,7 @@ func (c *cluster) passwdFile() (string, error) {
 	if uid == 0 {
 		data = fmt.Sprintf("root:x:0:0:root:%s:/bin/sh\n", c.root)
 	}
-	return path, writeOwn(path, []byte(data))
+	return path, kit.WriteOwn(path, []byte(data))
 }
 
 // initdbInImage runs initdb in a container and waits for it.

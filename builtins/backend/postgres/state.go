@@ -16,6 +16,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/limits"
 	"github.com/benchbook/benchbook/runtime/redact"
@@ -214,7 +215,7 @@ const settingsFile = "benchbook-settings.json"
 
 func (c *cluster) saveSettings() error {
 	data, _ := json.Marshal(c.settings)
-	return writeOwn(filepath.Join(c.dataDir(), settingsFile), data)
+	return kit.WriteOwn(filepath.Join(c.dataDir(), settingsFile), data)
 }
 
 // loadSettings takes the settings the data dir last ran with, if recorded.
@@ -322,7 +323,7 @@ func readPrefix(path string, n int64) ([]byte, error) {
 // recordCheckpoint notes where the stopped data dir stands.
 func (c *cluster) recordCheckpoint() {
 	if cp := c.lastCheckpoint(); cp != "" {
-		writeOwn(filepath.Join(c.root, checkpointFile), []byte(cp+"\n"))
+		kit.WriteOwn(filepath.Join(c.root, checkpointFile), []byte(cp+"\n"))
 	}
 }
 

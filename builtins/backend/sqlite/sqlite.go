@@ -30,12 +30,14 @@ type Handle struct {
 	mu      sync.Mutex
 	db      *sql.DB
 	changes string // changeCount() at the last state mark
+	seen    string // statOf the file when last noted (origin.go)
 }
 
 var _ handle.Stateful = (*Handle)(nil)
 
 // Kind is backend.sqlite(path).
-var Kind = handle.Kind{Name: "sqlite", Builtin: starlark.NewBuiltin("backend.sqlite", builtin)}
+var Kind = handle.Kind{Name: "sqlite", Builtin: starlark.NewBuiltin("backend.sqlite", builtin),
+	Inputs: map[string]runtime.InputChecker{originKind: checkOrigin}}
 
 func builtin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var path string
@@ -72,8 +74,12 @@ func openSQLite(th *starlark.Thread, path string) (*sql.DB, error) {
 	return db, nil
 }
 
-// Close closes the database.
-func (h *Handle) Close() { h.conn().Close() }
+// Close closes the database and notes the file as benchbook leaves it
+// (closing may fold a write-ahead log into it).
+func (h *Handle) Close() {
+	h.conn().Close()
+	h.noteSeen()
+}
 
 func (h *Handle) conn() *sql.DB {
 	h.mu.Lock()

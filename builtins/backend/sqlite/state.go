@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -52,15 +52,12 @@ func (h *Handle) register(th *starlark.Thread) error {
 	if h.id, err = filepath.Abs(dir); err != nil {
 		return err
 	}
-	initial, created := "", false
-	if data, err := os.ReadFile(filepath.Join(h.id, initialFile)); err == nil {
-		initial = strings.TrimSpace(string(data))
-	} else {
-		if initial, err = fileState(h.path); err != nil {
-			return err
-		}
-		created = true
-		if err := os.WriteFile(filepath.Join(h.id, initialFile), []byte(initial+"\n"), 0o644); err != nil {
+	initial, created, err := origin(h.id, h.path)
+	if err != nil {
+		return err
+	}
+	if readInitial(h.id) != initial {
+		if err := kit.WriteOwn(filepath.Join(h.id, initialFile), []byte(initial+"\n")); err != nil {
 			return err
 		}
 	}
@@ -72,22 +69,46 @@ func (h *Handle) register(th *starlark.Thread) error {
 		Save:    func(dir, _ string) error { return h.save(dir) },
 		Load:    func(dir string) error { return h.load(th, dir) },
 		Moved:   func() bool { n := h.changeCount(); return n == "" || n != h.marked() },
-		Mark:    func() { n := h.changeCount(); h.mu.Lock(); h.changes = n; h.mu.Unlock() },
+		Mark: func() {
+			n := h.changeCount()
+			h.mu.Lock()
+			h.changes = n
+			h.mu.Unlock()
+			h.noteSeen()
+		},
 	}
-	return runtime.RegisterResource(th, h.res)
+	// The file's content as benchbook found it is an input of the cell
+	// that opens it, re-checked on lookup (origin): another file put in
+	// its place makes that cell stale, and with it every cell that uses
+	// the file.
+	runtime.AddInput(th, runtime.Input{Kind: originKind, Name: h.id, Hash: initial})
+	if err := runtime.RegisterResource(th, h.res); err != nil {
+		return err
+	}
+	h.noteSeen()
+	return nil
+}
+
+// readInitial is the identity of the file's first state, "" if none yet.
+func readInitial(dir string) string {
+	data, err := os.ReadFile(filepath.Join(dir, initialFile))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
 }
 
 // Resource is the file's tracked resource; nil for ":memory:".
 func (h *Handle) Resource() *runtime.Resource { return h.res }
 
-// fileState names the file's content as first found ("absent" if none).
+// fileState names the file's content as a first state ("absent" if none).
 func fileState(path string) (string, error) {
-	sum, err := runtime.FileSHA256(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return "sqlite-absent", nil
-	}
-	if err != nil {
+	sum, err := content(path)
+	switch {
+	case err != nil:
 		return "", err
+	case sum == "absent":
+		return "sqlite-absent", nil
 	}
 	return "sqlite-" + sum[:24], nil
 }

@@ -1,6 +1,8 @@
 package statetest
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,5 +62,41 @@ func TestABABRestoresAndGrows(t *testing.T) {
 	}
 	if r2.Outputs["after"] != "0" {
 		t.Errorf("after pairs=3: %q indexes, want 0", r2.Outputs["after"])
+	}
+}
+
+// targetNB measures what a target process says, in an abab cell whose
+// runs name the server cell's handle.
+const targetNB = `# %% server
+srv = backend.process(["./srvbin"], cwd = ".", ready = "log:^version")
+
+# %% runs
+load("@std/abab.star", "abab")
+exp = abab(arms = {"A": None, "B": None}, pairs = 2, run = lambda arm: srv.logs(tail = 1))
+[exp.runs[a][p] for p in range(2) for a in ["A", "B"]]
+`
+
+// TestABABCheckpointsSeeTheTarget: after the target's binary changed, the
+// server cell and the abab cell ran again, and the abab cell returned the
+// old binary's runs from its checkpoints (issue 47, item 1): a checkpoint
+// named the server cell by its key, not the binary it started. A warm run
+// must show what a fresh run shows.
+func TestABABCheckpointsSeeTheTarget(t *testing.T) {
+	t.Parallel()
+	warm := t.TempDir()
+	cache := filepath.Join(warm, "cache")
+	for i, version := range []string{"1", "2", "1"} {
+		srvbin := "#!/bin/sh\necho version " + version + "\nexec sleep 600\n"
+		fresh := t.TempDir()
+		for _, dir := range []string{warm, fresh} {
+			if err := os.WriteFile(filepath.Join(dir, "srvbin"), []byte(srvbin), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := RunNB(t, fresh, filepath.Join(fresh, "cache"), targetNB, nil, true)
+		got := RunNB(t, warm, cache, targetNB, nil, true)
+		if got.Outputs["runs"] != want.Outputs["runs"] || !strings.Contains(want.Outputs["runs"], "version "+version) {
+			t.Fatalf("step %d (version %s): runs shows %q (%s), a fresh run %q\n%s", i, version, got.Outputs["runs"], got.Why["runs"], want.Outputs["runs"], got.Stderr)
+		}
 	}
 }

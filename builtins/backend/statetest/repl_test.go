@@ -39,7 +39,7 @@ func TestREPLChangeIsNotALeftover(t *testing.T) {
 	if err != nil || len(out) != 1 || out[0].String() != "10" {
 		t.Fatalf("the prompt does not see its own change: %v %v", out, err)
 	}
-	if err := e.RunCell("measure", true); err != nil {
+	if err := e.RunCell("measure", runtime.RunForced); err != nil {
 		t.Fatal(err)
 	}
 	if got := e.CellRun("measure").Outputs(); len(got) != 1 || got[0].String() != "200" {

@@ -5,6 +5,7 @@ package statetest
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,4 +79,25 @@ func run(t *testing.T, path string, o runtime.Options, execute bool) Result {
 		}
 	}
 	return r
+}
+
+// WriteSQLite makes path a SQLite file of table t with n rows (100, 101,
+// ...), as a program other than benchbook would (the sqlite3 shell, a
+// copy of another file).
+func WriteSQLite(t *testing.T, path string, n int) {
+	t.Helper()
+	os.Remove(path)
+	db, err := sql.Open("sqlite", path) // the driver backend.sqlite registers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("CREATE TABLE t (id int)"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if _, err := db.Exec("INSERT INTO t VALUES (?)", 100+i); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

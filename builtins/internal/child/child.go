@@ -19,14 +19,19 @@
 //     the pipe; the supervisor reads EOF, kills the cgroup and every process
 //     whose environment carries this run's marker (BENCHBOOK_CHILD_OF, set on
 //     every child and inherited below it), then exits.
+//  4. Without a cgroup, benchbook is a child subreaper: a descendant that
+//     is orphaned is adopted by benchbook, not init, and stays in its tree
+//     (adopt_linux.go). The supervisor walks that tree every 250 ms and
+//     kills what it saw there when benchbook dies (tree_linux.go): the
+//     descendant that left the group and shed the marker (setsid env -i).
 //
 // Start is the one way to start a child; nothing else in benchbook calls
 // exec.Cmd.Start for a child process. The supervisor and the container
 // reaper (builtins/internal/docker) are no children: they must outlive
 // benchbook, long enough to clean up after it.
 //
-// Layers 2 and 3 and the parent-death signal are Linux's (child_linux.go,
-// supervise_linux.go). Elsewhere (child_other.go) only layer 1's process
+// Layers 2 to 4 and the parent-death signal are Linux's (child_linux.go,
+// supervise_linux.go, adopt_linux.go, tree_linux.go). Elsewhere (child_other.go) only layer 1's process
 // group remains: stopping a child kills its group, but a child outlives a
 // benchbook that is killed without the chance to stop it.
 package child
@@ -132,13 +137,25 @@ func startOnSpawnThread(cmd *exec.Cmd) error {
 		go func() {
 			goruntime.LockOSThread() // never unlocked: the thread lives as long as benchbook
 			for r := range spawns {
-				r.done <- r.cmd.Start()
+				r.done <- startRegistered(r.cmd)
 			}
 		}()
 	})
 	done := make(chan error, 1)
 	spawns <- spawnReq{cmd, done}
 	return <-done
+}
+
+// startRegistered starts cmd and notes its process as one an exec.Cmd
+// waits for (adopt_linux.go), before its zombie can be reaped as adopted.
+func startRegistered(cmd *exec.Cmd) error {
+	startMu.Lock()
+	defer startMu.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	register(cmd.Process.Pid)
+	return nil
 }
 
 // newToken names this benchbook process in its children's marker (and in

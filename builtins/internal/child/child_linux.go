@@ -28,6 +28,8 @@ func newGuard() *guard {
 	gd.pipe = pipe
 	if dir != "" {
 		gd.cgroup, _ = os.Open(childrenDir(dir))
+	} else {
+		subreaper() // the supervisor walks our tree instead (tree_linux.go)
 	}
 	return gd
 }

@@ -4,8 +4,14 @@ package child
 
 import (
 	"os"
+	"sync"
 	"syscall"
 )
+
+// startMu orders starts; there is no adoption to reap outside Linux.
+var startMu sync.Mutex
+
+func register(int) {}
 
 // Supervisor is the supervisor's mode, which nothing starts outside Linux.
 var Supervisor = Mode{Arg: "__supervise", Run: func([]string) { os.Exit(2) }}

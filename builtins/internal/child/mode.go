@@ -64,7 +64,7 @@ func ModeCommand(arg string, args ...string) (*exec.Cmd, error) {
 		return nil, err
 	}
 	cmd := exec.Command(exe, append([]string{arg}, args...)...)
-	cmd.Env = WithoutMarker(os.Environ())
+	cmd.Env = append(WithoutMarker(os.Environ()), HelperVar+"="+arg)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd, nil
 }
@@ -77,6 +77,10 @@ func self() (string, error) {
 	}
 	return os.Executable()
 }
+
+// HelperVar names the variable ModeCommand sets: the supervisor, walking
+// benchbook's process tree, spares a child that has it and no marker.
+const HelperVar = "BENCHBOOK_HELPER"
 
 // WithoutMarker returns env without MarkerVar: the one filter for every
 // process that must not count as one of this benchbook's children.

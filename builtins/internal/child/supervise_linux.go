@@ -85,20 +85,46 @@ func supervise(args []string) {
 		_ = os.WriteFile(filepath.Join(filepath.Dir(dir), "cgroup.procs"), []byte("0"), 0)
 		_ = os.Remove(filepath.Join(dir, "supervisor"))
 	}
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	reap(marker, dir)
+	var seen *tree
+	if dir == "" { // no cgroup holds the descendants: remember them
+		seen = newTree(marker)
+	}
+	eof := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		close(eof)
+	}()
+	if seen != nil {
+		tick := time.NewTicker(walkEvery)
+	watch:
+		for {
+			select {
+			case <-eof:
+				break watch
+			case <-tick.C:
+				seen.walk()
+			}
+		}
+		tick.Stop()
+	}
+	<-eof
+	reap(marker, dir, seen)
 	os.Exit(0)
 }
 
 // reap kills, until none is left or reapFor passed, every process in the
-// children's cgroup and every process whose environment holds marker, then
-// removes the cgroup.
-func reap(marker, dir string) {
+// children's cgroup, every process whose environment holds marker and
+// every process of seen still running (and its children), then removes the
+// cgroup.
+func reap(marker, dir string, seen *tree) {
 	deadline := time.Now().Add(reapFor)
 	for time.Now().Before(deadline) {
 		n := 0
 		if dir != "" {
 			n += killCgroup(childrenDir(dir))
+		}
+		if seen != nil {
+			n += seen.kill()
 		}
 		for _, pid := range markedPids(marker) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
@@ -159,16 +185,22 @@ func markedPids(marker string) []int {
 		if err != nil || pid == self {
 			continue
 		}
-		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
-		if err != nil || len(env) == 0 {
-			continue
-		}
-		env = append(append([]byte{0}, env...), 0)
-		if bytes.Contains(env, want) {
+		if env := environ(pid); env != nil && bytes.Contains(env, want) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// environ is process pid's environment with a NUL before and after each
+// entry (so "\x00NAME=" finds a variable), nil when it is unreadable or
+// empty.
+func environ(pid int) []byte {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil || len(env) == 0 {
+		return nil
+	}
+	return append(append([]byte{0}, env...), 0)
 }
 
 // makeCgroup creates name, with "children" and "supervisor" under it, in

@@ -1,7 +1,8 @@
 // Package flame draws profiles as flame graphs in inline SVG, for the
 // record. It draws an icicle per arm (the root on top, callees below, each
-// frame as wide as its share of CPU) and a differential one whose colour is
-// the change in CPU per request. No script and nothing fetched (the record's
+// frame as wide as its share of CPU), a differential one whose colour is
+// the change in CPU per request, and each arm of a differential at its own
+// scale with that colour (Arm). No script and nothing fetched (the record's
 // Content-Security-Policy forbids both): a frame's <title> is what a browser
 // shows on hover, and it carries the frame's name and figures. Output is
 // deterministic, and bounded: frames narrower than MinWidth are coalesced
@@ -11,13 +12,13 @@ package flame
 import (
 	"fmt"
 	"hash/fnv"
-	"html"
 	"math"
 	"slices"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/benchbook/benchbook/builtins/internal/profile"
+	"github.com/benchbook/benchbook/runtime/record/svgtext"
 )
 
 // Options shape a flame graph; the zero value is the default.
@@ -227,7 +228,10 @@ func warm(name string) string {
 	return fmt.Sprintf("#%02x%02x%02x", r, g, bl)
 }
 
-func esc(s string) string { return html.EscapeString(s) }
+// esc escapes a name or a label (svgtext.Escape): a function is named by
+// whoever wrote the program profiled, and a name holding "onerror=" made
+// the record refuse the whole figure.
+func esc(s string) string { return svgtext.Escape(s) }
 
 func pct(x float64) string { return fmt.Sprintf("%.2f %%", 100*x) }
 

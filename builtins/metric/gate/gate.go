@@ -27,10 +27,13 @@
 package gate
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -437,11 +440,58 @@ type recordView struct {
 	} `json:"provenance"`
 }
 
+// jsonProblem says where in data, and what, encoding/json found wrong:
+// "not a JSON record" alone left a user to search a file of megabytes.
+func jsonProblem(data []byte, err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		msg := syn.Error()
+		switch {
+		case strings.HasSuffix(msg, "exceeded max depth"):
+			msg = "nested more than 10000 levels (encoding/json's bound)"
+		case msg == "unexpected end of JSON input":
+			return at(data, len(data)) + msg
+		case strings.Contains(msg, "invalid character 'N'") || strings.Contains(msg, "invalid character 'I'"):
+			msg += " (NaN and Infinity are not JSON)"
+		}
+		return at(data, int(syn.Offset)-1) + msg
+	case errors.As(err, &typ):
+		return fmt.Sprintf("%s%s: a %s where %s belongs", at(data, int(typ.Offset)-1), typ.Field, typ.Value, jsonKind(typ.Type.Kind()))
+	}
+	return err.Error()
+}
+
+// at is "line L, column C: " for byte offset off of data (columns count
+// bytes, from 1).
+func at(data []byte, off int) string {
+	off = max(0, min(off, len(data)))
+	line := 1 + bytes.Count(data[:off], []byte("\n"))
+	col := off - bytes.LastIndexByte(data[:off], '\n')
+	return fmt.Sprintf("line %d, column %d: ", line, col)
+}
+
+// jsonKind names what JSON value a Go kind decodes from.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "a number"
+}
+
 // ParseBaseline reads a JSON record (benchbook run -format json).
 func ParseBaseline(data []byte) (Baseline, error) {
 	var v recordView
 	if err := json.Unmarshal(data, &v); err != nil {
-		return Baseline{}, fmt.Errorf("not a JSON record (write one with -format json): %v", err)
+		return Baseline{}, fmt.Errorf("not a JSON record (write one with -format json): %s", jsonProblem(data, err))
 	}
 	var named, shown []Figure
 	for _, n := range v.Named {

@@ -317,8 +317,17 @@ func (c *conn) watch(ctx context.Context, at, deadline time.Time, hang time.Dura
 			silent.Reset(hang)
 			switch m.Type {
 			case "result":
-				out.Report = m.Result
 				c.finish()
+				if !stopped && m.Result != nil && m.Result.Run != nil && m.Result.Run.Interrupted {
+					// Someone else stopped it (SIGTERM: its pod deleted or
+					// evicted, its box shutting down): its window is partial.
+					out.Failure = "stopped before the end of the run by something other than this run (SIGTERM)"
+					if c.a.Describe != nil {
+						out.Failure += ": " + c.a.Describe()
+					}
+					return out
+				}
+				out.Report = m.Result
 				return out
 			case "error":
 				c.a.Kill()

@@ -121,6 +121,32 @@ func TestAgentThatDiesIsNamed(t *testing.T) {
 	}
 }
 
+// An agent stopped by someone else (SIGTERM: a pod deleted or evicted, a
+// box shutting down) reports what it measured as interrupted; this run did
+// not ask it to stop, so its window is partial: the agent is named, the run
+// is incomplete and keeps the others' data. Before, its row read
+// "interrupted" and the run was merged whole with a third of one agent's
+// window (on a real cluster, a pod deleted mid-run).
+func TestAgentStoppedByOthersIsNamed(t *testing.T) {
+	t.Parallel()
+	l := fleettest.Load{Values: 1000, Seed: 7, Ms: 4000, Windows: 1, DieAgent: -1}
+	o := opts(l)
+	hl := &hookLauncher{Launcher: testLocal()}
+	o.OnStart = func(at time.Time) {
+		time.AfterFunc(time.Until(at)+500*time.Millisecond, func() { _ = syscall.Kill(hl.agents[1].Pid, syscall.SIGTERM) })
+	}
+	m, err := fleet.Run(context.Background(), hl, fleettest.Specs(t, l, 2), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Incomplete || m.Interrupted || m.Rows[0].Status != "ok" || !strings.HasPrefix(m.Rows[1].Status, "stopped before the end of the run") {
+		t.Fatalf("incomplete %v interrupted %v, rows %q %q", m.Incomplete, m.Interrupted, m.Rows[0].Status, m.Rows[1].Status)
+	}
+	all, _ := fleettest.Oracle(l, []int{0})
+	fleettest.SameDistribution(t, m.Hist, all) // agent 0's data alone
+	assertGone(t, hl.agents)
+}
+
 // A stopped agent (SIGSTOP: a frozen VM, a swapped-out box) is hung: named,
 // killed, and the run keeps the other's data. It is stopped half a second
 // into the run, after the handshake: stopped at a time after its launch,

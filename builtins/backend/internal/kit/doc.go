@@ -6,5 +6,6 @@
 // and commands (CheckReady, ReadyCheck, Argv), the limit arguments and the
 // cgroup that enforces them (LimitArgs, LimitPid, ObserveGroup, OOMWatch),
 // the run guards' glue (AddTarget, WatchMethod, WatchContainer), and the
-// conversion of query arguments and results (ToGo, ToStarlark, Table).
+// conversion of query arguments and results (ToGo, ToStarlark, Table), and
+// a resource's own small files written whole (WriteOwn).
 package kit

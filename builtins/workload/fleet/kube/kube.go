@@ -42,6 +42,10 @@ type Options struct {
 	// Deadline bounds the Job (activeDeadlineSeconds), so pods stop even if
 	// benchbook dies before deleting it.
 	Deadline time.Duration
+	// HostNetwork runs the pods in their node's network namespace: the
+	// agents' traffic leaves from the node's addresses, and they reach
+	// what listens on the node's loopback.
+	HostNetwork bool
 }
 
 // Launcher starts the agents of one fleet run in a cluster.
@@ -209,7 +213,10 @@ func specVolume(name string) (corev1.Volume, *corev1.PodSecurityContext) {
 }
 
 // indexedJob is n pods, each `benchbook agent` on the spec of its index,
-// never retried: a failed agent is reported, not replaced mid-run.
+// never retried: a failed agent is reported, not replaced mid-run. The
+// limit is per index: with a Job-wide backoffLimit of 0, one pod's failure
+// failed the Job and the Job controller then terminated every other pod
+// (on a real cluster, a pod deleted mid-run stopped both agents of two).
 func indexedJob(name string, o Options, n int, at time.Time) (*batchv1.Job, error) {
 	res, err := resources(o)
 	if err != nil {
@@ -219,17 +226,21 @@ func indexedJob(name string, o Options, n int, at time.Time) (*batchv1.Job, erro
 	var noRetry int32
 	indexed := batchv1.IndexedCompletion
 	vol, security := specVolume(name)
+	noToken := false
 	job := &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: o.Namespace, Labels: map[string]string{labelFleet: name}},
 		Spec: batchv1.JobSpec{
-			Completions: &count, Parallelism: &count, CompletionMode: &indexed, BackoffLimit: &noRetry,
+			Completions: &count, Parallelism: &count, CompletionMode: &indexed, BackoffLimitPerIndex: &noRetry,
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{labelFleet: name}},
 				Spec: corev1.PodSpec{
 					RestartPolicy:   corev1.RestartPolicyNever,
 					NodeSelector:    o.NodeSelector,
 					SecurityContext: security,
+					// The agent never calls the API: its pod holds no token.
+					AutomountServiceAccountToken: &noToken,
+					HostNetwork:                  o.HostNetwork,
 					Containers: []corev1.Container{{
 						Name: "agent", Image: o.Image, Resources: res,
 						// Kubernetes expands $(JOB_COMPLETION_INDEX), set in every pod of an Indexed Job.
@@ -241,6 +252,9 @@ func indexedJob(name string, o Options, n int, at time.Time) (*batchv1.Job, erro
 				},
 			},
 		},
+	}
+	if o.HostNetwork { // names resolve as they would without it
+		job.Spec.Template.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
 	}
 	ttl := int32(600) // a safety net: the API server removes a finished Job that benchbook could not
 	job.Spec.TTLSecondsAfterFinished = &ttl

@@ -411,3 +411,67 @@ func TestIndexedJobPodNotScheduled(t *testing.T) {
 	}
 	assertCleanedUp(t, c)
 }
+
+// host_network: the pods share their node's network, so agents reach what
+// listens on the node's loopback (bench/k8s's cluster targets a server on
+// 127.0.0.1); names still resolve through the cluster's DNS.
+func TestIndexedJobHostNetwork(t *testing.T) {
+	c := fake.NewClientset()
+	k := newKubelet(t, c, nil)
+	lc := launcher(c, k)
+	lc.Opts.HostNetwork = true
+	l := fleettest.Load{Values: 10, Seed: 27, Ms: 100, Windows: 1, DieAgent: -1}
+	if _, err := fleet.Run(context.Background(), lc, fleettest.Specs(t, l, 1), runOpts(l)); err != nil {
+		t.Fatal(err)
+	}
+	var job *batchv1.Job
+	for _, a := range c.Actions() {
+		if ca, ok := a.(k8stesting.CreateAction); ok && a.GetResource().Resource == "jobs" {
+			job = ca.GetObject().(*batchv1.Job)
+		}
+	}
+	if job == nil {
+		t.Fatal("no Job was created")
+	}
+	if s := job.Spec.Template.Spec; !s.HostNetwork || s.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
+		t.Fatalf("hostNetwork %v, dnsPolicy %q: want true, %q", s.HostNetwork, s.DNSPolicy, corev1.DNSClusterFirstWithHostNet)
+	}
+}
+
+// A pod deleted at once while its agent runs (a node lost, a forced
+// delete): the API server sends no terminated state, only the deletion.
+// The run ends with the others' data, incomplete, naming the pod.
+func TestIndexedJobPodDeleted(t *testing.T) {
+	c := fake.NewClientset()
+	k := newKubelet(t, c, nil)
+	lc := launcher(c, k)
+	l := fleettest.Load{Values: 1000, Seed: 28, Ms: 4000, Windows: 1, DieAgent: -1}
+	go func() {
+		time.Sleep(lc.Opts.StartAfter + time.Second)
+		var now int64
+		_ = c.CoreV1().Pods("bench").Delete(context.Background(), "benchbook-fleet-test-1-x", metav1.DeleteOptions{GracePeriodSeconds: &now})
+	}()
+	type result struct {
+		m   *fleet.Merged
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		m, err := fleet.Run(context.Background(), lc, fleettest.Specs(t, l, 2), runOpts(l))
+		done <- result{m, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run did not end within 60 s of a 4 s load whose pod was deleted")
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if !r.m.Incomplete || r.m.Rows[0].Status != "ok" || !strings.Contains(r.m.Rows[1].Status, "pod benchbook-fleet-test-1-x was deleted") {
+		t.Fatalf("incomplete %v, rows %q %q", r.m.Incomplete, r.m.Rows[0].Status, r.m.Rows[1].Status)
+	}
+	t.Logf("row 1: %s", r.m.Rows[1].Status)
+	assertCleanedUp(t, c)
+}

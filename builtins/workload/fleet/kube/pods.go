@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -29,6 +30,7 @@ type podWatch struct {
 type podSlot struct {
 	mu     sync.Mutex
 	pod    *corev1.Pod
+	gone   bool          // the pod was deleted: no later state will come
 	notify chan struct{} // one pending wake-up
 }
 
@@ -48,6 +50,7 @@ func (w *podWatch) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		list, err := pods.List(ctx, sel)
 		if err == nil {
+			w.missing(list.Items) // deleted while no watch was open
 			for i := range list.Items {
 				w.update(&list.Items[i])
 			}
@@ -74,21 +77,56 @@ func (w *podWatch) follow(ctx context.Context, wi watch.Interface) {
 			if !ok {
 				return
 			}
-			if p, ok := ev.Object.(*corev1.Pod); ok && ev.Type != watch.Deleted {
-				w.update(p)
+			if p, ok := ev.Object.(*corev1.Pod); ok {
+				if ev.Type == watch.Deleted {
+					w.deleted(p)
+				} else {
+					w.update(p)
+				}
 			}
 		}
 	}
 }
 
 func (w *podWatch) update(p *corev1.Pod) {
+	if s := w.slot(p); s != nil {
+		s.set(p, false)
+	}
+}
+
+// deleted takes a pod's deletion: the last state it had is all there
+// will be (a pod deleted at once, by a forced delete or with its node,
+// never reports its container's end).
+func (w *podWatch) deleted(p *corev1.Pod) {
+	if s := w.slot(p); s != nil {
+		s.set(p, true)
+	}
+}
+
+// missing marks deleted the pods a list no longer has.
+func (w *podWatch) missing(listed []corev1.Pod) {
+	for _, s := range w.slots {
+		s.mu.Lock()
+		p := s.pod
+		s.mu.Unlock()
+		if p != nil && !slices.ContainsFunc(listed, func(l corev1.Pod) bool { return l.UID == p.UID }) {
+			s.set(p, true)
+		}
+	}
+}
+
+func (w *podWatch) slot(p *corev1.Pod) *podSlot {
 	i, err := strconv.Atoi(p.Annotations[indexAnnotation])
 	if err != nil || i < 0 || i >= len(w.slots) {
-		return
+		return nil
 	}
-	s := w.slots[i]
+	return w.slots[i]
+}
+
+func (s *podSlot) set(p *corev1.Pod, gone bool) {
 	s.mu.Lock()
 	s.pod = p
+	s.gone = s.gone || gone
 	s.mu.Unlock()
 	select {
 	case s.notify <- struct{}{}:
@@ -97,14 +135,18 @@ func (w *podWatch) update(p *corev1.Pod) {
 }
 
 // until waits for a pod state that ok accepts; a pod stuck on an error
-// that will not clear by itself (image not found) fails.
+// that will not clear by itself (image not found), or deleted before it
+// got there, fails.
 func (s *podSlot) until(ctx context.Context, ok func(*corev1.Pod) bool) (*corev1.Pod, error) {
 	for {
 		s.mu.Lock()
-		p := s.pod
+		p, gone := s.pod, s.gone
 		s.mu.Unlock()
 		if p != nil && ok(p) {
 			return p, nil
+		}
+		if gone {
+			return p, fmt.Errorf("pod %s was deleted while its agent ran (%s)", p.Name, phase(p))
 		}
 		if p != nil {
 			if err := stuck(p); err != nil {
@@ -174,7 +216,9 @@ type podAgent struct {
 func (p *podAgent) follow(ctx context.Context, pw *io.PipeWriter) {
 	defer close(p.done)
 	p.err = p.stream(ctx, pw)
-	pw.CloseWithError(p.err)
+	// The end of the log, not the error: Wait reports that, once (the
+	// coordinator words an error in the stream as a second cause).
+	pw.Close()
 }
 
 // stream copies the pod's log, then waits for its container's exit.
@@ -228,14 +272,25 @@ func (p *podAgent) kill() {
 
 var errKilled = errors.New("agent killed")
 
+// phase words a pod's last known phase.
+func phase(p *corev1.Pod) string {
+	if p.Status.Phase == "" {
+		return "no phase reported"
+	}
+	return "last seen " + string(p.Status.Phase)
+}
+
 // describe says where the index's pod stands, for an agent that went
-// silent: no pod yet (quota, admission), unscheduled, or its phase.
+// silent: no pod yet (quota, admission), unscheduled, deleted, or its phase.
 func (s *podSlot) describe() string {
 	s.mu.Lock()
-	p := s.pod
+	p, gone := s.pod, s.gone
 	s.mu.Unlock()
 	if p == nil {
 		return "no pod was created for it: check the Job's events (quota, admission)"
+	}
+	if gone || p.DeletionTimestamp != nil {
+		return fmt.Sprintf("pod %s was deleted (%s)", p.Name, phase(p))
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
