@@ -149,3 +149,43 @@ func TestSweepSLO(t *testing.T) {
 		t.Errorf("slo = 0 on a log axis: %v", err)
 	}
 }
+
+// TestPairsLeavesARefusedCapacityOut: plot.pairs over capacities, one of
+// which the search refused (no value, not valid: the generator set the
+// pace), charts the others with a gap where it stands and says which run
+// it left out, rather than failing the chart; a run without a
+// value that claims to be valid is still an error.
+func TestPairsLeavesARefusedCapacityOut(t *testing.T) {
+	capOf := func(v starlark.Value, valid bool) *fakeCapacity {
+		return &fakeCapacity{attrs: starlark.StringDict{"capacity": v, "value": v, "valid": starlark.Bool(valid),
+			"invalid_reason": starlark.String("at 585 the load generator may have set the pace")}}
+	}
+	exp := func(b0 *fakeCapacity) starlark.Value {
+		runs := starlark.NewDict(2)
+		_ = runs.SetKey(starlark.String("A"), list(capOf(starlark.MakeInt(59), true), capOf(starlark.MakeInt(63), true)))
+		_ = runs.SetKey(starlark.String("B"), list(b0, capOf(starlark.MakeInt(483), true)))
+		return starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{
+			"arms": list(starlark.String("A"), starlark.String("B")), "runs": runs})
+	}
+	fig, err := call(t, "pairs", starlark.Tuple{exp(capOf(starlark.None, false))}, kw("metric", starlark.String("capacity")))
+	if err != nil {
+		t.Fatalf("a refused capacity fails the chart: %v", err)
+	}
+	if svg := string(fig.SVG()); !strings.Contains(svg, "left out, not valid: B pair 1") {
+		t.Errorf("the chart does not say which run it left out")
+	}
+	// Every run of B refused: A alone is charted; every run refused: no chart.
+	runs := starlark.NewDict(2)
+	_ = runs.SetKey(starlark.String("A"), list(capOf(starlark.MakeInt(59), true)))
+	_ = runs.SetKey(starlark.String("B"), list(capOf(starlark.None, false)))
+	if _, err := call(t, "pairs", starlark.Tuple{starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{"runs": runs})}, kw("metric", starlark.String("capacity"))); err != nil {
+		t.Errorf("an arm whose every run was refused: %v", err)
+	}
+	_ = runs.SetKey(starlark.String("A"), list(capOf(starlark.None, false)))
+	if _, err := call(t, "pairs", starlark.Tuple{starlarkstruct.FromStringDict(starlarkstruct.Default, starlark.StringDict{"runs": runs})}, kw("metric", starlark.String("capacity"))); err == nil || !strings.Contains(err.Error(), "plot.pairs: no run has a value of capacity") {
+		t.Errorf("every run refused: %v", err)
+	}
+	if _, err := call(t, "pairs", starlark.Tuple{exp(capOf(starlark.None, true))}, kw("metric", starlark.String("capacity"))); err == nil || !strings.Contains(err.Error(), "arm B, pair 1") {
+		t.Errorf("a valid run without a value: %v", err)
+	}
+}

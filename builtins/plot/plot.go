@@ -18,7 +18,9 @@
 //	    "count", "errors") or of fn(window); long runs are downsampled.
 //	plot.pairs(exp, metric = "rps", title = None) -> figure
 //	    every run of an experiment as a point per pair and arm; metric is a
-//	    run attribute, "pNN" (through run.p), or fn(run).
+//	    run attribute, "pNN" (through run.p), or fn(run). A run that is not
+//	    valid and has no value for it (a refused capacity) is a gap, named
+//	    under the x axis.
 //	plot.sweep(table, x, y, by = None, title = None, log_x = False, log_y = False, slo = None) -> figure
 //	    one line per value of column `by` over column `x`; table is a table
 //	    value or a list of dicts; slo = a number draws the SLO's limit on y
