@@ -376,7 +376,9 @@ func AtExit(t *starlark.Thread, fn func()) {
 // scope is the key and those inputs. What fn meets itself is recorded with
 // the checkpoint and re-checked before reuse. The inputs met before the call
 // are the cell's own up to that point, replayed checkpoints included, so an
-// interrupted cell that resumes finds the same scopes again.
+// interrupted cell that resumes finds the same scopes again. A checkpoint
+// taken while another's fn runs is keyed under that one's key ("abab/2/B/"
+// + key), so it belongs to it (enterMemo).
 func Memo(t *starlark.Thread, key string, fn func() (starlark.Value, error)) (starlark.Value, error) {
 	return memoIn(t, cell(t).memoScope(), key, fn)
 }
@@ -405,6 +407,8 @@ func (c *Cell) fingerprintScope(fp string) string {
 
 func memoIn(t *starlark.Thread, scope, key string, fn func() (starlark.Value, error)) (starlark.Value, error) {
 	s, c := session(t), cell(t)
+	key, restore := enterMemo(t, key)
+	defer restore()
 	if s.memo != nil && c.Key != "" && !c.forceMemo {
 		if cp, ok := s.memo.Get(scope, key); ok {
 			c.replay(cp)
@@ -429,6 +433,25 @@ func memoIn(t *starlark.Thread, scope, key string, fn func() (starlark.Value, er
 		}
 	}
 	return v, nil
+}
+
+// memoPathKey is the thread local holding the key of the checkpoint whose
+// function is running, "" outside any.
+const memoPathKey = "benchbook.memo.path"
+
+// enterMemo returns key as the checkpoint's full key, under the key of the
+// checkpoint whose function is running (a design inside another: each
+// level of a capacity search inside an abab pair), so an inner checkpoint
+// belongs to its outer one even when its function sees nothing of it, and
+// makes it the running one until restore.
+func enterMemo(t *starlark.Thread, key string) (full string, restore func()) {
+	outer, _ := t.Local(memoPathKey).(string)
+	full = key
+	if outer != "" {
+		full = outer + "/" + key
+	}
+	t.SetLocal(memoPathKey, full)
+	return full, func() { t.SetLocal(memoPathKey, outer) }
 }
 
 // memoScope is the cell's key and the inputs it met so far.

@@ -141,6 +141,7 @@ func gather(thread *starlark.Thread, ca compareArgs) (compareInput, error) {
 		in.metric += "[" + strings.Join(ex.tags, ", ") + "]" // the record's label names the tags the function read
 	}
 	in.box = boxOf(runsA, runsB, gates)
+	in.unit = capacityUnit(ca.metric, append(append([]starlark.Value(nil), runsA...), runsB...))
 	in.warnings = append(ex.list, tickWarning(ex.ticks)...)
 	in.gateBusy = gateBusy(gates)
 	return in, nil

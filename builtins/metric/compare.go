@@ -32,6 +32,9 @@ type Comparison struct {
 	AdjustedP  float64
 	Family     int
 	RawVerdict string
+	// Unit is the unit of the values when they carry one: each a capacity
+	// ("users", "req/s"), so the line can say "capacity 8 -> 16 users".
+	Unit string
 }
 
 // compareInput is what compare gathered from its arguments.
@@ -44,6 +47,7 @@ type compareInput struct {
 	box                            box
 	gateBusy                       string // the load gate's busy runs, in words ("" for none)
 	warnings                       []string
+	unit                           string // the values' unit, when they are capacities of one
 }
 
 func newComparison(in compareInput) (*Comparison, error) {
@@ -55,7 +59,7 @@ func newComparison(in compareInput) (*Comparison, error) {
 		return nil, fmt.Errorf("compare: %s: %w", in.metric, err)
 	}
 	bv := in.box.warning(sc.ALabel, sc.BLabel, boxCores())
-	c := &Comparison{Comparison: *sc, Busy: bv.text, BusyRuns: bv.busy, BoxRuns: bv.known}
+	c := &Comparison{Comparison: *sc, Busy: bv.text, BusyRuns: bv.busy, BoxRuns: bv.known, Unit: in.unit}
 	c.Warnings = append(c.Warnings, in.warnings...)
 	switch {
 	case c.Busy != "" && in.gateBusy != "":
@@ -75,6 +79,9 @@ func newComparison(in compareInput) (*Comparison, error) {
 // beside it, not repeated in every comparison's sentence (issue 52).
 func (c *Comparison) Line() string {
 	s := c.Sentence()
+	if c.Unit != "" {
+		s = c.UnitWords() + "; " + s
+	}
 	switch c.Role {
 	case "headline":
 		s += " [headline: the decision rests on it, at alpha " + stats.Num(c.Alpha) + "]"
@@ -88,13 +95,22 @@ func (c *Comparison) Line() string {
 	return s
 }
 
+// UnitWords are the arms' medians in the values' unit, "capacity 8 -> 16
+// users", for values that carry a unit; "" otherwise.
+func (c *Comparison) UnitWords() string {
+	if c.Unit == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s %s -> %s %s", c.Metric, g(c.MedianA), g(c.MedianB), c.Unit)
+}
+
 // Starlark attributes of a comparison.
 var comparisonAttrs = []string{
 	"a", "a_label", "aa_spread_pct", "acceptance", "accepted", "alpha", "b", "b_label", "better", "busy",
 	"ci", "ci_method", "ci_range", "ci_ratio", "design", "every_b_beats_every_a", "gain_pct", "geomean_a", "geomean_b",
 	"index", "max_a", "max_b", "mean_a", "mean_b", "median_a", "median_b", "median_ci_a",
 	"median_ci_b", "metric", "min_a", "min_b", "min_effect", "p_value", "paired", "ratio", "ratios",
-	"reason", "sentence", "spread_source", "test", "verdict", "warnings",
+	"reason", "sentence", "spread_source", "test", "unit", "verdict", "warnings",
 }
 
 func (c *Comparison) String() string        { return "comparison(" + c.Line() + ")" }
@@ -177,6 +193,8 @@ func (c *Comparison) stringAttr(name string) starlark.Value {
 		s = c.Line()
 	case "busy":
 		s = c.Busy
+	case "unit":
+		s = c.Unit
 	default:
 		return nil
 	}

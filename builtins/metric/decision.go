@@ -56,10 +56,14 @@ func (v *Verdict) Row() DecisionRow {
 
 // BeforeAfter is before -> after as the decision row and the index say it:
 // the index, before = 100 ("100 → 1495"), as every display rounds it
-// (stats.Shown). The hook for a headline whose values carry their own unit
-// (a capacity: "8 → 16 users").
+// (stats.Shown); a headline whose values carry their own unit reads in it
+// first, the arms' medians: a capacity "8 → 16 users (100 → 200)".
 func (c *Comparison) BeforeAfter() string {
-	return "100 → " + c.Shown().Index
+	index := "100 → " + c.Shown().Index
+	if c.Unit == "" {
+		return index
+	}
+	return fmt.Sprintf("%s → %s %s (%s)", g(c.MedianA), g(c.MedianB), c.Unit, index)
 }
 
 func (c *Comparison) intervalWords() string {

@@ -46,7 +46,9 @@
 //	    alpha, min_effect, busy, accepted,
 //	    acceptance, every_b_beats_every_a, aa_spread_pct, spread_source,
 //	    mean_a/b, geomean_a/b, median_a/b, median_ci_a/b, min_a/b, max_a/b,
-//	    a, b, ratios, metric, better, a_label, b_label, sentence, warnings.
+//	    a, b, ratios, metric, better, a_label, b_label, sentence, warnings,
+//	    unit (of capacities compared: "users", "req/s"; the sentence then
+//	    starts "capacity 8 -> 16 users").
 //	equivalent(a, b, allow_vacuous = False, allow_mismatch = False) -> struct(ok, compared, mismatch_count, mismatches, missing, distinct_a, distinct_b, vacuous, summary)
 //	    fails when the arms answer differently, unless allow_mismatch.
 //	verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False, override = "", aim = None, risk = "") -> verdict
@@ -74,6 +76,11 @@
 //	metric.mann_whitney(a, b) -> two-sided p-value
 //	metric.chance_all_above(na, nb) -> probability that nb values all beat na by chance
 //	metric.per_request(total, count = "requests") -> function run -> run.total / run.count
+//	metric.capacity_search(measure, slo, lo, hi, factor = 2, resolution = "2%", confidence = 0.95,
+//	                       repeats = 10, max_runs = 80, unit = None, label = "") -> capacity
+//	    the search @std/capacity.star's capacity() runs (package capacity):
+//	    measure(load, repeat) returns one run (checkpointed), or struct(run,
+//	    busy); call capacity() rather than this.
 package metric
 
 import (
@@ -109,6 +116,7 @@ func Module() runtime.Module {
 			"verdict":            decodeVerdict,
 			"bars":               decodeBars,
 			"profile_comparison": starprofile.DecodeComparison,
+			"capacity":           decodeCapacity,
 		},
 		Inputs: map[string]runtime.InputChecker{"method": checkMethod, "profile_method": checkProfileMethod},
 		Named:  []string{"comparison"},
@@ -129,6 +137,7 @@ var members = &starlarkstruct.Module{
 		"mann_whitney":     starlark.NewBuiltin("metric.mann_whitney", mannWhitneyBuiltin),
 		"chance_all_above": starlark.NewBuiltin("metric.chance_all_above", chanceBuiltin),
 		"per_request":      starlark.NewBuiltin("metric.per_request", perRequest),
+		"capacity_search":  starlark.NewBuiltin("metric.capacity_search", capacitySearchBuiltin), // capacity.go
 	},
 }
 
@@ -139,6 +148,8 @@ func checkMethod(name string) (string, error) {
 		return methodVersion, nil
 	case equivalenceMethod:
 		return equivalenceVersion, nil
+	case capacityMethod:
+		return capacityVersion, nil
 	}
 	return "", fmt.Errorf("unknown method")
 }

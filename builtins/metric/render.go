@@ -294,6 +294,9 @@ func (c *Comparison) fields() map[string]any {
 // secondary comparison adds its adjusted p and its unadjusted verdict.
 func (c *Comparison) JSON() any {
 	out := c.fields()
+	if c.Unit != "" {
+		out["unit"] = c.Unit
+	}
 	if c.Role == "secondary" || c.Role == "family" {
 		out["p_adjusted"], out["family"], out["verdict_unadjusted"] = jf(c.AdjustedP), c.Family, c.RawVerdict
 	}

@@ -229,3 +229,48 @@ verdict(status = "` + status + `", headline = c, summary = "the change in ` + na
 		t.Errorf("the quiet entry is marked busy:\n%s", log)
 	}
 }
+
+// TestIndexShowsCapacityInItsUnit: a two-arm capacity study renders with
+// its chart, its verdict says the capacities in their unit, and its index
+// row (the record's decision row) says "10 → 20 users" before the index.
+func TestIndexShowsCapacityInItsUnit(t *testing.T) {
+	nb := writeNB(t, `# %% [markdown]
+# # Does B carry more users?
+# Hypothesis: B halves the work per request.
+
+# %% runs
+load("@std/abab.star", "abab")
+load("@std/capacity.star", "capacity")
+def _arm(arm):
+    per_user = {"A": 5.0, "B": 2.5}[arm]
+    return capacity(lambda n: struct(p99 = per_user * n, users = n), {"p99": 50}, 1, 32)
+exp = abab(arms = {"A": None, "B": None}, pairs = 6, run = _arm)
+
+# %% decision
+cmp = compare(exp, metric = "capacity")
+verdict(status = "kept", headline = cmp, summary = "half the work", equivalence = "the same answers by construction")
+
+# %% charts
+plot.capacity(exp)
+`)
+	dir := filepath.Dir(nb)
+	if code, _, stderr := runCLI(t, "run", nb); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	html, _ := os.ReadFile(strings.TrimSuffix(nb, ".star") + ".html")
+	if !strings.Contains(string(html), "capacity 10 -&gt; 20 users; capacity (higher is better)") {
+		t.Errorf("the record's verdict does not say the capacities in users")
+	}
+	if !strings.Contains(string(html), "<title>p99 by load, and the capacity at the SLO</title>") {
+		t.Errorf("the record lacks the capacity chart")
+	}
+	if code, _, stderr := runCLI(t, "index", dir); code != 0 {
+		t.Fatalf("index: exit %d\n%s", code, stderr)
+	}
+	table, _ := os.ReadFile(filepath.Join(dir, "index.md"))
+	row := regexp.MustCompile(`(?m)^\| \[nb\.star\].*$`).FindString(string(table))
+	if !strings.Contains(row, "| 10 → 20 users (100 → 200) (95 % CI 200 to 200) ████████████████████ |") || !strings.Contains(row, "| capacity (higher is better) |") ||
+		!strings.Contains(row, "| IMPROVES +100.0 % |") || !strings.HasSuffix(row, "| kept |") {
+		t.Errorf("index row: %q", row)
+	}
+}
