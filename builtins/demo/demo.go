@@ -64,7 +64,22 @@ func start(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 	}
 	runtime.AtExit(th, h.kill)
 	runtime.SessionValue(th, guard.TargetsKey, guard.NewTargets).Add(h)
+	runtime.AddInput(th, runtime.Input{Kind: "server", Name: o.describe()})
 	return h, nil
+}
+
+// describe is the target's provenance line: what the demo serves, with
+// which options (not its port, which differs from one start to the next).
+func (o serveOptions) describe() string {
+	return fmt.Sprintf("demo: benchbook's embedded search API over SQLite, run by this benchbook (index = %s, cache = %s, rows = %d)",
+		pyBool(o.index), pyBool(o.cache), o.rows)
+}
+
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
 }
 
 // dataDir is where the demo keeps its generated databases, shared by every

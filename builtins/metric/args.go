@@ -9,6 +9,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/host"
 	"github.com/benchbook/benchbook/builtins/internal/metricname"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/metric/stats"
@@ -140,7 +141,9 @@ func gather(thread *starlark.Thread, ca compareArgs) (compareInput, error) {
 		in.metric += "[" + strings.Join(ex.tags, ", ") + "]" // the record's label names the tags the function read
 	}
 	in.box = boxOf(runsA, runsB, gates)
-	in.warnings = append(append(ex.list, tickWarning(ex.ticks)...), busyWarnings(gates)...)
+	in.unit = capacityUnit(ca.metric, append(append([]starlark.Value(nil), runsA...), runsB...))
+	in.warnings = append(ex.list, tickWarning(ex.ticks)...)
+	in.gateBusy = gateBusy(gates)
 	return in, nil
 }
 
@@ -325,7 +328,9 @@ func (ex *extractor) checkValid(r starlark.Value) error {
 }
 
 // runWarnings copies a run's warnings ("generator-bound") into the
-// comparison's, once per distinct warning, naming the runs.
+// comparison's, once per distinct warning, naming the runs; a run's busy
+// box is left to the comparison's one line (Busy), which counts and spans
+// every run's figures, instead of one bullet per run.
 func (ex *extractor) runWarnings(r starlark.Value, where string) {
 	w := starval.Attr(r, "warnings")
 	if w == nil {
@@ -335,10 +340,14 @@ func (ex *extractor) runWarnings(r starlark.Value, where string) {
 	if err != nil {
 		return
 	}
+	boxed := !math.IsNaN(number(r, "foreign_cpu"))
 	for _, x := range ws {
 		s, ok := starlark.AsString(x)
 		if !ok {
 			s = x.String()
+		}
+		if boxed && strings.HasPrefix(s, host.BusyPrefix) {
+			continue // the comparison's Busy line counts it, with its figures
 		}
 		line := where + ": " + s
 		if !ex.warnings[line] {
@@ -377,8 +386,9 @@ func tickWarning(ticks []float64) []string {
 		strings.Join(parts, ", "), ticks[len(ticks)-1]-ticks[0])}
 }
 
-// busyWarnings says how many runs the load gate marked busy.
-func busyWarnings(gates []starlark.Value) []string {
+// gateBusy says how many runs the load gate marked busy: "marked 3 of 16
+// runs busy (runs 2, 5, 9 in execution order)", "" for none.
+func gateBusy(gates []starlark.Value) string {
 	var busy []string
 	for i, g := range gates {
 		v, err := getattr(g, "busy")
@@ -387,10 +397,9 @@ func busyWarnings(gates []starlark.Value) []string {
 		}
 	}
 	if len(busy) == 0 {
-		return nil
+		return ""
 	}
-	return []string{fmt.Sprintf("%d of %d runs ran on a busy box (load gate; runs %s in execution order)",
-		len(busy), len(gates), strings.Join(busy, ", "))}
+	return fmt.Sprintf("marked %d of %d runs busy (runs %s in execution order)", len(busy), len(gates), strings.Join(busy, ", "))
 }
 
 // getattr is Starlark's x.name for values that have attributes.

@@ -270,6 +270,7 @@ func (fl *fleetLoad) run(ctx context.Context, name string, spec loadgen.Spec, st
 func fleetRun(kind string, spec loadgen.Spec, m *fleet.Merged) *Run {
 	r := newRun(kind, spec, m.Result)
 	r.d.Agents, r.d.Incomplete = agentRows(m.Rows), m.Incomplete
+	r.d.GenShare = genShare(kind, m.Result, r.d.Agents)
 	return r
 }
 

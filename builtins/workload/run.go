@@ -45,8 +45,11 @@ type runData struct {
 	*loadgen.Result           // the measurement; exec fills one from its samples
 	Kind            string    // "http", "sql", "mongo", "exec"
 	Label           string    // what ran
-	Clients         int       // closed loop: its clients
+	Clients         int       // closed loop: its clients (users)
+	Think           string    // closed loop: its users' think time, "1s" or "exp(1s)"; "" for none
 	Rate            float64   // open loop: its arrival rate, req/s
+	GenShare        float64   // the generator's CPU share over the window (users.go); NaN if unknown
+	ThinkLagMs      float64   // users: the median delay from the end of a user's think to its send, ms
 	WallMs          []float64 // exec: wall time per measured run
 	CPUMs           []float64 // exec: user + system CPU per run
 	UserMs          []float64 // exec: user CPU per run
@@ -77,7 +80,8 @@ var (
 //
 // A mix's result (res.Tags) makes a run per tag as well (tagged).
 func newRun(kind string, spec loadgen.Spec, res *loadgen.Result) *Run {
-	r := &Run{d: runData{Result: res, Kind: kind, Label: redact.String(spec.Label), Clients: spec.Clients, Rate: spec.Rate}}
+	r := &Run{d: runData{Result: res, Kind: kind, Label: redact.String(spec.Label), Clients: spec.Clients, Rate: spec.Rate,
+		Think: thinkText(spec), GenShare: genShare(kind, res, nil), ThinkLagMs: thinkLag(spec, res)}}
 	r.noteBox()
 	r.d.Warnings = append(r.d.Warnings, trendWarnings(r.d.Windows, spec.Clients == 0 && spec.Rate > 0)...)
 	if tags := res.Tags; len(tags) > 0 {
@@ -263,6 +267,10 @@ func (r *Run) summaryRow() (head, row []string) {
 	if r.d.Rate > 0 {
 		head = append(head, "late", "dropped")
 		row = append(row, fmt.Sprint(r.d.Late), fmt.Sprint(r.d.Dropped))
+	}
+	if r.d.Think != "" {
+		head = append(head, "users", "think", "think taken", "late")
+		row = append(row, fmt.Sprint(r.d.Clients), r.d.Think, fmtMs(r.thinkMs()), fmt.Sprint(r.d.Late))
 	}
 	if r.d.Tick > 0 {
 		head = append(head, "tick")

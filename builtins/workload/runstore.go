@@ -51,7 +51,13 @@ type runStored struct {
 	WarmupAuto  bool               `json:"warmup_auto,omitempty"`
 	Agents      []agentRow         `json:"agents,omitempty"`
 	Incomplete  bool               `json:"incomplete,omitempty"`
-	Profile     *starprofile.Data  `json:"profile,omitempty"` // absent without profile = True: such a run stores as before profiles
+	Profile     *starprofile.Data  `json:"profile,omitempty"`  // absent without profile = True: such a run stores as before profiles
+	Think       string             `json:"think,omitempty"`    // users' think; absent without: such a run stores as before users
+	ThinkNs     int64              `json:"think_ns,omitempty"` // Result.Think
+	Thinks      int64              `json:"thinks,omitempty"`
+	Gaps        *loadgen.Moments   `json:"gaps,omitempty"`          // Result.Gaps, when it has any
+	GenShare    *float64           `json:"gen_cpu_share,omitempty"` // absent in runs stored before it, and for exec
+	ThinkLagMs  float64            `json:"think_lag_ms,omitempty"`
 
 	Hist    []byte            `json:"hist"`
 	OK      []byte            `json:"ok_hist,omitempty"` // absent in runs stored before it: Hist was successes only
@@ -74,7 +80,14 @@ func (r *Run) MarshalValue() ([]byte, error) {
 		GenCPU: r.genCPU(), GenGCPause: inUnits(d.GCPause, time.Millisecond), Interrupted: d.Interrupted,
 		Warnings: d.Warnings, Observed: d.Observed, WallMs: d.WallMs, CPUMs: d.CPUMs, UserMs: d.UserMs, SysMs: d.SysMs,
 		MaxRSSKb: d.MaxRSSKb, Trips: d.Trips, WarmupS: d.WarmupS, WarmupAuto: d.WarmupAuto, Agents: d.Agents,
-		Incomplete: d.Incomplete, Profile: d.Profile, Tag: d.Tag, Seed: d.Seed, Share: d.Share}
+		Incomplete: d.Incomplete, Profile: d.Profile, Tag: d.Tag, Seed: d.Seed, Share: d.Share,
+		Think: d.Think, ThinkNs: int64(d.Result.Think), Thinks: d.Thinks, ThinkLagMs: d.ThinkLagMs}
+	if d.Gaps.N > 0 {
+		s.Gaps = &d.Gaps
+	}
+	if !math.IsNaN(d.GenShare) {
+		s.GenShare = &d.GenShare
+	}
 	for tag, t := range r.tags {
 		b, err := t.MarshalValue()
 		if err != nil {
@@ -118,10 +131,18 @@ func decodeRun(data []byte, _ codec.Types) (starlark.Value, error) {
 			Measured: fromUnits(s.Duration, time.Second), Late: s.Late, Tick: fromUnits(s.TickUs, time.Microsecond),
 			Dropped: s.Dropped, Undecided: s.Undecided, Windows: s.Windows,
 			CPU: fromUnits(s.GenCPU*float64(decided), time.Microsecond), GCPause: fromUnits(s.GenGCPause, time.Millisecond),
-			Interrupted: s.Interrupted, Warnings: s.Warnings, Observed: s.Observed, Trips: s.Trips},
+			Interrupted: s.Interrupted, Warnings: s.Warnings, Observed: s.Observed, Trips: s.Trips,
+			Think: time.Duration(s.ThinkNs), Thinks: s.Thinks},
 		WallMs: s.WallMs, CPUMs: s.CPUMs, UserMs: s.UserMs, SysMs: s.SysMs, MaxRSSKb: s.MaxRSSKb,
 		WarmupS: s.WarmupS, WarmupAuto: s.WarmupAuto, Agents: s.Agents, Incomplete: s.Incomplete, Profile: s.Profile,
-		Tag: s.Tag, Seed: s.Seed, Share: s.Share}}
+		Tag: s.Tag, Seed: s.Seed, Share: s.Share,
+		Think: s.Think, GenShare: math.NaN(), ThinkLagMs: s.ThinkLagMs}}
+	if s.Gaps != nil {
+		r.d.Gaps = *s.Gaps
+	}
+	if s.GenShare != nil {
+		r.d.GenShare = *s.GenShare
+	}
 	if err := r.decodeHists(&s); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}

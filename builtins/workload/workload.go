@@ -4,7 +4,8 @@
 //
 //	workload.http(url, method = "GET", headers = {}, body = None, request = None,
 //	              insecure = False, requests = None, seed = 0,
-//	              clients = N | rate = R, arrival = "constant" | "poisson",
+//	              clients = N | users = N, think = "1s" | "exp(1s)" | rate = R,
+//	              arrival = "constant" | "poisson",
 //	              duration, warmup = "1s" | "auto", timeout = "5s", max_inflight = auto,
 //	              window = "1s", tick = "auto", observe = [], label = "", profile = False, profile_hz = 499) -> run
 //	workload.sql(db, query = "..." | queries = [...] | {tag: sql}, args = None,
@@ -62,7 +63,10 @@
 // Durations are strings ("30s", "500ms") or numbers of seconds, read by
 // starval.Duration as in every builtin. With
 // clients the loop is closed (each client sends its next request when the
-// last one returns); with rate it is open: a pacer fixes every request's
+// last one returns); with users (http, sql and mongo alike) it is closed
+// too, each user waiting its think time between the outcome of one request
+// and the start of the next: think = "1s" constant, "exp(1s)" exponential
+// with that mean, seeded (users.go); with rate it is open: a pacer fixes every request's
 // intended start and latency is measured from it, so a stalled target
 // shows in the tail instead of being hidden (coordinated omission).
 //
@@ -137,6 +141,8 @@ func Module(o Options) runtime.Module {
 // loadArgs are the arguments http and sql share, as given.
 type loadArgs struct {
 	clients     starlark.Value
+	users       starlark.Value // closed loop of users with think time (users.go)
+	think       thinkArg
 	rate        starlark.Value
 	arrival     string
 	duration    starval.PositiveDuration // 0: not given
@@ -166,14 +172,14 @@ func (a *loadArgs) note(kwargs []starlark.Tuple) *loadArgs {
 }
 
 func newLoadArgs() *loadArgs {
-	return &loadArgs{arrival: "constant", clients: starlark.None, rate: starlark.None, tick: tickArg{auto: true},
+	return &loadArgs{arrival: "constant", clients: starlark.None, users: starlark.None, rate: starlark.None, tick: tickArg{auto: true},
 		warmup: warmupArg{d: time.Second}, timeout: starval.PositiveDuration(5 * time.Second),
 		window: starval.PositiveDuration(time.Second), maxInflight: starlark.None}
 }
 
 // pairs lists the shared keyword arguments for starlark.UnpackArgs.
 func (a *loadArgs) pairs() []any {
-	return []any{"clients?", &a.clients, "rate?", &a.rate, "arrival?", &a.arrival,
+	return []any{"clients?", &a.clients, "users?", &a.users, "think?", &a.think, "rate?", &a.rate, "arrival?", &a.arrival,
 		"duration??", &a.duration, "warmup?", &a.warmup, "timeout?", &a.timeout,
 		"window?", &a.window, "max_inflight?", &a.maxInflight, "tick?", &a.tick, "observe?", &a.observe,
 		"label?", &a.label, "agents?", &a.agents, "profile?", &a.profile, "profile_hz?", &a.profile.hz}
@@ -215,12 +221,15 @@ const (
 
 // loopShape sets closed loop (clients) or open loop (rate) and its bounds.
 func (a *loadArgs) loopShape(name string, s *loadgen.Spec) error {
+	if users, err := a.usersShape(name, s); users || err != nil {
+		return err
+	}
 	hasClients, hasRate := a.clients != starlark.None, a.rate != starlark.None
 	switch {
 	case hasClients && hasRate:
 		return fmt.Errorf("%s: give clients (closed loop) or rate (open loop), not both", name)
 	case !hasClients && !hasRate:
-		return fmt.Errorf("%s: one of clients (closed loop) or rate (open loop) is required", name)
+		return fmt.Errorf("%s: one of clients or users (closed loop) or rate (open loop) is required", name)
 	case hasClients:
 		n, err := starlark.AsInt32(a.clients)
 		if err != nil || n <= 0 {

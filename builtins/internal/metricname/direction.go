@@ -51,7 +51,7 @@ func Direction(name string) (better string, ok bool) {
 
 var directionByName = map[string]string{
 	"rps": "higher", "tps": "higher", "qps": "higher", "ops": "higher", "throughput": "higher",
-	"count": "higher", "ok": "higher",
+	"count": "higher", "ok": "higher", "capacity": "higher",
 	"mean": "lower", "median": "lower", "max": "lower", "min": "lower", "stddev": "lower",
 	"latency": "lower", "errors": "lower", "dropped": "lower", "late": "lower", "undecided": "lower",
 }

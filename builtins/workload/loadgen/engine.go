@@ -68,7 +68,9 @@ var (
 // Spec is what every load kind shares: the loop's shape and its timing.
 // Its plain fields travel as JSON (for agents that run one spec each).
 type Spec struct {
-	Clients     int           `json:"clients,omitempty"`      // closed loop: clients sending back to back
+	Clients     int           `json:"clients,omitempty"`      // closed loop: clients (users), back to back unless they think
+	Think       time.Duration `json:"think,omitempty"`        // closed loop: each user's think time between an outcome and its next request (think.go)
+	ThinkExp    bool          `json:"think_exp,omitempty"`    // closed loop: think times exponential with mean Think (seeded), not constant
 	Rate        float64       `json:"rate,omitempty"`         // open loop (Clients == 0): requests per second
 	Arrival     string        `json:"arrival,omitempty"`      // open loop: "constant" or "poisson" (seeded)
 	MaxInflight int           `json:"max_inflight,omitempty"` // open loop: bound on requests in flight
@@ -119,6 +121,8 @@ type engine struct {
 	stopAt   time.Time // when Ctrl-C was first seen; set by stopTime
 
 	self selfStats // the generator's own cost over the window; set by measure
+
+	users userStats // closed loop with think time: the users' starts (think.go)
 
 	prepared Prepared // the observers Run readied before the clock started (nil: none)
 
@@ -302,13 +306,24 @@ func (r *engine) finished(rec *recorder, t0, end time.Time, measured bool, class
 }
 
 func (r *engine) closedWorker(c client, rec *recorder, stream int64) {
+	var u user
 	for seq := int64(0); ; seq++ {
+		if r.thinking() && !r.waitUser(&u) {
+			return
+		}
 		t0 := time.Now()
 		if !t0.Before(r.end) || r.ctx.Err() != nil {
 			return
 		}
+		if r.thinking() {
+			r.userStarts(rec, &u, t0)
+		}
 		class, tag := c.do(r.loadCtx, request{seq: seq, stream: stream, deadline: r.deadline(t0), measured: !t0.Before(r.measureAt)})
-		r.finished(rec, t0, time.Now(), !t0.Before(r.measureAt), class, tag)
+		end := time.Now()
+		r.finished(rec, t0, end, !t0.Before(r.measureAt), class, tag)
+		if r.thinking() {
+			u.thinkFrom(end)
+		}
 	}
 }
 
@@ -337,6 +352,7 @@ func (r *engine) collect(res *Result) *Result {
 	}
 	res.Count = res.OK.TotalCount()
 	res.Tick = r.tick
+	r.collectUsers(res)
 	res.Intended = res.Count + SumErrors(res.Errors) + res.Dropped + res.Undecided
 	if len(r.scheds) > 0 {
 		res.Intended = r.intended()

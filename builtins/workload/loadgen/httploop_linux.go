@@ -205,7 +205,7 @@ func (l *httpLoop) receive(r *engine, rec *recorder, c *httpConn) {
 		l.drop(c) // closing, or bytes no request asked for
 	}
 	l.finish(r, rec, c, now)
-	if !l.open && now.Before(r.end) && r.ctx.Err() == nil {
+	if !l.open && !r.thinking() && now.Before(r.end) && r.ctx.Err() == nil {
 		l.send(r, rec, c, now) // back to back, as closedWorker
 	}
 }

@@ -238,6 +238,9 @@ func (a *arrivals) read(fd int, b []byte) (int, time.Time, error) {
 func (r *engine) settled(rec *recorder, c *inflight, end time.Time, class string) {
 	if c.due.IsZero() {
 		r.finished(rec, c.t0, end, c.measured, class, c.tag)
+		if r.thinking() {
+			c.thinkFrom(end)
+		}
 		return
 	}
 	r.openFinished(rec, c.due, c.t0, end, c.measured, class, c.tag)

@@ -40,6 +40,8 @@ func everyField(t *testing.T) *Result {
 			*x = true
 		case *map[string]*Result:
 			*x = map[string]*Result{"read": {Hist: hist(), OK: hist(), Count: 1, Intended: 1, Errors: map[string]int64{}}}
+		case *Moments:
+			*x = Moments{N: 2, Mean: 1, M2: 1}
 		default:
 			if f.CanInt() {
 				f.SetInt(1)

@@ -76,12 +76,17 @@ func (s selfStats) cpuWarnings() []string {
 	return w
 }
 
-// openWarnings are an open loop's lag, lateness and drops in res.
+// openWarnings are an open loop's lag, lateness and drops in res, or
+// users' late sends and long thinks (think.go) in a closed loop with think
+// time.
 func (s selfStats) openWarnings(spec Spec, res *Result) []string {
-	if spec.Clients != 0 {
-		return nil
+	switch {
+	case spec.Clients == 0:
+		return openLoopWarnings(spec, res)
+	case spec.Think > 0:
+		return thinkWarnings(res)
 	}
-	return openLoopWarnings(spec, res)
+	return nil
 }
 
 func openLoopWarnings(spec Spec, res *Result) []string {

@@ -300,7 +300,7 @@ func (l *sqlLoop) message(r *engine, rec *recorder, s *slot, typ byte, body []by
 			return
 		}
 		l.finish(r, rec, s, now, "")
-		if !l.open && now.Before(r.end) && r.ctx.Err() == nil {
+		if !l.open && !r.thinking() && now.Before(r.end) && r.ctx.Err() == nil {
 			l.begin(r, rec, s, now) // back to back, as closedWorker
 		}
 	}
