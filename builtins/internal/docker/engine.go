@@ -2,9 +2,9 @@
 //
 // It speaks to the engine's socket (DOCKER_HOST, else
 // /var/run/docker.sock; Podman's Docker-compatible socket answers the same
-// API). The client is api.go's, over the engine's own types
-// (github.com/moby/moby/api); it negotiates the API version down to the
-// engine's (1.41 for Debian's docker.io 20.10; nothing older than 1.40).
+// API). The client is the moby project's client module, which negotiates
+// the API version down to the engine's (1.41 for Debian's docker.io 20.10;
+// it speaks nothing older than 1.40).
 //
 // Every container benchbook starts is labelled with its owner (this
 // process's token and pid), runs with host networking unless told
@@ -16,21 +16,18 @@ package docker
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/api/types/container"
-	"github.com/moby/moby/api/types/image"
-	"github.com/moby/moby/api/types/system"
+	"github.com/moby/moby/client"
 
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
 )
@@ -43,7 +40,7 @@ const (
 
 // Engine is a connection to a container engine.
 type Engine struct {
-	cli        *apiClient
+	cli        *client.Client
 	Name       string // "Docker Engine - Community", "Podman Engine", or the platform name
 	Version    string // the engine's version, "20.10.24+dfsg1"
 	APIVersion string // the API version negotiated, "1.41"
@@ -53,22 +50,18 @@ type Engine struct {
 // Connect reaches the engine named by DOCKER_HOST (or the default socket)
 // and asks its version.
 func Connect(ctx context.Context) (*Engine, error) {
-	cli, err := newAPIClient()
+	cli, err := client.New(client.FromEnv) // negotiates the API version on its first request
 	if err != nil {
 		return nil, fmt.Errorf("container engine: %w", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	var v system.VersionResponse
-	err = cli.negotiate(cctx)
-	if err == nil {
-		err = cli.get(cctx, "/version", nil, &v)
-	}
+	v, err := cli.ServerVersion(cctx, client.ServerVersionOptions{})
 	if err != nil {
-		cli.close()
-		return nil, fmt.Errorf("no container engine at %s (start dockerd, or set DOCKER_HOST to Podman's socket): %w", cli.host, err)
+		cli.Close()
+		return nil, fmt.Errorf("no container engine at %s (start dockerd, or set DOCKER_HOST to Podman's socket): %w", cli.DaemonHost(), err)
 	}
-	e := &Engine{cli: cli, Version: v.Version, APIVersion: cli.version, Host: cli.host}
+	e := &Engine{cli: cli, Version: v.Version, APIVersion: cli.ClientVersion(), Host: cli.DaemonHost()}
 	e.Name = v.Platform.Name
 	for _, c := range v.Components {
 		if c.Name == "Podman Engine" {
@@ -82,7 +75,7 @@ func Connect(ctx context.Context) (*Engine, error) {
 }
 
 // Close releases the client's connections.
-func (e *Engine) Close() error { e.cli.close(); return nil }
+func (e *Engine) Close() error { return e.cli.Close() }
 
 // Describe is "Docker Engine 20.10.24+dfsg1 (API 1.41)".
 func (e *Engine) Describe() string {
@@ -115,9 +108,9 @@ type Container struct {
 // ImageDigest is the image's content id, and its registry digest when it
 // came from a registry: what the record names.
 func (e *Engine) ImageDigest(ctx context.Context, ref string) (string, error) {
-	img, err := e.imageInspect(ctx, ref)
+	img, err := e.cli.ImageInspect(ctx, ref)
 	if err != nil {
-		if isNotFound(err) {
+		if cerrdefs.IsNotFound(err) {
 			return "", fmt.Errorf("image %q is not on this engine (no registry is asked: docker pull, load or import it first)", ref)
 		}
 		return "", fmt.Errorf("image %q: %w", ref, err)
@@ -150,18 +143,18 @@ func (e *Engine) Run(ctx context.Context, s Spec) (*Container, error) {
 	}
 	cfg, host := configs(s, token)
 	cfg.Image = ImageID(digest) // what the record names, even if the tag moves on meanwhile
-	created, err := e.create(ctx, cfg, host, s.Name)
+	created, err := e.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: s.Name})
 	if err != nil {
 		return nil, fmt.Errorf("create: %w", err)
 	}
 	c := &Container{ID: created.ID, Name: s.Name, Image: s.Image, Digest: digest}
-	if err := e.Start(ctx, c.ID); err != nil {
+	if _, err := e.cli.ContainerStart(ctx, c.ID, client.ContainerStartOptions{}); err != nil {
 		_ = e.Remove(context.WithoutCancel(ctx), c.ID)
 		return nil, fmt.Errorf("start: %w", err)
 	}
 	if c.Name == "" {
-		if st, err := e.inspect(ctx, c.ID); err == nil {
-			c.Name = strings.TrimPrefix(st.Name, "/")
+		if st, err := e.cli.ContainerInspect(ctx, c.ID, client.ContainerInspectOptions{}); err == nil {
+			c.Name = strings.TrimPrefix(st.Container.Name, "/")
 		}
 	}
 	return c, nil
@@ -222,10 +215,11 @@ type State struct {
 
 // Inspect asks the engine about a container.
 func (e *Engine) Inspect(ctx context.Context, id string) (State, error) {
-	st, err := e.inspect(ctx, id)
+	res, err := e.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		return State{}, err
 	}
+	st := res.Container
 	if st.State == nil {
 		return State{}, errors.New("engine gave no state")
 	}
@@ -258,8 +252,8 @@ func (e *Engine) Settle(ctx context.Context, id string, st State) State {
 func (e *Engine) Remove(ctx context.Context, id string) error {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	err := e.cli.decode(cctx, http.MethodDelete, "/containers/"+id, url.Values{"force": {"1"}, "v": {"1"}}, nil, nil)
-	if err != nil && !isNotFound(err) {
+	_, err := e.cli.ContainerRemove(cctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !cerrdefs.IsNotFound(err) {
 		return err
 	}
 	return nil
@@ -269,23 +263,25 @@ func (e *Engine) Remove(ctx context.Context, id string) error {
 // to be started again by Start.
 func (e *Engine) Stop(ctx context.Context, id string, grace time.Duration) error {
 	secs := int(grace.Seconds())
-	return e.cli.decode(ctx, http.MethodPost, "/containers/"+id+"/stop", url.Values{"t": {strconv.Itoa(secs)}}, nil, nil)
+	_, err := e.cli.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: &secs})
+	return err
 }
 
 // Start starts a stopped container again.
 func (e *Engine) Start(ctx context.Context, id string) error {
-	return e.cli.decode(ctx, http.MethodPost, "/containers/"+id+"/start", nil, nil, nil)
+	_, err := e.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
+	return err
 }
 
 // FollowLogs copies the container's output (stdout and stderr) to w from
 // now until the container stops or ctx ends.
 func (e *Engine) FollowLogs(ctx context.Context, id string, w io.Writer) error {
-	resp, err := e.cli.call(ctx, http.MethodGet, "/containers/"+id+"/logs", url.Values{"stdout": {"1"}, "stderr": {"1"}, "follow": {"1"}}, nil)
+	rc, err := e.cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	_, err = stdcopy.StdCopy(w, w, resp.Body)
+	defer rc.Close()
+	_, err = stdcopy.StdCopy(w, w, rc)
 	return err
 }
 
@@ -295,10 +291,8 @@ func (e *Engine) owned(ctx context.Context, token string) ([]container.Summary, 
 	if token != "" {
 		label += "=" + token
 	}
-	filters, _ := json.Marshal(map[string]map[string]bool{"label": {label: true}})
-	var list []container.Summary
-	err := e.cli.get(ctx, "/containers/json", url.Values{"all": {"1"}, "filters": {string(filters)}}, &list)
-	return list, err
+	res, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", label)})
+	return res.Items, err
 }
 
 // Import makes image ref from a tar of its files (docker import), with
@@ -307,19 +301,19 @@ func (e *Engine) owned(ctx context.Context, token string) ([]container.Summary, 
 // nothing else names or uses it, so rebuilding leaves no nameless images.
 func (e *Engine) Import(ctx context.Context, tarball io.Reader, ref string, changes []string) error {
 	var before string
-	if img, err := e.imageInspect(ctx, ref); err == nil {
+	if img, err := e.cli.ImageInspect(ctx, ref); err == nil {
 		before = img.ID
 	}
-	resp, err := e.cli.call(ctx, http.MethodPost, "/images/create", url.Values{"fromSrc": {"-"}, "repo": {ref}, "changes": changes}, tarball)
+	rc, err := e.cli.ImageImport(ctx, client.ImageImportSource{Source: tarball, SourceName: "-"}, ref, client.ImageImportOptions{Changes: changes})
 	if err != nil {
 		return fmt.Errorf("import %s: %w", ref, err)
 	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
+	defer rc.Close()
+	out, _ := io.ReadAll(rc)
 	if bytes.Contains(out, []byte(`"errorDetail"`)) {
 		return fmt.Errorf("import %s: %s", ref, out)
 	}
-	if img, err := e.imageInspect(ctx, ref); err == nil && before != "" && img.ID != before {
+	if img, err := e.cli.ImageInspect(ctx, ref); err == nil && before != "" && img.ID != before {
 		// Refused while a container or another name uses it: then it stays.
 		e.RemoveImage(ctx, before) //nolint:errcheck
 	}
@@ -329,60 +323,30 @@ func (e *Engine) Import(ctx context.Context, tarball io.Reader, ref string, chan
 // RemoveImage removes an image by id or ref; the engine refuses while a
 // container or another name uses it.
 func (e *Engine) RemoveImage(ctx context.Context, ref string) error {
-	return e.cli.decode(ctx, http.MethodDelete, "/images/"+ref, nil, nil, nil)
+	_, err := e.cli.ImageRemove(ctx, ref, client.ImageRemoveOptions{})
+	return err
 }
 
 // Kill sends a signal ("SIGINT") to the container's init.
 func (e *Engine) Kill(ctx context.Context, id, signal string) error {
-	return e.cli.decode(ctx, http.MethodPost, "/containers/"+id+"/kill", url.Values{"signal": {signal}}, nil, nil)
+	_, err := e.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: signal})
+	return err
 }
 
 // Wait returns a channel that gets the container's exit code when it stops
 // (-1 when the engine cannot say), and is closed after.
 func (e *Engine) Wait(ctx context.Context, id string) <-chan int {
 	out := make(chan int, 1)
-	// The engine answers the headers at once and the body at the exit: a
-	// stop after Wait returns is seen.
-	resp, err := e.cli.call(ctx, http.MethodPost, "/containers/"+id+"/wait", url.Values{"condition": {string(container.WaitConditionNotRunning)}}, nil)
-	if err != nil {
-		out <- -1
-		close(out)
-		return out
-	}
+	w := e.cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	res, errs := w.Result, w.Error
 	go func() {
 		defer close(out)
-		defer resp.Body.Close()
-		var r container.WaitResponse
-		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		select {
+		case r := <-res:
+			out <- int(r.StatusCode)
+		case <-errs:
 			out <- -1
-			return
 		}
-		out <- int(r.StatusCode)
 	}()
 	return out
-}
-
-// inspect is the engine's whole record of a container.
-func (e *Engine) inspect(ctx context.Context, id string) (container.InspectResponse, error) {
-	var st container.InspectResponse
-	err := e.cli.get(ctx, "/containers/"+id+"/json", nil, &st)
-	return st, err
-}
-
-// imageInspect is the engine's record of an image.
-func (e *Engine) imageInspect(ctx context.Context, ref string) (image.InspectResponse, error) {
-	var img image.InspectResponse
-	err := e.cli.get(ctx, "/images/"+ref+"/json", nil, &img)
-	return img, err
-}
-
-// create creates a container (named name unless "").
-func (e *Engine) create(ctx context.Context, cfg *container.Config, host *container.HostConfig, name string) (container.CreateResponse, error) {
-	var q url.Values
-	if name != "" {
-		q = url.Values{"name": {name}}
-	}
-	var created container.CreateResponse
-	err := e.cli.decode(ctx, http.MethodPost, "/containers/create", q, container.CreateRequest{Config: cfg, HostConfig: host}, &created)
-	return created, err
 }
