@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
+	"github.com/benchbook/benchbook/cmd/benchbook/internal/report"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -45,7 +45,7 @@ func cmdCells(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 		if c.Markdown {
 			ci.Kind = "markdown"
 		} else if st := e.CellRun(c.Name); st != nil {
-			ci.Status, ci.Why, ci.Key = planStatus(st), st.Why, st.Key
+			ci.Status, ci.Why, ci.Key = report.CellStatus(st), st.Why, st.Key
 		}
 		cells = append(cells, ci)
 	}
@@ -61,25 +61,7 @@ func cmdCells(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 			fmt.Fprintf(tw, "%s\t%d\tmarkdown\t\t\t\n", c.Name, c.Line)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, c.Line, c.Status, join(c.Reads), join(c.Defines), c.Why)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\n", c.Name, c.Line, c.Status, report.Join(c.Reads), report.Join(c.Defines), c.Why)
 	}
 	return tw.Flush()
-}
-
-// planStatus is a cell's status as a plan can know it: "unknown" for a
-// cell whose status only the run of an upstream stale cell decides (it may
-// leave the same values, the same state), so that cells never calls stale
-// what run then finds a hit.
-func planStatus(st *runtime.CellRun) string {
-	if st.Status == runtime.StatusStale && st.Until != "" {
-		return "unknown"
-	}
-	return string(st.Status)
-}
-
-func join(s []string) string {
-	if len(s) == 0 {
-		return "-"
-	}
-	return strings.Join(s, ",")
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/benchbook/benchbook/cmd/benchbook/internal/report"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/ipynb"
 	"github.com/benchbook/benchbook/runtime/limits"
@@ -46,7 +47,7 @@ func cmdConvert(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	dest := outputPath(path, *out, "."+*to)
+	dest := report.RecordPath(path, *out, "."+*to)
 	if err := writeNew(dest, data, *force); err != nil {
 		return err
 	}

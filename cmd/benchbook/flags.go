@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/benchbook/benchbook/cmd/benchbook/internal/report"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -94,11 +94,6 @@ func newFlagSet(name, synopsis string) *flag.FlagSet {
 	return fs
 }
 
-// useColor: a terminal on stderr and no NO_COLOR.
-func useColor(noColor bool, w io.Writer) bool {
-	return !noColor && os.Getenv("NO_COLOR") == "" && runtime.IsTerminal(w)
-}
-
 // openNotebook parses the notebook and opens its engine.
 func openNotebook(ctx context.Context, path string, f *notebookFlags, opts runtime.Options, stderr io.Writer) (*runtime.Engine, error) {
 	nb, err := runtime.ParseFile(path)
@@ -109,20 +104,25 @@ func openNotebook(ctx context.Context, path string, f *notebookFlags, opts runti
 }
 
 // openEngine opens the engine of a parsed notebook: the one place every
-// command (and the kernel, whose notebook is the cells a frontend sent)
-// makes its engine.
+// command makes its engine.
 func openEngine(ctx context.Context, nb *runtime.Notebook, f *notebookFlags, opts runtime.Options, stderr io.Writer) (*runtime.Engine, error) {
-	path := nb.Path
-	opts.CacheDir = f.cacheDir
-	opts.Params = f.params
+	opts = engineOptions(f, opts)
 	if f.lastParams && len(f.params) == 0 {
-		opts.Params = lastParams(path, f.cacheDir, stderr)
+		opts.Params = lastParams(nb.Path, f.cacheDir, stderr)
 	}
 	opts.Stderr = stderr
-	opts.Color = useColor(f.noColor, stderr)
+	opts.Color = report.UseColor(f.noColor, stderr)
+	return runtime.Open(ctx, nb, opts)
+}
+
+// engineOptions are what every engine the binary opens (the kernel's
+// too) is given: the flags, the version, the modules.
+func engineOptions(f *notebookFlags, opts runtime.Options) runtime.Options {
+	opts.CacheDir = f.cacheDir
+	opts.Params = f.params
 	opts.Version = version()
 	opts.Args = append([]string{"benchbook"}, os.Args[1:]...)
-	return runtime.Open(ctx, nb, withModules(opts))
+	return withModules(opts)
 }
 
 // lastParams reads the parameters of the notebook's last run and says so
@@ -149,12 +149,4 @@ func fmtParams(p map[string]string) string {
 		names[i] = "-p " + k + "=" + p[k]
 	}
 	return strings.Join(names, " ")
-}
-
-// outputPath is the record's path: beside the notebook, with ext.
-func outputPath(nbPath, out, ext string) string {
-	if out != "" {
-		return out
-	}
-	return strings.TrimSuffix(nbPath, filepath.Ext(nbPath)) + ext
 }

@@ -35,6 +35,7 @@ import (
 	"syscall"
 
 	"github.com/benchbook/benchbook/builtins/hidden"
+	"github.com/benchbook/benchbook/cmd/benchbook/internal/hardstop"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
 
@@ -59,6 +60,9 @@ var commands = map[string]command{
 	"convert": {"convert a notebook between .star and Jupyter's .ipynb", cmdConvert},
 }
 
+// stopsHard are the commands hardstop.Watch applies to.
+var stopsHard = map[string]bool{"run": true, "watch": true}
+
 // Errors that map to exit codes.
 var (
 	errCellsFailed = errors.New("some cells failed")
@@ -73,7 +77,7 @@ func main() {
 	hidden.Run() // benchbook re-executed as its own helper: the supervisor, the reaper, the demo
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	if len(os.Args) > 1 && stopsHard[os.Args[1]] {
-		go hardStop(ctx, os.Stderr)
+		go hardstop.Watch(ctx, os.Stderr)
 	}
 	code := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
 	stop()

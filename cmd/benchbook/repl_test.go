@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,7 +11,6 @@ import (
 	"regexp"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -383,35 +380,6 @@ func TestREPLRunResumesCheckpoints(t *testing.T) {
 	}
 }
 
-func TestCompleter(t *testing.T) {
-	c := &completer{
-		globals: func() []string { return []string{"answer", "another", "base"} },
-		cells:   func() []string { return []string{"setup", "slow", "verdict"} },
-		values:  completionValues(),
-	}
-	cases := []struct {
-		line    string
-		want    []string
-		wantLen int
-	}{
-		{":ru", []string{"n"}, 3},
-		{":show s", []string{"etup", "low"}, 1},
-		{"x = an", []string{"other", "swer", "y"}, 2},
-		{"le", []string{"n"}, 2},
-		{":quit x", nil, 0},
-	}
-	for _, tc := range cases {
-		got, n := c.Do([]rune(tc.line), len([]rune(tc.line)))
-		var gotS []string
-		for _, g := range got {
-			gotS = append(gotS, string(g))
-		}
-		if strings.Join(gotS, "|") != strings.Join(tc.want, "|") || n != tc.wantLen {
-			t.Errorf("complete %q = %q, %d; want %q, %d", tc.line, gotS, n, tc.want, tc.wantLen)
-		}
-	}
-}
-
 // TestREPLCtrlCWorkload interrupts a 10 s HTTP workload: the prompt must
 // come back within a second and the session go on.
 func TestREPLCtrlCWorkload(t *testing.T) {
@@ -444,46 +412,5 @@ res
 	term.send(":quit\r")
 	if code := term.wait(5 * time.Second); code != 0 {
 		t.Errorf("exit code %d after :quit, want 0", code)
-	}
-}
-
-// TestInterrupts: SIGINT cancels the running input, or calls idle when
-// nothing runs; it never ends the process.
-func TestInterrupts(t *testing.T) {
-	idle := make(chan struct{}, 1)
-	in := watchInterrupts(func() { idle <- struct{}{} }, func() {})
-	defer in.stop()
-	in.run(context.Background(), func(ctx context.Context) {
-		syscall.Kill(os.Getpid(), syscall.SIGINT)
-		select {
-		case <-ctx.Done():
-		case <-time.After(5 * time.Second):
-			t.Error("SIGINT did not cancel the running input")
-		}
-	})
-	syscall.Kill(os.Getpid(), syscall.SIGINT)
-	select {
-	case <-idle:
-	case <-time.After(5 * time.Second):
-		t.Error("SIGINT at the prompt did not reach the idle handler")
-	}
-}
-
-func TestPlainReader(t *testing.T) {
-	r := newPlainReader(strings.NewReader("a\nb"))
-	for _, want := range []string{"a", "b"} {
-		if got, err := r.ReadLine(""); got != want || err != nil {
-			t.Fatalf("ReadLine = %q, %v; want %q", got, err, want)
-		}
-	}
-	if _, err := r.ReadLine(""); err != io.EOF {
-		t.Fatalf("at the end: %v, want EOF", err)
-	}
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	blocked := newPlainReader(pr)
-	go func() { time.Sleep(50 * time.Millisecond); blocked.Close() }()
-	if _, err := blocked.ReadLine(""); err != io.EOF {
-		t.Fatalf("after Close: %v, want EOF", err)
 	}
 }

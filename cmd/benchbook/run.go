@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/builtins/metric/gate"
+	"github.com/benchbook/benchbook/cmd/benchbook/internal/report"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/bytesize"
 	"github.com/benchbook/benchbook/runtime/limits"
@@ -68,17 +69,17 @@ func checkBaseline(path string) error {
 
 // finish writes the record and maps the engine's outcome to an error.
 func finish(e *runtime.Engine, path, out, format string, start time.Time, stderr io.Writer, gates gateOptions) error {
-	dest := outputPath(path, out, "."+format)
+	dest := report.RecordPath(path, out, "."+format)
 	rec := e.Record()
 	var gateErr error
 	if gates.baseline != "" && !e.Interrupted {
 		gateErr = applyGates(rec, gates, stderr)
 	}
-	size, err := writeRecord(rec, dest, format)
+	size, err := report.WriteRecord(rec, dest, format)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "%s in %s; wrote %s (%s)\n", summaryLine(e.Summary()), record.FormatDuration(time.Since(start)), dest, bytesize.Format(size))
+	fmt.Fprintf(stderr, "%s in %s; wrote %s (%s)\n", report.Summary(e.Summary()), record.FormatDuration(time.Since(start)), dest, bytesize.Format(size))
 	switch {
 	case e.Interrupted:
 		return errInterrupted
@@ -86,20 +87,4 @@ func finish(e *runtime.Engine, path, out, format string, start time.Time, stderr
 		return errCellsFailed
 	}
 	return gateErr
-}
-
-func summaryLine(n map[runtime.Status]int) string {
-	total := 0
-	for _, k := range record.Statuses {
-		total += n[k]
-	}
-	s := fmt.Sprintf("%d cells:", total)
-	sep := " "
-	for _, k := range record.Statuses {
-		if n[k] > 0 {
-			s += fmt.Sprintf("%s%d %s", sep, n[k], k)
-			sep = ", "
-		}
-	}
-	return s
 }

@@ -1,4 +1,4 @@
-package main
+package repl
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/cmd/benchbook/internal/report"
+	"github.com/benchbook/benchbook/cmd/benchbook/internal/termmd"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/bytesize"
 	"github.com/benchbook/benchbook/runtime/record"
@@ -154,7 +156,7 @@ func displayText(v starlark.Value, color bool) (text string) {
 	case runtime.Printed:
 		return string(v)
 	case record.Markdowner:
-		return markdownForTerminal(v.Markdown(), color)
+		return termmd.Render(v.Markdown(), color)
 	}
 	return v.String()
 }
@@ -187,7 +189,7 @@ func (r *repl) cmdCells(args []string) error {
 		if d := st.Duration(); d > 0 {
 			last = record.FormatDuration(d)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.Def.Name, planStatus(st), join(st.Def.Reads), last, st.Why)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", st.Def.Name, report.CellStatus(st), report.Join(st.Def.Reads), last, st.Why)
 	}
 	return tw.Flush()
 }
@@ -196,7 +198,7 @@ func (r *repl) cmdRun(args []string) error {
 	switch len(args) {
 	case 0:
 		r.interruptible(func() { r.e.Run(true) })
-		fmt.Fprintln(r.out, summaryLine(r.e.Summary()))
+		fmt.Fprintln(r.out, report.Summary(r.e.Summary()))
 		return nil
 	case 1:
 		return r.runOne(args[0], runtime.RunAgain)
@@ -322,17 +324,10 @@ func (r *repl) cmdDeps(args []string) error {
 	for _, name := range c.Reads {
 		reads = append(reads, fmt.Sprintf("%s (from %s)", name, r.e.Definer(name)))
 	}
-	fmt.Fprintf(r.out, "%s reads: %s\n", c.Name, orNone(reads))
-	fmt.Fprintf(r.out, "%s defines: %s\n", c.Name, orNone(c.Defines))
-	fmt.Fprintf(r.out, "used by: %s\n", orNone(r.e.Dependents(c.Name)))
+	fmt.Fprintf(r.out, "%s reads: %s\n", c.Name, report.OrNone(reads))
+	fmt.Fprintf(r.out, "%s defines: %s\n", c.Name, report.OrNone(c.Defines))
+	fmt.Fprintf(r.out, "used by: %s\n", report.OrNone(r.e.Dependents(c.Name)))
 	return nil
-}
-
-func orNone(s []string) string {
-	if len(s) == 0 {
-		return "(none)"
-	}
-	return strings.Join(s, ", ")
 }
 
 func (r *repl) cmdReload(args []string) error {
@@ -348,7 +343,7 @@ func (r *repl) cmdReload(args []string) error {
 		fmt.Fprintln(r.out, "no cell changed")
 		return nil
 	}
-	fmt.Fprintln(r.out, describeEdit(ed))
+	fmt.Fprintln(r.out, report.Edit(ed))
 	if stale := r.staleNames(); len(stale) > 0 {
 		fmt.Fprintf(r.out, "stale now: %s (:run runs them)\n", strings.Join(stale, ", "))
 	}
@@ -413,7 +408,7 @@ func (r *repl) cmdRender(args []string) error {
 	if len(args) > 1 {
 		return errors.New("want at most one path")
 	}
-	dest := outputPath(r.path, "", ".html")
+	dest := report.RecordPath(r.path, "", ".html")
 	if len(args) == 1 {
 		dest = args[0]
 	}
@@ -424,7 +419,7 @@ func (r *repl) cmdRender(args []string) error {
 	case ".json":
 		format = "json"
 	}
-	size, err := writeRecord(r.e.Record(), dest, format)
+	size, err := report.WriteRecord(r.e.Record(), dest, format)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package main
+package repl
 
 import (
 	"bufio"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/chzyer/readline"
 	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/cmd/benchbook/internal/hardstop"
 )
 
 // errPromptInterrupt is Ctrl-C typed at the prompt: the line is dropped, the
@@ -31,7 +33,7 @@ type lineReader interface {
 // ttyReader edits lines with readline: history, completion, raw-mode Ctrl-C.
 type ttyReader struct{ rl *readline.Instance }
 
-func newTTYReader(historyFile string, complete readline.AutoCompleter, stdout, stderr io.Writer) (*ttyReader, error) {
+func newTTYReader(stdin *os.File, historyFile string, complete readline.AutoCompleter, stdout, stderr io.Writer) (*ttyReader, error) {
 	rl, err := readline.NewEx(&readline.Config{
 		Prompt:            ">>> ",
 		HistoryFile:       historyFile,
@@ -40,7 +42,7 @@ func newTTYReader(historyFile string, complete readline.AutoCompleter, stdout, s
 		InterruptPrompt:   "^C",
 		EOFPrompt:         "",
 		HistorySearchFold: true,
-		Stdin:             os.Stdin,
+		Stdin:             stdin,
 		Stdout:            stdout,
 		Stderr:            stderr,
 	})
@@ -142,7 +144,7 @@ func (in *interrupts) loop() {
 		switch {
 		case sig == syscall.SIGTERM:
 			in.term()
-			go exitAfterGrace(os.Stderr, "still busy %v after SIGTERM: stopped; finished cells are cached")
+			go hardstop.ExitAfterGrace(os.Stderr, "still busy %v after SIGTERM: stopped; finished cells are cached")
 		case cancel == nil:
 			in.idle()
 		}

@@ -1,10 +1,9 @@
-package main
+package repl
 
 import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,36 +16,33 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/backend"
+	"github.com/benchbook/benchbook/cmd/benchbook/internal/hardstop"
+	"github.com/benchbook/benchbook/cmd/benchbook/internal/report"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/jupyter"
 	"github.com/benchbook/benchbook/runtime/record"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
 
-func cmdKernel(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	if len(args) > 0 && args[0] == "install" {
-		return cmdKernelInstall(ctx, stdout, stderr, args[1:])
-	}
-	fs := newFlagSet("kernel", "Serves the Jupyter messaging protocol on the sockets of a connection file, as\na Jupyter kernel (Jupyter starts it; 'benchbook kernel install' registers it).\nA code cell headed \"# %% NAME\" (or sent with a cell id, as JupyterLab and VS\nCode do) is a cell of the session's notebook, cached as 'benchbook run' caches\nit; other input is evaluated as at the REPL, and :commands work as there.\nThe notebook's cache is .benchbook/NAME in the working directory, NAME the\nnotebook Jupyter names (JPY_SESSION_NAME) or -name.")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: benchbook kernel -f CONNECTION_FILE [flags]\n       benchbook kernel install [--user | --prefix DIR] [-p k=v ...]\n\n")
-		fs.PrintDefaults()
-	}
-	var nf notebookFlags
-	nf.register(fs)
-	connFile := fs.String("f", "", "the connection file Jupyter wrote (kernel.json passes {connection_file})")
-	name := fs.String("name", "", "the notebook's name, for its cache and record (default: JPY_SESSION_NAME's, else \"kernel\")")
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return usageError{err.Error()}
-	}
-	if *connFile == "" || fs.NArg() > 0 {
-		return usageError{"want -f CONNECTION_FILE and no other argument (see -h)"}
-	}
-	conn, err := jupyter.ReadConnection(*connFile)
+// KernelOptions is what the command hands the kernel.
+type KernelOptions struct {
+	// Name is the notebook's name (-name), for its cache and record; ""
+	// lets JPY_SESSION_NAME tell it, else the cells the kernel is sent.
+	Name string
+	// Engine are the options of every engine the kernel opens: the
+	// modules and stdlib, the parameters, -cache-dir, the version.
+	Engine  runtime.Options
+	NoColor bool      // -no-color: no colours on the progress lines
+	Log     io.Writer // the kernel's own messages (stderr)
+	// BuiltinDocs are the builtins' descriptions, inspection's answer.
+	BuiltinDocs map[string]string
+}
+
+// ServeKernel serves the Jupyter messaging protocol on the sockets of the
+// connection file until a shutdown_request, SIGTERM or the death of the
+// frontend that started it. SIGINT interrupts the running cell.
+func ServeKernel(ctx context.Context, connFile string, opts KernelOptions) error {
+	conn, err := jupyter.ReadConnection(connFile)
 	if err != nil {
 		return err
 	}
@@ -54,8 +50,8 @@ func cmdKernel(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if err != nil {
 		return err
 	}
-	ks := newKernelSession(ctx, dir, kernelName(*name), &nf, stderr)
-	k := jupyter.New(conn, ks, stderr)
+	ks := newKernelSession(ctx, dir, kernelName(opts.Name), opts)
+	k := jupyter.New(conn, ks, opts.Log)
 	k.ShowCode = shownCode
 	stop := handleKernelSignals(k)
 	defer stop()
@@ -92,7 +88,7 @@ func handleKernelSignals(k *jupyter.Kernel) (stop func()) {
 		for sig := range sigs {
 			if sig == syscall.SIGTERM {
 				k.Stop()
-				go exitAfterGrace(os.Stderr, "kernel still busy %v after SIGTERM: stopped")
+				go hardstop.ExitAfterGrace(os.Stderr, "kernel still busy %v after SIGTERM: stopped")
 				continue
 			}
 			k.Interrupt()
@@ -132,7 +128,7 @@ func kernelName(name string) string {
 type kernelSession struct {
 	nb     kernelNotebook
 	dir    string // the working directory, where the notebook is
-	nf     *notebookFlags
+	opts   KernelOptions
 	r      *repl
 	stdout *kernelStream
 	stderr *kernelStream
@@ -152,11 +148,12 @@ type kernelSession struct {
 
 // newKernelSession serves the notebook name in dir ("": found from the
 // cells, see settle).
-func newKernelSession(ctx context.Context, dir, name string, nf *notebookFlags, log io.Writer) *kernelSession {
+func newKernelSession(ctx context.Context, dir, name string, opts KernelOptions) *kernelSession {
+	log := opts.Log
 	ks := &kernelSession{
 		nb:     kernelNotebook{path: filepath.Join(dir, cmp.Or(name, "kernel")+".ipynb")},
 		dir:    dir,
-		nf:     nf,
+		opts:   opts,
 		named:  name != "",
 		stdout: &kernelStream{name: "stdout", log: log},
 		stderr: &kernelStream{name: "stderr", log: log},
@@ -181,7 +178,7 @@ func (ks *kernelSession) open() {
 	if ks.swept = backend.SweepDead(ks.base); ks.swept != "" {
 		fmt.Fprintln(ks.log, ks.swept)
 	}
-	cacheDir := ks.nf.cacheDir
+	cacheDir := ks.opts.Engine.CacheDir
 	if !ks.named {
 		tmp, err := os.MkdirTemp("", "benchbook-kernel-")
 		if err != nil {
@@ -200,15 +197,18 @@ func (ks *kernelSession) openRepl(ctx context.Context, path, cacheDir string, no
 	if err != nil {
 		return nil, err
 	}
-	nf := *ks.nf
-	nf.cacheDir = cacheDir
-	e, err := openEngine(ctx, nb, &nf, runtime.Options{OnCell: ks.onCell, NoWait: noWait}, redact.Writer(ks.notes))
+	opts := ks.opts.Engine
+	opts.CacheDir, opts.OnCell, opts.NoWait = cacheDir, ks.onCell, noWait
+	opts.Stderr = redact.Writer(ks.notes)
+	opts.Color = report.UseColor(ks.opts.NoColor, opts.Stderr)
+	e, err := runtime.Open(ctx, nb, opts)
 	if err != nil {
 		return nil, err
 	}
 	e.SetContext(ks.base)
 	r := &repl{e: e, path: path, base: ks.base, out: redact.Writer(ks.stdout), errw: redact.Writer(ks.stderr),
-		params: copyParams(ks.nf.params), sig: &interrupts{}, omit: map[string]bool{":reload": true, ":quit": true}}
+		params: copyParams(ks.opts.Engine.Params), builtins: builtinValues(ks.opts.Engine.Modules),
+		sig: &interrupts{}, omit: map[string]bool{":reload": true, ":quit": true}}
 	e.Plan()
 	return r, nil
 }
@@ -216,12 +216,12 @@ func (ks *kernelSession) openRepl(ctx context.Context, path, cacheDir string, no
 func (ks *kernelSession) Info() jupyter.Info {
 	return jupyter.Info{
 		Implementation:        "benchbook",
-		ImplementationVersion: version(),
+		ImplementationVersion: ks.opts.Engine.Version,
 		Language: jupyter.LanguageInfo{
 			Name: "starlark", Version: "", MIMEType: "text/x-python", FileExtension: ".star",
 			PygmentsLexer: "python", CodemirrorMode: "python",
 		},
-		Banner: "benchbook " + version() + ": Starlark investigation notebooks, cached cell by cell.\n" +
+		Banner: "benchbook " + ks.opts.Engine.Version + ": Starlark investigation notebooks, cached cell by cell.\n" +
 			"A cell headed \"# %% NAME\" is a notebook cell; :help lists the commands.",
 		HelpLinks: []jupyter.HelpLink{{Text: "benchbook README", URL: "https://github.com/benchbook/benchbook#readme"}},
 	}

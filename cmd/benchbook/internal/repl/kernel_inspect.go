@@ -1,4 +1,4 @@
-package main
+package repl
 
 import (
 	"context"
@@ -93,7 +93,7 @@ func nameAt(code []rune, cursor int) string {
 // describe resolves a dotted name without running anything.
 func (ks *kernelSession) describe(name string) (string, bool) {
 	parts := strings.Split(name, ".")
-	v, ok := completionValues()[parts[0]]
+	v, ok := ks.r.builtins[parts[0]]
 	where := "builtin"
 	if !ok {
 		v, ok = ks.r.e.Peek(parts[0])
@@ -129,7 +129,7 @@ func (ks *kernelSession) describe(name string) (string, bool) {
 			b.WriteString("\n" + doc + "\n")
 		}
 	case *starlark.Builtin:
-		if doc, ok := builtinDocs[fn.Name()]; ok && fn.Receiver() == nil { // a method's name is no builtin's
+		if doc, ok := ks.opts.BuiltinDocs[fn.Name()]; ok && fn.Receiver() == nil { // a method's name is no builtin's
 			b.WriteString(doc + "\n")
 		} else {
 			fmt.Fprintf(&b, "%s(...), a builtin (README: Builtins)\n", fn.Name())

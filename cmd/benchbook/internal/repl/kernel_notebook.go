@@ -1,4 +1,4 @@
-package main
+package repl
 
 import (
 	"context"
@@ -46,7 +46,7 @@ func (ks *kernelSession) settle(ctx context.Context, code string) *jupyter.Error
 	}
 	for i, n := range tries {
 		path := filepath.Join(ks.dir, n+".ipynb")
-		cacheDir := ks.nf.cacheDir // -cache-dir: the user's choice, shared or not
+		cacheDir := ks.opts.Engine.CacheDir // -cache-dir: the user's choice, shared or not
 		noWait := name == "" && cacheDir == "" && i < len(tries)-1
 		r, err := ks.openRepl(ctx, path, cacheDir, noWait)
 		if errors.Is(err, runtime.ErrLocked) {

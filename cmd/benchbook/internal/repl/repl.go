@@ -1,6 +1,11 @@
-package main
+// Package repl is benchbook's interactive side: the REPL (benchbook repl)
+// and the Jupyter kernel's language session (benchbook kernel), which
+// drives the REPL's session so its commands, completion and display are
+// the REPL's own.
+package repl
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +18,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
+	"github.com/benchbook/benchbook/cmd/benchbook/internal/report"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -20,28 +26,23 @@ import (
 // cell parses at the prompt.
 var replSyntax = &syntax.FileOptions{Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true}
 
-func cmdRepl(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("repl", "Opens a notebook interactively without executing anything: values come from\nthe cache or are computed on first use. Input is Starlark evaluated against\nthe notebook's globals, or a :command (:help lists them). Ctrl-C cancels\nthe running input; Ctrl-D exits.")
-	var nf notebookFlags
-	nf.register(fs)
-	path, err := parseArgs(fs, args, stderr)
-	if err != nil {
-		return err
-	}
-	if len(nf.params) == 0 { // inspect the last run's values, whatever its -p
-		nf.params = lastParams(path, nf.cacheDir, stderr)
-	}
-	// Ctrl-C cancels one input, not the session: the REPL handles SIGINT
-	// itself, so the command's context (cancelled by the first SIGINT) is
-	// only a source of values.
-	base := context.WithoutCancel(ctx)
-	sweepDead(base, stderr)
-	e, err := openNotebook(base, path, &nf, runtime.Options{}, stderr)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	r := &repl{e: e, path: path, base: base, out: stdout, errw: stderr, params: copyParams(nf.params)}
+// Options is what the command hands the REPL.
+type Options struct {
+	Path    string            // the notebook's file: :reload rereads it, :render writes beside it
+	Params  map[string]string // the parameters the engine was opened with (-p, else the last run's)
+	Modules []runtime.Module  // the builtin modules, completed after a dot
+	Stdin   *os.File          // a terminal gets line editing and history; nil is os.Stdin
+	Stdout  io.Writer         // values and command output
+	Stderr  io.Writer         // errors, warnings, the engine's progress
+}
+
+// Run reads, evaluates and prints against the open engine until Ctrl-D,
+// :quit or SIGTERM. Ctrl-C cancels one input, not the session: the REPL
+// handles SIGINT itself, so ctx is only a source of values and its
+// cancellation ends nothing.
+func Run(ctx context.Context, e *runtime.Engine, opts Options) error {
+	r := &repl{e: e, path: opts.Path, base: context.WithoutCancel(ctx), out: opts.Stdout, errw: opts.Stderr,
+		params: copyParams(opts.Params), builtins: builtinValues(opts.Modules), stdin: cmp.Or(opts.Stdin, os.Stdin)}
 	return r.session()
 }
 
@@ -55,10 +56,13 @@ type repl struct {
 	in     lineReader
 	sig    *interrupts
 	params map[string]string
+	stdin  *os.File
 	tty    bool
 	color  bool            // Markdown shown with bold and colours
 	ended  atomic.Bool     // SIGTERM
 	warned map[string]bool // notebook globals already reported as shadowed
+
+	builtins starlark.StringDict // the modules' values and Starlark's universe, for completion
 
 	// show, when set, presents displayed values instead of printing their
 	// text (the kernel publishes them as MIME bundles); omit hides
@@ -102,17 +106,17 @@ func (r *repl) session() error {
 
 // openInput picks readline on a terminal, plain lines otherwise.
 func (r *repl) openInput() error {
-	r.tty = runtime.IsTerminal(os.Stdin)
-	r.color = r.tty && useColor(false, r.out)
+	r.tty = runtime.IsTerminal(r.stdin)
+	r.color = r.tty && report.UseColor(false, r.out)
 	if !r.tty {
-		r.in = newPlainReader(os.Stdin)
+		r.in = newPlainReader(r.stdin)
 		return nil
 	}
 	dir := r.e.CacheDir()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	in, err := newTTYReader(filepath.Join(dir, "repl_history"), r.completer(), r.out, r.errw)
+	in, err := newTTYReader(r.stdin, filepath.Join(dir, "repl_history"), r.completer(), r.out, r.errw)
 	if err != nil {
 		return err
 	}
@@ -123,11 +127,13 @@ func (r *repl) openInput() error {
 // completer completes what the REPL (and the kernel) reads: commands, cell
 // names, globals, builtins and the attributes of values at hand.
 func (r *repl) completer() *completer {
-	return &completer{globals: r.e.Globals, cells: r.cellNames, values: completionValues(), peek: r.e.Peek}
+	return &completer{globals: r.e.Globals, cells: r.cellNames, values: r.builtins, peek: r.e.Peek}
 }
 
-func completionValues() starlark.StringDict {
-	vals := runtime.MustModuleSet(nil, modules()...).Globals()
+// builtinValues are the names a notebook has without defining them: the
+// modules' and Starlark's own.
+func builtinValues(modules []runtime.Module) starlark.StringDict {
+	vals := runtime.MustModuleSet(nil, modules...).Globals()
 	for k, v := range starlark.Universe {
 		vals[k] = v
 	}

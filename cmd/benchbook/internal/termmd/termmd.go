@@ -1,4 +1,6 @@
-package main
+// Package termmd renders Markdown as text for a terminal: the REPL's values,
+// the kernel's inspection and benchbook help's reference.
+package termmd
 
 import (
 	"bytes"
@@ -24,9 +26,9 @@ import (
 
 var termMarkdown = goldmark.New(goldmark.WithExtensions(extension.GFM))
 
-// markdownForTerminal renders Markdown src as plain text; with color,
+// Render renders Markdown src as plain text; with color,
 // headings and strong text are bold and code is dimmed cyan.
-func markdownForTerminal(src string, color bool) string {
+func Render(src string, color bool) string {
 	source := []byte(src)
 	doc := termMarkdown.Parser().Parse(text.NewReader(source))
 	w := &termWriter{src: source, color: color}

@@ -1,4 +1,6 @@
-package main
+// Package watch is benchbook watch: a notebook rerun on every save, its
+// record rewritten and, optionally, served with a page that reloads.
+package watch
 
 import (
 	"bytes"
@@ -16,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/benchbook/benchbook/cmd/benchbook/internal/report"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/bytesize"
 	"github.com/benchbook/benchbook/runtime/limits"
@@ -26,36 +29,28 @@ import (
 // dependency and survives editors that save by renaming a new file.
 const watchInterval = 200 * time.Millisecond
 
-func cmdWatch(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("watch", "Runs the stale cells and writes the HTML record, then on every save of the\nnotebook reruns the changed cells and their dependents and rewrites the\nrecord. With -serve, also serves the record on a loopback address and\nreloads the page in the browser when it changes. Stops on Ctrl-C.")
-	var nf notebookFlags
-	nf.register(fs)
-	out := fs.String("o", "", "record path (default: the notebook's path with .html)")
-	serve := fs.String("serve", "", "serve the record at this loopback address, e.g. 127.0.0.1:8000")
-	path, err := parseArgs(fs, args, stderr)
-	if err != nil {
-		return err
-	}
-	if *serve != "" {
-		if err := checkLoopback(*serve); err != nil {
-			return usageError{err.Error()}
-		}
-	}
-	sweepDead(ctx, stderr)
-	e, err := openNotebook(ctx, path, &nf, runtime.Options{}, stderr)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	w := &watcher{e: e, path: path, dest: outputPath(path, *out, ".html"), out: stdout, errw: stderr}
-	if *serve != "" {
-		srv, err := startRecordServer(ctx, *serve)
+// Options is what the command hands watch.
+type Options struct {
+	Path   string // the notebook's file, polled for changes
+	Dest   string // the record's path
+	Serve  string // a loopback address to serve the record at (CheckLoopback); "" serves nothing
+	Stdout io.Writer
+	Stderr io.Writer
+}
+
+// Run runs the stale cells of the open engine and writes the record, then
+// on every change of the notebook's file reruns the changed cells and
+// their dependents and rewrites the record, until ctx is done.
+func Run(ctx context.Context, e *runtime.Engine, opts Options) error {
+	w := &watcher{e: e, path: opts.Path, dest: opts.Dest, out: opts.Stdout, errw: opts.Stderr}
+	if opts.Serve != "" {
+		srv, err := startRecordServer(ctx, opts.Serve)
 		if err != nil {
 			return err
 		}
 		defer srv.close()
 		w.srv = srv
-		fmt.Fprintf(stdout, "serving http://%s/\n", srv.addr)
+		fmt.Fprintf(opts.Stdout, "serving http://%s/\n", srv.addr)
 	}
 	return w.loop(ctx)
 }
@@ -139,22 +134,8 @@ func (w *watcher) reload() bool {
 		}
 		return false
 	}
-	fmt.Fprintf(w.out, "%s %s\n", time.Now().Format("15:04:05"), describeEdit(ed))
+	fmt.Fprintf(w.out, "%s %s\n", time.Now().Format("15:04:05"), report.Edit(ed))
 	return true
-}
-
-// describeEdit says which cells the user edited, added or removed. Cells
-// whose key changed only because an upstream cell did show in the "ran:"
-// line instead.
-func describeEdit(ed runtime.Edit) string {
-	desc := "edited: " + orNone(ed.Edited)
-	if len(ed.Added) > 0 {
-		desc += "; added: " + strings.Join(ed.Added, ", ")
-	}
-	if len(ed.Removed) > 0 {
-		desc += "; removed: " + strings.Join(ed.Removed, ", ")
-	}
-	return desc
 }
 
 // cycle runs what is stale, says which cells ran, and rewrites the record.
@@ -172,7 +153,7 @@ func (w *watcher) cycle(ctx context.Context) {
 			ran = append(ran, st.Def.Name)
 		}
 	}
-	line := "ran: " + orNone(ran)
+	line := "ran: " + report.OrNone(ran)
 	if len(failed) > 0 {
 		line += "; failed: " + strings.Join(failed, ", ")
 	}
@@ -181,7 +162,7 @@ func (w *watcher) cycle(ctx context.Context) {
 }
 
 func (w *watcher) write() {
-	size, err := writeRecord(w.e.Record(), w.dest, "html")
+	size, err := report.WriteRecord(w.e.Record(), w.dest, "html")
 	if err != nil {
 		fmt.Fprintf(w.errw, "watch: %v\n", err)
 		return
@@ -197,9 +178,9 @@ func (w *watcher) write() {
 	fmt.Fprintf(w.out, "wrote %s (%s)\n", w.dest, bytesize.Format(size))
 }
 
-// checkLoopback refuses addresses other than loopback ones: the record holds
+// CheckLoopback refuses addresses other than loopback ones: the record holds
 // host details and measured data, and the server has no authentication.
-func checkLoopback(addr string) error {
+func CheckLoopback(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("-serve %s: %v (want host:port, e.g. 127.0.0.1:8000)", addr, err)

@@ -1,4 +1,6 @@
-package main
+// Package hardstop ends benchbook when a signal's end of the work does not
+// come in time.
+package hardstop
 
 import (
 	"context"
@@ -19,25 +21,22 @@ import (
 // the supervisor kills the children when the process dies.
 const exitGrace = 1500 * time.Millisecond
 
-// hardStop exits with 130 when ctx has been done for exitGrace and the
+// Watch exits with 130 when ctx has been done for exitGrace and the
 // command has not returned: the commands that run cells (run, watch)
 // answer a signal within exitGrace whatever they are doing. The kernel and
 // the REPL take SIGINT as an interrupt of one input and handle signals
 // themselves; tests call run with a context no signal ends.
-func hardStop(ctx context.Context, stderr io.Writer) {
+func Watch(ctx context.Context, stderr io.Writer) {
 	<-ctx.Done()
-	exitAfterGrace(stderr, "interrupted; still busy %v after the signal, so stopped without writing the record; finished cells are cached, rerun to resume")
+	ExitAfterGrace(stderr, "interrupted; still busy %v after the signal, so stopped without writing the record; finished cells are cached, rerun to resume")
 }
 
-// exitAfterGrace exits with 130 after exitGrace, saying why (msg takes
+// ExitAfterGrace exits with 130 after exitGrace, saying why (msg takes
 // exitGrace): the REPL and the kernel call it on SIGTERM, whose end of the
 // session waits for the running input, which may be Go work nothing
 // cancels ("%s" % x of a list nested 200,000 deep kept the REPL 48 s).
-func exitAfterGrace(stderr io.Writer, msg string) {
+func ExitAfterGrace(stderr io.Writer, msg string) {
 	time.Sleep(exitGrace)
 	fmt.Fprintf(stderr, "benchbook: "+msg+"\n", exitGrace)
 	os.Exit(130)
 }
-
-// stopsHard are the commands hardStop applies to.
-var stopsHard = map[string]bool{"run": true, "watch": true}
