@@ -1,7 +1,10 @@
-package main
+// Package index is benchbook index: the decision table across a directory
+// of notebooks, read from their caches.
+package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -39,29 +42,33 @@ func readDecisionRow(m map[string]any) decisionRow {
 		Gain: s("gain"), Cost: s("cost"), Evidence: s("evidence"), Busy: s("busy")}
 }
 
-func cmdIndex(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("index", "Builds the decision table across the notebooks of a directory from their\ncached results (nothing is executed): each notebook's decision row as its\nrecord opens with it (candidate, metric, before -> after, gain, cost / risk,\nevidence, recommendation), whether its runs were busy, and a dated log of\nthe decisions, newest last. Writes DIR/index.html and DIR/index.md.")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: benchbook index [flags] DIR\n\n")
-		fs.PrintDefaults()
-	}
-	dir, err := parseArgs(fs, args, stderr)
-	if err != nil {
-		return err
-	}
+// Options is what the command hands index.
+type Options struct {
+	Engine runtime.Options // the options every notebook's engine opens with: the modules and stdlib
+	Stdout io.Writer       // the table, as Markdown
+	Stderr io.Writer       // the files written; a notebook that cannot be read
+}
+
+// ErrNoNotebooks is a directory with no notebook under it.
+var ErrNoNotebooks = errors.New("no notebooks (*.star)")
+
+// Write builds the decision table across the notebooks under dir from
+// their cached results (nothing is executed) and writes it as
+// DIR/index.md and DIR/index.html.
+func Write(ctx context.Context, dir string, opts Options) error {
 	paths, err := notebooksUnder(dir)
 	if err != nil {
 		return err
 	}
 	if len(paths) == 0 {
-		return usageError{fmt.Sprintf("no notebooks (*.star) in %s or its subfolders", dir)}
+		return fmt.Errorf("%w in %s or its subfolders", ErrNoNotebooks, dir)
 	}
 	var rows []indexRow
 	for _, p := range paths {
 		rel, _ := filepath.Rel(dir, p)
-		row, err := indexNotebook(ctx, p)
+		row, err := indexNotebook(ctx, p, opts.Engine)
 		if err != nil {
-			fmt.Fprintf(stderr, "benchbook index: %s: %v\n", p, err)
+			fmt.Fprintf(opts.Stderr, "benchbook index: %s: %v\n", p, err)
 			row = indexRow{Title: filepath.Base(p), Status: "error"}
 		}
 		row.Notebook = filepath.ToSlash(rel)
@@ -76,8 +83,8 @@ func cmdIndex(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	if err := os.WriteFile(filepath.Join(dir, "index.html"), []byte(page), 0o644); err != nil {
 		return err
 	}
-	fmt.Fprint(stdout, md)
-	fmt.Fprintf(stderr, "wrote %s and %s\n", filepath.Join(dir, "index.md"), filepath.Join(dir, "index.html"))
+	fmt.Fprint(opts.Stdout, md)
+	fmt.Fprintf(opts.Stderr, "wrote %s and %s\n", filepath.Join(dir, "index.md"), filepath.Join(dir, "index.html"))
 	return nil
 }
 
@@ -106,13 +113,14 @@ func notebooksUnder(dir string) ([]string, error) {
 }
 
 // indexNotebook reads one notebook's decision from its cache.
-func indexNotebook(ctx context.Context, path string) (indexRow, error) {
+func indexNotebook(ctx context.Context, path string, opts runtime.Options) (indexRow, error) {
 	nb, err := runtime.ParseFile(path)
 	if err != nil {
 		return indexRow{}, err
 	}
 	// The row shows the notebook's last run, whatever its parameters.
-	e, err := runtime.Open(ctx, nb, withModules(runtime.Options{Params: runtime.LastParams(runtime.DefaultCacheDir(path))}))
+	opts.Params = runtime.LastParams(runtime.DefaultCacheDir(path))
+	e, err := runtime.Open(ctx, nb, opts)
 	if err != nil {
 		return indexRow{}, err
 	}
