@@ -118,3 +118,24 @@ func TestRunStoresBackToItsBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceListsEveryRunAttribute: the module's reference (benchbook
+// help workload, docs/reference/workload.md) carries the table of run
+// attributes made from the fields a run answers from and the observers'
+// list, in the place its reference.md marks.
+func TestReferenceListsEveryRunAttribute(t *testing.T) {
+	d := docs()
+	if strings.Contains(d, runAttrsMark) || !strings.Contains(reference, runAttrsMark) {
+		t.Fatalf("reference.md lost its mark %q, or the table did not replace it", runAttrsMark)
+	}
+	for _, f := range RunAttrs() {
+		if !strings.Contains(d, "| `"+f.Name+"`") {
+			t.Errorf("the reference's table lacks the run attribute %s", f.Name)
+		}
+	}
+	for _, a := range runattrs.Observed {
+		if !strings.Contains(d, "| `"+a.Name+"`") {
+			t.Errorf("the reference's table lacks the observer figure %s", a.Name)
+		}
+	}
+}
