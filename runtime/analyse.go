@@ -104,7 +104,7 @@ func analyse(path string, c *CellDef) error {
 	}
 	sort.Strings(c.Defines)
 	c.Params = dedupe(c.Params)
-	c.secrets = secretLiterals(f)
+	c.flow = secretFlows(f)
 	c.lint = lostDisplays(f)
 	return nil
 }

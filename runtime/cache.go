@@ -343,10 +343,11 @@ type memoEntry struct {
 
 // memoStore adapts the store to the MemoStore the builtins use.
 type memoStore struct {
-	s     *store
-	types codec.Types // the engine's modules' decoders
-	warn  func(string)
-	stale func([]Input) string // why recorded inputs no longer hold, or ""
+	s       *store
+	types   codec.Types // the engine's modules' decoders
+	warn    func(string)
+	stale   func([]Input) string // why recorded inputs no longer hold, or ""
+	written *memoWrites          // the checkpoints this engine wrote (rescrub)
 }
 
 func (m memoStore) Get(scope, key string) (*Checkpoint, bool) {
@@ -388,18 +389,27 @@ func (m memoStore) Put(scope, key string, cp *Checkpoint) error {
 	for _, out := range redactOutputs(cp.Outputs) {
 		b, err := codec.Encode(out)
 		if err != nil {
-			b, _ = codec.Encode(Printed(out.String()))
+			b, _ = codec.Encode(Printed(redact.String(out.String())))
 		}
 		e.Outputs = append(e.Outputs, b)
 	}
-	return writeChecked(m.s.memoPath(scope, key), e)
+	if err := writeChecked(m.s.memoPath(scope, key), e); err != nil {
+		return err
+	}
+	m.written.add(scope, key)
+	return nil
 }
+
+// ErrLocked is a cache whose lock another process holds, for an engine
+// opened with Options.NoWait.
+var ErrLocked = errors.New("the cache is locked by another process")
 
 // lock takes the notebook's cache lock, so that two runs of one notebook
 // do not interleave. If another process holds it, say who and wait, until
 // ctx ends: a blocking flock is restarted after SIGINT and SIGTERM, so a
-// run waiting for another could only be ended by SIGKILL.
-func lock(ctx context.Context, cacheDir string, say func(string)) (unlock func(), err error) {
+// run waiting for another could only be ended by SIGKILL. With noWait it
+// fails with ErrLocked instead of waiting.
+func lock(ctx context.Context, cacheDir string, noWait bool, say func(string)) (unlock func(), err error) {
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return nil, fmt.Errorf("cache: %w", err)
 	}
@@ -410,6 +420,10 @@ func lock(ctx context.Context, cacheDir string, say func(string)) (unlock func()
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder, _ := limits.ReadFile(path, limits.File)
+		if noWait {
+			f.Close()
+			return nil, fmt.Errorf("%w: %s, held by %s", ErrLocked, path, strings.TrimSpace(string(holder)))
+		}
 		say(fmt.Sprintf("waiting for the cache lock %s, held by %s", path, strings.TrimSpace(string(holder))))
 		if err := waitLock(ctx, f); err != nil {
 			f.Close()

@@ -61,7 +61,12 @@
 //     it as self-contained HTML, Markdown or JSON. Secrets (passwords in
 //     URLs and DSNs, fields named like token) pass through runtime/redact
 //     on their way to a record, stderr or the cache; a value holding one
-//     is never stored.
+//     is never stored. The engine tells the redactor which values are
+//     secrets (secrets.go): from the source before anything runs, from
+//     the variables in scope before each output, from a cell's values and
+//     outputs once it ends; entries stored before a later cell revealed a
+//     secret are stored again masked, and a cell's listing is kept masked
+//     (listing.go) for a record rendered from the cache alone.
 //
 // The REPL and watch use the same engine through interactive.go: Plan,
 // RunCell, Eval, Definer and Dependents (the cell graph), and Reload, which

@@ -42,6 +42,10 @@ type Options struct {
 	// (cmd/benchbook/modules.go lists benchbook's).
 	Modules []Module
 	Stdlib  fs.FS
+	// NoWait makes Open fail with ErrLocked when another process holds the
+	// cache's lock, instead of waiting for it (a kernel that has not been
+	// told its notebook takes another cache rather than share one).
+	NoWait bool
 }
 
 // Status is what happened to a cell: hit, ran, live, error, skipped, never
@@ -87,6 +91,7 @@ type CellRun struct {
 	started  time.Time
 	duration time.Duration
 	host     hostinfo.Host
+	scrubbed uint64 // the redactor's generation its entry was masked at (rescrub)
 }
 
 // Engine executes one notebook against its cache.
@@ -104,6 +109,8 @@ type Engine struct {
 	force     *CellDef                 // RunCell(name, RunAgain or RunForced): this cell runs even if cached
 	forceMode RunMode                  // which of the two
 	prev      map[string]cellMemory    // what the last run knew, to say why a cell is stale
+	listings  map[string]listing       // the cells' listings as last shown (listing.go)
+	tainted   [2]map[string]bool       // the notebook's tainted names, the REPL input's (secrets.go)
 	sources   map[string]*parsedSource // files resolved for memo fingerprints
 	unlock    func()
 
@@ -156,7 +163,7 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 	if e.store, err = openStore(opts.CacheDir); err != nil {
 		return nil, err
 	}
-	if e.unlock, err = lock(ctx, opts.CacheDir, func(msg string) { fmt.Fprintln(opts.Stderr, msg) }); err != nil {
+	if e.unlock, err = lock(ctx, opts.CacheDir, opts.NoWait, func(msg string) { fmt.Fprintln(opts.Stderr, msg) }); err != nil {
 		return nil, err
 	}
 	// A run killed mid-write (SIGKILL) leaves temp files that no rename
@@ -168,12 +175,13 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.sess = &Session{Ctx: ctx, Stderr: opts.Stderr, NotebookDir: dir, CacheDir: opts.CacheDir, Params: opts.Params, Modules: mods, paramSalt: salt}
-	e.sess.memo = memoStore{s: e.store, types: mods.decoders, warn: e.warn, stale: e.staleInput}
-	learnSecrets(nb, opts.Params)
+	e.sess.memo = memoStore{s: e.store, types: mods.decoders, warn: e.warn, stale: e.staleInput, written: &memoWrites{}}
+	e.setTainted(learnSecrets(nb, opts.Params))
 	e.sess.fingerprint = e.fingerprint
 	e.sess.stale = e.staleOther
 	e.sess.tracker = resstate.New(func(msg string) { fmt.Fprintln(opts.Stderr, msg) }, record.FormatDuration)
 	e.prev = e.loadMemory()
+	e.listings = e.loadListings()
 	return e, nil
 }
 
@@ -217,7 +225,11 @@ func (e *Engine) Run(execute bool) {
 		e.progress(st)
 	}
 	e.checkParams()
+	e.rescrub()
 	e.saveMemory()
+	if execute {
+		e.saveListings()
+	}
 	if execute {
 		e.saveParams()
 	}
@@ -394,22 +406,6 @@ func (e *Engine) paramValue(name string) string {
 // cannot run a cell. A command-line value never holds a NUL byte, so no
 // real value is mistaken for one.
 const withheldParam = "\x00withheld:"
-
-// learnSecrets tells the redactor the secrets the notebook and its
-// parameters hold, so that they stay hidden wherever they turn up.
-func learnSecrets(nb *Notebook, params map[string]string) {
-	for name, v := range params {
-		if !strings.HasPrefix(v, withheldParam) {
-			redact.Learn(name, v)
-		}
-	}
-	for _, c := range nb.Cells {
-		redact.Learn("", c.Body)
-		for _, v := range c.secrets {
-			redact.LearnValue(v)
-		}
-	}
-}
 
 // ShownParams is the parameters as a record or a terminal may show them:
 // secrets masked.

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/benchbook/benchbook/runtime/limits"
@@ -60,6 +61,8 @@ type Session struct {
 	loadOnce sync.Once
 	load     func(*starlark.Thread, string) (starlark.StringDict, error)
 
+	tainted atomic.Pointer[map[string]bool] // names whose values flowed from a secret (secrets.go)
+
 	mu      sync.Mutex
 	cleanup []func()
 	values  map[any]any         // SessionValue's, by key
@@ -108,8 +111,10 @@ type Cell struct {
 	dropped  int64           // printed bytes past the limit, not kept
 	warnings []string
 
-	forceMemo bool           // -rerun, :rerun: ignore memo entries of this cell
-	st        *resstate.Cell // what it did to live resources (state.go)
+	forceMemo     bool              // -rerun, :rerun: ignore memo entries of this cell
+	secretGlobals bool              // it has a global named like a secret (learnFrames reads them)
+	secretCalls   map[callSite]bool // its calls that read a secret (learnFrames)
+	st            *resstate.Cell    // what it did to live resources (state.go)
 }
 
 const (
@@ -124,7 +129,10 @@ func (s *Session) NewThread(c *Cell) *starlark.Thread {
 	t := &starlark.Thread{Name: c.Name, Load: s.load}
 	t.SetLocal(sessionKey, s)
 	t.SetLocal(cellKey, c)
-	t.Print = func(_ *starlark.Thread, msg string) { c.emit(Printed(msg + "\n")) }
+	t.Print = func(t *starlark.Thread, msg string) {
+		learnFrames(t, starlark.String(msg))
+		c.emit(Printed(msg + "\n"))
+	}
 	return t
 }
 
@@ -218,7 +226,10 @@ func AddInput(t *starlark.Thread, in Input) {
 }
 
 // Emit adds a display output (md, table, a figure) to the running cell.
-func Emit(t *starlark.Thread, v starlark.Value) { cell(t).emit(v) }
+func Emit(t *starlark.Thread, v starlark.Value) {
+	learnFrames(t, v)
+	cell(t).emit(v)
+}
 
 // emit appends v to the outputs. Consecutive prints become one output,
 // appended to a builder: joining strings instead made a million prints take

@@ -51,7 +51,7 @@ func (e *Engine) execute(st *CellRun) {
 		return
 	}
 	e.starting(st)
-	cell := &Cell{Name: c.Name, Key: st.Key, forceMemo: e.forcedMemo(c)}
+	cell := &Cell{Name: c.Name, Key: st.Key, forceMemo: e.forcedMemo(c), secretGlobals: hasSecretName(e.sess.taintedNames(), c.Defines, c.private, c.Reads), secretCalls: secretCalls(c.flow.calls, e.sess.taintedNames())}
 	e.enterStates(cell, st)
 	thread := e.sess.NewThread(cell)
 	st.host = e.hostNow()
@@ -68,6 +68,7 @@ func (e *Engine) execute(st *CellRun) {
 	}
 	st.duration = time.Since(st.started)
 	st.inputs, st.outputs, st.warnings = cell.snapshot()
+	learnCell(c, globals, st.outputs, e.sess.taintedNames()) // failed or not: its outputs are shown
 	st.warnings = append(append([]string(nil), c.lint...), st.warnings...)
 	if berr := boundOutputs(c.Name, st.outputs); err == nil {
 		err = berr
@@ -197,6 +198,9 @@ func (e *Engine) runFile(thread *starlark.Thread, f *syntax.File, globals starla
 		return err
 	}
 	if v != starlark.None && !cell(thread).emitted(v) {
+		if readsSecret(identsIn(last.X), session(thread).taintedNames()) {
+			redact.LearnDerived(v) // the cell's last expression made of a secret: tok[::-1]
+		}
 		Emit(thread, v)
 	}
 	return nil
@@ -220,7 +224,7 @@ func (e *Engine) store1(st *CellRun) {
 		Inputs: st.inputs, Warnings: st.warnings,
 		Started: st.started, Duration: st.duration, Host: st.host, Version: e.opts.Version,
 	}
-	st.Status = StatusRan
+	st.Status, st.scrubbed = StatusRan, redact.Generation()
 	if st.Why == "" {
 		st.Why = "executed"
 	}
@@ -262,7 +266,7 @@ func (e *Engine) store1(st *CellRun) {
 	for _, out := range st.outputs {
 		data, err := codec.Encode(out)
 		if err != nil {
-			data, _ = codec.Encode(Printed(out.String()))
+			data, _ = codec.Encode(Printed(redact.String(out.String()))) // a handle's display: its argv, a DSN
 		}
 		ent.Outputs = append(ent.Outputs, data)
 	}

@@ -12,6 +12,8 @@ import (
 	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
+
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // This file is the engine's interactive surface, used by the REPL and by
@@ -30,7 +32,7 @@ func (e *Engine) SetContext(ctx context.Context) {
 func (e *Engine) SetParams(p map[string]string) {
 	e.opts.Params = p
 	e.sess.Params = p
-	learnSecrets(e.NB, p)
+	e.setTainted(learnSecrets(e.NB, p))
 }
 
 // Plan recomputes every cell's state without executing anything.
@@ -113,7 +115,9 @@ func (e *Engine) RunCell(name string, mode RunMode) error {
 		}
 		e.advance(st)
 	}
+	e.rescrub()
 	e.saveMemory()
+	e.saveListings()
 	if st := e.runs[target]; st.Err != nil {
 		return st.Err
 	}
@@ -200,6 +204,7 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.setREPLTainted(LearnSource(src))
 	globals := make(starlark.StringDict, len(e.builtins)+len(e.scratch))
 	for k, v := range e.builtins {
 		globals[k] = v
@@ -222,7 +227,7 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 		globals[k] = v
 	}
 	f, _ = fileOptions.Parse("<repl>", src, 0) // resolving mutated the first tree
-	cell := &Cell{Name: "repl"}
+	cell := &Cell{Name: "repl", secretCalls: secretCalls(secretFlows(f).calls, e.sess.taintedNames())}
 	thread := e.sess.NewThread(cell)
 	stop := make(chan struct{})
 	defer close(stop)
@@ -240,8 +245,12 @@ func (e *Engine) Eval(src string) ([]starlark.Value, error) {
 			continue
 		}
 		e.scratch[k] = v
+		redact.Scan(k, v)
 	}
 	_, outputs, _ := cell.snapshot()
+	for _, out := range outputs {
+		redact.Scan("", out)
+	}
 	if berr := boundOutputs("repl", outputs); err == nil {
 		err = berr // the REPL prints what it gets: bound it as a cell's
 	}
@@ -310,7 +319,7 @@ func (e *Engine) Reload(nb *Notebook) (Edit, error) {
 		oldCells[c.Name] = c
 	}
 	e.NB, e.g, e.sources = nb, g, nil
-	learnSecrets(nb, nil) // an edit may hold a new one
+	e.setTainted(learnSecrets(nb, nil)) // an edit may hold a new one
 	e.Plan()
 	var ed Edit
 	for _, c := range nb.Cells {

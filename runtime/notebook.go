@@ -37,9 +37,9 @@ type CellDef struct {
 	Params  []string // names in param("NAME", ...) calls with a literal name
 	srcHash string   // hash of the normalized source
 	readPos map[string]syntax.Position
-	lint    []string // mistakes analysis can see, shown as the cell's warnings
-	private []string // globals kept local to the cell: _names and top-level loop variables
-	secrets []string // literals under secret names (secrets.go), for the redactor
+	lint    []string   // mistakes analysis can see, shown as the cell's warnings
+	private []string   // globals kept local to the cell: _names and top-level loop variables
+	flow    secretFlow // what the source says of secrets (secrets.go), for the redactor
 }
 
 // Label names the cell for messages: its name and where it starts.

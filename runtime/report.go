@@ -24,7 +24,7 @@ func (e *Engine) Record() *record.Record {
 		Prov:     e.provenance(),
 	}
 	for _, c := range e.NB.Cells {
-		src, whole := shownSource(c.Name, redact.String(c.Body), c.Markdown)
+		src, whole := shownSource(c.Name, e.shownBody(c), c.Markdown)
 		rc := record.Cell{Name: c.Name, Markdown: c.Markdown, Source: src, Line: c.Line}
 		if st := e.runs[c]; st != nil {
 			e.fillCell(&rc, st)

@@ -44,6 +44,7 @@ func redactCSV(text string) (out string, changed, ok bool) {
 		for j, cell := range rec {
 			red := redact.String(cell)
 			if i > 0 && j < len(header) && redact.SecretName(header[j]) && cell != "" {
+				redact.LearnValue(cell)
 				red = redact.Mask
 			}
 			changed = changed || red != cell

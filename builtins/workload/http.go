@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // httpArgs are workload.http's own arguments.
@@ -94,6 +95,7 @@ func headerPairs(name string, d *starlark.Dict) ([][2]string, error) {
 		if !ok1 || !ok2 || strings.ContainsAny(k+v, "\r\n") || k == "" {
 			return nil, fmt.Errorf("%s: headers: want string names and values without newlines, got %s: %s", name, kv[0], kv[1])
 		}
+		redact.Learn(k, v) // Authorization: Bearer T, however the dict was built
 		out = append(out, [2]string{k, v})
 	}
 	return out, nil

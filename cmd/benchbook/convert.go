@@ -37,7 +37,9 @@ func cmdConvert(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	}
 	var data []byte
 	if *to == "ipynb" {
-		data, err = ipynb.Marshal(ipynb.FromPercent(src))
+		nb := ipynb.FromPercent(src)
+		nb.SetName(strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+		data, err = ipynb.Marshal(nb)
 	} else {
 		data, err = toStar(path, src, stderr)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -49,12 +50,13 @@ func cmdKernel(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if err != nil {
 		return err
 	}
-	path, err := kernelNotebookPath(*name)
+	dir, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	ks := newKernelSession(ctx, path, &nf, stderr)
+	ks := newKernelSession(ctx, dir, kernelName(*name), &nf, stderr)
 	k := jupyter.New(conn, ks, stderr)
+	k.ShowCode = shownCode
 	stop := handleKernelSignals(k)
 	defer stop()
 	go watchParent(k, os.Getppid())
@@ -103,50 +105,62 @@ func handleKernelSignals(k *jupyter.Kernel) (stop func()) {
 	}
 }
 
-// kernelNotebookPath is where the session's notebook would be: in the
-// working directory (Jupyter starts a kernel in its notebook's), named after
-// the notebook, so its cache is the one "benchbook run NAME.star" there uses.
-func kernelNotebookPath(name string) (string, error) {
+// kernelName is the notebook's name when the kernel is told it (-name, or
+// JPY_SESSION_NAME, which JupyterLab and jupyter_server 2 set): "" when not,
+// and the kernel finds it from the cells it is sent (kernel_notebook.go).
+func kernelName(name string) string {
 	if name == "" {
 		name = os.Getenv("JPY_SESSION_NAME")
 	}
 	name = strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
-	if name == "" || name == "." || name == string(filepath.Separator) {
-		name = "kernel"
+	if name == "." || name == string(filepath.Separator) {
+		return ""
 	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, name+".ipynb"), nil
+	return name
 }
 
 // kernelSession is the kernel's language side: one engine over the
 // notebook of the cells sent so far, driven through the REPL's session so
 // its commands, completion and display are the REPL's own.
+//
+// The engine is the notebook's own once the kernel knows which notebook it
+// serves (named): at once when told (-name, JPY_SESSION_NAME), else from
+// the first cell it is sent (settle). Until then a provisional engine over
+// a cache of its own (a temporary directory, removed) answers REPL input,
+// :commands, completion and inspection, so a kernel never waits for a
+// cache it may not need, and never shares one with another notebook.
 type kernelSession struct {
 	nb     kernelNotebook
+	dir    string // the working directory, where the notebook is
 	nf     *notebookFlags
 	r      *repl
 	stdout *kernelStream
 	stderr *kernelStream
+	notes  *kernelStream // the engine's: progress, notices, outcome lines
 	log    io.Writer
 
 	base    context.Context
-	ready   chan struct{} // closed when the engine is open (or failed to)
+	ready   chan struct{} // closed when the first engine is open (or failed to)
 	openErr error
+	named   bool   // r is the notebook's own engine, not the provisional one
+	tmp     string // the provisional engine's cache, removed with it
 	target  string // the cell being executed, whose status line tells its outcome
 	// swept says what the start's sweep removed of a dead benchbook's
 	// (its containers); the first execution shows it, once.
 	swept string
 }
 
-func newKernelSession(ctx context.Context, path string, nf *notebookFlags, log io.Writer) *kernelSession {
+// newKernelSession serves the notebook name in dir ("": found from the
+// cells, see settle).
+func newKernelSession(ctx context.Context, dir, name string, nf *notebookFlags, log io.Writer) *kernelSession {
 	ks := &kernelSession{
-		nb:     kernelNotebook{path: path},
+		nb:     kernelNotebook{path: filepath.Join(dir, cmp.Or(name, "kernel")+".ipynb")},
+		dir:    dir,
 		nf:     nf,
+		named:  name != "",
 		stdout: &kernelStream{name: "stdout", log: log},
 		stderr: &kernelStream{name: "stderr", log: log},
+		notes:  &kernelStream{name: "stdout", live: true, warnings: "stderr", log: log},
 		log:    log,
 		base:   context.WithoutCancel(ctx),
 		ready:  make(chan struct{}),
@@ -155,10 +169,11 @@ func newKernelSession(ctx context.Context, path string, nf *notebookFlags, log i
 	return ks
 }
 
-// open opens the engine in the background: the cache's lock may be held
-// (a "benchbook run" of the same notebook), and the kernel must answer
+// open opens the first engine in the background: the cache's lock may be
+// held (a "benchbook run" of the same notebook), and the kernel must answer
 // kernel_info meanwhile. The first execution waits for it, and shows the
-// wait.
+// wait. A kernel not told its notebook opens the provisional engine, which
+// waits for nothing.
 func (ks *kernelSession) open() {
 	defer close(ks.ready)
 	// As run, repl and watch do: what a benchbook killed with its reaper
@@ -166,19 +181,36 @@ func (ks *kernelSession) open() {
 	if ks.swept = backend.SweepDead(ks.base); ks.swept != "" {
 		fmt.Fprintln(ks.log, ks.swept)
 	}
-	nb, err := runtime.Parse(ks.nb.path, nil)
-	if err != nil {
-		ks.openErr = err
-		return
+	cacheDir := ks.nf.cacheDir
+	if !ks.named {
+		tmp, err := os.MkdirTemp("", "benchbook-kernel-")
+		if err != nil {
+			ks.openErr = fmt.Errorf("kernel: a provisional cache: %w", err)
+			return
+		}
+		ks.tmp, cacheDir = tmp, tmp
 	}
-	e, err := openEngine(ks.base, nb, ks.nf, runtime.Options{OnCell: ks.onCell}, redact.Writer(ks.stderr))
+	ks.r, ks.openErr = ks.openRepl(ks.base, ks.nb.path, cacheDir, false)
+}
+
+// openRepl opens an engine over the notebook at path (nothing in it yet:
+// the cells come from the frontend) and the REPL session that drives it.
+func (ks *kernelSession) openRepl(ctx context.Context, path, cacheDir string, noWait bool) (*repl, error) {
+	nb, err := runtime.Parse(path, nil)
 	if err != nil {
-		ks.openErr = err
-		return
+		return nil, err
 	}
-	ks.r = &repl{e: e, path: ks.nb.path, base: ks.base, out: redact.Writer(ks.stdout), errw: redact.Writer(ks.stderr),
+	nf := *ks.nf
+	nf.cacheDir = cacheDir
+	e, err := openEngine(ctx, nb, &nf, runtime.Options{OnCell: ks.onCell, NoWait: noWait}, redact.Writer(ks.notes))
+	if err != nil {
+		return nil, err
+	}
+	e.SetContext(ks.base)
+	r := &repl{e: e, path: path, base: ks.base, out: redact.Writer(ks.stdout), errw: redact.Writer(ks.stderr),
 		params: copyParams(ks.nf.params), sig: &interrupts{}, omit: map[string]bool{":reload": true, ":quit": true}}
 	e.Plan()
+	return r, nil
 }
 
 func (ks *kernelSession) Info() jupyter.Info {
@@ -199,12 +231,12 @@ func (ks *kernelSession) Info() jupyter.Info {
 // the engine (a hit when its key is unchanged), anything else as REPL
 // input.
 func (ks *kernelSession) Execute(ctx context.Context, req *jupyter.ExecuteRequest, out *jupyter.Publisher) *jupyter.Error {
-	ks.stdout.attach(out)
-	ks.stderr.attach(out)
-	defer ks.stdout.detach()
-	defer ks.stderr.detach()
+	for _, s := range []*kernelStream{ks.stdout, ks.stderr, ks.notes} {
+		s.attach(out)
+		defer s.detach()
+	}
 	if !ks.isReady() {
-		ks.stderr.status(redact.String(ks.stderr.waiting()), nil)
+		ks.notes.status(redact.String(ks.notes.waiting()), nil)
 	}
 	select {
 	case <-ks.ready:
@@ -212,11 +244,28 @@ func (ks *kernelSession) Execute(ctx context.Context, req *jupyter.ExecuteReques
 		return interruptedError()
 	}
 	if ks.swept != "" && !req.Silent { // a silent execution shows nothing
-		fmt.Fprintln(ks.stderr, redact.String(ks.swept))
+		fmt.Fprintln(ks.notes, redact.String(ks.swept))
 		ks.swept = ""
 	}
 	if ks.openErr != nil {
 		return ks.failure(ks.openErr, "")
+	}
+	// Cells the user deleted leave the notebook now; the engine sees that
+	// with the next notebook it is handed (a cell sent with this request
+	// may be the one that defines their names anew).
+	dropped := len(req.DeletedCells) > 0 && ks.nb.drop(req.DeletedCells)
+	code := req.Code
+	c, err := readCell(code, req.CellID)
+	if err == nil && !ks.named {
+		if f := ks.settle(ctx, code); f != nil {
+			return f
+		}
+	}
+	trimmed := strings.TrimSpace(code)
+	if dropped && (err != nil || isCommand(trimmed)) {
+		if err := ks.reload(); err != nil {
+			return ks.failure(err, "")
+		}
 	}
 	r := ks.r
 	r.base = ctx
@@ -225,18 +274,6 @@ func (ks *kernelSession) Execute(ctx context.Context, req *jupyter.ExecuteReques
 		r.base = ks.base
 		r.e.SetContext(ks.base)
 	}()
-	// Cells the user deleted leave the notebook now; the engine sees that
-	// with the next notebook it is handed (a cell sent with this request
-	// may be the one that defines their names anew).
-	dropped := len(req.DeletedCells) > 0 && ks.nb.drop(req.DeletedCells)
-	code := req.Code
-	c, err := readCell(code, req.CellID)
-	trimmed := strings.TrimSpace(code)
-	if dropped && (err != nil || isCommand(trimmed)) {
-		if err := ks.reload(); err != nil {
-			return ks.failure(err, "")
-		}
-	}
 	switch {
 	case trimmed == "":
 		return nil
@@ -307,6 +344,14 @@ func (ks *kernelSession) commands(src string, out *jupyter.Publisher) *jupyter.E
 	return nil
 }
 
+// shownCode is a cell's code as the kernel echoes it (execute_input, the
+// history): its secrets learned first, as the engine will learn them
+// from the notebook, then masked, as a record's listing is.
+func shownCode(code string) string {
+	runtime.LearnSource(code)
+	return redact.String(code)
+}
+
 // eval evaluates REPL input against the notebook's globals.
 func (ks *kernelSession) eval(code string, out *jupyter.Publisher) *jupyter.Error {
 	ks.r.show = ks.results(out, nil)
@@ -331,21 +376,24 @@ func (ks *kernelSession) cell(c *kernelCell, out *jupyter.Publisher) *jupyter.Er
 		return ks.failure(err, "")
 	}
 	if c.markdown {
-		md := ks.markdown(c.name)
+		md := redact.String(ks.markdown(c.name))
 		out.Display(map[string]any{"text/markdown": record.EscapeRawHTML(md), "text/plain": md}, nil, "")
 		return nil
 	}
 	r := ks.r
 	ks.target = c.name
 	defer func() { ks.target = "" }()
-	ks.stderr.rest(redact.String("running " + c.name + " …"))
+	ks.notes.rest(redact.String("running " + c.name + " …"))
 	var runErr error
 	r.interruptible(func() { runErr = r.e.RunCell(c.name, runtime.RunIfStale) })
 	st := r.state(c.name)
 	if st == nil {
 		return ks.failure(runErr, "")
 	}
-	ks.stderr.status(redact.String(statusLine(st)), map[string]any{"benchbook": cellMeta(st)})
+	line := redact.String(statusLine(st))
+	meta := map[string]any{"benchbook": cellMeta(st)}
+	out.SetReplyMetadata(meta)
+	shown := ks.notes.outcome(line, meta, st.Err != nil || st.Status == runtime.StatusSkipped)
 	if st.Executed {
 		for _, w := range st.Warnings() {
 			fmt.Fprintf(r.errw, "warning: %s\n", w)
@@ -354,6 +402,10 @@ func (ks *kernelSession) cell(c *kernelCell, out *jupyter.Publisher) *jupyter.Er
 	ks.results(out, map[string]any{"benchbook": cellMeta(st)})(st.Outputs())
 	r.refresh()
 	switch {
+	case st.Err != nil && !shown: // the error says the outcome, in its first line
+		f := ks.failure(st.Err, st.Trace)
+		f.Traceback = append([]string{line}, f.Traceback...)
+		return f
 	case st.Err != nil:
 		return ks.failure(st.Err, st.Trace)
 	case st.Status == runtime.StatusSkipped:
@@ -368,24 +420,25 @@ func (ks *kernelSession) cell(c *kernelCell, out *jupyter.Publisher) *jupyter.Er
 }
 
 // onCell tells the outcome of every cell the engine brings up to date but
-// the one executed (its status line does): upstream cells computed first,
+// the one executed (its outcome line does): upstream cells computed first,
 // every cell of a :run. An upstream cell that starts shows on the status
-// line.
+// line. The outcomes are notices (stdout); an error's message and trace
+// go to stderr.
 func (ks *kernelSession) onCell(st *runtime.CellRun, started bool) {
 	switch {
 	case st.Def.Name == ks.target && started:
-		ks.stderr.rest(redact.String("running " + st.Def.Name + " …"))
+		ks.notes.rest(redact.String("running " + st.Def.Name + " …"))
 		return
 	case st.Def.Name == ks.target:
 		return
 	case started && ks.target != "":
-		ks.stderr.status(redact.String(fmt.Sprintf("running %s (for %s) …", st.Def.Name, ks.target)), nil)
+		ks.notes.status(redact.String(fmt.Sprintf("running %s (for %s) …", st.Def.Name, ks.target)), nil)
 		return
 	case started:
 		return
 	}
+	fmt.Fprintln(redact.Writer(ks.notes), statusLine(st))
 	w := ks.r.errw
-	fmt.Fprintln(w, statusLine(st))
 	if st.Err != nil {
 		fmt.Fprintln(w, indent(ks.nb.localize(st.Err.Error())))
 		if st.Trace != "" {
@@ -544,5 +597,14 @@ func (ks *kernelSession) Shutdown() {
 	}
 	if ks.r != nil {
 		ks.r.e.Close()
+	}
+	ks.dropProvisional()
+}
+
+// dropProvisional removes the provisional engine's cache.
+func (ks *kernelSession) dropProvisional() {
+	if ks.tmp != "" {
+		os.RemoveAll(ks.tmp)
+		ks.tmp = ""
 	}
 }

@@ -107,10 +107,10 @@ r = workload.exec(["sleep", "60"], runs = 1, warmup = 0)
 		t.Errorf("the dead benchbook's container %s still runs after a kernel started:\n%s", name, kernel)
 	}
 	said := "removed 1 container(s) that a benchbook now gone left running: " + name
-	if !strings.Contains(s.Steps[0].Stderr, said) {
-		t.Errorf("the kernel's first execution did not say it removed %s: stderr %q", name, s.Steps[0].Stderr)
+	if !strings.Contains(s.Steps[0].Stdout, said) {
+		t.Errorf("the kernel's first execution did not say it removed %s: stdout %q", name, s.Steps[0].Stdout)
 	}
-	if strings.Contains(s.Steps[1].Stderr, said) {
-		t.Errorf("the second execution said it again: %q", s.Steps[1].Stderr)
+	if strings.Contains(s.Steps[1].Stdout, said) {
+		t.Errorf("the second execution said it again: %q", s.Steps[1].Stdout)
 	}
 }

@@ -14,15 +14,21 @@ import (
 // place on a terminal (builtins/workload's live line).
 const liveLine = "\r\033[K"
 
-// kernelStream is one of the kernel's output streams (stdout or stderr):
-// what the REPL's commands and the engine write goes to the running
-// request's cell as stream output. A line rewritten in place ("\r\033[K...",
-// the workload's live progress) goes to the request's status display,
-// updated in place (display_id), so a long run shows one moving line, not
-// thousands. Between requests, writes go to the kernel's log.
+// kernelStream is one of the kernel's output streams: what the REPL's
+// commands and the engine write goes to the running request's cell as
+// stream output. The notices stream (the engine's progress and notices,
+// "new cluster", the cells' outcome lines) is stdout, so a classic
+// Notebook does not show them as errors, but for its "warning:" lines,
+// which go to stderr as warnings do in Jupyter. A line rewritten in place
+// ("\r\033[K...", the workload's live progress) goes to the request's
+// status display, updated in place (display_id), so a long run shows one
+// moving line, not thousands. Between requests, writes go to the kernel's
+// log.
 type kernelStream struct {
-	name string // "stdout" or "stderr"
-	log  io.Writer
+	name     string // "stdout" or "stderr"
+	live     bool   // shows "\r"-rewritten lines in place: the engine's stream
+	warnings string // where its "warning:" lines go ("": with the rest)
+	log      io.Writer
 
 	mu       sync.Mutex
 	pub      *jupyter.Publisher // the running request; nil between requests
@@ -45,7 +51,7 @@ func (s *kernelStream) waiting() string {
 
 // RewritesLines tells runtime.IsTerminal that "\r"-rewritten lines are shown
 // in place, so the workload writes its live line, not a line per second.
-func (s *kernelStream) RewritesLines() bool { return s.name == "stderr" }
+func (s *kernelStream) RewritesLines() bool { return s.live }
 
 // attach directs the stream to a request's outputs; detach ends that.
 func (s *kernelStream) attach(p *jupyter.Publisher) {
@@ -69,10 +75,10 @@ func (s *kernelStream) Write(b []byte) (int, error) {
 	for text != "" {
 		i := strings.Index(text, liveLine)
 		if i < 0 {
-			s.pub.Stream(s.name, text)
+			s.emit(text)
 			break
 		}
-		s.pub.Stream(s.name, text[:i])
+		s.emit(text[:i])
 		text = text[i+len(liveLine):]
 		end := strings.IndexAny(text, "\r\n")
 		if end < 0 {
@@ -88,6 +94,44 @@ func (s *kernelStream) Write(b []byte) (int, error) {
 		text = strings.TrimPrefix(text[end:], "\n")
 	}
 	return len(b), nil
+}
+
+// emit publishes text, its warning lines on their stream.
+func (s *kernelStream) emit(text string) {
+	if s.warnings == "" {
+		s.pub.Stream(s.name, text)
+		return
+	}
+	for _, line := range strings.SplitAfter(text, "\n") {
+		name := s.name
+		if strings.HasPrefix(line, "warning") {
+			name = s.warnings
+		}
+		s.pub.Stream(name, line)
+	}
+}
+
+// outcome shows a cell's outcome line: on the request's status line when
+// one is shown (the cell's live line, or an upstream cell's progress),
+// else as the first line of the cell's text output. A failure's outcome
+// is left to the error when no status line is shown (the error's
+// traceback says it), so a failing cell shows one error and nothing else.
+// It reports whether it showed the line.
+func (s *kernelStream) outcome(text string, meta map[string]any, failed bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.pub == nil:
+		return false
+	case s.statusID != "":
+		s.resting = text
+		s.show(statusBundle(text), meta)
+		return true
+	case failed:
+		return false
+	}
+	s.pub.Stream(s.name, text+"\n")
+	return true
 }
 
 // status shows text on the request's status line (a new display, or the

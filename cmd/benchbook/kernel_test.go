@@ -59,7 +59,8 @@ func runPython(t *testing.T, env []string, dir string, timeout time.Duration, sc
 }
 
 // TestKernelConformance runs the Jupyter project's kernel test suite
-// (Debian's python3-jupyter-kernel-test) against the kernel: every test
+// (Debian's python3-jupyter-kernel-test) against the kernel, once with REPL
+// input and once with notebook cells ("# %% NAME") for samples: every test
 // the installed suite offers runs and passes, none skipped, not even a
 // subtest (a sample left empty, or a history access the kernel would not
 // serve, skips inside a test).
@@ -70,6 +71,7 @@ func TestKernelConformance(t *testing.T) {
 	var got struct {
 		Version                   string
 		Offered                   []string
+		Classes                   []string
 		Run                       int
 		PassedSubtests            int `json:"passed_subtests"`
 		Skipped, Failures, Errors []string
@@ -80,13 +82,13 @@ func TestKernelConformance(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the kernel test suite failed: %v\n%s", err, out)
 	}
-	if len(got.Offered) == 0 || got.Run != len(got.Offered) {
-		t.Errorf("ran %d tests, the installed suite (%s) offers %d: %v\n%s", got.Run, got.Version, len(got.Offered), got.Offered, out)
+	if len(got.Offered) == 0 || len(got.Classes) != 2 || got.Run != len(got.Offered)*len(got.Classes) {
+		t.Errorf("ran %d tests, the installed suite (%s) offers %d, for each of %v: %v\n%s", got.Run, got.Version, len(got.Offered), got.Classes, got.Offered, out)
 	}
 	if len(got.Skipped) > 0 {
 		t.Errorf("skipped, each a sample the kernel could honour:\n%s", strings.Join(got.Skipped, "\n"))
 	}
-	t.Logf("jupyter_kernel_test %s: ran %d of %d tests, %d subtests passed, %d skipped", got.Version, got.Run, len(got.Offered), got.PassedSubtests, len(got.Skipped))
+	t.Logf("jupyter_kernel_test %s: ran %d tests (the %d it offers, for each of %v), %d subtests passed, %d skipped", got.Version, got.Run, len(got.Offered), got.Classes, got.PassedSubtests, len(got.Skipped))
 }
 
 func lastLines(s string, n int) string {

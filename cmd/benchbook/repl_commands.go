@@ -14,6 +14,7 @@ import (
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/bytesize"
 	"github.com/benchbook/benchbook/runtime/record"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // replCommand is one :command of the REPL.
@@ -131,7 +132,7 @@ func (r *repl) display(outs []starlark.Value) {
 		if v == nil || v == starlark.None {
 			continue
 		}
-		text := displayText(v, r.color)
+		text := redact.String(displayText(v, r.color)) // as a record shows them: secrets masked
 		fmt.Fprint(r.out, text)
 		if !strings.HasSuffix(text, "\n") {
 			fmt.Fprintln(r.out)

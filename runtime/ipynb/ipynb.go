@@ -32,6 +32,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -109,6 +110,33 @@ func KernelMetadata() map[string]any {
 		"language_info": map[string]any{"name": "starlark", "file_extension": ".star", "mimetype": "text/x-python",
 			"codemirror_mode": "python", "pygments_lexer": "python"},
 	}
+}
+
+// SetName records in the notebook's metadata (metadata.benchbook.notebook)
+// the name of the .star notebook it was converted from, so that the kernel
+// running it, wherever and under whatever file name, caches its cells as
+// "benchbook run NAME.star" does (.benchbook/NAME).
+func (nb *Notebook) SetName(name string) {
+	if nb.Metadata == nil {
+		nb.Metadata = map[string]any{}
+	}
+	bb, _ := nb.Metadata["benchbook"].(map[string]any)
+	if bb == nil {
+		bb = map[string]any{}
+	}
+	bb["notebook"] = name
+	nb.Metadata["benchbook"] = bb
+}
+
+// Name is the name SetName recorded: "" when none (a notebook made in
+// Jupyter), or when it is not a plain file name.
+func (nb *Notebook) Name() string {
+	bb, _ := nb.Metadata["benchbook"].(map[string]any)
+	name, _ := bb["notebook"].(string)
+	if name == "" || name != filepath.Base(name) || name == "." || name == ".." {
+		return ""
+	}
+	return name
 }
 
 // FromPercent converts a percent-format notebook to nbformat 4.5.

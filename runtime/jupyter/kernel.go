@@ -38,7 +38,10 @@ type Kernel struct {
 	stopped chan struct{}      // closed when shutdown was asked
 	stopOne sync.Once
 
-	shellQ chan *Message // shell requests received, not yet served
+	// ShowCode is code as the kernel echoes it: on iopub (execute_input,
+	// which every frontend connected sees) and in the history. nil echoes
+	// it as sent; a kernel whose code may hold secrets masks them.
+	ShowCode func(code string) string
 }
 
 // New prepares a kernel; Run binds its sockets and serves.
@@ -62,7 +65,6 @@ func (k *Kernel) Run(ctx context.Context) error {
 	go k.heartbeat()
 	go k.drainStdin()
 	shellQ := make(chan *Message, 64)
-	k.shellQ = shellQ
 	go k.receive(k.shell, shellQ)
 	controlQ := make(chan *Message, 16)
 	go k.receive(k.control, controlQ)
@@ -190,8 +192,8 @@ func (k *Kernel) serveShell(q <-chan *Message) {
 			if !ok {
 				return
 			}
-			if n := k.handle(k.shell, m); n > 0 {
-				k.abortQueued(q, n)
+			if k.handle(k.shell, m) {
+				k.abortFollowing(q)
 			}
 		}
 	}
@@ -205,18 +207,19 @@ func (k *Kernel) serveControl(q <-chan *Message) {
 	}
 }
 
-// handle answers one request between busy and idle statuses. It returns
-// how many queued requests to abort: those queued when an execution that
+// handle answers one request between busy and idle statuses. It reports
+// whether the requests that follow must be aborted: an execution that
 // asked to stop on error failed.
-func (k *Kernel) handle(sock zmq4.Socket, m *Message) (abort int) {
+func (k *Kernel) handle(sock zmq4.Socket, m *Message) (abort bool) {
 	k.publishStatus(m, "busy")
 	defer k.publishStatus(m, "idle")
 	var content any
+	var meta map[string]any
 	switch m.Header.MsgType {
 	case "kernel_info_request":
 		content = k.kernelInfo()
 	case "execute_request":
-		content, abort = k.execute(m)
+		content, meta, abort = k.execute(m)
 	case "complete_request":
 		content = k.complete(m)
 	case "inspect_request":
@@ -238,14 +241,14 @@ func (k *Kernel) handle(sock zmq4.Socket, m *Message) (abort int) {
 		content = map[string]any{"status": "ok", "restart": req.Restart}
 		k.reply(sock, m, "shutdown_reply", content)
 		k.stop()
-		return 0
+		return false
 	default:
 		// comm_open and friends: no comms here, and a reply to a message
 		// that wants none would confuse the client.
 		fmt.Fprintf(k.log, "kernel: ignored %s\n", m.Header.MsgType)
-		return 0
+		return false
 	}
-	k.reply(sock, m, replyType(m.Header.MsgType), content)
+	k.replyMeta(sock, m, replyType(m.Header.MsgType), content, meta)
 	return abort
 }
 
@@ -254,24 +257,52 @@ func replyType(request string) string {
 	return base + "_reply"
 }
 
-// abortQueued answers the n executions queued behind a failed one with
-// "aborted", as a kernel does for stop_on_error, and serves the other
-// requests queued with them. What arrived after the failure (sent once the
-// client saw it) runs.
-func (k *Kernel) abortQueued(q <-chan *Message, n int) {
-	for ; n > 0; n-- {
-		m, ok := <-q
-		if !ok {
+// abortWindow is how long the kernel goes on aborting after a failed
+// execution that asked to stop on error: until no request has arrived for
+// this long. A frontend's "Run All" sends every cell at once, and the
+// requests reach the kernel over some milliseconds, not all queued when
+// the failure's reply goes out (ipykernel's stop_on_error_timeout).
+const abortWindow = 200 * time.Millisecond
+
+// abortFollowing answers the executions sent before a failed one was
+// answered with "aborted", as a kernel does for stop_on_error: those
+// queued and those that arrive until none has for abortWindow. An
+// execution the client made after it saw the failure (its header's date
+// is later: a frontend that runs the next cell once the last is answered)
+// runs; so do the requests of other kinds among them.
+func (k *Kernel) abortFollowing(q <-chan *Message) {
+	failed := time.Now()
+	quiet := time.NewTimer(abortWindow)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-quiet.C:
 			return
+		case <-k.stopped:
+			return
+		case m, ok := <-q:
+			if !ok {
+				return
+			}
+			if m.Header.MsgType != "execute_request" || sentAfter(m, failed) {
+				if k.handle(k.shell, m) {
+					failed = time.Now() // another failure: abort what was sent before it
+				}
+			} else {
+				k.publishStatus(m, "busy")
+				k.reply(k.shell, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.count})
+				k.publishStatus(m, "idle")
+			}
+			quiet.Reset(abortWindow)
 		}
-		if m.Header.MsgType != "execute_request" {
-			k.handle(k.shell, m)
-			continue
-		}
-		k.publishStatus(m, "busy")
-		k.reply(k.shell, m, "execute_reply", map[string]any{"status": "aborted", "execution_count": k.count})
-		k.publishStatus(m, "idle")
 	}
+}
+
+// sentAfter reports whether the request's header says it was made after
+// t. A request without a readable date was not.
+func sentAfter(m *Message, t time.Time) bool {
+	d, err := time.Parse(time.RFC3339Nano, m.Header.Date)
+	return err == nil && d.After(t)
 }
 
 func (k *Kernel) kernelInfo() map[string]any {
@@ -292,17 +323,17 @@ func (k *Kernel) kernelInfo() map[string]any {
 	}
 }
 
-// execute runs one execute_request. It returns how many queued requests
-// must be aborted: after a failure with stop_on_error, those queued before
-// its reply goes out.
-func (k *Kernel) execute(m *Message) (map[string]any, int) {
+// execute runs one execute_request: its reply's content and metadata, and
+// whether the requests that follow must be aborted (a failure with
+// stop_on_error).
+func (k *Kernel) execute(m *Message) (content, meta map[string]any, abort bool) {
 	req := &ExecuteRequest{StopOnError: true, StoreHistory: true}
 	if err := json.Unmarshal(m.Content, req); err != nil {
-		return map[string]any{"status": "error", "ename": "BadRequest", "evalue": err.Error(), "traceback": []string{}, "execution_count": k.count}, 0
+		return map[string]any{"status": "error", "ename": "BadRequest", "evalue": err.Error(), "traceback": []string{}, "execution_count": k.count}, nil, false
 	}
-	var meta executeMetadata
-	_ = json.Unmarshal(m.Metadata, &meta)
-	req.CellID, req.DeletedCells = meta.CellID, meta.DeletedCells
+	var reqMeta executeMetadata
+	_ = json.Unmarshal(m.Metadata, &reqMeta)
+	req.CellID, req.DeletedCells = reqMeta.CellID, reqMeta.DeletedCells
 	if req.Silent {
 		req.StoreHistory = false
 	}
@@ -310,8 +341,12 @@ func (k *Kernel) execute(m *Message) (map[string]any, int) {
 		k.count++
 	}
 	req.Count = k.count
+	shown := req.Code
+	if k.ShowCode != nil {
+		shown = k.ShowCode(req.Code)
+	}
 	if !req.Silent {
-		k.publish(m, "execute_input", map[string]any{"code": req.Code, "execution_count": req.Count})
+		k.publish(m, "execute_input", map[string]any{"code": shown, "execution_count": req.Count})
 	}
 	out := &Publisher{k: k, parent: m, count: req.Count, silent: req.Silent}
 	ctx, done := k.interruptible()
@@ -319,7 +354,7 @@ func (k *Kernel) execute(m *Message) (map[string]any, int) {
 	done()
 	out.close()
 	if req.StoreHistory {
-		k.history.add(req.Count, req.Code, out.result)
+		k.history.add(req.Count, shown, out.result)
 	}
 	exprs := map[string]any{}
 	if failure != nil {
@@ -329,19 +364,15 @@ func (k *Kernel) execute(m *Message) (map[string]any, int) {
 		if !req.Silent {
 			k.publish(m, "error", failure)
 		}
-		abort := 0
-		if req.StopOnError {
-			abort = len(k.shellQ)
-		}
 		return map[string]any{"status": "error", "execution_count": req.Count, "ename": failure.Name,
-			"evalue": failure.Value, "traceback": failure.Traceback, "user_expressions": exprs}, abort
+			"evalue": failure.Value, "traceback": failure.Traceback, "user_expressions": exprs}, out.replyMetadata(), req.StopOnError
 	}
 	payload := req.Payload
 	if payload == nil {
 		payload = []any{}
 	}
 	k.userExpressions(req.UserExpressions, exprs)
-	return map[string]any{"status": "ok", "execution_count": req.Count, "payload": payload, "user_expressions": exprs}, 0
+	return map[string]any{"status": "ok", "execution_count": req.Count, "payload": payload, "user_expressions": exprs}, out.replyMetadata(), false
 }
 
 // userExpressions evaluates an execute_request's user_expressions after
@@ -433,7 +464,16 @@ func (k *Kernel) isComplete(m *Message) map[string]any {
 
 // reply sends a reply back through the request's identities.
 func (k *Kernel) reply(sock zmq4.Socket, m *Message, msgType string, content any) {
-	frames, err := k.sig.encode(m.Identities, newHeader(k.session, msgType), parentOf(m), nil, content)
+	k.replyMeta(sock, m, msgType, content, nil)
+}
+
+// replyMeta sends a reply with metadata.
+func (k *Kernel) replyMeta(sock zmq4.Socket, m *Message, msgType string, content any, meta map[string]any) {
+	var metadata any // a nil map would be JSON null, not {}
+	if meta != nil {
+		metadata = meta
+	}
+	frames, err := k.sig.encode(m.Identities, newHeader(k.session, msgType), parentOf(m), metadata, content)
 	if err == nil {
 		err = sock.Send(zmq4.NewMsgFrom(frames...))
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,15 @@ func (h *fakeHandler) Execute(ctx context.Context, req *ExecuteRequest, out *Pub
 	case "block":
 		<-ctx.Done()
 		return &Error{Name: "KeyboardInterrupt", Value: "interrupted"}
+	case "pieces": // a table printed field by field, then a result
+		for i := range 60 {
+			out.Stream("stdout", fmt.Sprintf("%d ", i))
+		}
+		out.Stream("stderr", "warning\n")
+		out.Stream("stdout", "end\n")
+		out.SetReplyMetadata(map[string]any{"fake": "meta"})
+		out.Result(map[string]any{"text/plain": "done"}, nil)
+		return nil
 	case "clear":
 		out.Stream("stdout", "soon gone\n")
 		out.ClearOutput(false)
@@ -274,8 +284,78 @@ func TestStopOnErrorAbortsTheQueue(t *testing.T) {
 	if fmt.Sprint(statuses) != "[error aborted aborted]" {
 		t.Fatalf("statuses %v", statuses)
 	}
+	time.Sleep(2 * abortWindow) // the frontend saw the error, and the user runs a cell again
 	if r := content(t, (func() *Message { c.execute("3"); return reply(t, c.replies, 5*time.Second) })()); r["status"] != "ok" {
 		t.Fatalf("an execution after the aborted ones: %v", r)
+	}
+}
+
+// "Run All" sends every cell at once: after a failure, every one of
+// 200 executions sent with it is aborted, not only those that had reached
+// the kernel's queue when the failure's reply went out; the requests of
+// other kinds among them are answered, and so is an execution the client
+// made once it saw the failure.
+func TestStopOnErrorAbortsWhatFollows(t *testing.T) {
+	c, _, _ := startKernel(t, "k")
+	c.execute("slow") // fails after 300 ms, the other cells sent meanwhile
+	const n = 200
+	for i := range n {
+		if i == n/2 {
+			c.send(c.shell, "kernel_info_request", map[string]any{})
+		}
+		c.execute(fmt.Sprint(i))
+	}
+	statuses := map[string]int{}
+	for range n + 2 {
+		m := reply(t, c.replies, 10*time.Second)
+		if m.Header.MsgType == "kernel_info_reply" {
+			statuses["kernel_info"]++
+			continue
+		}
+		statuses[fmt.Sprint(content(t, m)["status"])]++
+	}
+	if statuses["error"] != 1 || statuses["aborted"] != n || statuses["kernel_info"] != 1 {
+		t.Fatalf("replies %v, want 1 error, %d aborted and the kernel_info answered", statuses, n)
+	}
+	// Sent once the failure was seen, at once (nbclient, a console): it runs.
+	c.execute("after")
+	if r := content(t, reply(t, c.replies, 5*time.Second)); r["status"] != "ok" {
+		t.Fatalf("an execution made after the failure was answered: %v", r)
+	}
+}
+
+// Stream text written piece by piece goes out as one message per stream
+// run, before the output that follows it; the handler's reply metadata
+// reaches the execute_reply.
+func TestStreamsCoalesce(t *testing.T) {
+	c, _, _ := startKernel(t, "k")
+	id := c.execute("pieces")
+	r := reply(t, c.replies, 5*time.Second)
+	if string(r.Metadata) != `{"fake":"meta"}` {
+		t.Errorf("reply metadata %s", r.Metadata)
+	}
+	var got []string
+	for {
+		m := reply(t, c.published, 5*time.Second)
+		if parentID(m) != id {
+			continue
+		}
+		cm := content(t, m)
+		switch m.Header.MsgType {
+		case "stream":
+			got = append(got, fmt.Sprintf("%s:%d", cm["name"], strings.Count(cm["text"].(string), " ")+strings.Count(cm["text"].(string), "\n")))
+		case "status":
+			if cm["execution_state"] == "idle" {
+				want := "[stdout:60 stderr:1 stdout:1 execute_result]"
+				if fmt.Sprint(got) != want {
+					t.Fatalf("published %v, want %s", got, want)
+				}
+				return
+			}
+		case "execute_input":
+		default:
+			got = append(got, m.Header.MsgType)
+		}
 	}
 }
 

@@ -1,8 +1,15 @@
 package jupyter
 
 import (
+	"strings"
 	"sync"
+	"time"
 )
+
+// streamDelay is how long stream text waits for more before it is sent:
+// text written piece by piece (a table printed field by field) goes out as
+// one message, and a long cell's output still shows as it comes.
+const streamDelay = 50 * time.Millisecond
 
 // Publisher sends one request's outputs on iopub, each with the request as
 // its parent. It is safe for concurrent use (a workload's progress line is
@@ -17,14 +24,68 @@ type Publisher struct {
 	mu     sync.Mutex
 	closed bool   // the request has been answered: later writes are the kernel log's
 	result string // the result's text/plain, for the history
+	// Stream text not sent yet, of one stream; any other output, the
+	// request's end, or streamDelay sends it first.
+	pending     strings.Builder
+	pendingName string
+	flushTimer  *time.Timer
+	replyMeta   map[string]any // the execute_reply's metadata
 }
 
-// Stream publishes text on "stdout" or "stderr".
+// SetReplyMetadata sets the metadata of the request's execute_reply (what
+// a client such as nbclient's on_cell_executed hook reads beside the
+// outputs).
+func (p *Publisher) SetReplyMetadata(meta map[string]any) {
+	p.mu.Lock()
+	p.replyMeta = meta
+	p.mu.Unlock()
+}
+
+func (p *Publisher) replyMetadata() map[string]any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.replyMeta
+}
+
+// Stream publishes text on "stdout" or "stderr". Consecutive text of one
+// stream is sent as one message.
 func (p *Publisher) Stream(name, text string) {
 	if text == "" {
 		return
 	}
-	p.send("stream", map[string]any{"name": name, "text": text})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.silent || p.closed {
+		return
+	}
+	if p.pendingName != name {
+		p.flushLocked()
+		p.pendingName = name
+	}
+	p.pending.WriteString(text)
+	if p.flushTimer == nil {
+		p.flushTimer = time.AfterFunc(streamDelay, p.flush)
+	}
+}
+
+func (p *Publisher) flush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.flushLocked()
+}
+
+// flushLocked sends the pending stream text; p.mu is held.
+func (p *Publisher) flushLocked() {
+	if p.flushTimer != nil {
+		p.flushTimer.Stop()
+		p.flushTimer = nil
+	}
+	if p.pending.Len() == 0 {
+		return
+	}
+	text := p.pending.String()
+	p.pending.Reset()
+	p.k.publish(p.parent, "stream", map[string]any{"name": p.pendingName, "text": text})
 }
 
 // Display publishes a display_data. With a displayID the display can be
@@ -66,6 +127,9 @@ func (p *Publisher) Closed() bool {
 
 func (p *Publisher) close() {
 	p.mu.Lock()
+	if !p.silent && !p.closed {
+		p.flushLocked()
+	}
 	p.closed = true
 	p.mu.Unlock()
 }
@@ -76,6 +140,7 @@ func (p *Publisher) send(msgType string, content map[string]any) {
 	if p.silent || p.closed {
 		return
 	}
+	p.flushLocked()
 	p.k.publish(p.parent, msgType, content)
 }
 

@@ -417,7 +417,8 @@ func (h *Handle) exec(th *starlark.Thread, name string, args starlark.Tuple, kwa
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var n int64
-	if h.c != nil && redact.HasSQLPassword(sql) {
+	redact.Learn("", sql) // PASSWORD $$PW$$: the listing, outputs and errors hide PW
+	if h.c != nil && (redact.HasSQLPassword(sql) || redact.Known(sql)) {
 		n, err = execUnrecorded(runtime.Context(th), db, sql)
 	} else {
 		var tag pgconn.CommandTag
@@ -435,6 +436,7 @@ func (h *Handle) query(th *starlark.Thread, name string, args starlark.Tuple, kw
 	if err != nil {
 		return nil, err
 	}
+	redact.Learn("", sql)
 	db, err := h.db(th, !kit.ReadOnly(sql))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

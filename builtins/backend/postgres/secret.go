@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // A cluster of benchbook's own lives in the cache dir, and PostgreSQL
@@ -37,13 +39,35 @@ func execUnrecorded(ctx context.Context, db *pgxpool.Pool, sql string) (int64, e
 	return tag.RowsAffected(), err
 }
 
-// forgetPasswords drops the pg_stat_statements entries whose text holds a
-// PASSWORD literal (another client's CREATE ROLE, a workload's), before
-// benchbook stops its cluster: the texts of the entries left are what the
-// shutdown writes into the data dir, which snapshots copy.
+// forgetPasswords drops the pg_stat_statements entries whose text sets a
+// password (in any quoting: PASSWORD $$PW$$ as well as 'PW') or holds a
+// secret benchbook learned (another client's CREATE ROLE, a workload's, a
+// token in a utility statement's text, which the server keeps as written),
+// before benchbook stops its cluster: the texts of the entries left are what
+// the shutdown writes into the data dir, which snapshots copy. The texts
+// are judged by the redactor, not by a regular expression in SQL: one rule
+// for what a record hides and what the data dir keeps.
 func forgetPasswords(db *pgxpool.Pool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_, _ = db.Exec(ctx, `SELECT count(pg_stat_statements_reset(userid, dbid, queryid))
-		FROM pg_stat_statements WHERE query ~* $re$password\s+'$re$`)
+	rows, err := db.Query(ctx, `SELECT userid, dbid, queryid, query FROM pg_stat_statements`)
+	if err != nil {
+		return
+	}
+	type id struct {
+		user, db uint32
+		query    int64
+	}
+	var drop []id
+	for rows.Next() {
+		var i id
+		var text *string
+		if rows.Scan(&i.user, &i.db, &i.query, &text) == nil && text != nil && (redact.HasSQLPassword(*text) || redact.Known(*text)) {
+			drop = append(drop, i)
+		}
+	}
+	rows.Close()
+	for _, i := range drop {
+		_, _ = db.Exec(ctx, `SELECT pg_stat_statements_reset($1::oid, $2::oid, $3::bigint)`, i.user, i.db, i.query)
+	}
 }

@@ -15,7 +15,8 @@ import (
 )
 
 // TestRolePasswordsStayOutOfTheDataDir: CREATE ROLE and ALTER ROLE with a
-// PASSWORD, through the handle (one of them failing, which the server
+// PASSWORD in every quoting ('PW', E'PW', U&'PW', $$PW$$, $q$PW$q$),
+// through the handle (one of them failing, which the server
 // logs), through a second client on the cluster's DSN, and failing through
 // pg.query and workload.sql, leave the password in no file of the cache
 // (not the data dir, not its snapshots, not the server log) and in none of
@@ -34,6 +35,10 @@ pg.exec("CREATE ROLE r18 LOGIN PASSWORD 'Role18pW'")
 pg.exec("ALTER ROLE r18 WITH PASSWORD 'Role19pW'")
 other = backend.postgres(dsn = pg.dsn)
 other.exec("CREATE ROLE r21 PASSWORD 'Role21pW'")
+other.exec("ALTER ROLE r21 PASSWORD $q$Role24pW$q$")
+other.exec("ALTER ROLE r21 ENCRYPTED PASSWORD E'Role25pW'")
+pg.exec("ALTER ROLE r18 PASSWORD $$Role26pW$$")
+pg.exec("ALTER ROLE r18 PASSWORD U&'Role27pW'")
 pg.exec("CREATE TABLE t (x int)")
 
 # %% again
@@ -50,7 +55,7 @@ flood.errors
 s = pg.stats()
 texts = [r["query"] for r in pg.query("SELECT query FROM pg_stat_statements")]
 `
-	passwords := []string{"Role18pW", "Role19pW", "Role20pW", "Role21pW", "Role22pW", "Role23pW"}
+	passwords := []string{"Role18pW", "Role19pW", "Role20pW", "Role21pW", "Role22pW", "Role23pW", "Role24pW", "Role25pW", "Role26pW", "Role27pW"}
 	nbPath := filepath.Join(dir, "nb.star")
 	os.WriteFile(nbPath, []byte(src), 0o644)
 	nb, err := runtime.ParseFile(nbPath)

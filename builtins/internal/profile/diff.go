@@ -183,7 +183,17 @@ func runWarnings(arm string, i int, f runFigures) []string {
 type series struct {
 	key            string
 	a, b           []float64
-	shareA, shareB float64 // mean share of CPU
+	shareA, shareB float64   // mean share of CPU
+	qa, qb         []float64 // one sample's worth of µs per request, per run
+}
+
+// quanta are one sample's worth of µs per request in each run.
+func quanta(rs []runFigures) []float64 {
+	q := make([]float64, len(rs))
+	for i, r := range rs {
+		q[i] = r.UsPerReq / float64(max(r.samples, 1))
+	}
+	return q
 }
 
 func compareFunctions(fa, fb []runFigures, floor float64, o DiffOptions, d *Diff) []FunctionDiff {
@@ -228,7 +238,7 @@ func compareFunctions(fa, fb []runFigures, floor float64, o DiffOptions, d *Diff
 }
 
 func seriesOf(key string, fa, fb []runFigures, get func(runFigures) (us, share float64)) series {
-	s := series{key: key, a: make([]float64, len(fa)), b: make([]float64, len(fb))}
+	s := series{key: key, a: make([]float64, len(fa)), b: make([]float64, len(fb)), qa: quanta(fa), qb: quanta(fb)}
 	for i := range fa {
 		var sh float64
 		s.a[i], sh = get(fa[i])
@@ -252,7 +262,7 @@ func estimateFamily(ss []series, floor float64, o DiffOptions) []Estimate {
 		for k := range d {
 			d[k] = s.b[k] - s.a[k]
 		}
-		res[i] = pairedTest(d, floor)
+		res[i] = s.test(d, floor)
 		out[i] = Estimate{A: mean(s.a), B: mean(s.b), Delta: res[i].estimate, P: res[i].p, PAdj: nan,
 			Low: nan, High: nan, Confidence: nan, Verdict: "~", Deltas: d}
 		if max(s.shareA, s.shareB) >= o.MinShare {
@@ -288,12 +298,43 @@ func estimateFamily(ss []series, floor float64, o DiffOptions) []Estimate {
 			e.Verdict = "IMPROVES"
 		case k < r && e.Delta > 0:
 			e.Verdict = "WORSENS"
+		case res[i].absent != nil:
+			e.Reason = fmt.Sprintf("adjusted p = %.3g > %g (Benjamini-Hochberg across %d): sampled only in %s, but the other arm's sampling could have missed up to %s µs per request of it; profile that arm at a higher rate or longer",
+				adj, o.FDR, m, map[bool]string{true: "B", false: "A"}[res[i].absent.sign > 0], fmtUs(-math.Log((1-conf)/2)/res[i].absent.exposure))
 		default:
 			e.Reason = fmt.Sprintf("adjusted p = %.3g > %g (Benjamini-Hochberg across %d)", adj, o.FDR, m)
 		}
 	}
 	return out
 }
+
+// test is the paired test of the series: a function sampled in every run
+// of one arm and in none of the other is decided on that evidence
+// (absentTest: the absent arm's zeros bound what it spends there by its
+// own sampling, not by one sample of the other arm); any other, a paired
+// t on the differences with the spread floored at one sample's worth.
+func (s series) test(d []float64, floor float64) pairedResult {
+	allZero := func(xs []float64) bool { return !slices.ContainsFunc(xs, func(x float64) bool { return x != 0 }) }
+	allSeen := func(xs []float64) bool { return !slices.ContainsFunc(xs, func(x float64) bool { return x <= 0 }) }
+	exposure := func(q []float64) float64 {
+		var e float64
+		for _, x := range q {
+			if x > 0 && !math.IsInf(x, 0) {
+				e += 1 / x
+			}
+		}
+		return e
+	}
+	switch {
+	case len(d) >= 2 && allZero(s.a) && allSeen(s.b):
+		return absentTest(s.b, mean(s.qb), exposure(s.qa), +1)
+	case len(d) >= 2 && allZero(s.b) && allSeen(s.a):
+		return absentTest(s.a, mean(s.qa), exposure(s.qb), -1)
+	}
+	return pairedTest(d, floor)
+}
+
+func fmtUs(x float64) string { return fmt.Sprintf("%.3g", x) }
 
 func pOrOne(p float64) float64 {
 	if math.IsNaN(p) {
@@ -348,7 +389,7 @@ func compareTree(a, b []Run, fa, fb []runFigures, floor float64, o DiffOptions) 
 	walk(root)
 	ss := make([]series, len(flat))
 	for i, n := range flat {
-		s := series{key: n.name, a: make([]float64, len(a)), b: make([]float64, len(b))}
+		s := series{key: n.name, a: make([]float64, len(a)), b: make([]float64, len(b)), qa: quanta(fa), qb: quanta(fb)}
 		for ri := range runs {
 			share := float64(n.ns[ri]) / float64(runs[ri].Profile.CPUNs)
 			us := share * figs[ri].UsPerReq

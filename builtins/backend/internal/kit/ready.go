@@ -12,6 +12,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/backend/handle"
+	"github.com/benchbook/benchbook/runtime/redact"
 )
 
 // CheckReady accepts "", "http://...", "tcp:PORT" and "log:REGEX".
@@ -85,6 +86,7 @@ func Argv(cmd starlark.Value) ([]string, error) {
 	switch c := cmd.(type) {
 	case starlark.String:
 		if f := strings.Fields(string(c)); len(f) > 0 {
+			redact.LearnArgs(f)
 			return f, nil
 		}
 		return nil, errors.New("cmd: empty")
@@ -105,6 +107,7 @@ func Argv(cmd starlark.Value) ([]string, error) {
 		if len(out) == 0 {
 			return nil, errors.New("cmd: empty")
 		}
+		redact.LearnArgs(out) // --requirepass PW: the display, the logs and errors hide PW
 		return out, nil
 	}
 	return nil, fmt.Errorf("cmd must be a string, a binary or a list, got %s", cmd.Type())

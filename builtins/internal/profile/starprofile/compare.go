@@ -1,9 +1,11 @@
 package starprofile
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -25,6 +27,7 @@ const Why = "Per function, its CPU per request in each run (its share of the tar
 	"Every function above the share of CPU below is one test of a family: Benjamini-Hochberg holds the false discovery rate across them, " +
 	"and every interval is at the matching confidence (Benjamini-Yekutieli's false-coverage-rate intervals), so a verdict is given exactly when its interval excludes 0. " +
 	"The spread of the differences is floored at one sample's worth of CPU per request, since a profile counts whole samples. " +
+	"A function sampled in every run of one arm and in none of the other is decided on that evidence: the t interval of the arm where it is, widened by what the other arm's sampling could have missed (no sample in its runs bounds its cost there at -ln(α) over the samples it would have drawn per µs per request, Poisson), not by one sample of the costlier arm. " +
 	"The t test takes the differences as roughly normal: one outlying pair widens the interval, it does not make a verdict."
 
 // Options shape compare_profiles.
@@ -315,10 +318,42 @@ func (c *Comparison) Markdown() string {
 	return b.String()
 }
 
+// headline says how much the CPU per request moved and which functions'
+// own code explains it: those whose self time changed beyond its interval,
+// the largest changes first (a root frame such as main or PostmasterMain
+// moves by everything below it, and has no self time to speak of).
 func (c *Comparison) headline() string {
 	root := c.d.Tree.Estimate
-	return fmt.Sprintf("Where the CPU per request moved, %s against %s over %d pairs: in all, %s → %s µs per request (%s)",
+	line := fmt.Sprintf("Where the CPU per request moved, %s against %s over %d pairs: in all, %s → %s µs per request (%s)",
 		c.d.BLabel, c.d.ALabel, c.d.Pairs, flame.Num(root.A), flame.Num(root.B), signed(root.Delta))
+	movers := c.explainedBy()
+	if len(movers) == 0 {
+		return line + "; no function's own time moved beyond its interval"
+	}
+	var parts []string
+	for _, f := range movers {
+		parts = append(parts, fmt.Sprintf("%s %s", f.Name, signed(f.Self.Delta)))
+	}
+	return line + "; in the functions' own code: " + strings.Join(parts, ", ")
+}
+
+// headlineFunctions bounds the functions the headline names.
+const headlineFunctions = 3
+
+// explainedBy are the functions whose self time changed beyond its
+// interval (IMPROVES or WORSENS in self), largest change first, at most
+// headlineFunctions.
+func (c *Comparison) explainedBy() []profile.FunctionDiff {
+	var out []profile.FunctionDiff
+	for _, f := range c.d.Functions {
+		if f.Self.Verdict == "IMPROVES" || f.Self.Verdict == "WORSENS" {
+			out = append(out, f)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y profile.FunctionDiff) int {
+		return cmp.Compare(math.Abs(y.Self.Delta), math.Abs(x.Self.Delta))
+	})
+	return out[:min(headlineFunctions, len(out))]
 }
 
 func (c *Comparison) table() (head []string, rows [][]string) {
@@ -361,6 +396,10 @@ func (c *Comparison) JSON() any {
 		e := f.Total
 		fns = append(fns, fn{f.Name, e.A, e.B, e.Delta, finite(e.Low), finite(e.High), e.Verdict})
 	}
-	return map[string]any{"a_label": c.d.ALabel, "b_label": c.d.BLabel, "pairs": c.d.Pairs, "method": c.d.Method,
+	var movers []string
+	for _, f := range c.explainedBy() {
+		movers = append(movers, f.Name)
+	}
+	return map[string]any{"headline": c.headline(), "explained_by": movers, "a_label": c.d.ALabel, "b_label": c.d.BLabel, "pairs": c.d.Pairs, "method": c.d.Method,
 		"multiplicity": c.d.Multiplicity, "warnings": c.d.Warnings, "functions": fns}
 }

@@ -190,6 +190,32 @@ func TestComparison(t *testing.T) {
 	}
 }
 
+// The headline names the functions whose own code explains the change
+// (hotA and hotB), not the root frames whose totals move with everything
+// below them (main, serve).
+func TestComparisonHeadlineNamesSelfTime(t *testing.T) {
+	a, b := swap(t, 4)
+	c, err := Compare(a, b, Options{ALabel: "A", BLabel: "B"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.JSON().(map[string]any)
+	head := got["headline"].(string)
+	t.Log(head)
+	if by := got["explained_by"].([]string); len(by) < 2 || by[0] != "hotA" || by[1] != "hotB" {
+		t.Errorf("explained by %v, want hotA and hotB first", by)
+	}
+	_, named, _ := strings.Cut(head, "own code: ")
+	for _, root := range []string{"main", "serve"} {
+		if strings.Contains(named, root+" ") {
+			t.Errorf("the headline names the root frame %s: %s", root, head)
+		}
+	}
+	if !strings.Contains(c.HTML(), "hotA -") || !strings.Contains(c.Markdown(), "hotB +") {
+		t.Errorf("the record's headline does not name hotA and hotB:\n%s", c.Markdown())
+	}
+}
+
 // Runs without requests, or arms of different lengths, are errors.
 func TestComparisonRefuses(t *testing.T) {
 	a, b := swap(t, 2)

@@ -2,7 +2,8 @@
 code with the cell id (and deleted cells) JupyterLab puts in an
 execute_request's metadata, or a completion or inspection request, and the
 step's outcome is printed as JSON: reply status, error, result text,
-stdout, stderr, the benchbook status line's metadata, the other displays,
+stdout (less the outcome line), stderr, the cell's outcome (the reply's
+metadata.benchbook, when shown) and where it was shown, the other displays,
 clear_output messages, the user_expressions answered, and how the displays
 with a display_id were sent (display_data, then update_display_data).
 
@@ -45,7 +46,7 @@ def execute(kc, code, cell=None, deleted=(), user_expressions=None):
     start = time.time()
     kc.shell_channel.send(msg)
     msg_id = msg["header"]["msg_id"]
-    out = {"stdout": "", "stderr": "", "result": None, "status_line": None, "displays": [],
+    out = {"stdout": "", "stderr": "", "result": None, "status_line": None, "status_line_shown": None, "displays": [],
            "clears": 0, "display_ids": {}}
     idle = False
     while not idle:
@@ -67,13 +68,28 @@ def execute(kc, code, cell=None, deleted=(), user_expressions=None):
                 seen["texts"].append(c["data"].get("text/plain", ""))
             if "benchbook" in c.get("metadata", {}) and \
                     c["data"].get("text/plain", "").startswith(c["metadata"]["benchbook"]["status"] + " "):
-                out["status_line"] = c["metadata"]["benchbook"]
+                out["status_line_shown"] = "display"
             elif not display_id:
                 out["displays"].append(c["data"])
+        elif t == "error":
+            out["traceback"] = c["traceback"]
         elif t == "status" and c["execution_state"] == "idle":
             idle = True
     reply = reply_to(kc, msg_id)
     out["seconds"] = time.time() - start
+    # The cell's outcome: in the reply's metadata, and shown as the first
+    # line of its text output, on its status display, or as the first line
+    # of its error's traceback.
+    meta = reply["metadata"].get("benchbook")
+    if meta:
+        prefix = meta["status"] + " " + meta["cell"]
+        if out["stdout"].startswith(prefix):
+            out["status_line_shown"] = "stdout"
+            out["stdout"] = out["stdout"].split("\n", 1)[1]
+        elif (out.get("traceback") or [""])[0].startswith(prefix):
+            out["status_line_shown"] = "traceback"
+        if out.get("status_line_shown"):
+            out["status_line"] = meta
     out["status"] = reply["content"]["status"]
     out["error"] = reply["content"].get("evalue", "")
     out["user_expressions"] = reply["content"].get("user_expressions")

@@ -3,7 +3,9 @@ against benchbook's kernel. Run by TestKernelConformance with Debian's
 /usr/bin/python3, JUPYTER_PATH pointing at a kernelspec the test installed.
 
 Every sample below is benchbook input: REPL input (no "# %%" header and no
-cell id, as this suite sends), a notebook cell, or a :command. The last line
+cell id, as this suite sends), a notebook cell, or a :command; the suite
+runs twice, the second time with every sample that can be a notebook cell
+("# %% NAME") sent as one. The last line
 printed is a JSON summary: the tests the installed suite offers, how many
 ran, and every skip, failure and error, subtests included.
 """
@@ -54,6 +56,31 @@ class BenchbookKernelTests(jupyter_kernel_test.KernelTests):
     supported_history_operations = ("tail", "range", "search")
 
 
+class BenchbookCellTests(BenchbookKernelTests):
+    """The same tests with every sample that can be one a notebook cell
+    ("# %% NAME" headed, as a notebook made by benchbook convert sends
+    them): a cell's outcome line must not stand in the way of what the
+    suite looks for (the only output of a failing cell is its error; every
+    display_data of a displaying cell is the display)."""
+
+    code_hello_world = '# %% hello\nprint("hello, world")'
+    # A cell the first pass ran is a hit in this one (same folder, same
+    # cache), and a hit does not run, so warns of nothing: another cell.
+    code_stderr = '# %% stderr_cell\nmd("lost")\nprobe_cell = 1\n'
+    code_generate_error = '# %% boom\nfail("boom")'
+    code_execute_result = [
+        {"code": "# %% r1\n1 + 2", "result": "3"},
+        {"code": '# %% r2\n"a" + "b"', "result": '"ab"'},
+        {"code": "# %% r3\n[x * x for x in range(4)]", "result": "[0, 1, 4, 9]"},
+    ]
+    code_display_data = [
+        {"code": '# %% d1\nshow(md("# title"), 2)', "mime": "text/markdown"},
+        {"code": '# %% d2\nshow(table([{"a": 1}]), 2)', "mime": "text/html"},
+        {"code": '# %% d3\nshow(plot.bars([{"name": "a", "before": 1.0, "after": 2.0}]), 2)', "mime": "image/svg+xml"},
+    ]
+    code_history_pattern = "# %% r1*"
+
+
 class Result(unittest.TextTestResult):
     """Counts what ran and what was skipped, subtests included (a subtest
     that raises SkipTest is a skip the -v lines do not show as one)."""
@@ -70,7 +97,8 @@ class Result(unittest.TextTestResult):
 
 def main():
     loader = unittest.TestLoader()
-    suite = loader.loadTestsFromTestCase(BenchbookKernelTests)
+    classes = [BenchbookKernelTests, BenchbookCellTests]
+    suite = unittest.TestSuite([loader.loadTestsFromTestCase(c) for c in classes])
     # The tests the installed suite offers: every test_ method of its base
     # class, however many a newer version has.
     offered = sorted(loader.getTestCaseNames(jupyter_kernel_test.KernelTests))
@@ -79,6 +107,7 @@ def main():
     print(json.dumps({
         "version": jupyter_kernel_test.__version__,
         "offered": offered,
+        "classes": [c.__name__ for c in classes],
         "run": result.testsRun,
         "passed_subtests": result.passed_subtests,
         "skipped": [f"{test.id()}: {reason}" for test, reason in result.skipped],
