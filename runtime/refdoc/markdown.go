@@ -41,17 +41,18 @@ func Blocks(md string) []Block {
 	var out []Block
 	var cur *Block
 	var code []string
+	var indent int // the opening fence's, which its lines lose (a block in a list item)
 	for i, l := range lines(md) {
 		switch {
 		case l.open:
 			cur = &Block{Info: l.info, Line: i + 2}
-			code = nil
+			code, indent = nil, len(l.text)-len(strings.TrimLeft(l.text, " "))
 		case l.close:
 			cur.Code = strings.Join(code, "\n") + "\n"
 			out = append(out, *cur)
 			cur = nil
 		case cur != nil:
-			code = append(code, l.text)
+			code = append(code, dedentBy(l.text, indent))
 		}
 	}
 	if cur != nil {
@@ -59,6 +60,15 @@ func Blocks(md string) []Block {
 		out = append(out, *cur)
 	}
 	return out
+}
+
+// dedentBy removes up to n leading spaces, as CommonMark does to the lines
+// of a fenced block whose fence is indented.
+func dedentBy(s string, n int) string {
+	for i := 0; i < n && strings.HasPrefix(s, " "); i++ {
+		s = s[1:]
+	}
+	return s
 }
 
 // A line of Markdown, and whether it is part of a fenced code block.

@@ -50,6 +50,9 @@ func TestParseFindsEntriesSignaturesAndExamples(t *testing.T) {
 	if n := len(p.Examples()); n != 3 {
 		t.Errorf("%d examples in the page, want 3", n)
 	}
+	if b := Blocks("1. item\n\n   ```python\n   x = 1\n     y\n   ```\n"); len(b) != 1 || b[0].Code != "x = 1\n  y\n" {
+		t.Errorf("a block in a list item keeps its indent: %+v", b)
+	}
 	if p.Entry("nope") != nil {
 		t.Error("an entry for a name no heading names")
 	}
