@@ -185,10 +185,11 @@ func docsExamples(t *testing.T) []docExample {
 	return out
 }
 
-// docFiles are the repository's Markdown for users: docs/ and below.
+// docFiles are the repository's Markdown for users and contributors:
+// CONTRIBUTING.md, and docs/ and below.
 func docFiles(t *testing.T) []string {
 	t.Helper()
-	var files []string
+	files := []string{"../../CONTRIBUTING.md"}
 	err := filepath.WalkDir("../../docs", func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
 			files = append(files, path)
