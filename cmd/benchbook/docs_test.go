@@ -186,10 +186,10 @@ func docsExamples(t *testing.T) []docExample {
 }
 
 // docFiles are the repository's Markdown for users and contributors:
-// CONTRIBUTING.md, and docs/ and below.
+// README.md, CONTRIBUTING.md, and docs/ and below.
 func docFiles(t *testing.T) []string {
 	t.Helper()
-	files := []string{"../../CONTRIBUTING.md"}
+	files := []string{"../../README.md", "../../CONTRIBUTING.md"}
 	err := filepath.WalkDir("../../docs", func(path string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
 			files = append(files, path)
