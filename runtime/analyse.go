@@ -72,6 +72,7 @@ func analyse(path string, c *CellDef) error {
 	c.srcHash = hashString(normalize(c.Body))
 	free := map[string]bool{}
 	c.readPos = map[string]syntax.Position{}
+	c.paramDefs = map[string]starlark.Value{}
 	if err := resolve.File(f, func(string) bool { return true }, starlark.Universe.Has); err != nil {
 		return cellError(c, err)
 	}
@@ -89,6 +90,11 @@ func analyse(path string, c *CellDef) error {
 		case *syntax.CallExpr:
 			if name := paramName(n); name != "" {
 				c.Params = append(c.Params, name)
+				if _, seen := c.paramDefs[name]; !seen {
+					c.paramDefs[name] = literalDefault(n)
+				} else if d := literalDefault(n); d == nil || c.paramDefs[name] == nil || d.String() != c.paramDefs[name].String() {
+					c.paramDefs[name] = nil
+				}
 			}
 		}
 		return true

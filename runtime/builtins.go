@@ -32,12 +32,12 @@ func param(t *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs 
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "name", &name, "default", &def); err != nil {
 		return nil, err
 	}
-	hash := "default"
-	raw, ok := Param(t, name)
-	if ok {
-		hash = session(t).paramHash(raw)
+	s := session(t)
+	if err := s.checkDefault(name, def); err != nil {
+		return nil, err
 	}
-	AddInput(t, Input{Kind: "param", Name: name, Hash: hash})
+	raw, ok := Param(t, name)
+	AddInput(t, Input{Kind: "param", Name: name, Hash: s.paramValue(name)})
 	if !ok {
 		if s, isStr := def.(starlark.String); isStr && redact.SecretName(name) {
 			redact.LearnValue(string(s)) // a password left at its default is a password

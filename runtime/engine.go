@@ -175,6 +175,7 @@ func Open(ctx context.Context, nb *Notebook, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.sess = &Session{Ctx: ctx, Stderr: opts.Stderr, NotebookDir: dir, CacheDir: opts.CacheDir, Params: opts.Params, Modules: mods, paramSalt: salt}
+	e.sess.defaults = paramDefaults(nb)
 	e.sess.memo = memoStore{s: e.store, types: mods.decoders, warn: e.warn, stale: e.staleInput, written: &memoWrites{}}
 	e.setTainted(learnSecrets(nb, opts.Params))
 	e.sess.fingerprint = e.fingerprint
@@ -393,12 +394,8 @@ func (e *Engine) staleOther(inputs []Input) string {
 // paramValue is how a parameter enters keys and input hashes: as a salted
 // hash (salt.go), so that no entry, checkpoint or state.json holds a
 // secret's text, nor a hash to try passwords against.
-func (e *Engine) paramValue(name string) string {
-	if v, ok := e.opts.Params[name]; ok {
-		return e.sess.paramHash(v)
-	}
-	return "default"
-}
+// A parameter set to its literal default is the default (paramdefault.go).
+func (e *Engine) paramValue(name string) string { return e.sess.paramValue(name) }
 
 // withheldParam starts the value, in Params, of a secret parameter of the
 // last run (a password in a DSN, a parameter named token): last-params.json

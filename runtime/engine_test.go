@@ -287,12 +287,19 @@ func TestDamagedEntryIsRecomputed(t *testing.T) {
 // calls counts executions of tick(name) across runs in a test.
 var calls = map[string]int{}
 
-// testModule is what the tests' notebooks see beside Core: emit(v) and
-// tick(name), which counts its calls.
+// testModule is what the tests' notebooks see beside Core: emit(v),
+// tick(name), which counts its calls, and calls_of(name), that count.
 var testModule = Module{Name: "runtime_test", Globals: starlark.StringDict{
 	"emit": starlark.NewBuiltin("emit", func(th *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
 		Emit(th, args[0])
 		return starlark.None, nil
+	}),
+	"calls_of": starlark.NewBuiltin("calls_of", func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
+		var name string
+		if err := starlark.UnpackArgs(b.Name(), args, kw, "name", &name); err != nil {
+			return nil, err
+		}
+		return starlark.MakeInt(calls[name]), nil
 	}),
 	"tick": starlark.NewBuiltin("tick", func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kw []starlark.Tuple) (starlark.Value, error) {
 		var name string
@@ -504,5 +511,49 @@ func TestMemoFingerprintSalted(t *testing.T) {
 		if first[n] {
 			t.Errorf("checkpoint %s has the same name in two caches: its fingerprint is not salted", n)
 		}
+	}
+}
+
+// TestNestedMemoBelongsToItsOuter: a checkpoint taken inside another's
+// function belongs to it. A design that checkpoints each of its runs
+// (capacity's levels) inside a design that checkpoints each of its own
+// (abab's pairs) makes inner checkpoints with the same key and the same
+// function in every pair; keyed alone, pair 2 would be served pair 1's
+// measurement (here the inner function sees nothing of the pair, as
+// capacity's run sees only its arm). Keyed under their outer checkpoint,
+// each pair measures its own, and an interrupted pair still resumes at its
+// first unfinished inner run.
+func TestNestedMemoBelongsToItsOuter(t *testing.T) {
+	dir := t.TempDir()
+	flag := filepath.Join(dir, "fail.txt")
+	os.WriteFile(flag, []byte("yes"), 0o644)
+	src := `# %% runs
+def _level(level):
+    if level == 1 and calls_of("level-0") == 2 and file("fail.txt") == "yes":
+        fail("interrupted in pair 1")
+    return tick("level-%d" % level)
+def _search():
+    return [memo("level/%d" % level, lambda: _level(level)) for level in range(2)]
+results = [memo("pair/%d" % pair, _search) for pair in range(2)]
+results
+`
+	r1 := runNotebook(t, dir, src, Options{})
+	if r1.status("runs") != "error" {
+		t.Fatalf("first run: %s", r1.status("runs"))
+	}
+	if calls["level-0"] != 2 || calls["level-1"] != 1 {
+		t.Fatalf("first run measured level 0 %d times, level 1 %d times; want 2 and 1 (one per pair)", calls["level-0"], calls["level-1"])
+	}
+	os.WriteFile(flag, []byte("no"), 0o644)
+	r2 := runNotebook(t, dir, "", Options{})
+	if r2.status("runs") != "ran" {
+		t.Fatalf("second run: %s %v", r2.status("runs"), r2.e.CellRun("runs").Err)
+	}
+	// Pair 1 resumes: its level 0 is kept, its level 1 measured now.
+	if calls["level-0"] != 2 || calls["level-1"] != 2 {
+		t.Errorf("after resuming, level 0 measured %d times, level 1 %d; want 2 and 2", calls["level-0"], calls["level-1"])
+	}
+	if r2.outputs["runs"] != "[[1, 1], [2, 2]]" {
+		t.Errorf("outputs %q: each pair must hold its own measurements", r2.outputs["runs"])
 	}
 }

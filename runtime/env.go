@@ -48,9 +48,10 @@ type Session struct {
 	// nil (a test's bare session) is the engine's Core module alone.
 	Modules *ModuleSet
 
-	memo      MemoStore         // nil: memo runs fn every time
-	paramSalt []byte            // the cache's salt for parameter hashes (salt.go); nil without a cache
-	tracker   *resstate.Tracker // live resources' states; nil outside the engine
+	memo      MemoStore               // nil: memo runs fn every time
+	paramSalt []byte                  // the cache's salt for parameter hashes (salt.go); nil without a cache
+	defaults  map[string]literalParam // the cells' literal defaults of parameters (paramdefault.go)
+	tracker   *resstate.Tracker       // live resources' states; nil outside the engine
 	// fingerprint identifies a memoized function's computation (fingerprint.go).
 	fingerprint func(*starlark.Thread, starlark.Value) (string, bool)
 	// stale says why recorded inputs no longer hold ("" if they do): a
@@ -375,7 +376,9 @@ func AtExit(t *starlark.Thread, fn func()) {
 // scope is the key and those inputs. What fn meets itself is recorded with
 // the checkpoint and re-checked before reuse. The inputs met before the call
 // are the cell's own up to that point, replayed checkpoints included, so an
-// interrupted cell that resumes finds the same scopes again.
+// interrupted cell that resumes finds the same scopes again. A checkpoint
+// taken while another's fn runs is keyed under that one's key ("abab/2/B/"
+// + key), so it belongs to it (enterMemo).
 func Memo(t *starlark.Thread, key string, fn func() (starlark.Value, error)) (starlark.Value, error) {
 	return memoIn(t, cell(t).memoScope(), key, fn)
 }
@@ -404,6 +407,8 @@ func (c *Cell) fingerprintScope(fp string) string {
 
 func memoIn(t *starlark.Thread, scope, key string, fn func() (starlark.Value, error)) (starlark.Value, error) {
 	s, c := session(t), cell(t)
+	key, restore := enterMemo(t, key)
+	defer restore()
 	if s.memo != nil && c.Key != "" && !c.forceMemo {
 		if cp, ok := s.memo.Get(scope, key); ok {
 			c.replay(cp)
@@ -428,6 +433,25 @@ func memoIn(t *starlark.Thread, scope, key string, fn func() (starlark.Value, er
 		}
 	}
 	return v, nil
+}
+
+// memoPathKey is the thread local holding the key of the checkpoint whose
+// function is running, "" outside any.
+const memoPathKey = "benchbook.memo.path"
+
+// enterMemo returns key as the checkpoint's full key, under the key of the
+// checkpoint whose function is running (a design inside another: each
+// level of a capacity search inside an abab pair), so an inner checkpoint
+// belongs to its outer one even when its function sees nothing of it, and
+// makes it the running one until restore.
+func enterMemo(t *starlark.Thread, key string) (full string, restore func()) {
+	outer, _ := t.Local(memoPathKey).(string)
+	full = key
+	if outer != "" {
+		full = outer + "/" + key
+	}
+	t.SetLocal(memoPathKey, full)
+	return full, func() { t.SetLocal(memoPathKey, outer) }
 }
 
 // memoScope is the cell's key and the inputs it met so far.
@@ -535,3 +559,12 @@ func (c *Cell) Outputs() []starlark.Value { _, out, _ := c.snapshot(); return ou
 
 // Warnings returns the warnings so far (for tests of builtins).
 func (c *Cell) Warnings() []string { _, _, w := c.snapshot(); return w }
+
+// Forced reports whether the thread's cell runs because the user asked
+// for it (-rerun NAME, -rerun-all, :rerun NAME): a builtin that keeps its
+// own cache outside the engine's (build's binaries) makes its work anew
+// then, as memo does.
+func Forced(t *starlark.Thread) bool {
+	c, ok := t.Local(cellKey).(*Cell)
+	return ok && c.forceMemo
+}

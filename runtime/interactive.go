@@ -319,6 +319,7 @@ func (e *Engine) Reload(nb *Notebook) (Edit, error) {
 		oldCells[c.Name] = c
 	}
 	e.NB, e.g, e.sources = nb, g, nil
+	e.sess.defaults = paramDefaults(nb)
 	e.setTainted(learnSecrets(nb, nil)) // an edit may hold a new one
 	e.Plan()
 	var ed Edit

@@ -10,6 +10,7 @@ import (
 	"github.com/benchbook/benchbook/runtime/limits"
 	"github.com/benchbook/benchbook/runtime/resstate"
 
+	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 )
 
@@ -35,11 +36,14 @@ type CellDef struct {
 	Defines []string // globals defined, sorted
 	Loads   []string // modules loaded
 	Params  []string // names in param("NAME", ...) calls with a literal name
-	srcHash string   // hash of the normalized source
-	readPos map[string]syntax.Position
-	lint    []string   // mistakes analysis can see, shown as the cell's warnings
-	private []string   // globals kept local to the cell: _names and top-level loop variables
-	flow    secretFlow // what the source says of secrets (secrets.go), for the redactor
+	// paramDefs are their defaults when literal (paramdefault.go); nil
+	// where a call's is not, or two calls differ.
+	paramDefs map[string]starlark.Value
+	srcHash   string // hash of the normalized source
+	readPos   map[string]syntax.Position
+	lint      []string   // mistakes analysis can see, shown as the cell's warnings
+	private   []string   // globals kept local to the cell: _names and top-level loop variables
+	flow      secretFlow // what the source says of secrets (secrets.go), for the redactor
 }
 
 // Label names the cell for messages: its name and where it starts.

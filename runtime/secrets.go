@@ -320,15 +320,24 @@ func callParts(call *syntax.CallExpr) parts {
 
 // paramDefault is what param(name, default) may return unset.
 func paramDefault(call *syntax.CallExpr) []string {
+	if d := defaultArg(call); d != nil {
+		return exprParts(d).lits
+	}
+	return nil
+}
+
+// defaultArg is the default argument of a param(name, default) call, nil
+// when it has none.
+func defaultArg(call *syntax.CallExpr) syntax.Expr {
 	for i, a := range call.Args {
 		if kw, ok := a.(*syntax.BinaryExpr); ok && kw.Op == syntax.EQ {
 			if id, ok := kw.X.(*syntax.Ident); ok && id.Name == "default" {
-				return exprParts(kw.Y).lits
+				return kw.Y
 			}
 			continue
 		}
 		if i == 1 {
-			return exprParts(a).lits
+			return a
 		}
 	}
 	return nil

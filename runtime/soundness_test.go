@@ -107,7 +107,12 @@ func TestCacheSoundnessRandomEdits(t *testing.T) {
 				sig += "," + fresh.outputs[cells[r].name]
 			}
 			if c.usesP {
-				sig += "|p=" + params["p"]
+				// p at its default, 1, is p unset (paramdefault.go).
+				p, ok := params["p"]
+				if !ok {
+					p = "1"
+				}
+				sig += "|p=" + p
 			}
 			if c.usesF {
 				sig += "|file=" + content

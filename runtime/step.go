@@ -25,3 +25,8 @@ func Step(t *starlark.Thread) string {
 	s, _ := t.Local(stepKey).(string)
 	return s
 }
+
+// SetStep names the step that runs now, as progress(label) does: for a
+// design written in Go that runs steps inside another's ("pair 2/4 B
+// capacity 9 users, run 3"), which restores the outer step when done.
+func SetStep(t *starlark.Thread, label string) { t.SetLocal(stepKey, label) }

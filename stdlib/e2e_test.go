@@ -162,3 +162,51 @@ func intAttr(t *testing.T, v starlark.Value) int64 {
 	}
 	return int64(n)
 }
+
+// TestPerTagComparison: arm B's writes are 15 ms slower and its reads as
+// fast as A's. A mix's runs compared on the whole run blur the two;
+// compared per tag, "p50[write]" WORSENS and "p50[read]" does not, and a
+// metric function that reads a tag names it in the comparison's label.
+func TestPerTagComparison(t *testing.T) {
+	arm := func(slowWrites bool) *httptest.Server {
+		return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if slowWrites && r.Method == "POST" {
+				time.Sleep(15 * time.Millisecond)
+			}
+			io.WriteString(w, "ok")
+		}))
+	}
+	a, b := arm(false), arm(true)
+	defer a.Close()
+	defer b.Close()
+	o := options(t)
+	o.Globals["urls"] = starlark.NewDict(2)
+	o.Globals["urls"].(*starlark.Dict).SetKey(starlark.String("A"), starlark.String(a.URL))
+	o.Globals["urls"].(*starlark.Dict).SetKey(starlark.String("B"), starlark.String(b.URL))
+	g := startest.MustExec(t, o, `
+load("@std/abab.star", "abab")
+
+def one(arm):
+    return workload.http(urls[arm], requests = [{"url": "/r", "tag": "read", "weight": 3}, {"url": "/w", "method": "POST", "tag": "write"}],
+                         clients = 4, duration = "0.3s", warmup = "0.1s")
+
+exp = abab(arms = {"A": None, "B": None}, pairs = 6, run = one)
+writes = compare(exp, metric = "p50[write]")
+reads = compare(exp, metric = "p50[read]")
+fn = compare(exp, metric = lambda r: r.by_tag["write"].p(50), better = "lower")
+assert.eq(writes.metric, "p50[write]")
+assert.eq(fn.metric, "metric[write]")
+assert.eq(writes.better, "lower")
+assert.fails(lambda: compare(exp, metric = "p50[nope]"), 'run has no tag "nope" \\(its tags: "read", "write"\\)')
+`)
+	for name, want := range map[string]string{"writes": "WORSENS", "fn": "WORSENS"} {
+		if v, _ := g[name].(starlark.HasAttrs).Attr("verdict"); v != starlark.String(want) {
+			s, _ := g[name].(starlark.HasAttrs).Attr("sentence")
+			t.Errorf("%s: verdict %s, want %s: %s", name, v, want, s)
+		}
+	}
+	if v, _ := g["reads"].(starlark.HasAttrs).Attr("verdict"); v == starlark.String("WORSENS") {
+		s, _ := g["reads"].(starlark.HasAttrs).Attr("sentence")
+		t.Errorf("reads WORSENS though only B's writes are slower: %s", s)
+	}
+}

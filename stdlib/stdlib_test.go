@@ -29,15 +29,20 @@ func modules() []runtime.Module {
 	return []runtime.Module{display.Module(), host.Module(), metric.Module(), workload.Module(workload.Options{})}
 }
 
-// mapMemo is memo(key, fn) over a map: fn() once per key, frozen.
+// mapMemo is memo(key, fn) over a map: fn() once per key, frozen; a memo
+// inside another's fn is keyed under the outer key, as the engine's is.
 func mapMemo() *starlark.Builtin {
 	var mu sync.Mutex
 	store := map[string]starlark.Value{}
+	var path []string
 	return starlark.NewBuiltin("memo", func(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 		var key string
 		var fn starlark.Callable
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs, "key", &key, "fn", &fn); err != nil {
 			return nil, err
+		}
+		if len(path) > 0 {
+			key = path[len(path)-1] + "/" + key
 		}
 		mu.Lock()
 		v, ok := store[key]
@@ -45,7 +50,9 @@ func mapMemo() *starlark.Builtin {
 		if ok {
 			return v, nil
 		}
+		path = append(path, key)
 		v, err := starlark.Call(th, fn, nil, nil)
+		path = path[:len(path)-1]
 		if err != nil {
 			return nil, err
 		}

@@ -2,7 +2,7 @@
 # Side-by-side comparison of benchbook's workload module with wrk, vegeta
 # and pgbench on one machine: target pinned to CPU 0, load generator to CPU 1.
 #
-#   bench/workload/compare.sh [duration] [http|httpfree|open|open2|sql|sqlopen|hot]...
+#   bench/workload/compare.sh [duration] [http|httpfree|open|open2|sql|sqlopen|hot|tags|untagged|tagsopen]...
 #   ROUNDS=4 LABEL=smoke RATE=5000 SCALE=1 bench/workload/compare.sh 10s sql
 #   PIN=0 bench/workload/compare.sh 8s sql sqlopen     # nothing pinned
 #   WRK2=/path/to/wrk2/wrk OPEN2_RATES="5000 20000" OPEN2_TICKS="auto 0s 1ms" bench/workload/compare.sh 8s open2
@@ -35,6 +35,15 @@
 #   WRK2=/path/to/wrk2 OPEN2_RATES=5000 OPEN2_TICKS=auto ROUNDS=4 LABEL=issue38 \
 #     WRITE=bench/RESULTS.md bench/workload/compare.sh 8s http open2
 #
+# tags, untagged and tagsopen put no peer beside benchbook but benchbook
+# before request mixes (the commit in testdata/tags_ref.txt, built from git,
+# tool "untagged"), both on the same target, to price issue 50's tagging:
+# tags is the closed loop sending a mix of 4 tagged requests (-mix 4)
+# against the untagged build's one request, untagged the current build's
+# untagged loop against it (an untagged run must cost what it did), and
+# tagsopen the mix in the open loop at RATE. Whole-process CPU on both sides,
+# no warmup.
+#
 # Duration defaults to 10s (whole seconds: pgbench -T), ROUNDS to 4 (keep it
 # even), and with no sections named all five run. The sql sections need root
 # (a throwaway cluster runs as the postgres user).
@@ -43,6 +52,7 @@ cd "$(dirname "$0")/../.."
 D=${1:-10s}
 shift || true
 SECTIONS=${*:-http httpfree open open2 sql sqlopen hot}
+# tags, untagged, tagsopen: only when named.
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 ROUNDS=${ROUNDS:-4}
 C=16
@@ -56,6 +66,10 @@ mkdir -p "$RAW"
 bench/workload/install_peers.sh >/dev/null
 WL=${TMPDIR:-/tmp}/wlbench-$$ # this run's own build: another run may be building its own
 go build -o "$WL" ./bench/workload
+WLREF=${TMPDIR:-/tmp}/wlbench-untagged-$$
+if want tags || want untagged || want tagsopen; then
+	bench/workload/build_ref.sh "$WLREF" bench/workload/testdata/tags_ref.txt
+fi
 # PIN=0 pins nothing, in every section (as most people run a benchmark).
 pin_target="taskset -c 0"
 pin_client="taskset -c 1"
@@ -80,6 +94,9 @@ load1() { cut -d' ' -f1 /proc/loadavg; }
 	if [ "${PIN:-1}" = 0 ]; then echo "pinning=none (PIN=0)"; else echo "pinning=target on CPU 0, generator on CPU 1 (httpfree: neither pinned)"; fi
 	echo "load_at_start=$(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$RAW/meta.txt"
+if want tags || want untagged || want tagsopen; then
+	echo "untagged_build=git $(grep -v '^#' bench/workload/testdata/tags_ref.txt | head -1)" >>"$RAW/meta.txt"
+fi
 if want open2; then
 	if [ -x "${WRK2:-}" ]; then
 		echo "open2_rates=$OPEN2_RATES" >>"$RAW/meta.txt"
@@ -144,7 +161,12 @@ ours_open() { $pin_client "$WL" http -url $URL -rate "$RATE" -clients 256 -durat
 wrk2_open() { cpu "$WRK2" -t1 -c$C -d"$D" -R"$R2" --latency $URL; }
 ours_open2() { cpu "$WL" http -url $URL -rate "$R2" -clients $C -duration "$D" -warmup 0s -tick "$T2"; }
 
-if want http || want httpfree || want open || want open2; then
+untagged_http() { cpu "$WLREF" http -url $URL -clients $C -duration "$D" -warmup 0s; }
+tags_http() { cpu "$WL" http -url $URL -clients $C -duration "$D" -warmup 0s -mix 4; }
+untagged_open() { cpu "$WLREF" http -url $URL -rate "$RATE" -clients $C -duration "$D" -warmup 0s; }
+tags_open() { cpu "$WL" http -url $URL -rate "$RATE" -clients $C -duration "$D" -warmup 0s -mix 4; }
+
+if want http || want httpfree || want open || want open2 || want tags || want untagged || want tagsopen; then
 	$pin_target "$WL" hello -addr 127.0.0.1:8089 &
 	HELLO=$!
 	FREE=$HELLO
@@ -158,6 +180,9 @@ if want http || want httpfree || want open || want open2; then
 		if want http; then pair http "$round" wrk wrk_http ours_http; fi
 		if want httpfree; then pair httpfree "$round" wrk wrk_httpfree ours_httpfree; fi
 		if want open; then pair open "$round" vegeta vegeta_open ours_open; fi
+		if want tags; then pair tags "$round" untagged untagged_http tags_http; fi
+		if want untagged; then pair untagged "$round" untagged untagged_http ours_http; fi
+		if want tagsopen; then pair tagsopen "$round" untagged untagged_open tags_open; fi
 		if want open2; then
 			for R2 in $OPEN2_RATES; do
 				for T2 in $OPEN2_TICKS; do
@@ -205,7 +230,7 @@ if want hot; then
 	measure hot 1 1 benchbook hot
 fi
 echo "load_at_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$RAW/meta.txt"
-rm -f "$WL"
+rm -f "$WL" "$WLREF"
 if [ -n "${WRITE:-}" ]; then
 	go run ./bench/workload/results -write "$WRITE" "$RAW"
 	echo "raw outputs in $RAW; tables written to $WRITE"

@@ -1,7 +1,7 @@
 // Command wlbench drives the side-by-side comparisons in compare.sh:
 //
 //	wlbench hello -addr 127.0.0.1:8089          a Go net/http "hello" target (port 0: a free one, printed)
-//	wlbench http -url U -clients 16 -duration 10s [-rate R] [-warmup 2s]
+//	wlbench http -url U -clients 16 -duration 10s [-rate R] [-warmup 2s] [-mix N]
 //	wlbench sql -dsn D -clients 16 -duration 10s [-scale 1] [-rate R] [-warmup 2s]
 //	wlbench cpu -- CMD ARGS...                   run CMD, print its user+sys CPU
 //
@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime/pprof"
+	"strings"
 	"syscall"
 
 	"go.starlark.net/starlark"
@@ -55,6 +56,7 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 	warmup := fs.String("warmup", "2s", "http, sql: warmup before the measurement (0s: whole-process CPU covers only measured requests)")
 	scale := fs.Int("scale", 1, "sql: pgbench scale (100000 accounts each)")
 	cpuProfile := fs.String("cpuprofile", "", "http, sql: write a CPU profile of the whole run here")
+	mix := fs.Int("mix", 0, "http: a mix of N requests, paths /k0 .. /kN-1 each with its tag, equal weights (0: one untagged request)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -74,6 +76,13 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 		loop := fmt.Sprintf("clients = %d", *clients)
 		if *rate > 0 {
 			loop = fmt.Sprintf("rate = %g, arrival = %q, max_inflight = %d, tick = %q", *rate, *arrival, *clients, *tick)
+		}
+		if *mix > 0 {
+			var kinds []string
+			for i := range *mix {
+				kinds = append(kinds, fmt.Sprintf(`{"url": "/k%d", "tag": "k%d"}`, i, i))
+			}
+			loop += ", requests = [" + strings.Join(kinds, ", ") + "]"
 		}
 		return load(ctx, stdout, fmt.Sprintf(`r = workload.http(%q, %s, duration = %q, warmup = %q)`, *url, loop, *duration, *warmup), nil)
 	case "sql":
@@ -126,8 +135,8 @@ func load(ctx context.Context, stdout io.Writer, src string, globals starlark.St
 	// intended, late, dropped, undecided and duration_s let results decide
 	// whether an open loop held its rate from what it sent on time: rps
 	// counts responses, however late their requests left.
-	fmt.Fprintf(stdout, "tool=benchbook rps=%.0f count=%s intended=%s late=%s dropped=%s undecided=%s duration_s=%s tick_ms=%s cpu_us_per_req=%.2f p50_ms=%.3f p99_ms=%.3f mean_ms=%.3f service_p50_ms=%.3f errors=%s warnings=%q\n",
-		r.RPS(), attr("count"), attr("intended"), attr("late"), attr("dropped"), attr("undecided"), attr("duration"), attr("tick_ms"), float64(attr("gen_cpu_us_per_req").(starlark.Float)),
+	fmt.Fprintf(stdout, "tool=benchbook tags=%d rps=%.0f count=%s intended=%s late=%s dropped=%s undecided=%s duration_s=%s tick_ms=%s cpu_us_per_req=%.2f p50_ms=%.3f p99_ms=%.3f mean_ms=%.3f service_p50_ms=%.3f errors=%s warnings=%q\n",
+		len(r.Tags()), r.RPS(), attr("count"), attr("intended"), attr("late"), attr("dropped"), attr("undecided"), attr("duration"), attr("tick_ms"), float64(attr("gen_cpu_us_per_req").(starlark.Float)),
 		float64(h.ValueAtQuantile(50))/1000, float64(h.ValueAtQuantile(99))/1000, h.Mean()/1000,
 		float64(svc.ValueAtQuantile(50))/1000, attr("errors"), r.Warnings())
 	return nil

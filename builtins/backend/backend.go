@@ -53,14 +53,17 @@
 //	                  volumes={}, name=None, user=None, network="host",
 //	                  restart="no") -> container
 //	    through the Docker Engine API (builtins/internal/docker); cpus is a
-//	    quota (0.5 = half a core), memory a size ("64MB") with swap off.
+//	    quota (0.5 = half a core), memory a size ("64MB") with swap off;
+//	    image may be a static binary from build() (an image of its own),
+//	    and a binary in cmd is bound in and run.
 //	  .id .name .image .digest .limits .engine .pid .url
 //	  .logs(tail=50) .restart() .stop() .watch(count={}, allow=[])
 //	backend.sqlite(path) -> sqlite
 //	  .exec(sql, *args) -> rows affected   .query(sql, *args) -> table
 //	backend.demo(**options)                the embedded demo target
-//	build(pkg, rev=None, repo=".") -> binary
-//	  .path .sha256 .rev .dirty .pkg
+//	build(pkg, rev=None, repo=".", cgo=None, tags=[], ldflags="", env={}) -> binary
+//	    cgo=False: CGO_ENABLED=0, a static binary an empty image runs.
+//	  .path .sha256 .rev .dirty .pkg .static .interpreter .settings
 //
 // Durations (ready_timeout, grace) are read by starval.Duration, as in
 // every builtin: "30s" or a number of seconds.

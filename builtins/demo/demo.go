@@ -3,7 +3,9 @@
 // measure on a machine with only Go.
 //
 //	backend.demo(index = False, cache = False, rows = 100000) -> demo
-//	    .url          "http://127.0.0.1:PORT"; GET /search?q=t0042&limit=20
+//	    .url          "http://127.0.0.1:PORT"; GET /search?q=t0042&limit=20,
+//	                  GET /items/ID (an item and its likes), POST /items/ID/like
+//	                  (a write: one more like, kept in memory)
 //	    .pid          the child's process id
 //	    .stop()       ends it (it also ends with benchbook)
 //	    .cpu()        the child's user+sys CPU so far, in seconds
@@ -62,7 +64,22 @@ func start(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 	}
 	runtime.AtExit(th, h.kill)
 	runtime.SessionValue(th, guard.TargetsKey, guard.NewTargets).Add(h)
+	runtime.AddInput(th, runtime.Input{Kind: "server", Name: o.describe()})
 	return h, nil
+}
+
+// describe is the target's provenance line: what the demo serves, with
+// which options (not its port, which differs from one start to the next).
+func (o serveOptions) describe() string {
+	return fmt.Sprintf("demo: benchbook's embedded search API over SQLite, run by this benchbook (index = %s, cache = %s, rows = %d)",
+		pyBool(o.index), pyBool(o.cache), o.rows)
+}
+
+func pyBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
 }
 
 // dataDir is where the demo keeps its generated databases, shared by every

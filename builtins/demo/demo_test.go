@@ -55,6 +55,32 @@ assert.true(d.cpu() >= 0)
 	if resp.StatusCode != 200 || strings.Count(string(body), `"id"`) != 5 || !strings.Contains(string(body), Token(42)) {
 		t.Fatalf("search: %d %s", resp.StatusCode, body)
 	}
+	get := func(method, path string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, h.url+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// Writes: likes count in memory, read back with the item.
+	for range 3 {
+		if code, body := get("POST", "/items/17/like"); code != 200 {
+			t.Fatalf("like: %d %s", code, body)
+		}
+	}
+	if code, body := get("GET", "/items/17"); code != 200 || !strings.Contains(body, `"likes":3`) || !strings.Contains(body, `"id":17`) {
+		t.Errorf("item after 3 likes: %d %s", code, body)
+	}
+	if code, _ := get("GET", "/items/999999"); code != 404 {
+		t.Errorf("a missing item: %d, want 404", code)
+	}
+	if code, _ := get("POST", "/items/999999/like"); code != 404 {
+		t.Errorf("liking a missing item: %d, want 404", code)
+	}
 	h.kill()
 	if _, err := http.Get(h.url + "/healthz"); err == nil {
 		t.Error("demo still answers after stop")

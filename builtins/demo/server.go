@@ -81,6 +81,8 @@ func Serve(ctx context.Context, args []string) error {
 func serveOn(ctx context.Context, ln net.Listener, s *searcher) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /search", s.search)
+	mux.HandleFunc("GET /items/{id}", s.item)
+	mux.HandleFunc("POST /items/{id}/like", s.like)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -97,10 +99,16 @@ func serveOn(ctx context.Context, ln net.Listener, s *searcher) error {
 }
 
 // searcher answers GET /search?q=token&limit=20 with the best-scored items
-// carrying the token, as JSON.
+// carrying the token, as JSON; GET /items/ID with an item and its likes;
+// POST /items/ID/like with one more like (a write: likes live in memory,
+// so the database stays read-only and the same for every arm).
 type searcher struct {
 	stmt  *sql.Stmt
+	byID  *sql.Stmt
 	cache *sync.Map // key -> []byte, when caching
+
+	mu    sync.Mutex
+	likes map[int64]int64 // by item: bounded by the rows
 }
 
 type item struct {
@@ -114,7 +122,11 @@ func newSearcher(db *sql.DB, cache bool) (*searcher, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo: prepare: %w", err)
 	}
-	s := &searcher{stmt: stmt}
+	byID, err := db.Prepare("SELECT id, title, score FROM items WHERE id = ?")
+	if err != nil {
+		return nil, fmt.Errorf("demo: prepare: %w", err)
+	}
+	s := &searcher{stmt: stmt, byID: byID, likes: map[int64]int64{}}
 	if cache {
 		s.cache = &sync.Map{}
 	}
@@ -169,4 +181,51 @@ func writeJSON(w http.ResponseWriter, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.Write(b)
+}
+
+// item answers GET /items/ID: the item and its likes, 404 for none.
+func (s *searcher) item(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		http.Error(w, "malformed id", http.StatusBadRequest)
+		return
+	}
+	var it item
+	switch err := s.byID.QueryRowContext(r.Context(), id).Scan(&it.ID, &it.Title, &it.Score); {
+	case errors.Is(err, sql.ErrNoRows):
+		http.NotFound(w, r)
+		return
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	s.mu.Lock()
+	likes := s.likes[id]
+	s.mu.Unlock()
+	body, _ := json.Marshal(map[string]any{"item": it, "likes": likes})
+	writeJSON(w, body)
+}
+
+// like answers POST /items/ID/like: one more like for an item that exists.
+func (s *searcher) like(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		http.Error(w, "malformed id", http.StatusBadRequest)
+		return
+	}
+	var one int
+	switch err := s.byID.QueryRowContext(r.Context(), id).Scan(&one, new(string), new(int64)); {
+	case errors.Is(err, sql.ErrNoRows):
+		http.NotFound(w, r)
+		return
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	s.mu.Lock()
+	s.likes[id]++
+	n := s.likes[id]
+	s.mu.Unlock()
+	body, _ := json.Marshal(map[string]any{"id": id, "likes": n})
+	writeJSON(w, body)
 }

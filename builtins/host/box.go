@@ -63,12 +63,16 @@ func BusyCores(cores int) float64 { return math.Max(0.25, 0.1*float64(cores)) }
 // hypervisor gave a tenth of a core to other guests.
 const BusyStealCores = 0.1
 
+// BusyPrefix starts every run's busy warning: compare folds them into one
+// line of its own, with every run's figures.
+const BusyPrefix = "busy box:"
+
 // BusyWarning is a run's warning when the box was busy over its window,
 // "" when it was not.
 func BusyWarning(foreign, steal, load1 float64, cores int) string {
 	if !(foreign >= BusyCores(cores) || steal >= BusyStealCores) {
 		return ""
 	}
-	return fmt.Sprintf("busy box: other processes used %.2f cores (of %d) and the hypervisor stole %.2f over the window, load average %.1f: the figures share the machine with them",
+	return fmt.Sprintf(BusyPrefix+" other processes used %.2f cores (of %d) and the hypervisor stole %.2f over the window, load average %.1f: the figures share the machine with them",
 		foreign, cores, steal, load1)
 }

@@ -20,6 +20,9 @@ const maxShown = 80
 
 // difference describes how b differs from a (which are not equal).
 func difference(a, b starlark.Value) string {
+	if d, ok := a.(differ); ok {
+		return d.Difference(b)
+	}
 	if short(a) == a.String() && short(b) == b.String() && !isTable(a) {
 		return fmt.Sprintf("a = %s, b = %s", a, b)
 	}
@@ -27,6 +30,12 @@ func difference(a, b starlark.Value) string {
 }
 
 func isTable(v starlark.Value) bool { _, ok := v.(*display.Table); return ok }
+
+// differ is an answer that says itself where it differs from another (an
+// HTTP response: its status, a header, or where in its body).
+type differ interface {
+	Difference(b starlark.Value) string
+}
 
 // where descends into tables, lists, tuples, dicts and strings to the
 // first difference; depth bounds the descent into nested answers.

@@ -9,6 +9,7 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/host"
 	"github.com/benchbook/benchbook/builtins/internal/metricname"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/metric/stats"
@@ -136,8 +137,13 @@ func gather(thread *starlark.Thread, ca compareArgs) (compareInput, error) {
 	if in.control, err = ex.values(control, "control"); err != nil {
 		return in, err
 	}
+	if _, fn := ca.metric.(starlark.Callable); fn && ca.name == "" && len(ex.tags) > 0 {
+		in.metric += "[" + strings.Join(ex.tags, ", ") + "]" // the record's label names the tags the function read
+	}
 	in.box = boxOf(runsA, runsB, gates)
-	in.warnings = append(append(ex.list, tickWarning(ex.ticks)...), busyWarnings(gates)...)
+	in.unit = capacityUnit(ca.metric, append(append([]starlark.Value(nil), runsA...), runsB...))
+	in.warnings = append(ex.list, tickWarning(ex.ticks)...)
+	in.gateBusy = gateBusy(gates)
 	return in, nil
 }
 
@@ -254,6 +260,7 @@ type extractor struct {
 	warnings map[string]bool
 	list     []string
 	ticks    []float64 // the distinct ticks (ms) the runs were sent on, open loops only
+	tags     []string  // the tags a metric function read in the runs' by_tag
 
 	allowInvalid bool
 	allowErrors  bool
@@ -281,9 +288,27 @@ func (ex *extractor) values(runs []starlark.Value, arm string) ([]float64, error
 
 // value reads the metric through the resolver plot.* uses too, so
 // "p99" (and a method, or a dict of errors by class) means one thing.
+//
+// A run notes the tags looked up in its by_tag: those a metric function
+// read are gathered for the record's label.
 func (ex *extractor) value(r starlark.Value) (float64, error) {
-	return starval.Metric(ex.thread, r, ex.metric)
+	tr, _ := r.(tagReader)
+	if tr != nil {
+		tr.TagsRead() // forget what was read before
+	}
+	f, err := starval.Metric(ex.thread, r, ex.metric)
+	if tr != nil {
+		for _, t := range tr.TagsRead() {
+			if !slices.Contains(ex.tags, t) {
+				ex.tags = append(ex.tags, t)
+			}
+		}
+	}
+	return f, err
 }
+
+// tagReader is a run that notes the tags read in its by_tag.
+type tagReader interface{ TagsRead() []string }
 
 // checkValid refuses a run whose guards tripped (its target died, restarted,
 // ran out of disk: valid = False) unless allow_invalid = True; the run's own
@@ -303,7 +328,9 @@ func (ex *extractor) checkValid(r starlark.Value) error {
 }
 
 // runWarnings copies a run's warnings ("generator-bound") into the
-// comparison's, once per distinct warning, naming the runs.
+// comparison's, once per distinct warning, naming the runs; a run's busy
+// box is left to the comparison's one line (Busy), which counts and spans
+// every run's figures, instead of one bullet per run.
 func (ex *extractor) runWarnings(r starlark.Value, where string) {
 	w := starval.Attr(r, "warnings")
 	if w == nil {
@@ -313,10 +340,14 @@ func (ex *extractor) runWarnings(r starlark.Value, where string) {
 	if err != nil {
 		return
 	}
+	boxed := !math.IsNaN(number(r, "foreign_cpu"))
 	for _, x := range ws {
 		s, ok := starlark.AsString(x)
 		if !ok {
 			s = x.String()
+		}
+		if boxed && strings.HasPrefix(s, host.BusyPrefix) {
+			continue // the comparison's Busy line counts it, with its figures
 		}
 		line := where + ": " + s
 		if !ex.warnings[line] {
@@ -355,8 +386,9 @@ func tickWarning(ticks []float64) []string {
 		strings.Join(parts, ", "), ticks[len(ticks)-1]-ticks[0])}
 }
 
-// busyWarnings says how many runs the load gate marked busy.
-func busyWarnings(gates []starlark.Value) []string {
+// gateBusy says how many runs the load gate marked busy: "marked 3 of 16
+// runs busy (runs 2, 5, 9 in execution order)", "" for none.
+func gateBusy(gates []starlark.Value) string {
 	var busy []string
 	for i, g := range gates {
 		v, err := getattr(g, "busy")
@@ -365,10 +397,9 @@ func busyWarnings(gates []starlark.Value) []string {
 		}
 	}
 	if len(busy) == 0 {
-		return nil
+		return ""
 	}
-	return []string{fmt.Sprintf("%d of %d runs ran on a busy box (load gate; runs %s in execution order)",
-		len(busy), len(gates), strings.Join(busy, ", "))}
+	return fmt.Sprintf("marked %d of %d runs busy (runs %s in execution order)", len(busy), len(gates), strings.Join(busy, ", "))
 }
 
 // getattr is Starlark's x.name for values that have attributes.

@@ -18,9 +18,11 @@ import (
 type Comparison struct {
 	stats.Comparison
 	// Busy says how busy the box was during the runs (foreign CPU, load,
-	// steal), when a run was busy or the arms differed; "" otherwise. The
-	// verdict line carries it.
-	Busy string
+	// steal), in one line for them all, when a run was busy or the arms
+	// differed; "" otherwise. BusyRuns of BoxRuns runs with the box's
+	// figures were busy (the index's busy column).
+	Busy              string
+	BusyRuns, BoxRuns int
 	// Multiplicity, set only on the record's copy (family.go): Role is
 	// "headline" (what verdict(...) rests on), "secondary", or "" for a
 	// comparison alone in its notebook; a secondary's verdict is judged
@@ -30,6 +32,9 @@ type Comparison struct {
 	AdjustedP  float64
 	Family     int
 	RawVerdict string
+	// Unit is the unit of the values when they carry one: each a capacity
+	// ("users", "req/s"), so the line can say "capacity 8 -> 16 users".
+	Unit string
 }
 
 // compareInput is what compare gathered from its arguments.
@@ -40,7 +45,9 @@ type compareInput struct {
 	resolution                     float64 // the values' declared step; 0 infers it
 	design                         string  // "paired", "unpaired", "" (by lengths)
 	box                            box
+	gateBusy                       string // the load gate's busy runs, in words ("" for none)
 	warnings                       []string
+	unit                           string // the values' unit, when they are capacities of one
 }
 
 func newComparison(in compareInput) (*Comparison, error) {
@@ -51,8 +58,15 @@ func newComparison(in compareInput) (*Comparison, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compare: %s: %w", in.metric, err)
 	}
-	c := &Comparison{Comparison: *sc, Busy: in.box.warning(sc.ALabel, sc.BLabel, boxCores())}
+	bv := in.box.warning(sc.ALabel, sc.BLabel, boxCores())
+	c := &Comparison{Comparison: *sc, Busy: bv.text, BusyRuns: bv.busy, BoxRuns: bv.known, Unit: in.unit}
 	c.Warnings = append(c.Warnings, in.warnings...)
+	switch {
+	case c.Busy != "" && in.gateBusy != "":
+		c.Busy += "; the load gate " + in.gateBusy
+	case in.gateBusy != "":
+		c.Warnings = append(c.Warnings, "the load gate "+in.gateBusy)
+	}
 	if c.Busy != "" {
 		c.Warnings = append(c.Warnings, c.Busy)
 	}
@@ -60,10 +74,14 @@ func newComparison(in compareInput) (*Comparison, error) {
 }
 
 // Line is the comparison's sentence as the record shows it: the verdict
-// line, with the box's interference and, for a secondary comparison, the
-// adjusted p its verdict rests on.
+// line and, for a secondary comparison, the adjusted p its verdict rests
+// on. The box's interference is a line of its own (Busy), shown once
+// beside it, not repeated in every comparison's sentence (issue 52).
 func (c *Comparison) Line() string {
 	s := c.Sentence()
+	if c.Unit != "" {
+		s = c.UnitWords() + "; " + s
+	}
 	switch c.Role {
 	case "headline":
 		s += " [headline: the decision rests on it, at alpha " + stats.Num(c.Alpha) + "]"
@@ -74,10 +92,16 @@ func (c *Comparison) Line() string {
 			s += fmt.Sprintf(" [%s: Holm-adjusted p = %s over %s]", c.Role, stats.Num(c.AdjustedP), c.familyWords())
 		}
 	}
-	if c.Busy != "" {
-		s += " [" + c.Busy + "]"
-	}
 	return s
+}
+
+// UnitWords are the arms' medians in the values' unit, "capacity 8 -> 16
+// users", for values that carry a unit; "" otherwise.
+func (c *Comparison) UnitWords() string {
+	if c.Unit == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s %s -> %s %s", c.Metric, g(c.MedianA), g(c.MedianB), c.Unit)
 }
 
 // Starlark attributes of a comparison.
@@ -86,7 +110,7 @@ var comparisonAttrs = []string{
 	"ci", "ci_method", "ci_range", "ci_ratio", "design", "every_b_beats_every_a", "gain_pct", "geomean_a", "geomean_b",
 	"index", "max_a", "max_b", "mean_a", "mean_b", "median_a", "median_b", "median_ci_a",
 	"median_ci_b", "metric", "min_a", "min_b", "min_effect", "p_value", "paired", "ratio", "ratios",
-	"reason", "sentence", "spread_source", "test", "verdict", "warnings",
+	"reason", "sentence", "spread_source", "test", "unit", "verdict", "warnings",
 }
 
 func (c *Comparison) String() string        { return "comparison(" + c.Line() + ")" }
@@ -169,6 +193,8 @@ func (c *Comparison) stringAttr(name string) starlark.Value {
 		s = c.Line()
 	case "busy":
 		s = c.Busy
+	case "unit":
+		s = c.Unit
 	default:
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"go.starlark.net/starlark"
+	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/builtins/metric/stats"
@@ -79,17 +80,46 @@ func adjustRecord(r *record.Record) {
 		}
 		r.Verdict = &cp
 	}
+	verdictRowsInCells(r, v)
 	busyAtTop(r, comps, order, head)
+}
+
+// verdictRowsInCells shows, where a cell displayed the verdict, its
+// decision row and a link to the verdict at the record's top, which says
+// the rest: the record says it once.
+func verdictRowsInCells(r *record.Record, v *Verdict) {
+	top, ok := r.Verdict.(*Verdict)
+	if v == nil || !ok {
+		return
+	}
+	for i := range r.Cells {
+		for j, out := range r.Cells[i].Outputs {
+			// The one the engine put on top (a redacted copy of it too).
+			if x, ok := out.(*Verdict); ok && (x == v || sameVerdict(x, v)) {
+				r.Cells[i].Outputs[j] = verdictInCell{top}
+			}
+		}
+	}
+}
+
+func sameVerdict(x, y *Verdict) bool {
+	eq, err := x.CompareSameType(syntax.EQL, y, 1)
+	return err == nil && eq
 }
 
 // busyAtTop lifts the comparisons' busy-box warnings to the record's top,
 // once per distinct warning with the metrics it concerns (the comparisons
-// of one experiment share their runs, so their warning is one).
+// of one experiment share their runs, so their warning is one); a warning
+// the verdict at the top shows already is not said again.
 func busyAtTop(r *record.Record, comps map[string]*Comparison, order []string, head *Comparison) {
+	var shown []string
+	if v, ok := r.Verdict.(*Verdict); ok {
+		shown = v.busyLines()
+	}
 	var texts []string
 	metrics := map[string][]string{}
 	add := func(c *Comparison) {
-		if c.Busy == "" || slices.Contains(metrics[c.Busy], c.Metric) {
+		if c.Busy == "" || slices.Contains(metrics[c.Busy], c.Metric) || slices.Contains(shown, c.Busy) {
 			return
 		}
 		if metrics[c.Busy] == nil {

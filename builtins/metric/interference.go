@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 
 	"go.starlark.net/starlark"
@@ -50,45 +51,74 @@ func number(v starlark.Value, name string) float64 {
 	return math.NaN()
 }
 
-// warning says how busy the box was, or "" when no run was busy and the
-// arms ran under the same interference.
-func (b box) warning(aLabel, bLabel string, cores int) string {
+// boxVerdict is what a comparison says of the box: the line, and the
+// counts the index's busy column shows.
+type boxVerdict struct {
+	text        string // "" when no run was busy and the arms ran alike
+	busy, known int    // runs over the busy threshold, runs with figures
+}
+
+// warning says how busy the box was, in one line for all the runs ("BUSY
+// BOX in 12 of 12 runs: other processes used 1.33-1.56 cores (of 2), load
+// average 8.2-8.7; ..."), or "" when no run was busy and the arms ran
+// under the same interference. The runs' own busy warnings are this line's
+// parts, so a comparison does not repeat them one by one (issue 52).
+func (b box) warning(aLabel, bLabel string, cores int) boxVerdict {
 	limit := host.BusyCores(cores)
 	all := append(append([]float64(nil), b.foreignA...), b.foreignB...)
-	known, busy := 0, 0
-	hi := 0.0
+	var v boxVerdict
+	lo, hi := math.Inf(1), 0.0
 	for i, f := range all {
 		if math.IsNaN(f) {
 			continue
 		}
-		known++
-		hi = math.Max(hi, f)
+		v.known++
+		lo, hi = math.Min(lo, f), math.Max(hi, f)
 		if f >= limit || b.steal[i] >= host.BusyStealCores {
-			busy++
+			v.busy++
 		}
 	}
-	if known == 0 {
-		return ""
+	if v.known == 0 {
+		return v
 	}
 	ma, mb := nanMean(b.foreignA), nanMean(b.foreignB)
 	differ := math.Abs(ma-mb) >= limit
-	if busy == 0 && !differ {
-		return ""
+	if v.busy == 0 && !differ {
+		return v
 	}
-	parts := []string{fmt.Sprintf("other processes used up to %.2f cores (of %d) during the runs, %.2f or more in %d of %d; on average %.2f during %s, %.2f during %s",
-		hi, cores, limit, busy, known, ma, aLabel, mb, bLabel)}
-	if l := nanMax(b.load1); !math.IsNaN(l) {
-		parts = append(parts, fmt.Sprintf("load average up to %.1f", l))
+	parts := []string{fmt.Sprintf("BUSY BOX in %d of %d runs: other processes used %s cores (of %d)", v.busy, v.known, span(lo, hi, 2), cores)}
+	if l, h := nanMin(b.load1), nanMax(b.load1); !math.IsNaN(h) {
+		parts[0] += ", load average " + span(l, h, 1)
 	}
+	parts = append(parts, fmt.Sprintf("on average %.2f cores during %s, %.2f during %s", ma, aLabel, mb, bLabel))
 	if s := nanMax(b.steal); !math.IsNaN(s) && s > 0.005 {
 		parts = append(parts, fmt.Sprintf("CPU steal up to %.2f cores", s))
 	}
-	s := "BUSY BOX: " + strings.Join(parts, "; ")
 	if differ {
-		s += fmt.Sprintf("; the arms ran under different interference (%s %.2f v %s %.2f cores), which can make a difference of its own",
-			aLabel, ma, bLabel, mb)
+		parts = append(parts, fmt.Sprintf("the arms ran under different interference (%s %.2f v %s %.2f cores), which can make a difference of its own",
+			aLabel, ma, bLabel, mb))
 	}
-	return s
+	v.text = strings.Join(parts, "; ")
+	return v
+}
+
+// span is "1.33-1.56", or "1.40" when both ends print alike.
+func span(lo, hi float64, decimals int) string {
+	a, b := strconv.FormatFloat(lo, 'f', decimals, 64), strconv.FormatFloat(hi, 'f', decimals, 64)
+	if a == b {
+		return a
+	}
+	return a + "-" + b
+}
+
+func nanMin(xs []float64) float64 {
+	m := math.NaN()
+	for _, x := range xs {
+		if !math.IsNaN(x) && (math.IsNaN(m) || x < m) {
+			m = x
+		}
+	}
+	return m
 }
 
 func nanMean(xs []float64) float64 {

@@ -18,8 +18,8 @@
 //
 // compare also refuses a run a guard marked invalid (allow_invalid) and a
 // run in which more than 1 % of the requests failed (allow_errors), and
-// says in the verdict line when the box was busy during the runs (foreign
-// CPU, load, steal; interference.go). In a record, the comparison that
+// says in one line beside the verdict when the box was busy during the runs
+// (foreign CPU, load, steal; interference.go). In a record, the comparison that
 // verdict(...) names is the headline and the others are secondary, judged
 // on their Holm-adjusted p (family.go); "kept" needs a headline that
 // IMPROVES, or override = "why".
@@ -46,11 +46,16 @@
 //	    alpha, min_effect, busy, accepted,
 //	    acceptance, every_b_beats_every_a, aa_spread_pct, spread_source,
 //	    mean_a/b, geomean_a/b, median_a/b, median_ci_a/b, min_a/b, max_a/b,
-//	    a, b, ratios, metric, better, a_label, b_label, sentence, warnings.
+//	    a, b, ratios, metric, better, a_label, b_label, sentence, warnings,
+//	    unit (of capacities compared: "users", "req/s"; the sentence then
+//	    starts "capacity 8 -> 16 users").
 //	equivalent(a, b, allow_vacuous = False, allow_mismatch = False) -> struct(ok, compared, mismatch_count, mismatches, missing, distinct_a, distinct_b, vacuous, summary)
 //	    fails when the arms answer differently, unless allow_mismatch.
-//	verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False, override = "", aim = None) -> verdict
+//	verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False, override = "", aim = None, risk = "") -> verdict
 //	    status: "kept", "reverted", "no effect", "open", "discarded", "inconclusive".
+//	    The record opens with its decision row (candidate = summary, metric,
+//	    before -> after, gain, cost / risk: the secondary comparisons that
+//	    worsen and risk, evidence, recommendation = status); .row is it.
 //	    "kept" needs a headline that IMPROVES (WORSENS with aim = "lower"
 //	    or "higher" against the metric's better; or override = "why", shown
 //	    in the record) and equivalence: a passing equivalent(...) or a
@@ -71,6 +76,11 @@
 //	metric.mann_whitney(a, b) -> two-sided p-value
 //	metric.chance_all_above(na, nb) -> probability that nb values all beat na by chance
 //	metric.per_request(total, count = "requests") -> function run -> run.total / run.count
+//	metric.capacity_search(measure, slo, lo, hi, factor = 2, resolution = "2%", confidence = 0.95,
+//	                       repeats = 10, max_runs = 80, unit = None, label = "") -> capacity
+//	    the search @std/capacity.star's capacity() runs (package capacity):
+//	    measure(load, repeat) returns one run (checkpointed), or struct(run,
+//	    busy); call capacity() rather than this.
 package metric
 
 import (
@@ -107,6 +117,7 @@ func Module() runtime.Module {
 			"verdict":            decodeVerdict,
 			"bars":               decodeBars,
 			"profile_comparison": starprofile.DecodeComparison,
+			"capacity":           decodeCapacity,
 		},
 		Inputs: map[string]runtime.InputChecker{"method": checkMethod, "profile_method": checkProfileMethod},
 		Named:  []string{"comparison"},
@@ -133,6 +144,7 @@ var members = &starlarkstruct.Module{
 		"mann_whitney":     starlark.NewBuiltin("metric.mann_whitney", mannWhitneyBuiltin),
 		"chance_all_above": starlark.NewBuiltin("metric.chance_all_above", chanceBuiltin),
 		"per_request":      starlark.NewBuiltin("metric.per_request", perRequest),
+		"capacity_search":  starlark.NewBuiltin("metric.capacity_search", capacitySearchBuiltin), // capacity.go
 	},
 }
 
@@ -143,6 +155,8 @@ func checkMethod(name string) (string, error) {
 		return methodVersion, nil
 	case equivalenceMethod:
 		return equivalenceVersion, nil
+	case capacityMethod:
+		return capacityVersion, nil
 	}
 	return "", fmt.Errorf("unknown method")
 }
@@ -162,7 +176,7 @@ func checkMethod(name string) (string, error) {
 const methodName = "metric"
 
 var (
-	methodVersion = "6: paired = Wilcoxon signed-rank, Hodges-Lehmann, Walsh interval; unpaired = Mann-Whitney, Hodges-Lehmann, Moses interval; ties spread over their rounding cell, then resolution-widened; failure words before rate suffixes, a unit name alone read as the unit; runs over 1 % errors refused; busy box in the verdict line; kept needs the headline its aim names"
+	methodVersion = "7: paired = Wilcoxon signed-rank, Hodges-Lehmann, Walsh interval; unpaired = Mann-Whitney, Hodges-Lehmann, Moses interval; ties spread over their rounding cell, then resolution-widened; failure words before rate suffixes, a unit name alone read as the unit; runs over 1 % errors refused; busy box in one line for all the runs, not in the sentence; kept needs the headline its aim names"
 )
 
 func recordMethod(thread *starlark.Thread) {

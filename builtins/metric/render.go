@@ -67,21 +67,80 @@ func BarLine(index barIndex) string {
 	return fmt.Sprintf("before %s 100 | after %s %s", Bar(100), Bar(index.Value), index.Text)
 }
 
-// Markdown is the sentence, the bars and the warnings.
+// Markdown is the sentence, the bars, the box's line and the warnings a
+// reader must see; MarkdownDetail is the rest.
 func (c *Comparison) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**%s**\n\n```text\n%s  %s\n```\n\n%s\n", c.Line(), c.Metric, BarLine(shownBar(c.Shown())), c.methodLine())
-	ws := c.otherWarnings()
-	for _, w := range ws {
-		fmt.Fprintf(&b, "\n- warning: %s", w)
+	fmt.Fprintf(&b, "**%s**\n\n```text\n%s  %s\n```\n", c.Line(), c.Metric, BarLine(shownBar(c.Shown())))
+	if c.Busy != "" {
+		fmt.Fprintf(&b, "\n> ⚠ %s\n", c.Busy)
 	}
-	if len(ws) > 0 {
-		b.WriteString("\n")
+	b.WriteString(c.warningsMarkdown(true))
+	return b.String()
+}
+
+// warningsMarkdown is warningsHTML's Markdown: beside the sentence
+// (shown), up to shownWarnings warnings or their count; in the detail
+// (!shown), all of them when they were counted.
+func (c *Comparison) warningsMarkdown(shown bool) string {
+	ws := c.otherWarnings()
+	var b strings.Builder
+	switch few := len(ws) <= shownWarnings; {
+	case len(ws) == 0:
+	case shown && !few:
+		fmt.Fprintf(&b, "\n- warning: %d warnings on the runs, listed in the detail\n", len(ws))
+	case shown == few: // beside the sentence when few, in the detail when counted
+		writeWarningsMarkdown(&b, ws)
 	}
 	return b.String()
 }
 
-// otherWarnings are the warnings the verdict line does not already carry.
+// MarkdownDetail is the runs, the per-pair ratios and the method, and the
+// warnings when there are too many to show beside the sentence.
+func (c *Comparison) MarkdownDetail() (summary, body string) {
+	var b strings.Builder
+	b.WriteString(c.runsMarkdown())
+	b.WriteString(c.warningsMarkdown(false))
+	return "every run, per-pair ratios and the method", b.String()
+}
+
+// detailMarkdown is the comparison whole, for a verdict's detail.
+func (c *Comparison) detailMarkdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s**\n\n```text\n%s  %s\n```\n\n", c.Line(), c.Metric, BarLine(shownBar(c.Shown())))
+	b.WriteString(c.runsMarkdown())
+	b.WriteString(c.warningsMarkdown(false))
+	return b.String()
+}
+
+// runsMarkdown is both arms' runs, the pair ratios and the method.
+func (c *Comparison) runsMarkdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| arm | geometric mean | median | min | max | runs |\n| --- | ---: | ---: | ---: | ---: | --- |\n")
+	fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", mdCell(c.ALabel), g(c.GeoMeanA), g(c.MedianA), g(c.MinA), g(c.MaxA), joinG(c.A))
+	fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n\n", mdCell(c.BLabel), g(c.GeoMeanB), g(c.MedianB), g(c.MinB), g(c.MaxB), joinG(c.B))
+	if c.Paired {
+		fmt.Fprintf(&b, "per-pair %s/%s: %s\n\n", c.BLabel, c.ALabel, joinG(c.Ratios))
+	}
+	b.WriteString(c.methodLine() + "\n")
+	return b.String()
+}
+
+func writeWarningsMarkdown(b *strings.Builder, ws []string) {
+	for _, w := range ws {
+		fmt.Fprintf(b, "\n- warning: %s", w)
+	}
+	if len(ws) > 0 {
+		b.WriteString("\n")
+	}
+}
+
+// shownWarnings is how many of a comparison's warnings show beside its
+// sentence; more are counted there and listed in the detail, so sixteen
+// runs' warnings do not bury the numbers.
+const shownWarnings = 2
+
+// otherWarnings are the warnings the box's line does not already carry.
 func (c *Comparison) otherWarnings() []string {
 	var out []string
 	for _, w := range c.Warnings {
@@ -92,11 +151,67 @@ func (c *Comparison) otherWarnings() []string {
 	return out
 }
 
-// HTML is a compact table of both arms with the verdict sentence above it.
+// HTML is the sentence, the bars, the box's line and the warnings a reader
+// must see; both arms' runs, the per-pair ratios and the method are one
+// click away.
 func (c *Comparison) HTML() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `<div class="comparison verdict-%s"><p><strong>%s</strong></p>`, verdictClass(c.Verdict), html.EscapeString(c.Line()))
 	fmt.Fprintf(&b, `<pre class="bars">%s  %s</pre>`, html.EscapeString(c.Metric), html.EscapeString(BarLine(shownBar(c.Shown()))))
+	if c.Busy != "" {
+		fmt.Fprintf(&b, `<p class="warn busy">⚠ %s</p>`, html.EscapeString(c.Busy))
+	}
+	b.WriteString(c.warningsHTML(true))
+	b.WriteString(`<details class="detail"><summary>every run, per-pair ratios and the method</summary>`)
+	b.WriteString(c.runsHTML())
+	b.WriteString(c.warningsHTML(false))
+	b.WriteString("</details></div>")
+	return b.String()
+}
+
+// detailHTML is the comparison whole, without its box's line (the verdict
+// shows that once): for a verdict's detail.
+func (c *Comparison) detailHTML() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<div class="comparison verdict-%s"><p><strong>%s</strong></p>`, verdictClass(c.Verdict), html.EscapeString(c.Line()))
+	fmt.Fprintf(&b, `<pre class="bars">%s  %s</pre>`, html.EscapeString(c.Metric), html.EscapeString(BarLine(shownBar(c.Shown()))))
+	b.WriteString(c.runsHTML())
+	b.WriteString(c.warningsHTML(false))
+	b.WriteString("</div>")
+	return b.String()
+}
+
+// warningsHTML: beside the sentence (shown), up to shownWarnings warnings,
+// or their count; in the detail (!shown), all of them when they were
+// counted.
+func (c *Comparison) warningsHTML(shown bool) string {
+	ws := c.otherWarnings()
+	switch {
+	case len(ws) == 0:
+		return ""
+	case shown && len(ws) > shownWarnings:
+		return fmt.Sprintf(`<p class="warn">⚠ %d warnings on the runs, listed in the detail</p>`, len(ws))
+	case shown != (len(ws) <= shownWarnings):
+		return ""
+	case shown:
+		var b strings.Builder
+		for _, w := range ws {
+			fmt.Fprintf(&b, `<p class="warn">⚠ %s</p>`, html.EscapeString(w))
+		}
+		return b.String()
+	}
+	var b strings.Builder
+	b.WriteString(`<ul class="warnings">`)
+	for _, w := range ws {
+		fmt.Fprintf(&b, "<li>%s</li>", html.EscapeString(w))
+	}
+	b.WriteString("</ul>")
+	return b.String()
+}
+
+// runsHTML is both arms' runs, the pair ratios and the method.
+func (c *Comparison) runsHTML() string {
+	var b strings.Builder
 	b.WriteString(`<table><thead><tr><th>arm</th><th>geometric mean</th><th>mean</th><th>median</th><th>min</th><th>max</th><th>runs</th></tr></thead><tbody>`)
 	row := func(label string, gm, m, med, lo, hi float64, xs []float64) {
 		fmt.Fprintf(&b, "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>",
@@ -106,17 +221,9 @@ func (c *Comparison) HTML() string {
 	row(c.BLabel, c.GeoMeanB, c.MeanB, c.MedianB, c.MinB, c.MaxB, c.B)
 	b.WriteString("</tbody></table>")
 	if c.Paired {
-		fmt.Fprintf(&b, "<p>per-pair B/A: %s</p>", html.EscapeString(joinG(c.Ratios)))
+		fmt.Fprintf(&b, "<p>per-pair %s/%s: %s</p>", html.EscapeString(c.BLabel), html.EscapeString(c.ALabel), html.EscapeString(joinG(c.Ratios)))
 	}
 	fmt.Fprintf(&b, `<p class="method">%s</p>`, html.EscapeString(c.methodLine()))
-	if ws := c.otherWarnings(); len(ws) > 0 {
-		b.WriteString(`<ul class="warnings">`)
-		for _, w := range ws {
-			fmt.Fprintf(&b, "<li>%s</li>", html.EscapeString(w))
-		}
-		b.WriteString("</ul>")
-	}
-	b.WriteString("</div>")
 	return b.String()
 }
 
@@ -187,6 +294,9 @@ func (c *Comparison) fields() map[string]any {
 // secondary comparison adds its adjusted p and its unadjusted verdict.
 func (c *Comparison) JSON() any {
 	out := c.fields()
+	if c.Unit != "" {
+		out["unit"] = c.Unit
+	}
 	if c.Role == "secondary" || c.Role == "family" {
 		out["p_adjusted"], out["family"], out["verdict_unadjusted"] = jf(c.AdjustedP), c.Family, c.RawVerdict
 	}

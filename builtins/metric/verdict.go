@@ -42,6 +42,10 @@ type Verdict struct {
 	// Secondary are the notebook's other comparisons with their adjusted
 	// verdicts, set on the record's copy by the record pass (family.go).
 	Secondary []*Comparison
+	// Risk is what the change costs or risks that no comparison measures
+	// (risk = "schema change: needs a migration"): the decision row's
+	// "cost / risk" beside the secondary comparisons that worsen.
+	Risk string
 }
 
 func decodeVerdict(data []byte, _ codec.Types) (starlark.Value, error) {
@@ -53,20 +57,20 @@ func decodeVerdict(data []byte, _ codec.Types) (starlark.Value, error) {
 }
 
 // verdictBuiltin implements
-// verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False, override = "", aim = None).
+// verdict(status, headline = None, summary = "", equivalence = None, require_accepted = False, override = "", aim = None, risk = "").
 func verdictBuiltin(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var status, summary, override, aim string
+	var status, summary, override, aim, risk string
 	var headline, equivalence starlark.Value = starlark.None, starlark.None
 	var requireAccepted bool
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs,
 		"status", &status, "headline?", &headline, "summary?", &summary, "equivalence?", &equivalence,
-		"require_accepted?", &requireAccepted, "override?", &override, "aim?", &aim); err != nil {
+		"require_accepted?", &requireAccepted, "override?", &override, "aim?", &aim, "risk?", &risk); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(statuses, status) {
 		return nil, fmt.Errorf("verdict: status must be one of %q, got %q", statuses, status)
 	}
-	v := &Verdict{Status: status, Summary: summary}
+	v := &Verdict{Status: status, Summary: summary, Risk: strings.TrimSpace(risk)}
 	switch h := headline.(type) {
 	case starlark.NoneType:
 	case *Comparison:
@@ -257,7 +261,7 @@ func (v *Verdict) CompareSameType(op syntax.Token, y starlark.Value, _ int) (boo
 	return starval.EqualStored(op, v, y.(*Verdict))
 }
 func (v *Verdict) AttrNames() []string {
-	return []string{"aim", "equivalence", "headline", "override", "status", "summary"}
+	return []string{"aim", "equivalence", "headline", "override", "risk", "row", "status", "summary"}
 }
 
 func (v *Verdict) String() string {
@@ -313,6 +317,10 @@ func (v *Verdict) Attr(name string) (starlark.Value, error) {
 		return starlark.String(v.Override), nil
 	case "aim":
 		return starlark.String(v.Aim), nil
+	case "risk":
+		return starlark.String(v.Risk), nil
+	case "row":
+		return v.Row().value(), nil
 	case "headline":
 		if v.Headline == nil {
 			return starlark.None, nil
@@ -331,63 +339,93 @@ func (v *Verdict) MarshalValue() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// Markdown opens with the decision row, then what the reader must see
+// beside it (why a change is kept against its headline, the box's
+// business); the rest is MarkdownDetail's, which the Markdown record puts
+// one click away.
 func (v *Verdict) Markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Verdict: %s.**", strings.ToUpper(v.Status))
-	if v.Summary != "" {
-		fmt.Fprintf(&b, " %s", v.Summary)
+	b.WriteString(v.rowMarkdown())
+	for _, line := range v.notes() {
+		b.WriteString("\n" + line + "\n")
 	}
-	b.WriteString("\n")
-	if eq := v.equivalenceLine(); eq != "" {
-		b.WriteString("\n" + eq + "\n")
-	}
-	if a := v.aimLine(); a != "" {
-		b.WriteString("\n" + a + "\n")
-	}
-	if o := v.overrideLine(); o != "" {
-		b.WriteString("\n**" + o + "**\n")
+	for _, w := range v.busyLines() {
+		b.WriteString("\n> ⚠ " + w + "\n")
 	}
 	if v.Headline != nil {
-		b.WriteString("\n" + v.Headline.Markdown())
-	}
-	if len(v.Secondary) > 0 {
-		b.WriteString("\n" + v.secondaryHeading() + "\n\n")
-		for _, c := range v.Secondary {
-			b.WriteString("- " + c.Line() + "\n")
-		}
+		b.WriteString(v.Headline.warningsMarkdown(true))
 	}
 	return b.String()
 }
 
+// MarkdownDetail is the verdict's detail: the arms' answers, the headline's
+// runs and method, the secondary comparisons.
+func (v *Verdict) MarkdownDetail() (summary, body string) {
+	var b strings.Builder
+	if eq := v.equivalenceLine(); eq != "" {
+		b.WriteString(eq + "\n\n")
+	}
+	if v.Headline != nil {
+		b.WriteString(v.Headline.detailMarkdown() + "\n")
+	}
+	if len(v.Secondary) > 0 {
+		b.WriteString(v.secondaryMarkdown())
+	}
+	return v.detailSummary(), b.String()
+}
+
+// notes are the lines the decision row needs beside it: why a change is
+// kept without an improving headline, the aim against the metric's better.
+func (v *Verdict) notes() []string {
+	var out []string
+	if o := v.overrideLine(); o != "" {
+		out = append(out, "**"+o+"**")
+	}
+	if a := v.aimLine(); a != "" {
+		out = append(out, a)
+	}
+	return out
+}
+
+// HTML opens with the decision row; the box's business is one line under
+// it; the headline's runs, method and the secondary comparisons are in a
+// <details> block (issue 52: the verdict was a wall of warnings and
+// bracketed text before its numbers).
 func (v *Verdict) HTML() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `<div class="verdict status-%s"><p><strong>Verdict: %s.</strong> %s</p>`,
-		strings.ReplaceAll(v.Status, " ", "-"), html.EscapeString(strings.ToUpper(v.Status)), html.EscapeString(v.Summary))
-	if eq := v.equivalenceLine(); eq != "" {
-		fmt.Fprintf(&b, `<p class="equivalence">%s</p>`, html.EscapeString(eq))
+	fmt.Fprintf(&b, `<div class="verdict status-%s">`, strings.ReplaceAll(v.Status, " ", "-"))
+	b.WriteString(v.rowHTML())
+	if o := v.overrideLine(); o != "" {
+		fmt.Fprintf(&b, `<p class="override"><strong>%s</strong></p>`, html.EscapeString(o))
 	}
 	if a := v.aimLine(); a != "" {
 		fmt.Fprintf(&b, `<p class="aim">%s</p>`, html.EscapeString(a))
 	}
-	if o := v.overrideLine(); o != "" {
-		fmt.Fprintf(&b, `<p class="override"><strong>%s</strong></p>`, html.EscapeString(o))
+	for _, w := range v.busyLines() {
+		fmt.Fprintf(&b, `<p class="warn busy">⚠ %s</p>`, html.EscapeString(w))
 	}
 	if v.Headline != nil {
-		b.WriteString(v.Headline.HTML())
+		b.WriteString(v.Headline.warningsHTML(true))
+	}
+	fmt.Fprintf(&b, `<details class="detail"><summary>%s</summary>`, html.EscapeString(v.detailSummary()))
+	if eq := v.equivalenceLine(); eq != "" {
+		fmt.Fprintf(&b, `<p class="equivalence">%s</p>`, html.EscapeString(eq))
+	}
+	if v.Headline != nil {
+		b.WriteString(v.Headline.detailHTML())
 	}
 	if len(v.Secondary) > 0 {
-		fmt.Fprintf(&b, `<p class="secondary">%s</p><ul class="secondary">`, html.EscapeString(v.secondaryHeading()))
-		for _, c := range v.Secondary {
-			fmt.Fprintf(&b, `<li class="verdict-%s">%s</li>`, verdictClass(c.Verdict), html.EscapeString(c.Line()))
-		}
-		b.WriteString("</ul>")
+		b.WriteString(v.secondaryHTML())
 	}
-	b.WriteString("</div>")
+	b.WriteString("</details></div>")
 	return b.String()
 }
 
+// JSON is every field, the decision row and the headline's and secondary
+// comparisons' own JSON.
 func (v *Verdict) JSON() any {
-	out := map[string]any{"type": "verdict", "status": v.Status, "summary": v.Summary, "equivalence": v.Equivalence, "override": v.Override, "aim": v.Aim}
+	out := map[string]any{"type": "verdict", "status": v.Status, "summary": v.Summary, "equivalence": v.Equivalence,
+		"override": v.Override, "aim": v.Aim, "risk": v.Risk, "row": v.Row().fields()}
 	if v.Headline != nil {
 		out["headline"] = v.Headline.JSON()
 	}

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/benchbook/benchbook/builtins/internal/starval"
+	"github.com/benchbook/benchbook/builtins/metric/stats"
 )
 
 // barGroup is one metric's pair of bars, as index values (before = 100).
@@ -24,6 +25,22 @@ type barGroup struct {
 	verdict       string
 	aLabel        string
 	bLabel        string
+	// shown is the index as the label prints it: a comparison's as its
+	// sentence prints it (stats.Shown), so the chart never says 9.89 where
+	// the sentence, the table and the verdict's row say 9.9.
+	shown string
+}
+
+// shownIndex is a comparison's index as every display prints it.
+type shownIndex interface{ Shown() stats.Shown }
+
+// label is the index a group's label prints: the comparison's own, else
+// the index rounded by the same rule, without an interval.
+func (g barGroup) label() string {
+	if g.shown != "" {
+		return g.shown
+	}
+	return stats.ShowIndex(g.after, math.NaN(), math.NaN()).Index
 }
 
 // bars draws grouped index bars: plot.bars(data, title = None).
@@ -67,11 +84,15 @@ func barGroups(data starlark.Value) ([]barGroup, error) {
 func barGroupOf(v starlark.Value) (barGroup, error) {
 	if _, isMap := v.(starlark.Mapping); !isMap {
 		if idx, ok := starval.Number(starval.Attr(v, "index")); ok {
-			return barGroup{
+			g := barGroup{
 				name: attrString(v, "metric"), before: 100, after: exactIndex(v, idx),
 				better: attrString(v, "better"), verdict: attrString(v, "verdict"),
 				aLabel: attrString(v, "a_label"), bLabel: attrString(v, "b_label"),
-			}, nil
+			}
+			if s, ok := v.(shownIndex); ok {
+				g.shown = s.Shown().Index
+			}
+			return g, nil
 		}
 	}
 	return barRow(v)
@@ -308,7 +329,7 @@ func verdictLabels(groups []barGroup, width vg.Length) gplot.Plotter {
 	xy := plotter.XYLabels{XYs: make(plotter.XYs, len(groups)), Labels: make([]string, len(groups))}
 	for i, g := range groups {
 		xy.XYs[i] = plotter.XY{X: float64(i), Y: math.Max(g.after, 100)}
-		xy.Labels[i] = strings.TrimSpace(fmtNum(g.after) + " " + g.verdict)
+		xy.Labels[i] = strings.TrimSpace(g.label() + " " + g.verdict)
 	}
 	l, _ := plotter.NewLabels(xy)
 	for i := range l.TextStyle {

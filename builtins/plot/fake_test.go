@@ -139,6 +139,7 @@ func sweepRows() starlark.Value {
 			_ = d.SetKey(starlark.String("clients"), starlark.MakeInt(clients))
 			rps := 1000 * float64(clients) / (1 + float64(clients)/float64(pool))
 			_ = d.SetKey(starlark.String("rps"), starlark.Float(rps))
+			_ = d.SetKey(starlark.String("p99"), starlark.Float(1+4*float64(clients)/float64(pool)))
 			rows = append(rows, d)
 		}
 	}

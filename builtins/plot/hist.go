@@ -8,8 +8,6 @@ import (
 	"go.starlark.net/starlark"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-
-	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
 // hist draws latency histograms as outlines, one per run:
@@ -25,7 +23,7 @@ func hist(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs 
 	if bins < 2 || bins > 200 {
 		return nil, fmt.Errorf("%s: bins must be in 2..200, got %d", b.Name(), bins)
 	}
-	rs := starval.Items(runs)
+	rs, labels := runItems(runs, labels)
 	names, err := labelsFor(rs, labels)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)

@@ -51,7 +51,7 @@ type curve struct {
 }
 
 func latencyCurves(runs, labels starlark.Value) ([]curve, error) {
-	rs := starval.Items(runs)
+	rs, labels := runItems(runs, labels)
 	names, err := labelsFor(rs, labels)
 	if err != nil {
 		return nil, err
@@ -70,6 +70,24 @@ func latencyCurves(runs, labels starlark.Value) ([]curve, error) {
 		return nil, fmt.Errorf("runs: no latency recorded in any run")
 	}
 	return out, nil
+}
+
+// runItems are the runs to draw: a list of runs, one run, or a dict of
+// runs by name (a mix's run.by_tag, workload.concurrent's scenarios),
+// whose names label them unless labels does.
+func runItems(runs, labels starlark.Value) ([]starlark.Value, starlark.Value) {
+	m, ok := runs.(starlark.IterableMapping)
+	if !ok {
+		return starval.Items(runs), labels
+	}
+	var vs, names []starlark.Value
+	for _, kv := range m.Items() {
+		names, vs = append(names, kv[0]), append(vs, kv[1])
+	}
+	if labels == starlark.None {
+		labels = starlark.NewList(names)
+	}
+	return vs, labels
 }
 
 // labelsFor returns the legend label of each value: labels[i], else the

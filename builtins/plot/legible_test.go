@@ -102,7 +102,9 @@ func TestBarsMixedMagnitudes(t *testing.T) {
 	}
 	checkSVG(t, fig.SVG())
 	checkBarsReadable(t, fig.SVG(), 10)
-	for _, label := range []string{">0.8 IMPROVES<", ">11565 IMPROVES<", ">3 IMPROVES<"} {
+	// Labels print an index as a comparison's sentence would (stats.ShowIndex):
+	// two significant digits below 10.
+	for _, label := range []string{">0.80 IMPROVES<", ">11565 IMPROVES<", ">3.0 IMPROVES<"} {
 		if !strings.Contains(string(fig.SVG()), label) {
 			t.Errorf("SVG lacks the label %q", label)
 		}
@@ -121,8 +123,8 @@ func TestBarsLabelsKeepPrecision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(fig.SVG()), ">0.8 IMPROVES<") {
-		t.Error("the index of 0.8 is not labelled 0.8")
+	if !strings.Contains(string(fig.SVG()), ">0.80 IMPROVES<") {
+		t.Error("the index of 0.8 is not labelled 0.80")
 	}
 	checkBarsReadable(t, fig.SVG(), 4)
 }

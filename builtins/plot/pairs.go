@@ -3,6 +3,7 @@ package plot
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"go.starlark.net/starlark"
 	gplot "gonum.org/v1/plot"
@@ -25,7 +26,7 @@ func pairs(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 	if err := checkMetric(metric); err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
-	arms, err := armValues(th, exp, metric)
+	arms, left, err := armValues(th, exp, metric)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
@@ -34,7 +35,14 @@ func pairs(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs
 	}
 	runs, _ := starval.Attr(exp, "runs").(starlark.Mapping)
 	conds := conditionsOf(exp, arms, runs, func(pair, a int) float64 { return float64(pair+1) + dodge(len(arms), a) })
-	fig, err := drawPairs(arms, conds, title, unitOf(metricName(metric)))
+	if len(left) > 0 && !anyValue(arms) {
+		return nil, fmt.Errorf("%s: no run has a value of %s (left out: %s)", b.Name(), metricName(metric), strings.Join(left, ", "))
+	}
+	xlabel := "pair"
+	if len(left) > 0 {
+		xlabel += "\nleft out, not valid: " + leftOut(left)
+	}
+	fig, err := drawPairs(arms, conds, title, xlabel, unitOf(metricName(metric)))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
@@ -48,21 +56,24 @@ type arm struct {
 }
 
 // armValues reads exp.arms (order, baseline first) and exp.runs (arm ->
-// runs in pair order) and evaluates the metric on every run.
-func armValues(th *starlark.Thread, exp, metric starlark.Value) ([]arm, error) {
+// runs in pair order) and evaluates the metric on every run. A run that is
+// not valid and has no value for the metric (a capacity search refused:
+// the generator set the pace) is NaN, a gap, and left names it ("B pair
+// 1"); any other run without a number is an error.
+func armValues(th *starlark.Thread, exp, metric starlark.Value) (_ []arm, left []string, _ error) {
 	runs, ok := starval.Attr(exp, "runs").(starlark.Mapping)
 	if !ok {
-		return nil, fmt.Errorf("exp: want an experiment with runs (a dict arm -> runs), got %s", exp.Type())
+		return nil, nil, fmt.Errorf("exp: want an experiment with runs (a dict arm -> runs), got %s", exp.Type())
 	}
 	names, err := armNames(exp, runs)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]arm, len(names))
 	for i, name := range names {
 		rs, found, _ := runs.Get(starlark.String(name))
 		if !found {
-			return nil, fmt.Errorf("exp: arm %q has no runs", name)
+			return nil, nil, fmt.Errorf("exp: arm %q has no runs", name)
 		}
 		out[i].name = name
 		for j, r := range starval.Items(rs) {
@@ -71,12 +82,44 @@ func armValues(th *starlark.Thread, exp, metric starlark.Value) ([]arm, error) {
 				err = fmt.Errorf("metric %s gave %v", metricName(metric), v)
 			}
 			if err != nil {
-				return nil, fmt.Errorf("metric: arm %s, pair %d: %w", name, j+1, err)
+				if invalidWithout(r, metric) {
+					left = append(left, fmt.Sprintf("%s pair %d", name, j+1))
+					out[i].values = append(out[i].values, math.NaN())
+					continue
+				}
+				return nil, nil, fmt.Errorf("metric: arm %s, pair %d: %w", name, j+1, err)
 			}
 			out[i].values = append(out[i].values, v)
 		}
 	}
-	return out, nil
+	return out, left, nil
+}
+
+// anyValue reports whether some run of some arm has a value (not NaN).
+func anyValue(arms []arm) bool {
+	for _, a := range arms {
+		for _, v := range a.values {
+			if !math.IsNaN(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// invalidWithout reports whether run r says it is not valid (r.valid is
+// False) and has no value for the metric (the named attribute is None).
+func invalidWithout(r, metric starlark.Value) bool {
+	name, ok := metric.(starlark.String)
+	return ok && starval.Attr(r, "valid") == starlark.False && starval.Attr(r, string(name)) == starlark.None
+}
+
+// leftOut lists the runs left out, the first four by name.
+func leftOut(left []string) string {
+	if len(left) <= 4 {
+		return strings.Join(left, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(left[:4], ", "), len(left)-4)
 }
 
 func armNames(exp starlark.Value, runs starlark.Mapping) ([]string, error) {
@@ -105,8 +148,8 @@ func armNames(exp starlark.Value, runs starlark.Mapping) ([]string, error) {
 // drawPairs puts pair numbers on x and the arms side by side within each
 // pair; a thin grey segment joins the arms of one pair so that "every B
 // beats every A" reads as all segments sloping the same way.
-func drawPairs(arms []arm, conds []condition, title, ylabel string) (*Figure, error) {
-	c := newChart(title, "pair", ylabel)
+func drawPairs(arms []arm, conds []condition, title, xlabel, ylabel string) (*Figure, error) {
+	c := newChart(title, xlabel, ylabel)
 	npairs := 0
 	for _, a := range arms {
 		npairs = max(npairs, len(a.values))
@@ -121,7 +164,7 @@ func drawPairs(arms []arm, conds []condition, title, ylabel string) (*Figure, er
 	for p := range npairs {
 		var seg plotter.XYs
 		for i, a := range arms {
-			if p < len(a.values) {
+			if p < len(a.values) && !math.IsNaN(a.values[p]) {
 				seg = append(seg, plotter.XY{X: float64(p+1) + dodge(i), Y: a.values[p]})
 			}
 		}
@@ -132,9 +175,11 @@ func drawPairs(arms []arm, conds []condition, title, ylabel string) (*Figure, er
 		}
 	}
 	for i, a := range arms {
-		xys := make(plotter.XYs, len(a.values))
+		var xys plotter.XYs
 		for p, v := range a.values {
-			xys[p] = plotter.XY{X: float64(p+1) + dodge(i), Y: v}
+			if !math.IsNaN(v) {
+				xys = append(xys, plotter.XY{X: float64(p+1) + dodge(i), Y: v})
+			}
 		}
 		s, err := plotter.NewScatter(xys)
 		if err != nil {
@@ -166,6 +211,9 @@ func spreadRatio(arms []arm) float64 {
 	lo, hi := math.Inf(1), 0.0
 	for _, a := range arms {
 		for _, v := range a.values {
+			if math.IsNaN(v) {
+				continue
+			}
 			if v <= 0 {
 				return 0
 			}

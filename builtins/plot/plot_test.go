@@ -82,6 +82,11 @@ func goldenCases() map[string]figureCase {
 		"sweep": {"sweep", starlark.Tuple{sweepRows()}, []starlark.Tuple{
 			kw("x", starlark.String("clients")), kw("y", starlark.String("rps")), kw("by", starlark.String("pool"))}},
 		"hist": {"hist", starlark.Tuple{list(a, b)}, nil},
+		"sweep_slo": {"sweep", starlark.Tuple{sweepRows()}, []starlark.Tuple{
+			kw("x", starlark.String("clients")), kw("y", starlark.String("p99")), kw("by", starlark.String("pool")),
+			kw("slo", starlark.MakeInt(12)), kw("log_y", starlark.True)}},
+		"capacity":      {"capacity", starlark.Tuple{searchOf(1, 8)}, nil},
+		"capacity_abab": {"capacity", starlark.Tuple{capacityExperiment()}, nil},
 	}
 }
 

@@ -38,7 +38,7 @@ func series(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwarg
 	if ws, ok := soakWindows(runs); ok {
 		return soakSeries(th, b, ws, metric, title)
 	}
-	rs := starval.Items(runs)
+	rs, labels := runItems(runs, labels)
 	names, err := labelsFor(rs, labels)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)

@@ -37,7 +37,20 @@ func TestPairsStripLegibleInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := "<!doctype html><html><head>\n<meta charset=\"utf-8\"></head><body style=\"margin:0\">" + string(fig.SVG()) + "</body></html>"
+	seen := checkTextsInBrowser(t, fig.SVG())
+	for _, want := range []string{"other CPU (cores)", "load 1m"} {
+		if !seen[want] {
+			t.Errorf("the strip lacks its row %q", want)
+		}
+	}
+}
+
+// checkTextsInBrowser lays svg out in headless Chromium and fails t for
+// every text outside the figure and every two texts that overlap; it
+// returns the texts seen.
+func checkTextsInBrowser(t *testing.T, svg []byte) map[string]bool {
+	t.Helper()
+	page := "<!doctype html><html><head>\n<meta charset=\"utf-8\"></head><body style=\"margin:0\">" + string(svg) + "</body></html>"
 	var boxes []textBox
 	if err := json.Unmarshal([]byte(browsertest.Eval(t, page, textBoxes)), &boxes); err != nil {
 		t.Fatal(err)
@@ -56,11 +69,7 @@ func TestPairsStripLegibleInBrowser(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"other CPU (cores)", "load 1m"} {
-		if !seen[want] {
-			t.Errorf("the strip lacks its row %q", want)
-		}
-	}
+	return seen
 }
 
 // busyExperiment is n ABAB pairs measured at a load average around 13.

@@ -15,13 +15,22 @@ import (
 )
 
 // sweep draws one line per value of `by` over a swept parameter:
-// plot.sweep(table, x, y, by = None, title = None, log_x = False).
+// plot.sweep(table, x, y, by = None, title = None, log_x = False, log_y = False, slo = None).
 func sweep(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var o sweepOptions
 	var table starlark.Value
+	var slo starlark.Value = starlark.None
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "table", &table, "x", &o.x, "y", &o.y,
-		"by?", &o.by, "title?", &o.title, "log_x?", &o.logX); err != nil {
+		"by?", &o.by, "title?", &o.title, "log_x?", &o.logX, "log_y?", &o.logY, "slo?", &slo); err != nil {
 		return nil, err
+	}
+	o.slo = math.NaN()
+	if slo != starlark.None {
+		f, ok := starval.Number(slo)
+		if !ok || math.IsNaN(f) || math.IsInf(f, 0) || (o.logY && f <= 0) {
+			return nil, fmt.Errorf("%s: slo must be a finite number (positive on a log y axis), got %s", b.Name(), slo)
+		}
+		o.slo = f
 	}
 	groups, err := sweepGroups(table, o)
 	if err != nil {
@@ -38,6 +47,8 @@ type sweepOptions struct {
 	x, y, by string // column names; by "" draws one line
 	title    string
 	logX     bool
+	logY     bool    // y on a log axis (values must be positive)
+	slo      float64 // a limit on y drawn as a dashed line; NaN for none
 }
 
 // sweepGroup is one line: the rows sharing a value of `by`.
@@ -102,6 +113,9 @@ func sweepPoint(row starlark.Value, o sweepOptions) (x, y float64, err error) {
 		if c.arg == "x" && o.logX && x <= 0 {
 			return 0, 0, fmt.Errorf("x: log_x needs positive values, got %v", x)
 		}
+		if c.arg == "y" && o.logY && y <= 0 {
+			return 0, 0, fmt.Errorf("y: log_y needs positive values, got %v", y)
+		}
 	}
 	return x, y, nil
 }
@@ -130,6 +144,19 @@ func drawSweep(groups []sweepGroup, o sweepOptions) (*Figure, error) {
 	if o.logX {
 		c.p.X.Scale = gplot.LogScale{}
 		c.p.X.Tick.Marker = gplot.LogTicks{Prec: -1}
+	}
+	if !math.IsNaN(o.slo) {
+		lo, hi := c.p.X.Min, c.p.X.Max
+		if err := sloLine(c, o.slo, lo, hi, o.y+" limit (SLO) "+fmtNum(o.slo)); err != nil {
+			return nil, err
+		}
+		c.p.X.Min, c.p.X.Max = lo, hi // the line's ends do not widen the axis
+	}
+	if o.logY {
+		c.p.Y.Scale, c.p.Y.Tick.Marker = gplot.LogScale{}, logTicks{}
+		c.p.Y.Label.Text += ", log scale"
+		c.p.Y.Min, c.p.Y.Max = c.p.Y.Min/1.25, c.p.Y.Max*1.25
+		return c.figure()
 	}
 	if c.p.Y.Min > 0 {
 		c.p.Y.Min = 0

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -234,26 +235,42 @@ func (c *fleetConfig) launcher(run time.Duration, kube KubernetesLauncher) (flee
 	return kube(c.Kube, c.Selector, run)
 }
 
-// runOnFleet runs spec's load on f's agents: one merged run, with the
-// agents' rows.
-func runOnFleet(th *starlark.Thread, name, kind string, spec loadgen.Spec, load fleet.Load, f *Fleet) (*Run, error) {
-	l, err := f.c.launcher(spec.Warmup+spec.Duration+spec.Timeout, f.kube)
+// fleetLoad is a load ready to run on a fleet's agents: what they run,
+// and what the run records of its mix.
+type fleetLoad struct {
+	kind   string
+	load   fleet.Load
+	f      *Fleet
+	shares map[string]float64 // a mix's tags' shares of the weights; nil without
+	seed   uint64
+}
+
+// run runs spec's load on the agents: one merged run, with the agents'
+// rows. startAt, when set, decides the start instant (a concurrent group's).
+func (fl *fleetLoad) run(ctx context.Context, name string, spec loadgen.Spec, startAt func(time.Time, bool) (time.Time, error)) (*Run, error) {
+	l, err := fl.f.c.launcher(spec.Warmup+spec.Duration+spec.Timeout, fl.f.kube)
 	if err != nil {
 		return nil, fmt.Errorf("%s: agents: %w", name, err)
 	}
+	load := fl.load
 	load.Spec = spec
-	m, err := fleet.RunLoad(runtime.Context(th), l, f.c.N, kind, load,
-		fleet.Options{Hang: f.c.Hang, AllowClockOffset: f.c.AllowClock, Progress: spec.Progress})
+	m, err := fleet.RunLoad(ctx, l, fl.f.c.N, fl.kind, load,
+		fleet.Options{Hang: fl.f.c.Hang, AllowClockOffset: fl.f.c.AllowClock, Progress: spec.Progress, StartAt: startAt})
 	if err != nil {
 		return nil, fmt.Errorf("%s: agents: %w", name, err)
 	}
-	return fleetRun(kind, spec, m), nil
+	run := fleetRun(fl.kind, spec, m)
+	if fl.shares != nil {
+		run.mixed(fl.seed, fl.shares)
+	}
+	return run, nil
 }
 
 // fleetRun is the Run of a fleet: its merged run, and the agents' rows.
 func fleetRun(kind string, spec loadgen.Spec, m *fleet.Merged) *Run {
 	r := newRun(kind, spec, m.Result)
 	r.d.Agents, r.d.Incomplete = agentRows(m.Rows), m.Incomplete
+	r.d.GenShare = genShare(kind, m.Result, r.d.Agents)
 	return r
 }
 
@@ -360,54 +377,66 @@ func btoi(b bool) int {
 	return 0
 }
 
-// onFleet runs workload.http on a fleet: the request must be the same for
-// every agent (a generator runs in this process, out of the agents' reach).
-func (h *httpArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, f *Fleet) (starlark.Value, error) {
-	if h.request != starlark.None {
-		return nil, fmt.Errorf("%s: request = a function cannot run on agents (it lives in this process): give url, headers and body", name)
-	}
-	hs := loadgen.HTTPSpec{URL: h.url, Method: h.method, Insecure: h.insecure}
-	var err error
-	if hs.Headers, err = headerPairs(name, h.headers); err != nil {
+// onFleet readies workload.http for a fleet: the request must be the same
+// for every agent (a generator runs in this process, out of the agents'
+// reach). A mix travels (its draw is the same on every agent, each from
+// streams of its own); its entries' urls must be strings.
+func (h *httpArgs) onFleet(th *starlark.Thread, name string, f *Fleet) (*fleetLoad, error) {
+	hs, _, err := h.spec(name, th, false)
+	if err != nil {
 		return nil, err
 	}
-	if hs.Body, err = bodyBytes(name, h.body); err != nil {
-		return nil, err
-	}
-	if _, err := loadgen.NewHTTPTarget(hs); err != nil { // refuse a bad URL here, not on every agent
+	tgt, err := loadgen.NewHTTPTarget(hs) // refuse a bad URL here, not on every agent
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return runOnFleet(th, name, "http", spec, fleet.Load{HTTP: &hs}, f)
+	return &fleetLoad{kind: "http", load: fleet.Load{HTTP: &hs}, f: f, shares: tgt.Shares(), seed: h.seed.n}, nil
 }
 
-// onFleet runs workload.sql on a fleet; args must be a static list.
-func (s *sqlArgs) onFleet(th *starlark.Thread, name string, spec loadgen.Spec, f *Fleet) (starlark.Value, error) {
-	sq := &fleet.SQLLoad{}
+// onFleet readies workload.sql for a fleet; args must be static lists (a
+// mix's entries' too). label is set when it is empty.
+func (s *sqlArgs) onFleet(th *starlark.Thread, name string, f *Fleet, label *string) (*fleetLoad, error) {
+	sq := &fleet.SQLLoad{Seed: s.seed.n}
 	var err error
 	if sq.DSN, err = dsnOf(name, s.db); err != nil {
 		return nil, err
 	}
-	if sq.Statements, err = s.statements(name); err != nil {
+	var ls loadgen.SQLSpec
+	if _, err := s.script(name, th, &ls, false); err != nil {
 		return nil, err
 	}
-	switch v := s.args.(type) {
-	case starlark.NoneType:
-	case *starlark.List, starlark.Tuple:
-		vals, err := goValues(v.(starlark.Indexable))
-		if err != nil {
-			return nil, fmt.Errorf("%s: args: %w", name, err)
+	sq.Statements = ls.Statements
+	if sq.Args, err = staticArgs(s.static); err != nil {
+		return nil, fmt.Errorf("%s: args: %w", name, err)
+	}
+	for i, rq := range ls.Requests {
+		r := fleet.SQLLoadRequest{Tag: rq.Tag, Weight: rq.Weight, Statements: rq.Statements}
+		if r.Args, err = staticArgs(s.statics[i]); err != nil {
+			return nil, fmt.Errorf("%s: requests[%d]: args: %w", name, i, err)
 		}
-		if sq.Args, err = json.Marshal(vals); err != nil {
-			return nil, fmt.Errorf("%s: args: %w", name, err)
-		}
-	default:
-		return nil, fmt.Errorf("%s: args = a function cannot run on agents (it lives in this process): give a list", name)
+		sq.Requests = append(sq.Requests, r)
+	}
+	shares, err := loadgen.SQLShares(ls) // refuse a bad mix here, not on every agent
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := runtime.TouchValue(th, s.db); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if spec.Label == "" {
-		spec.Label = sq.Statements[0].SQL
+	if *label == "" {
+		if len(sq.Statements) > 0 {
+			*label = sq.Statements[0].SQL
+		} else {
+			*label = "mix of " + fmt.Sprint(len(sq.Requests)) + " requests"
+		}
 	}
-	return runOnFleet(th, name, "sql", spec, fleet.Load{SQL: sq}, f)
+	return &fleetLoad{kind: "sql", load: fleet.Load{SQL: sq}, f: f, shares: shares, seed: s.seed.n}, nil
+}
+
+// staticArgs are args values as an agent receives them (JSON); nil for none.
+func staticArgs(vals []any) (json.RawMessage, error) {
+	if vals == nil {
+		return nil, nil
+	}
+	return json.Marshal(vals)
 }

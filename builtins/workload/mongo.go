@@ -21,6 +21,8 @@ type mongoArgs struct {
 	collection string
 	db         string
 	request    starlark.Value
+	requests   starlark.Value // a mix (mix.go), None for one request
+	seed       seedArg
 }
 
 // maxMongoInflight caps the default open-loop pool, as for sql: every
@@ -29,11 +31,21 @@ const maxMongoInflight = 64
 
 // mongoBuiltin is workload.mongo(target, op, collection, db = "", request = {}, ...).
 func mongoBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	m := mongoArgs{request: starlark.None}
+	m := mongoArgs{request: starlark.None, requests: starlark.None}
 	la := newLoadArgs()
-	pairs := append([]any{"target", &m.target, "op", &m.op, "collection", &m.collection, "db?", &m.db, "request?", &m.request}, la.pairs()...)
+	pairs := append([]any{"target", &m.target, "op?", &m.op, "collection?", &m.collection, "db?", &m.db, "request?", &m.request,
+		"requests?", &m.requests, "seed?", &m.seed}, la.pairs()...)
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, pairs...); err != nil {
 		return nil, err
+	}
+	la.note(kwargs)
+	switch {
+	case m.seed.given && m.requests == starlark.None:
+		return nil, fmt.Errorf("%s: seed draws a mix's requests: give requests = [...] with it", b.Name())
+	case m.requests != starlark.None && m.request != starlark.None:
+		return nil, fmt.Errorf("%s: give requests (a mix, each with its request) or request, not both", b.Name())
+	case m.requests == starlark.None && m.op == "":
+		return nil, fmt.Errorf("%s: op is required (one of %s), or requests = [...]", b.Name(), strings.Join(loadgen.MongoOps, ", "))
 	}
 	spec, err := la.spec(b.Name(), th)
 	if err != nil {
@@ -57,21 +69,24 @@ func mongoBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	if err != nil {
 		return nil, err
 	}
-	defer tgt.Close()
-	if spec.Label == "" {
-		spec.Label = m.op + " " + m.db + "." + m.collection
+	l := &load{name: b.Name(), la: la, spec: spec, dest: dest, tgt: tgt, close: tgt.Close}
+	if l.spec.Label == "" {
+		l.spec.Label = m.op + " " + m.db + "." + m.collection
+		if m.requests != starlark.None {
+			l.spec.Label = "mix of " + strings.Join(tgt.Tags(), ", ")
+		}
 	}
-	prof, err := la.profile.start(b.Name(), th, la.observe, dest)
-	if err != nil {
-		return nil, err
+	l.finish = func(res *loadgen.Result, warm *warmed) *Run {
+		if w := check(); w != "" {
+			res.Warnings = append(res.Warnings, w)
+		}
+		run := mongoRun(l.spec, res, tgt).noteWarmup(l.spec, warm)
+		if sh := tgt.Shares(); sh != nil {
+			run.mixed(m.seed.n, sh)
+		}
+		return run
 	}
-	spec.Observers = prof.observing(spec.Observers)
-	res, warm := la.measure(runtime.Context(th), spec, tgt)
-	if w := check(); w != "" {
-		res.Warnings = append(res.Warnings, w)
-	}
-	run := mongoRun(spec, res, tgt).noteWarmup(spec, warm)
-	return run, prof.attach(run)
+	return l.run(th)
 }
 
 // mongoRun makes the run object; the one place a Mongo run is built.
@@ -87,7 +102,7 @@ func mongoRun(spec loadgen.Spec, res *loadgen.Result, tgt *loadgen.MongoTarget) 
 
 // open converts the arguments and connects.
 func (m *mongoArgs) open(name string, th *starlark.Thread, spec loadgen.Spec) (*loadgen.MongoTarget, func() string, error) {
-	ms := loadgen.MongoSpec{Op: m.op, Collection: m.collection, Conns: spec.Clients, Timeout: spec.Timeout}
+	ms := loadgen.MongoSpec{Op: m.op, Collection: m.collection, Conns: spec.Clients, Timeout: spec.Timeout, Seed: m.seed.n}
 	if ms.Conns == 0 {
 		ms.Conns = spec.MaxInflight
 	}
@@ -96,13 +111,14 @@ func (m *mongoArgs) open(name string, th *starlark.Thread, spec loadgen.Spec) (*
 		return nil, nil, err
 	}
 	m.db = ms.Database
-	if _, ok := mongoFields[m.op]; !ok {
-		return nil, nil, fmt.Errorf("%s: op must be one of %s, got %q", name, strings.Join(loadgen.MongoOps, ", "), m.op)
+	var check func() string
+	if m.requests != starlark.None {
+		check, err = m.mongoMix(name, th, &ms)
+	} else {
+		var gen mongoGen
+		gen, err = requestGen(name, th, m.op, m.collection, m.request)
+		ms.Request, ms.Tagged, check = gen.f, gen.tagged, gen.check
 	}
-	if m.collection == "" {
-		return nil, nil, fmt.Errorf("%s: collection is required", name)
-	}
-	check, err := m.requestGen(name, th, &ms)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -141,37 +157,82 @@ func (m *mongoArgs) where(name string) (uri, db string, err error) {
 	return uri, db, nil
 }
 
-// requestGen installs request: a dict, a gocode func, or a Starlark callable.
-func (m *mongoArgs) requestGen(name string, th *starlark.Thread, ms *loadgen.MongoSpec) (func() string, error) {
-	switch v := m.request.(type) {
+// mongoGen is a request's arguments per request seq.
+type mongoGen struct {
+	f      func(seq int64) (*loadgen.MongoRequest, error)
+	tagged bool // a generator that may name each request's tag
+	check  func() string
+}
+
+// requestGen reads request: a dict, a gocode func, or a Starlark callable,
+// for op on collection; where names it in errors.
+func requestGen(where string, th *starlark.Thread, op, collection string, request starlark.Value) (mongoGen, error) {
+	g := mongoGen{check: noWarning}
+	if _, ok := mongoFields[op]; !ok {
+		return g, fmt.Errorf("%s: op must be one of %s, got %q", where, strings.Join(loadgen.MongoOps, ", "), op)
+	}
+	if collection == "" {
+		return g, fmt.Errorf("%s: collection is required", where)
+	}
+	switch v := request.(type) {
 	case starlark.NoneType, *starlark.Dict:
 		if v == starlark.None {
 			v = starlark.NewDict(0)
 		}
-		req, err := starlarkRequest(m.op, v)
+		req, err := starlarkRequest(op, v)
 		if err != nil {
-			return nil, fmt.Errorf("%s: request: %w", name, err)
+			return g, fmt.Errorf("%s: request: %w", where, err)
 		}
-		ms.Request = func(int64) (*loadgen.MongoRequest, error) { return req, nil }
-		return noWarning, nil
+		g.f = func(int64) (*loadgen.MongoRequest, error) { return req, nil }
+		return g, nil
 	case interface{ Func() any }:
 		recordGenInput(th, v)
-		gen, err := goMongoGen(name, m.op, v.Func())
-		ms.Request = recovered(gen)
-		return noWarning, err
+		gen, err := goMongoGen(where, op, v.Func())
+		g.f, g.tagged = recovered(gen), true
+		return g, err
 	case starlark.Callable:
 		call, check := starlarkCaller(th, v)
-		op := m.op
-		ms.Request = func(seq int64) (*loadgen.MongoRequest, error) {
+		g.f, g.tagged, g.check = func(seq int64) (*loadgen.MongoRequest, error) {
 			res, err := call(seq)
 			if err != nil {
 				return nil, err
 			}
 			return starlarkRequest(op, res)
-		}
-		return check, nil
+		}, true, check
+		return g, nil
 	}
-	return nil, fmt.Errorf("%s: request must be a dict, a function or None, got %s", name, m.request.Type())
+	return g, fmt.Errorf("%s: request must be a dict, a function or None, got %s", where, request.Type())
+}
+
+// mongoMix reads requests = [{"op", "collection", "request", "tag", "weight"}]:
+// op and collection default to the call's.
+func (m *mongoArgs) mongoMix(name string, th *starlark.Thread, ms *loadgen.MongoSpec) (func() string, error) {
+	entries, err := mixEntries(name, m.requests, "op", "collection", "request")
+	if err != nil {
+		return nil, err
+	}
+	var cs []func() string
+	for i, e := range entries {
+		where := fmt.Sprintf("%s: requests[%d]", name, i)
+		k := loadgen.MongoKind{Op: m.op, Collection: m.collection}
+		if k.Tag, k.Weight, err = tagAndWeight(name, i, e); err != nil {
+			return nil, err
+		}
+		for key, p := range map[string]*string{"op": &k.Op, "collection": &k.Collection} {
+			if v, ok := e[key]; ok {
+				if *p, ok = starlark.AsString(v); !ok {
+					return nil, fmt.Errorf("%s: %s must be a string, got %s", where, key, v.Type())
+				}
+			}
+		}
+		gen, err := requestGen(where, th, k.Op, k.Collection, orNone(e["request"]))
+		if err != nil {
+			return nil, err
+		}
+		k.Request, cs = gen.f, append(cs, gen.check)
+		ms.Requests = append(ms.Requests, k)
+	}
+	return checks(cs...), nil
 }
 
 func goMongoGen(name, op string, f any) (func(int64) (*loadgen.MongoRequest, error), error) {

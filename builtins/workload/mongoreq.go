@@ -45,15 +45,26 @@ func starlarkRequest(op string, v starlark.Value) (*loadgen.MongoRequest, error)
 
 // goRequest converts the op's arguments as Go values (from Starlark, or a
 // gocode function's map) into a request; an unknown key is an error.
+//
+// A "tag" key names the request's tag (a generator's requests).
 func goRequest(op string, m map[string]any) (*loadgen.MongoRequest, error) {
 	allowed := mongoFields[op]
-	for k := range m {
+	var tag string
+	for k, v := range m {
+		if k == "tag" {
+			s, ok := v.(string)
+			if !ok {
+				return nil, fmt.Errorf("tag must be a string, got %T", v)
+			}
+			tag = s
+			continue
+		}
 		if !slices.Contains(allowed, k) {
 			return nil, fmt.Errorf("%s takes %s, not %q", op, strings.Join(allowed, ", "), k)
 		}
 	}
 	r := &loadgen.MongoRequest{Filter: m["filter"], Projection: m["projection"], Sort: m["sort"],
-		Update: m["update"], Pipeline: m["pipeline"]}
+		Update: m["update"], Pipeline: m["pipeline"], Tag: tag}
 	var err error
 	if r.Limit, err = intField(m, "limit"); err != nil {
 		return nil, err

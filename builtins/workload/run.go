@@ -3,6 +3,8 @@ package workload
 import (
 	"fmt"
 	"html"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -26,9 +28,13 @@ import (
 // always; p(q) and hist count failed and dropped requests as lower bounds,
 // ok_p(q) and ok_hist the successes alone.
 type Run struct {
-	d       runData
-	acquire *hdrhistogram.Histogram            // sql: waits for a pooled connection; nil otherwise
-	byTag   map[string]*hdrhistogram.Histogram // sql: latency per tagged statement
+	d           runData
+	acquire     *hdrhistogram.Histogram            // sql: waits for a pooled connection; nil otherwise
+	byStatement map[string]*hdrhistogram.Histogram // sql: latency per statement of the script, by its tag
+	tags        map[string]*Run                    // a mix's runs by tag (bytag.go); nil otherwise
+	parent      *Run                               // a per-tag run's whole run
+	sharedNote  string                             // the warning naming the figures that are not its own (ownFigures)
+	reads       tagReads                           // the tags whose runs were read (TagsRead)
 }
 
 // runData is what a Run holds: what loadgen measured, kept whole (its
@@ -39,8 +45,11 @@ type runData struct {
 	*loadgen.Result           // the measurement; exec fills one from its samples
 	Kind            string    // "http", "sql", "mongo", "exec"
 	Label           string    // what ran
-	Clients         int       // closed loop: its clients
+	Clients         int       // closed loop: its clients (users)
+	Think           string    // closed loop: its users' think time, "1s" or "exp(1s)"; "" for none
 	Rate            float64   // open loop: its arrival rate, req/s
+	GenShare        float64   // the generator's CPU share over the window (users.go); NaN if unknown
+	ThinkLagMs      float64   // users: the median delay from the end of a user's think to its send, ms
 	WallMs          []float64 // exec: wall time per measured run
 	CPUMs           []float64 // exec: user + system CPU per run
 	UserMs          []float64 // exec: user CPU per run
@@ -51,6 +60,9 @@ type runData struct {
 	Agents          []agentRow
 	Incomplete      bool              // a fleet run that lost an agent
 	Profile         *starprofile.Data // what profile = True sampled (profile.go), else nil
+	Tag             string            // a per-tag run's tag (run.by_tag[tag]); "" for a whole run
+	Seed            uint64            // a mix's seed: the draw of every request's kind
+	Share           float64           // a per-tag run of a mix: the tag's share of the weights
 }
 
 // windowStat is one measurement window of a run.
@@ -65,11 +77,65 @@ var (
 // http and sql (loadgen.Run's result), a fleet (the merged result) and exec
 // (an empty result its samples fill). Its label (a URL by default) shows
 // in records, file names and the cache: a password in it is hidden.
+//
+// A mix's result (res.Tags) makes a run per tag as well (tagged).
 func newRun(kind string, spec loadgen.Spec, res *loadgen.Result) *Run {
-	r := &Run{d: runData{Result: res, Kind: kind, Label: redact.String(spec.Label), Clients: spec.Clients, Rate: spec.Rate}}
+	r := &Run{d: runData{Result: res, Kind: kind, Label: redact.String(spec.Label), Clients: spec.Clients, Rate: spec.Rate,
+		Think: thinkText(spec), GenShare: genShare(kind, res, nil), ThinkLagMs: thinkLag(spec, res)}}
 	r.noteBox()
 	r.d.Warnings = append(r.d.Warnings, trendWarnings(r.d.Windows, spec.Clients == 0 && spec.Rate > 0)...)
+	if tags := res.Tags; len(tags) > 0 {
+		maskTags(tags)
+		r.tags = tagRunsOf(r, spec, tags, nil)
+		sharedFigures(r.tags, res.Observed)
+	}
 	return r
+}
+
+// mixed notes a mix's seed and each tag's share of the weights.
+func (r *Run) mixed(seed uint64, shares map[string]float64) *Run {
+	r.d.Seed = seed
+	shown := shownTags(slices.Collect(maps.Keys(shares)))
+	for tag, share := range shares {
+		if t := r.tags[shown[tag]]; t != nil {
+			t.d.Share = share
+		}
+	}
+	return r
+}
+
+// maskTags hides the secrets in a mix's tags as newRun does in a label: a
+// default tag is the request's path, "GET /items?access_token=T", and tags
+// show in records and the cache.
+func maskTags(tags map[string]*loadgen.Result) {
+	for tag, shown := range shownTags(slices.Collect(maps.Keys(tags))) {
+		if shown != tag {
+			tags[shown] = tags[tag]
+			delete(tags, tag)
+		}
+	}
+}
+
+// shownTags maps each tag to itself with its secrets hidden; two that hide
+// to one text are told apart by a number (" #2"), in the tags' order.
+func shownTags(tags []string) map[string]string {
+	slices.Sort(tags)
+	out := make(map[string]string, len(tags))
+	taken := make(map[string]bool, len(tags))
+	for _, t := range tags {
+		taken[t] = true
+	}
+	for _, t := range tags {
+		s := redact.String(t)
+		if s != t {
+			for n, base := 2, s; taken[s]; n++ {
+				s = fmt.Sprintf("%s #%d", base, n)
+			}
+			taken[s] = true
+		}
+		out[t] = s
+	}
+	return out
 }
 
 // genCPU is the generator's CPU per decided request, µs.
@@ -136,6 +202,9 @@ func (r *Run) AttrNames() []string {
 }
 
 func (r *Run) Attr(name string) (starlark.Value, error) {
+	if r.parent != nil {
+		r.parent.noteTagRead(r.d.Tag)
+	}
 	if f := field(name); f != nil {
 		return f.get(r)
 	}
@@ -155,10 +224,10 @@ func histOrNone(h *hdrhistogram.Histogram) starlark.Value {
 	return &Histogram{h: h}
 }
 
-func (r *Run) byTagDict() *starlark.Dict {
-	d := starlark.NewDict(len(r.byTag))
-	for _, k := range sortedKeys(r.byTag) {
-		_ = d.SetKey(starlark.String(k), &Histogram{h: r.byTag[k]})
+func (r *Run) byStatementDict() *starlark.Dict {
+	d := starlark.NewDict(len(r.byStatement))
+	for _, k := range sortedKeys(r.byStatement) {
+		_ = d.SetKey(starlark.String(k), &Histogram{h: r.byStatement[k]})
 	}
 	return d
 }
@@ -199,6 +268,10 @@ func (r *Run) summaryRow() (head, row []string) {
 		head = append(head, "late", "dropped")
 		row = append(row, fmt.Sprint(r.d.Late), fmt.Sprint(r.d.Dropped))
 	}
+	if r.d.Think != "" {
+		head = append(head, "users", "think", "think taken", "late")
+		row = append(row, fmt.Sprint(r.d.Clients), r.d.Think, fmtMs(r.thinkMs()), fmt.Sprint(r.d.Late))
+	}
 	if r.d.Tick > 0 {
 		head = append(head, "tick")
 		row = append(row, fmt.Sprintf("%g µs", inUnits(r.d.Tick, time.Microsecond)))
@@ -236,6 +309,7 @@ func (r *Run) Markdown() string {
 		row[i] = strings.ReplaceAll(row[i], "|", `\|`)
 	}
 	b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	b.WriteString(r.tagsMarkdown())
 	b.WriteString(agentsMarkdown(r.d.Agents))
 	if p := r.profileLine(); p != "" {
 		b.WriteString("\n" + p + "\n")
@@ -252,6 +326,7 @@ func (r *Run) HTML() string {
 	head, row := r.summaryRow()
 	var b strings.Builder
 	b.WriteString(htmlTable("run", head, [][]string{row}))
+	b.WriteString(r.tagsHTML())
 	b.WriteString(agentsHTML(r.d.Agents))
 	if p := r.profileLine(); p != "" {
 		b.WriteString(`<p class="profile">` + html.EscapeString(p) + "</p>")

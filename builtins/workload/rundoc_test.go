@@ -63,7 +63,10 @@ func TestRunStoresBackToItsBytes(t *testing.T) {
 	// of them (found by search): truncating instead of rounding loses 1 ns.
 	odd.d.Measured, odd.d.Tick, odd.d.GCPause = 1000000007, 1091473860738, 131918424343
 	odd.d.CPU = 524860950*time.Microsecond + 999 // over 500 decided requests
-	for _, r := range []*Run{fixedRun(), odd} {
+	users := fixedRun()
+	users.d.Think, users.d.Result.Think, users.d.Thinks = "exp(1s)", 1234567891011, 499
+	users.d.Gaps = loadgen.Moments{N: 499, Mean: 2001.5, M2: 1.25e9}
+	for _, r := range []*Run{fixedRun(), odd, users} {
 		data := mustEncode(t, r)
 		v, err := codec.Decode(data, testModule().Decoders)
 		if err != nil {

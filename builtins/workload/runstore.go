@@ -51,13 +51,24 @@ type runStored struct {
 	WarmupAuto  bool               `json:"warmup_auto,omitempty"`
 	Agents      []agentRow         `json:"agents,omitempty"`
 	Incomplete  bool               `json:"incomplete,omitempty"`
-	Profile     *starprofile.Data  `json:"profile,omitempty"` // absent without profile = True: such a run stores as before profiles
+	Profile     *starprofile.Data  `json:"profile,omitempty"`  // absent without profile = True: such a run stores as before profiles
+	Think       string             `json:"think,omitempty"`    // users' think; absent without: such a run stores as before users
+	ThinkNs     int64              `json:"think_ns,omitempty"` // Result.Think
+	Thinks      int64              `json:"thinks,omitempty"`
+	Gaps        *loadgen.Moments   `json:"gaps,omitempty"`          // Result.Gaps, when it has any
+	GenShare    *float64           `json:"gen_cpu_share,omitempty"` // absent in runs stored before it, and for exec
+	ThinkLagMs  float64            `json:"think_lag_ms,omitempty"`
 
 	Hist    []byte            `json:"hist"`
 	OK      []byte            `json:"ok_hist,omitempty"` // absent in runs stored before it: Hist was successes only
 	Service []byte            `json:"service,omitempty"`
 	Acquire []byte            `json:"acquire,omitempty"`
-	ByTag   map[string][]byte `json:"by_tag,omitempty"`
+	ByTag   map[string][]byte `json:"by_tag,omitempty"` // sql: per statement (run.by_statement; stored under this name before tags)
+
+	Tag   string                     `json:"tag,omitempty"`   // a per-tag run's
+	Seed  uint64                     `json:"seed,omitempty"`  // a mix's
+	Share float64                    `json:"share,omitempty"` // a mix tag's share of the weights
+	Tags  map[string]json.RawMessage `json:"tags,omitempty"`  // a mix's runs by tag, each stored as a run
 }
 
 // MarshalValue stores the run as JSON with its histograms in HDR V2 encoding.
@@ -69,7 +80,24 @@ func (r *Run) MarshalValue() ([]byte, error) {
 		GenCPU: r.genCPU(), GenGCPause: inUnits(d.GCPause, time.Millisecond), Interrupted: d.Interrupted,
 		Warnings: d.Warnings, Observed: d.Observed, WallMs: d.WallMs, CPUMs: d.CPUMs, UserMs: d.UserMs, SysMs: d.SysMs,
 		MaxRSSKb: d.MaxRSSKb, Trips: d.Trips, WarmupS: d.WarmupS, WarmupAuto: d.WarmupAuto, Agents: d.Agents,
-		Incomplete: d.Incomplete, Profile: d.Profile}
+		Incomplete: d.Incomplete, Profile: d.Profile, Tag: d.Tag, Seed: d.Seed, Share: d.Share,
+		Think: d.Think, ThinkNs: int64(d.Result.Think), Thinks: d.Thinks, ThinkLagMs: d.ThinkLagMs}
+	if d.Gaps.N > 0 {
+		s.Gaps = &d.Gaps
+	}
+	if !math.IsNaN(d.GenShare) {
+		s.GenShare = &d.GenShare
+	}
+	for tag, t := range r.tags {
+		b, err := t.MarshalValue()
+		if err != nil {
+			return nil, err
+		}
+		if s.Tags == nil {
+			s.Tags = map[string]json.RawMessage{}
+		}
+		s.Tags[tag] = b
+	}
 	var err error
 	enc := func(h *hdrhistogram.Histogram) []byte {
 		if h == nil || err != nil {
@@ -80,9 +108,9 @@ func (r *Run) MarshalValue() ([]byte, error) {
 		return b
 	}
 	s.Hist, s.OK, s.Service, s.Acquire = enc(d.Hist), enc(d.OK), enc(d.Service), enc(r.acquire)
-	if len(r.byTag) > 0 {
+	if len(r.byStatement) > 0 {
 		s.ByTag = map[string][]byte{}
-		for k, h := range r.byTag {
+		for k, h := range r.byStatement {
 			s.ByTag[k] = enc(h)
 		}
 	}
@@ -103,11 +131,31 @@ func decodeRun(data []byte, _ codec.Types) (starlark.Value, error) {
 			Measured: fromUnits(s.Duration, time.Second), Late: s.Late, Tick: fromUnits(s.TickUs, time.Microsecond),
 			Dropped: s.Dropped, Undecided: s.Undecided, Windows: s.Windows,
 			CPU: fromUnits(s.GenCPU*float64(decided), time.Microsecond), GCPause: fromUnits(s.GenGCPause, time.Millisecond),
-			Interrupted: s.Interrupted, Warnings: s.Warnings, Observed: s.Observed, Trips: s.Trips},
+			Interrupted: s.Interrupted, Warnings: s.Warnings, Observed: s.Observed, Trips: s.Trips,
+			Think: time.Duration(s.ThinkNs), Thinks: s.Thinks},
 		WallMs: s.WallMs, CPUMs: s.CPUMs, UserMs: s.UserMs, SysMs: s.SysMs, MaxRSSKb: s.MaxRSSKb,
-		WarmupS: s.WarmupS, WarmupAuto: s.WarmupAuto, Agents: s.Agents, Incomplete: s.Incomplete, Profile: s.Profile}}
+		WarmupS: s.WarmupS, WarmupAuto: s.WarmupAuto, Agents: s.Agents, Incomplete: s.Incomplete, Profile: s.Profile,
+		Tag: s.Tag, Seed: s.Seed, Share: s.Share,
+		Think: s.Think, GenShare: math.NaN(), ThinkLagMs: s.ThinkLagMs}}
+	if s.Gaps != nil {
+		r.d.Gaps = *s.Gaps
+	}
+	if s.GenShare != nil {
+		r.d.GenShare = *s.GenShare
+	}
 	if err := r.decodeHists(&s); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
+	}
+	for tag, b := range s.Tags {
+		t, err := decodeRun(b, nil)
+		if err != nil {
+			return nil, fmt.Errorf("run: tag %s: %w", tag, err)
+		}
+		if r.tags == nil {
+			r.tags = map[string]*Run{}
+		}
+		r.tags[tag] = t.(*Run)
+		r.tags[tag].parent = r
 	}
 	if r.d.Intended == 0 && (r.d.Kind == "http" || r.d.Kind == "sql") { // stored before runs kept it
 		r.d.Intended = r.d.Count + sumErrors(r.d.Errors) + r.d.Dropped + r.d.Undecided
@@ -127,9 +175,9 @@ func (r *Run) decodeHists(s *runStored) error {
 	}
 	r.d.Hist, r.d.OK, r.d.Service, r.acquire = dec(s.Hist), dec(s.OK), dec(s.Service), dec(s.Acquire)
 	if len(s.ByTag) > 0 {
-		r.byTag = map[string]*hdrhistogram.Histogram{}
+		r.byStatement = map[string]*hdrhistogram.Histogram{}
 		for k, b := range s.ByTag {
-			r.byTag[k] = dec(b)
+			r.byStatement[k] = dec(b)
 		}
 	}
 	if r.d.Hist == nil {

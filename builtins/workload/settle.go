@@ -11,6 +11,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/starval"
+	"github.com/benchbook/benchbook/builtins/metric/stats"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 )
 
@@ -124,7 +125,7 @@ func stable(series []float64) bool {
 		return false
 	}
 	last := series[len(series)-autoStableProbes:]
-	m := median(last)
+	m := stats.Median(last)
 	if m <= 0 {
 		return false
 	}
@@ -183,7 +184,7 @@ func trendWarning(metric, unit string, ws []windowStat, f func(windowStat) float
 	}
 	k := max(1, n/3)
 	first, last := xs[:k], xs[n-k:]
-	a, b := median(first), median(last)
+	a, b := stats.Median(first), stats.Median(last)
 	change := b/a - 1
 	limit := trendMin
 	if n < 6 {
@@ -211,15 +212,6 @@ func monotone(xs []float64) bool {
 		down = down && xs[i] < xs[i-1]
 	}
 	return up || down
-}
-
-func median(xs []float64) float64 {
-	s := slices.Sorted(slices.Values(xs))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 func lastN(xs []float64, n int) []float64 { return xs[max(0, len(xs)-n):] }
@@ -277,6 +269,9 @@ func probeLength(spec loadgen.Spec) time.Duration { return max(spec.Window, auto
 // noteWarmup records on the run how long its warm-up took and, for an
 // auto warm-up that did not settle, says so.
 func (r *Run) noteWarmup(spec loadgen.Spec, w *warmed) *Run {
+	for _, t := range r.tags {
+		t.noteWarmup(spec, w)
+	}
 	r.d.WarmupS = spec.Warmup.Seconds()
 	if w == nil {
 		return r

@@ -196,7 +196,7 @@ assert.eq(r.errors, {})
 		t.Errorf("sql auto warm-up took %.2f s (auto %v, warmup_s %v), want past the 1 s cold start and within the %.2f s since it began",
 			r.d.WarmupS, r.d.WarmupAuto, v, elapsed)
 	}
-	if h := r.byTag["cold"]; h == nil || h.TotalCount() != r.d.Count {
+	if h := r.byStatement["cold"]; h == nil || h.TotalCount() != r.d.Count {
 		t.Errorf("the statement's histogram holds %v requests, the run counted %d: the warm-up's probes counted", h.TotalCount(), r.d.Count)
 	}
 }

@@ -37,7 +37,7 @@ r = workload.sql(dsn, query = "SELECT v FROM kv WHERE k = $1", args = gen, clien
 assert.eq(r.kind, "sql")
 assert.eq(r.errors, {})
 assert.true(r.count > 50)
-assert.eq(r.by_tag["SELECT"].count, r.count)
+assert.eq(r.by_statement["SELECT"].count, r.count)
 assert.eq(r.acquire.count, 0)  # each client acquired its connection once, in warmup
 assert.true(r.p(99) > 0)
 c = workload.sql(dsn, query = "SELECT v FROM kv WHERE k = $1", args = [3], clients = 3, duration = "300ms", warmup = 0)
@@ -46,7 +46,7 @@ assert.true(c.count > 3)
 w = workload.sql(pg, queries = {"read": "SELECT v FROM kv WHERE k = $1", "write": "UPDATE kv SET v = v + 1 WHERE k = $1"},
                  args = [7], rate = 100, duration = "1s", warmup = 0)
 assert.eq(w.errors, {})
-assert.eq(sorted(w.by_tag.keys()), ["read", "write"])
+assert.eq(sorted(w.by_statement.keys()), ["read", "write"])
 assert.true(w.count >= 95)
 l = workload.sql(dsn, query = "SELECT v FROM kv WHERE k = $1", args = lambda seq: [seq % 1000 + 1], rate = 200, duration = "500ms", warmup = 0)
 assert.eq(l.errors, {})

@@ -31,21 +31,21 @@ s = workload.sql(dsn, queries = {"read": "SELECT v FROM kv WHERE k = $1", "write
                  args = lambda seq: [seq % 100 + 1], clients = 5, duration = "500ms", warmup = "100ms")
 assert.eq(s.errors, {})
 assert.true(s.count > 20)
-assert.eq(s.by_tag["read"].count, s.count)
-assert.eq(s.by_tag["write"].count, s.count)
-assert.true(s.by_tag["read"].p(50) <= s.p(50))
+assert.eq(s.by_statement["read"].count, s.count)
+assert.eq(s.by_statement["write"].count, s.count)
+assert.true(s.by_statement["read"].p(50) <= s.p(50))
 
 big = workload.sql(dsn, query = "SELECT repeat('x', $1::int)", args = [300000], clients = 2, duration = "300ms", warmup = 0)
 assert.eq(big.errors, {})
 assert.true(big.count > 2)
 
 # The second statement fails: the request is an error, and its first
-# statement still counts in by_tag; the third never runs.
+# statement still counts in by_statement; the third never runs.
 e = workload.sql(dsn, queries = ["SELECT 1", "SELECT 1/(v - v) FROM kv WHERE k = 1", "SELECT 2"], clients = 2, duration = "300ms", warmup = 0)
 assert.eq(e.count, 0)
 assert.eq(list(e.errors.keys()), ["sqlstate 22012"])
-assert.eq(e.by_tag["SELECT"].count, e.errors["sqlstate 22012"])
-assert.eq(e.by_tag["SELECT #3"].count, 0)
+assert.eq(e.by_statement["SELECT"].count, e.errors["sqlstate 22012"])
+assert.eq(e.by_statement["SELECT #3"].count, 0)
 `, starlark.StringDict{"dsn": starlark.String(dsn)})
 
 	start := time.Now()

@@ -19,7 +19,7 @@ r = workload.sql(dsn, query = "SELECT $1::int", args = lambda seq: [seq], rate =
 assert.eq(r.errors, {})
 assert.eq(r.intended, 300)
 assert.eq(r.count, 300)
-assert.eq(r.by_tag["SELECT"].count, 300)
+assert.eq(r.by_statement["SELECT"].count, 300)
 assert.true(r.acquire.count >= 1 and r.acquire.count <= 4, "acquires: %d" % r.acquire.count)
 `, starlark.StringDict{"dsn": starlark.String(dsn)})
 }

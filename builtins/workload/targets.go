@@ -24,13 +24,18 @@ import (
 // figures; it is not what makes a target's trips count.
 
 // withTargetGuards watches in obs every started target, and makes every
-// observed target the traffic does not reach a bystander. d is where the
-// run sends its traffic; nil for workload.exec, whose command's traffic has
-// no address we can see: there the observed targets stand for its own.
-func withTargetGuards(th *starlark.Thread, obs []loadgen.Observer, d *guard.Dest) []loadgen.Observer {
+// observed target the traffic does not reach a bystander. dests are where
+// the run sends its traffic (a concurrent group's scenarios: each of
+// theirs); nil for workload.exec, whose command's traffic has no address
+// we can see: there the observed targets stand for its own.
+func withTargetGuards(th *starlark.Thread, obs []loadgen.Observer, dests ...*guard.Dest) []loadgen.Observer {
 	obs = slices.Clone(obs)
+	known := slices.ContainsFunc(dests, func(d *guard.Dest) bool { return d != nil })
+	serves := func(t guard.Target) bool {
+		return slices.ContainsFunc(dests, func(d *guard.Dest) bool { return d != nil && t.Serves(*d) })
+	}
 	for i, o := range obs {
-		if t := targetOf(o); t != nil && d != nil && !t.Serves(*d) {
+		if t := targetOf(o); t != nil && known && !serves(t) {
 			obs[i] = bystander{o}
 		}
 	}
@@ -39,7 +44,7 @@ func withTargetGuards(th *starlark.Thread, obs []loadgen.Observer, d *guard.Dest
 			continue
 		}
 		var w guard.Watcher = t
-		if d == nil || !t.Serves(*d) {
+		if !known || !serves(t) {
 			if !t.Alive() {
 				continue
 			}

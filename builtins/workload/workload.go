@@ -3,15 +3,19 @@
 // package loadgen.
 //
 //	workload.http(url, method = "GET", headers = {}, body = None, request = None,
-//	              insecure = False, clients = N | rate = R, arrival = "constant" | "poisson",
+//	              insecure = False, requests = None, seed = 0,
+//	              clients = N | users = N, think = "1s" | "exp(1s)" | rate = R,
+//	              arrival = "constant" | "poisson",
 //	              duration, warmup = "1s" | "auto", timeout = "5s", max_inflight = auto,
 //	              window = "1s", tick = "auto", observe = [], label = "", profile = False, profile_hz = 499) -> run
 //	workload.sql(db, query = "..." | queries = [...] | {tag: sql}, args = None,
+//	             requests = None, seed = 0,
 //	             clients = N | rate = R, arrival, duration, warmup = "1s" | "auto",
 //	             timeout = "5s", max_inflight = auto, window = "1s", tick = "auto",
 //	             observe = [], label = "", profile = False, profile_hz = 499) -> run
 //	workload.mongo(target, op = "find" | "insert" | "update" | "aggregate" | "bulk",
 //	               collection, db = "", request = {} | func(seq) -> {} | gocode func,
+//	               requests = None, seed = 0,
 //	               clients = N | rate = R, arrival, duration, warmup = "1s" | "auto",
 //	               timeout = "5s", max_inflight = auto, window = "1s", tick = "auto",
 //	               observe = [], label = "", profile = False, profile_hz = 499) -> run
@@ -20,9 +24,24 @@
 //	    projection, sort, limit; insert: document or documents; update:
 //	    filter, update, upsert, many; aggregate: pipeline; bulk: writes,
 //	    ordered), the same every request or from a generator per request.
+//	workload.concurrent({name: fn, ...}, duration = None, warmup = "1s", window = "1s",
+//	                    observe = [], label = "") -> scenarios
+//	    each fn calls one workload.http, sql or mongo, which joins the group:
+//	    every scenario starts at one instant, through one warm-up and one
+//	    window (concurrent.go); a dict of runs by name, .all the merged run.
 //	workload.agents(local = N | ssh = [hosts] | kubernetes = {...}) -> fleet
 //	workload.exec(cmd, runs = 10, warmup = 1, timeout = None, observe = [], label = "",
 //	              profile = False, profile_hz = 499) -> run
+//
+// requests = [{...}, ...] is a mix: each request one of the entries, drawn
+// by weight from a seeded stream, counted under the entry's tag; http's
+// entries take url (a path, a same-host URL or fn(seq)), method, body,
+// headers, tag and weight; sql's sql, args, tag and weight; mongo's op,
+// collection, request, tag and weight (mix.go). A generator may name each
+// request's tag instead: http request = fn returning (path, tag) or a dict,
+// sql args = fn returning {"args": [...], "tag": t}, a "tag" key in a mongo
+// request. run.by_tag[tag] is then each tag's run (bytag.go), and a metric
+// name reads it with brackets: compare(exp, metric = "p99[read]").
 //
 // profile = True samples the run's targets on-CPU over its measured window
 // (the targets its traffic reaches and those observe lists; for exec, the
@@ -44,7 +63,10 @@
 // Durations are strings ("30s", "500ms") or numbers of seconds, read by
 // starval.Duration as in every builtin. With
 // clients the loop is closed (each client sends its next request when the
-// last one returns); with rate it is open: a pacer fixes every request's
+// last one returns); with users (http, sql and mongo alike) it is closed
+// too, each user waiting its think time between the outcome of one request
+// and the start of the next: think = "1s" constant, "exp(1s)" exponential
+// with that mean, seeded (users.go); with rate it is open: a pacer fixes every request's
 // intended start and latency is measured from it, so a stalled target
 // shows in the tail instead of being hidden (coordinated omission).
 //
@@ -102,11 +124,12 @@ func Module(o Options) runtime.Module {
 		Globals: starlark.StringDict{"workload": &starlarkstruct.Module{
 			Name: "workload",
 			Members: starlark.StringDict{
-				"http":   starlark.NewBuiltin("workload.http", httpBuiltin),
-				"sql":    starlark.NewBuiltin("workload.sql", sqlBuiltin),
-				"exec":   starlark.NewBuiltin("workload.exec", execBuiltin),
-				"mongo":  starlark.NewBuiltin("workload.mongo", mongoBuiltin),
-				"agents": starlark.NewBuiltin("workload.agents", agentsBuiltin(o.Kubernetes)),
+				"http":       starlark.NewBuiltin("workload.http", httpBuiltin),
+				"sql":        starlark.NewBuiltin("workload.sql", sqlBuiltin),
+				"exec":       starlark.NewBuiltin("workload.exec", execBuiltin),
+				"mongo":      starlark.NewBuiltin("workload.mongo", mongoBuiltin),
+				"agents":     starlark.NewBuiltin("workload.agents", agentsBuiltin(o.Kubernetes)),
+				"concurrent": starlark.NewBuiltin("workload.concurrent", concurrentBuiltin),
 			},
 		}},
 		Decoders: codec.Types{
@@ -114,6 +137,7 @@ func Module(o Options) runtime.Module {
 			"histogram": decodeHistogram,
 			"fleet":     decodeFleet(o.Kubernetes),
 			"profile":   starprofile.DecodeProfile,
+			"scenarios": decodeScenarios,
 		},
 		Docs: docs(),
 	}
@@ -136,6 +160,8 @@ const runAttrsMark = "<!-- run attributes -->\n"
 // loadArgs are the arguments http and sql share, as given.
 type loadArgs struct {
 	clients     starlark.Value
+	users       starlark.Value // closed loop of users with think time (users.go)
+	think       thinkArg
 	rate        starlark.Value
 	arrival     string
 	duration    starval.PositiveDuration // 0: not given
@@ -146,19 +172,33 @@ type loadArgs struct {
 	tick        tickArg
 	observe     *starlark.List
 	label       string
-	agents      *Fleet     // nil: this process generates the load
-	profile     profileArg // profile = True or [targets] (profile.go)
+	agents      *Fleet          // nil: this process generates the load
+	profile     profileArg      // profile = True or [targets] (profile.go)
+	given       map[string]bool // the keyword arguments the call gave (note)
+}
+
+// note records which keyword arguments the call gave: a scenario of
+// workload.concurrent takes the group's warm-up and window where it gave
+// none.
+func (a *loadArgs) note(kwargs []starlark.Tuple) *loadArgs {
+	a.given = map[string]bool{}
+	for _, kv := range kwargs {
+		if k, ok := starlark.AsString(kv[0]); ok {
+			a.given[k] = true
+		}
+	}
+	return a
 }
 
 func newLoadArgs() *loadArgs {
-	return &loadArgs{arrival: "constant", clients: starlark.None, rate: starlark.None, tick: tickArg{auto: true},
+	return &loadArgs{arrival: "constant", clients: starlark.None, users: starlark.None, rate: starlark.None, tick: tickArg{auto: true},
 		warmup: warmupArg{d: time.Second}, timeout: starval.PositiveDuration(5 * time.Second),
 		window: starval.PositiveDuration(time.Second), maxInflight: starlark.None}
 }
 
 // pairs lists the shared keyword arguments for starlark.UnpackArgs.
 func (a *loadArgs) pairs() []any {
-	return []any{"clients?", &a.clients, "rate?", &a.rate, "arrival?", &a.arrival,
+	return []any{"clients?", &a.clients, "users?", &a.users, "think?", &a.think, "rate?", &a.rate, "arrival?", &a.arrival,
 		"duration??", &a.duration, "warmup?", &a.warmup, "timeout?", &a.timeout,
 		"window?", &a.window, "max_inflight?", &a.maxInflight, "tick?", &a.tick, "observe?", &a.observe,
 		"label?", &a.label, "agents?", &a.agents, "profile?", &a.profile, "profile_hz?", &a.profile.hz}
@@ -168,7 +208,7 @@ func (a *loadArgs) pairs() []any {
 func (a *loadArgs) spec(name string, th *starlark.Thread) (loadgen.Spec, error) {
 	var s loadgen.Spec
 	var err error
-	if a.duration == 0 {
+	if a.duration == 0 && collecting(th) == nil {
 		return s, fmt.Errorf("%s: duration is required", name)
 	}
 	s.Duration, s.Warmup = time.Duration(a.duration), a.warmup.d
@@ -200,12 +240,15 @@ const (
 
 // loopShape sets closed loop (clients) or open loop (rate) and its bounds.
 func (a *loadArgs) loopShape(name string, s *loadgen.Spec) error {
+	if users, err := a.usersShape(name, s); users || err != nil {
+		return err
+	}
 	hasClients, hasRate := a.clients != starlark.None, a.rate != starlark.None
 	switch {
 	case hasClients && hasRate:
 		return fmt.Errorf("%s: give clients (closed loop) or rate (open loop), not both", name)
 	case !hasClients && !hasRate:
-		return fmt.Errorf("%s: one of clients (closed loop) or rate (open loop) is required", name)
+		return fmt.Errorf("%s: one of clients or users (closed loop) or rate (open loop) is required", name)
 	case hasClients:
 		n, err := starlark.AsInt32(a.clients)
 		if err != nil || n <= 0 {

@@ -213,7 +213,7 @@ def slow(i):
         s += k
     return "?i=" + str(i % 3)
 s = workload.http(url + "/p", request = slow, clients = 2, duration = "300ms", warmup = 0)
-assert.true(any(["Starlark request generator was busy" in w for w in s.warnings]))
+assert.true(any(["Starlark request generators were busy" in w for w in s.warnings]))
 f = workload.http(url, request = gofn, clients = 2, duration = "300ms", warmup = 0)
 assert.true(not any(["Starlark" in w for w in f.warnings]))
 `, starlark.StringDict{"url": str(srv.URL), "gofn": goFunc{func(i int64) string { return fmt.Sprintf("%s/g%d", srvURL(srv), i%2) }}})

@@ -8,29 +8,39 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/record"
 )
 
-// indexRow is one investigation in the decision table.
+// indexRow is one investigation in the decision table: the notebook, and
+// the decision row its record opens with (metric.DecisionRow, read back
+// from the verdict's JSON), so the index and the record say one thing.
 type indexRow struct {
 	Notebook   string
 	Title      string
 	Hypothesis string
-	Baseline   string
-	Metric     string
-	Index      float64 // after, with before = 100; 0 when unknown
-	Pairs      int
-	Verdict    string // IMPROVES / WORSENS / ~
-	Status     string // kept / reverted / no effect / open / ...
-	Summary    string
+	Row        decisionRow
+	Index      float64   // the headline's index, before = 100 (the bar); 0 when unknown
+	Status     string    // kept / reverted / no effect / open / ...
+	Decided    time.Time // when the cell that made the verdict was computed; zero when never
+}
+
+// decisionRow is the verdict's row as its JSON carries it.
+type decisionRow struct {
+	Candidate, Metric, Change, Interval, Gain, Cost, Evidence, Busy string
+}
+
+func readDecisionRow(m map[string]any) decisionRow {
+	s := func(k string) string { v, _ := m[k].(string); return v }
+	return decisionRow{Candidate: s("candidate"), Metric: s("metric"), Change: s("change"), Interval: s("interval"),
+		Gain: s("gain"), Cost: s("cost"), Evidence: s("evidence"), Busy: s("busy")}
 }
 
 func cmdIndex(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("index", "Builds the decision table across the notebooks of a directory from their\ncached results (nothing is executed): title, hypothesis, baseline, headline\nmetric before -> after as an index, pairs, verdict and status. Writes\nDIR/index.html and DIR/index.md.")
+	fs := newFlagSet("index", "Builds the decision table across the notebooks of a directory from their\ncached results (nothing is executed): each notebook's decision row as its\nrecord opens with it (candidate, metric, before -> after, gain, cost / risk,\nevidence, recommendation), whether its runs were busy, and a dated log of\nthe decisions, newest last. Writes DIR/index.html and DIR/index.md.")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: benchbook index [flags] DIR\n\n")
 		fs.PrintDefaults()
@@ -119,17 +129,26 @@ func indexNotebook(ctx context.Context, path string) (indexRow, error) {
 	}
 	v, _ := j.JSON().(map[string]any)
 	row.Status, _ = v["status"].(string)
-	row.Summary, _ = v["summary"].(string)
+	if m, ok := v["row"].(map[string]any); ok {
+		row.Row = readDecisionRow(m)
+	}
 	if h, ok := v["headline"].(map[string]any); ok {
-		row.Metric = fmt.Sprintf("%v (%v is better)", h["metric"], h["better"])
-		row.Baseline, _ = h["a_label"].(string)
-		row.Verdict, _ = h["verdict"].(string)
 		row.Index = toFloat(h["index"])
-		if ratios, ok := h["ratios"].([]any); ok {
-			row.Pairs = len(ratios)
+	}
+	row.Decided = decidedAt(r)
+	return row, nil
+}
+
+// decidedAt is when the cell that shows the verdict was computed.
+func decidedAt(r *record.Record) time.Time {
+	for _, c := range r.Cells {
+		for _, out := range c.Outputs {
+			if out != nil && out.Type() == "verdict" {
+				return c.ComputedAt
+			}
 		}
 	}
-	return row, nil
+	return time.Time{}
 }
 
 func toFloat(x any) float64 {
@@ -188,27 +207,72 @@ func cutPrefixFold(s, prefix string) (string, bool) {
 	return "", false
 }
 
-// indexMarkdown renders the decision table with text bars (one block per
-// 10 index points, as in the seeds).
+// indexMarkdown renders the decision table, one notebook a row as its
+// record's verdict opens, with text bars (one block per 10 index points,
+// as in the seeds), then the optimization log.
 func indexMarkdown(rows []indexRow) string {
 	var b strings.Builder
-	b.WriteString("# Decision table\n\nIndex: before = 100. One block per 10 index points; ▶ past 300.\n\n")
-	b.WriteString("| Notebook | Investigation | Hypothesis | Baseline | Metric | Before → After | Pairs | Verdict | Status |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- | ---: | --- | --- |\n")
+	b.WriteString("# Decision table\n\nEach notebook's decision row, as its record opens with it. Index: before = 100; one block per 10 index points, ▶ past 300. Busy: how many of the headline's runs other processes shared the box with.\n\n")
+	b.WriteString("| Notebook | Investigation | Hypothesis | Candidate | Metric | Before → After (index) | Gain | Cost / risk | Evidence | Busy | Recommendation |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rows {
-		change := ""
-		if r.Index > 0 {
-			// The JSON's index is the one its record shows (stats.Shown): print
-			// it as it is, so 0.19 is not 0.
-			change = fmt.Sprintf("100 → %s %s", strconv.FormatFloat(r.Index, 'f', -1, 64), indexBar(r.Index))
-		}
-		pairs := ""
-		if r.Pairs > 0 {
-			pairs = fmt.Sprint(r.Pairs)
-		}
-		fmt.Fprintf(&b, "| [%s](%s) | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| [%s](%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			mdCell(r.Notebook), strings.TrimSuffix(r.Notebook, ".star")+".html", mdCell(r.Title), mdCell(r.Hypothesis),
-			mdCell(r.Baseline), mdCell(r.Metric), change, pairs, mdCell(r.Verdict), mdCell(r.Status))
+			mdCell(r.Row.Candidate), mdCell(r.Row.Metric), r.change(), mdCell(r.Row.Gain), mdCell(r.Row.Cost),
+			mdCell(r.Row.Evidence), mdCell(r.Row.Busy), mdCell(r.Status))
+	}
+	b.WriteString(optimizationLog(rows))
+	return b.String()
+}
+
+// change is the headline's before -> after as the verdict states it, its
+// interval, and the text bar of its index.
+func (r indexRow) change() string {
+	if r.Row.Change == "" {
+		return ""
+	}
+	s := mdCell(r.Row.Change)
+	if r.Row.Interval != "" {
+		s += " (" + mdCell(r.Row.Interval) + ")"
+	}
+	if r.Index > 0 {
+		s += " " + indexBar(r.Index)
+	}
+	return s
+}
+
+// optimizationLog is the decisions across the notebooks by date, newest
+// last, as the seeds' optimization log keeps them: when, the change, its
+// effect (the headline as the verdict states it; "(busy)" when other
+// processes shared the box during its runs) and its status.
+func optimizationLog(rows []indexRow) string {
+	var dated []indexRow
+	for _, r := range rows {
+		if !r.Decided.IsZero() && r.Status != "" && r.Status != "error" {
+			dated = append(dated, r)
+		}
+	}
+	if len(dated) == 0 {
+		return ""
+	}
+	sort.SliceStable(dated, func(i, j int) bool { return dated[i].Decided.Before(dated[j].Decided) })
+	var b strings.Builder
+	b.WriteString("\n## Optimization log\n\nEvery decision, newest last: kept (in the code now), reverted (tried, then undone), no effect (measured, did not help), open (not acted on yet). An effect measured while other processes used the box is marked (busy).\n\n")
+	b.WriteString("| When (UTC) | Notebook | Change | Effect | Status |\n| --- | --- | --- | --- | --- |\n")
+	for _, r := range dated {
+		change := r.Row.Candidate
+		if change == "" {
+			change = r.Title
+		}
+		effect := strings.TrimSpace(r.Row.Metric + " " + r.Row.Change)
+		if r.Row.Gain != "" {
+			effect += ": " + r.Row.Gain
+		}
+		if strings.HasPrefix(r.Row.Busy, "busy") {
+			effect += " (busy)"
+		}
+		fmt.Fprintf(&b, "| %s | [%s](%s) | %s | %s | %s |\n", r.Decided.UTC().Format("2006-01-02 15:04"), mdCell(r.Notebook),
+			strings.TrimSuffix(r.Notebook, ".star")+".html", mdCell(change), mdCell(effect), mdCell(r.Status))
 	}
 	return b.String()
 }
@@ -230,6 +294,7 @@ func mdCell(s string) string {
 	return r.Replace(s)
 }
 
-const indexCSS = `body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:78rem;padding:0 1rem;color:#1d1d1f}
-table{border-collapse:collapse;width:100%}th,td{border:1px solid #ccd;padding:.35rem .5rem;text-align:left;vertical-align:top}
+const indexCSS = `body{font:15px/1.45 system-ui,sans-serif;margin:2rem auto;max-width:110rem;padding:0 1rem;color:#1d1d1f}
+table{border-collapse:collapse;width:100%;font-size:.9rem}th,td{border:1px solid #ccd;padding:.35rem .5rem;text-align:left;vertical-align:top;overflow-wrap:break-word}
+td:nth-child(6){min-width:8rem;overflow-wrap:anywhere}
 th{background:#f2f3f7}@media (prefers-color-scheme:dark){body{background:#111;color:#ddd}th{background:#222}th,td{border-color:#444}a{color:#8ab4ff}}`

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -144,5 +145,132 @@ func TestIndexSymlinkLoopsAndFIFOs(t *testing.T) {
 	table, _ := os.ReadFile(filepath.Join(dir, "index.md"))
 	if !strings.Contains(string(table), "good.star") || strings.Contains(string(table), "sub/up") {
 		t.Errorf("table:\n%s", table)
+	}
+}
+
+// TestIndexShowsTheRecordsRowAndALog (issue 52): each notebook's row in
+// the index holds the decision row its record opens with (read from the
+// JSON record: the same words), a busy column, and the decisions make a
+// dated log, newest last, a busy effect marked (busy).
+func TestIndexShowsTheRecordsRowAndALog(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, runs, status string) string {
+		p := filepath.Join(dir, name)
+		src := `# %% [markdown]
+# # ` + name + `
+# Hypothesis: it serves more.
+
+# %% decide
+def _runs(xs, foreign):
+    return [struct(rps = float(x), foreign_cpu = foreign, load1 = 9.3, steal_cpu = 0.0, warnings = []) for x in xs]
+c = compare(_runs([100, 102, 98, 101, 99, 103], ` + runs + `), _runs([120, 125, 119, 122, 121, 124], ` + runs + `), metric = "rps")
+verdict(status = "` + status + `", headline = c, summary = "the change in ` + name + `", equivalence = "one binary", risk = "needs a flag")
+`
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	quiet := write("quiet.star", "0.01", "kept")
+	busy := write("busy.star", "1.7", "open")
+	rowOf := func(nb string) map[string]any {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "r.json")
+		if code, _, stderr := runCLI(t, "run", "-format", "json", "-o", out, nb); code != 0 {
+			t.Fatalf("run %s: exit %d\n%s", nb, code, stderr)
+		}
+		var rec struct {
+			Verdict struct {
+				Value struct {
+					Row map[string]any `json:"row"`
+				} `json:"value"`
+			} `json:"verdict"`
+		}
+		data, _ := os.ReadFile(out)
+		if err := json.Unmarshal(data, &rec); err != nil || rec.Verdict.Value.Row == nil {
+			t.Fatalf("%s: no verdict row in the JSON record (%v):\n%s", nb, err, data)
+		}
+		return rec.Verdict.Value.Row
+	}
+	quietRow := rowOf(quiet)
+	time.Sleep(1100 * time.Millisecond) // the log's dates are to the minute, its order to the instant
+	busyRow := rowOf(busy)
+	if code, _, stderr := runCLI(t, "index", dir); code != 0 {
+		t.Fatalf("index: exit %d\n%s", code, stderr)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "index.md"))
+	table, log, _ := strings.Cut(string(data), "## Optimization log")
+	for nb, row := range map[string]map[string]any{"quiet": quietRow, "busy": busyRow} {
+		line := regexp.MustCompile(`(?m)^\| \[` + nb + `\.star\].*$`).FindString(table)
+		cells := strings.Split(line, " | ")
+		if len(cells) != 11 {
+			t.Fatalf("%s: row %q", nb, line)
+		}
+		for i, key := range map[int]string{3: "candidate", 4: "metric", 6: "gain", 7: "cost", 8: "evidence", 9: "busy"} {
+			if want := strings.ReplaceAll(row[key].(string), "|", `\|`); cells[i] != want {
+				t.Errorf("%s: index's %s %q, the record's %q", nb, key, cells[i], want)
+			}
+		}
+		if !strings.HasPrefix(cells[5], row["change"].(string)+" ("+row["interval"].(string)+") █") {
+			t.Errorf("%s: index's before -> after %q, the record's %q", nb, cells[5], row["change"])
+		}
+	}
+	if quietRow["busy"] != "quiet" || busyRow["busy"] != "busy in 12 of 12 runs" {
+		t.Errorf("busy: quiet %q, busy %q", quietRow["busy"], busyRow["busy"])
+	}
+	q, b := strings.Index(log, "[quiet.star]"), strings.Index(log, "[busy.star]")
+	if q < 0 || b < q {
+		t.Errorf("the log is not dated oldest first:\n%s", log)
+	}
+	if !regexp.MustCompile(`(?m)^\| 20\d\d-\d\d-\d\d \d\d:\d\d \| \[busy\.star\]\(busy\.html\) \| the change in busy\.star \| rps \(higher is better\) 100 → 121: IMPROVES \+21\.\d % \(busy\) \| open \|$`).MatchString(log) {
+		t.Errorf("the busy entry of the log:\n%s", log)
+	}
+	if strings.Contains(log[q:b], "(busy)") {
+		t.Errorf("the quiet entry is marked busy:\n%s", log)
+	}
+}
+
+// TestIndexShowsCapacityInItsUnit: a two-arm capacity study renders with
+// its chart, its verdict says the capacities in their unit, and its index
+// row (the record's decision row) says "10 → 20 users" before the index.
+func TestIndexShowsCapacityInItsUnit(t *testing.T) {
+	nb := writeNB(t, `# %% [markdown]
+# # Does B carry more users?
+# Hypothesis: B halves the work per request.
+
+# %% runs
+load("@std/abab.star", "abab")
+load("@std/capacity.star", "capacity")
+def _arm(arm):
+    per_user = {"A": 5.0, "B": 2.5}[arm]
+    return capacity(lambda n: struct(p99 = per_user * n, users = n), {"p99": 50}, 1, 32)
+exp = abab(arms = {"A": None, "B": None}, pairs = 6, run = _arm)
+
+# %% decision
+cmp = compare(exp, metric = "capacity")
+verdict(status = "kept", headline = cmp, summary = "half the work", equivalence = "the same answers by construction")
+
+# %% charts
+plot.capacity(exp)
+`)
+	dir := filepath.Dir(nb)
+	if code, _, stderr := runCLI(t, "run", nb); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	html, _ := os.ReadFile(strings.TrimSuffix(nb, ".star") + ".html")
+	if !strings.Contains(string(html), "capacity 10 -&gt; 20 users; capacity (higher is better)") {
+		t.Errorf("the record's verdict does not say the capacities in users")
+	}
+	if !strings.Contains(string(html), "<title>p99 by load, and the capacity at the SLO</title>") {
+		t.Errorf("the record lacks the capacity chart")
+	}
+	if code, _, stderr := runCLI(t, "index", dir); code != 0 {
+		t.Fatalf("index: exit %d\n%s", code, stderr)
+	}
+	table, _ := os.ReadFile(filepath.Join(dir, "index.md"))
+	row := regexp.MustCompile(`(?m)^\| \[nb\.star\].*$`).FindString(string(table))
+	if !strings.Contains(row, "| 10 → 20 users (100 → 200) (95 % CI 200 to 200) ████████████████████ |") || !strings.Contains(row, "| capacity (higher is better) |") ||
+		!strings.Contains(row, "| IMPROVES +100.0 % |") || !strings.HasSuffix(row, "| kept |") {
+		t.Errorf("index row: %q", row)
 	}
 }

@@ -53,7 +53,9 @@ func cmdKernelInstall(ctx context.Context, stdout, stderr io.Writer, args []stri
 	}
 	for k, v := range params {
 		if redact.SecretName(k) || redact.String(v) != v {
-			return usageError{fmt.Sprintf("-p %s: a secret would be written into kernel.json in clear; set it in the notebook session (:params %s=...) instead", k, k)}
+			// no "NAME: " or "NAME=..." here: stderr's redaction reads
+			// what follows a secret's name as its value and hides it
+			return usageError{fmt.Sprintf("-p %s would write a secret into kernel.json in clear; set it in the notebook session instead (its :params command)", k)}
 		}
 	}
 	exe, err := os.Executable()

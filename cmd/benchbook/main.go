@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/benchbook/benchbook/builtins/hidden"
@@ -52,7 +53,7 @@ var commands = map[string]command{
 	"repl":    {"open a notebook interactively: evaluate, rerun cells, inspect", cmdRepl},
 	"watch":   {"rerun changed cells on every save and re-render (optionally serve) the record", cmdWatch},
 	"index":   {"build the decision table across a directory of notebooks", cmdIndex},
-	"new":     {"write a new notebook from a template (http or postgres)", cmdNew},
+	"new":     {"write a new notebook from a template (" + strings.Join(templateNames(), ", ") + ")", cmdNew},
 	"version": {"print the benchbook version", cmdVersion},
 	"agent":   {"run one agent of a fleet (started by workload.agents, not by hand)", cmdAgent},
 	"kernel":  {"serve notebooks to Jupyter as a kernel; 'kernel install' registers it", cmdKernel},

@@ -6,6 +6,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/export"
 	"github.com/benchbook/benchbook/builtins/gocode"
 	"github.com/benchbook/benchbook/builtins/host"
+	"github.com/benchbook/benchbook/builtins/http"
 	"github.com/benchbook/benchbook/builtins/metric"
 	"github.com/benchbook/benchbook/builtins/plot"
 	"github.com/benchbook/benchbook/builtins/workload"
@@ -21,6 +22,7 @@ func modules() []runtime.Module {
 	return []runtime.Module{
 		display.Module(),
 		host.Module(),
+		http.Module(),
 		export.Module(),
 		plot.Module(),
 		gocode.Module(),

@@ -18,7 +18,7 @@ var templates embed.FS
 
 func cmdNew(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	names := templateNames()
-	flags := newFlagSet("new", "Writes a new investigation notebook from a template: a hypothesis to fill in,\nparameters, targets, ABAB runs, comparisons, charts and a verdict. It runs as\nwritten (the http template against the embedded demo, the postgres one on a\nthrowaway cluster; the container one needs your two images on the engine); then\npoint it at your own system.\n\nTemplates: "+strings.Join(names, ", "))
+	flags := newFlagSet("new", "Writes a new investigation notebook from a template: a hypothesis to fill in,\nparameters, targets, ABAB runs, comparisons, charts and a verdict. It runs as\nwritten (the http and capacity templates against the embedded demo, the\npostgres one on a throwaway cluster; the container one needs your two images\non the engine); then point it at your own system. capacity compares the\nsimulated users each arm carries at an SLO (p99 <= 50 ms).\n\nTemplates: "+strings.Join(names, ", "))
 	tmpl := flags.String("template", "http", "the template: "+strings.Join(names, " or "))
 	path, err := parseArgs(flags, args, stderr)
 	if err != nil {

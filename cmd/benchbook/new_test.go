@@ -26,7 +26,7 @@ func TestNew(t *testing.T) {
 	if code, _, stderr := runCLI(t, "new", web); code != 1 || !strings.Contains(stderr, "already exists") {
 		t.Errorf("new over an existing file: exit %d, %s", code, stderr)
 	}
-	if code, _, stderr := runCLI(t, "new", "-template", "mongo", filepath.Join(dir, "m.star")); code != 2 || !strings.Contains(stderr, "have container, http, postgres") {
+	if code, _, stderr := runCLI(t, "new", "-template", "mongo", filepath.Join(dir, "m.star")); code != 2 || !strings.Contains(stderr, "have capacity, container, http, postgres") {
 		t.Errorf("unknown template: exit %d, %s", code, stderr)
 	}
 	if code, _, stderr := runCLI(t, "new", "-template", "postgres", pg); code != 0 {
@@ -35,7 +35,11 @@ func TestNew(t *testing.T) {
 	if code, _, stderr := runCLI(t, "new", "-template", "container", ctr); code != 0 {
 		t.Fatalf("new -template container: exit %d, %s", code, stderr)
 	}
-	for _, nb := range []string{web, pg, ctr} {
+	capNB := filepath.Join(dir, "users_study.star")
+	if code, _, stderr := runCLI(t, "new", "-template", "capacity", capNB); code != 0 {
+		t.Fatalf("new -template capacity: exit %d, %s", code, stderr)
+	}
+	for _, nb := range []string{web, pg, ctr, capNB} {
 		if code, out, stderr := runCLI(t, "cells", nb); code != 0 || !strings.Contains(out, "decision") {
 			t.Errorf("cells %s: exit %d\n%s%s", filepath.Base(nb), code, out, stderr)
 		}

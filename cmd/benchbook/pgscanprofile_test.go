@@ -2,8 +2,15 @@ package main
 
 import (
 	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"maps"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,12 +35,16 @@ func TestPgScanProfileNotebook(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "scan.json")
 	start := time.Now()
-	code, _, stderr := runCLI(t, "run", "-cache-dir", filepath.Join(dir, "cache"), "-format", "json", "-o", out,
-		"-p", "rows=100000", "-p", "span=10000", "-p", "pairs=4", "-p", "duration=2s", "../../notebooks/pg-scan-profile.star")
+	args := func(format, out string) []string {
+		return []string{"run", "-cache-dir", filepath.Join(dir, "cache"), "-format", format, "-o", out,
+			"-p", "rows=100000", "-p", "span=10000", "-p", "pairs=4", "-p", "duration=2s", "../../notebooks/pg-scan-profile.star"}
+	}
+	code, _, stderr := runCLI(t, args("json", out)...)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	t.Logf("ran in %s", time.Since(start))
+	defer checkCheapArmsGraph(t, args("html", filepath.Join(dir, "scan.html")))
 	outs := jsonOutputs(t, out)
 	if len(outs["scan"]) != 1 {
 		t.Fatalf("the scan cell shows %s", outs["scan"])
@@ -78,5 +89,69 @@ func TestPgScanProfileNotebook(t *testing.T) {
 		if !(lo > 0 || hi < 0) || (hi < 0) != (want == "IMPROVES") {
 			t.Errorf("%s: interval [%v, %v] is not on the side of its verdict", name, lo, hi)
 		}
+	}
+}
+
+// checkCheapArmsGraph renders the record (every cell a hit) and reads B's
+// flame graph as an XML parser does: btgettuple, which only the index scan
+// runs, is a frame of at least 60 px of the graph's 1200, named on it, and
+// red (WORSENS), where the differential, sized by the mean of both arms,
+// leaves it a sliver.
+func checkCheapArmsGraph(t *testing.T, args []string) {
+	if code, _, stderr := runCLI(t, args...); code != 0 {
+		t.Fatalf("render: exit %d\n%s", code, stderr)
+	}
+	page, err := os.ReadFile(args[6])
+	if err != nil {
+		t.Fatal(err)
+	}
+	graphs := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?s)<svg[^>]*aria-label="([^"]*)".*?</svg>`).FindAllStringSubmatch(string(page), -1) {
+		graphs[m[1]] = m[0]
+	}
+	type frame struct {
+		Name  string `xml:"data-name,attr"`
+		Title string `xml:"title"`
+		Rect  struct {
+			Width float64 `xml:"width,attr"`
+			Fill  string  `xml:"fill,attr"`
+		} `xml:"rect"`
+		Text string `xml:"text"`
+	}
+	// find gives the widest of the frames named name (a function reached
+	// by several call paths has a frame on each) and how many there are.
+	find := func(svg, name string) (widest frame, ok bool) {
+		dec := xml.NewDecoder(strings.NewReader(svg))
+		n := 0
+		for {
+			tok, err := dec.Token()
+			if err != nil {
+				if n > 1 {
+					t.Logf("%s: %d frames, the widest %.1f px", name, n, widest.Rect.Width)
+				}
+				return widest, n > 0
+			}
+			if se, isStart := tok.(xml.StartElement); isStart && se.Name.Local == "g" && len(se.Attr) > 0 && se.Attr[0].Value == name {
+				var f frame
+				if err := dec.DecodeElement(&f, &se); err != nil {
+					t.Fatal(err)
+				}
+				if n++; f.Rect.Width > widest.Rect.Width {
+					widest = f
+				}
+			}
+		}
+	}
+	b, ok := find(graphs["B at its own scale, coloured by B - A"], "btgettuple")
+	if !ok {
+		t.Fatalf("B's graph has no btgettuple frame; graphs: %v", slices.Collect(maps.Keys(graphs)))
+	}
+	inDiff := "not drawn (narrower than 2 px, among the frames coalesced)"
+	if d, ok := find(graphs["B against A: change in CPU per request"], "btgettuple"); ok {
+		inDiff = fmt.Sprintf("%.1f px", d.Rect.Width)
+	}
+	t.Logf("btgettuple: in the differential %s; in B's graph %.1f px, labelled %q, fill %s", inDiff, b.Rect.Width, b.Text, b.Rect.Fill)
+	if b.Rect.Width < 60 || b.Text != "btgettuple" || !strings.HasPrefix(b.Rect.Fill, "#ff") || !strings.Contains(b.Title, "WORSENS") {
+		t.Errorf("btgettuple in B's graph: %.1f px, label %q, fill %s, title %q; want >= 60 px, named, red, WORSENS", b.Rect.Width, b.Text, b.Rect.Fill, b.Title)
 	}
 }

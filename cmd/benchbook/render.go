@@ -50,8 +50,12 @@ func checkFormat(f string) error {
 	return usageError{fmt.Sprintf("-format %s: want html, md or json", f)}
 }
 
-// writeRecord writes the record atomically in the given format.
+// writeRecord writes the record atomically in the given format, making
+// the folder it goes in when it does not exist (-o records/today/nb.html).
 func writeRecord(r *record.Record, dest, format string) (int64, error) {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return 0, fmt.Errorf("record: %w", err)
+	}
 	n, err := writeRecordFile(r, dest, format)
 	if errors.Is(err, os.ErrPermission) || errors.Is(err, syscall.EROFS) {
 		err = fmt.Errorf("%w (%s is not writable here: write the record elsewhere with -o PATH, or :render PATH in the REPL; finished cells are cached)", err, filepath.Dir(dest))

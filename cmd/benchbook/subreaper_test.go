@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ r = workload.exec(["sleep", "60"], runs = 1, warmup = 0)
 `, orphan, detached))
 			cmd := exec.Command(binary, "run", "-no-color", nb)
 			cmd.Env = append(os.Environ(), "BENCHBOOK_CGROUP=off")
-			var out bytes.Buffer
+			var out syncBuffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -95,4 +96,23 @@ func withCmdline(want []string) map[string]string {
 		}
 	}
 	return out
+}
+
+// syncBuffer is a bytes.Buffer the test may read while the process it
+// runs still writes to it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -350,6 +350,6 @@ var hostile = []string{
 	"# %% rdeep\n_d = {}\nfor i in range(200000):\n    _d = {\"k\": _d}\nr = repr(_d)\n",
 	"# %% dag\n_x = []\nfor i in range(100):\n    _x = [_x, _x]\ns = str(_x)\n",
 	"# %% mdeep\nmd(\">\" * 200000 + \" hi\")\n",
-	"# %% mlist\nmd(\"\\n\".join([\"  \" * i + \"- x\" for i in range(3000)]))\n",
+	"# %% mlist\nmd(\"\\n\".join([\"  \" * i + \"- x\" for i in range(1200)]))\n",
 	"# %% mjs\nmd(\"[x](javascript:alert(1)) ![i](JaVaScRiPt:alert(2)) <javascript:alert(3)>\")\n",
 }

@@ -1,6 +1,7 @@
 package record_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -60,5 +61,38 @@ func TestTitleCodeSpanFont(t *testing.T) {
 	}
 	if body < 12 || body > 14.5 {
 		t.Errorf("code in body text at %.1f px, want about 13", body)
+	}
+}
+
+// TestInputsTableOneLineARow (issue 52): at 1400 px, as at 1280, every row
+// of the inputs table is one line: a 64-digit hash, a method's long
+// version and a deep path wrapped the table into a wall. A long hash shows
+// its first characters, the whole in the cell's title.
+func TestInputsTableOneLineARow(t *testing.T) {
+	r := synthetic()
+	long := "sha256:" + strings.Repeat("9f86d081884c7d65", 4)
+	method := "7: paired = Wilcoxon signed-rank, Hodges-Lehmann, Walsh interval; unpaired = Mann-Whitney, Hodges-Lehmann, Moses interval; ties spread over their rounding cell"
+	r.Cells[1].Inputs = append(r.Cells[1].Inputs,
+		record.Input{Kind: "binary", Name: "/home/someone/src/service/.benchbook/nb/resources/bin/1536b5195279d1ae5da3/server", Hash: long},
+		record.Input{Kind: "method", Name: "metric", Hash: method},
+		record.Input{Kind: "git", Name: "/home/someone/src/service@", Hash: "4b1579c6b3fb4b1579c6b3fb4b1579c6b3fb4b15+" + strings.Repeat("ab", 32)})
+	page := renderHTML(t, r)
+	if !strings.Contains(page, `title="`+method+`"`) || !strings.Contains(page, `title="`+long+`"`) {
+		t.Error("a shortened hash lacks its whole in the title")
+	}
+	for _, width := range []int{1280, 1400} {
+		got := browsertest.EvalAt(t, page, width, `
+  var rows = document.querySelectorAll("#provenance table.inputs tr");
+  var hs = Array.prototype.map.call(rows, function (r) { return Math.round(r.getBoundingClientRect().height); });
+  return JSON.stringify(hs);`)
+		var hs []float64
+		if err := json.Unmarshal([]byte(got), &hs); err != nil || len(hs) < 5 {
+			t.Fatalf("%d px: row heights %q: %v", width, got, err)
+		}
+		for i, h := range hs[1:] {
+			if h > 1.3*hs[1] {
+				t.Errorf("%d px: inputs row %d is %.0f px high, a one-line row %.0f: it wraps", width, i+1, h, hs[1])
+			}
+		}
 	}
 }

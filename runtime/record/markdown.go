@@ -169,15 +169,30 @@ func (m *mdWriter) valueBlock(v starlark.Value) (out string) {
 		}
 	}()
 	if md, ok := v.(Markdowner); ok {
-		return EscapeRawHTML(md.Markdown())
+		return EscapeRawHTML(md.Markdown()) + mdDetail(v)
 	}
 	return fenced("", valueText(v))
+}
+
+// mdDetail is a MarkdownDetailer's detail in a <details> block ("" for
+// other values): the value's own Markdown is escaped as any other, the
+// block around it is the record's.
+func mdDetail(v starlark.Value) string {
+	d, ok := v.(MarkdownDetailer)
+	if !ok {
+		return ""
+	}
+	summary, body := d.MarkdownDetail()
+	if strings.TrimSpace(body) == "" {
+		return ""
+	}
+	return fmt.Sprintf("\n<details><summary>%s</summary>\n\n%s\n</details>\n", escapeText(summary), strings.TrimRight(EscapeRawHTML(body), "\n"))
 }
 
 // valueInline is a short value (the verdict) for use inside a paragraph.
 func (m *mdWriter) valueInline(v starlark.Value) string {
 	if md, ok := v.(Markdowner); ok {
-		return EscapeRawHTML(md.Markdown())
+		return EscapeRawHTML(md.Markdown()) + mdDetail(v)
 	}
 	return mdEscape(valueText(v))
 }
@@ -208,11 +223,14 @@ func (m *mdWriter) provenance(r *Record) {
 		{"load average", p.Load}, {"Go", mdCell(p.GoVersion)}, {"benchbook", mdCell(p.Version)},
 		{"git revision", git}, {"command line", codeSpan(p.CommandLine)},
 	}
-	for _, srv := range p.Servers {
-		rows = append(rows, [2]string{"server", mdCell(srv)})
-	}
 	for _, row := range rows {
 		m.printf("| %s | %s |\n", row[0], row[1])
+	}
+	if len(p.Targets) > 0 {
+		m.printf("\n**Targets**\n\n| what it runs | cells |\n| --- | --- |\n")
+		for _, t := range p.Targets {
+			m.printf("| %s | %s |\n", mdCell(t.What), mdCell(t.Cells))
+		}
 	}
 	if len(p.Params) > 0 {
 		m.printf("\n**Parameters**\n\n| name | value |\n| --- | --- |\n")

@@ -77,26 +77,35 @@ func TestTitleCodeSpans(t *testing.T) {
 	}
 }
 
-// TestServerProvenanceShown: "server" inputs (a backend's version and
-// settings) show once each in the provenance, not in the inputs table.
-func TestServerProvenanceShown(t *testing.T) {
+// TestTargetsInProvenance: "server" inputs (what each target runs: a
+// container's image, a process's binary, a server's version and settings)
+// show in a targets table, once each with the cells that named them, not
+// in the inputs table; two targets are two rows (issue 52: two containers
+// were one "server" line).
+func TestTargetsInProvenance(t *testing.T) {
 	r := synthetic()
 	srv := record.Input{Kind: "server", Name: "cluster-1: PostgreSQL 15.8; non-default: shared_buffers=128MB"}
-	r.Cells[1].Inputs = append(r.Cells[1].Inputs, srv)
+	a := record.Input{Kind: "server", Name: "container: image svc:current sha256:aa; ready http://127.0.0.1:18081/"}
+	b := record.Input{Kind: "server", Name: "container: image svc:candidate sha256:bb; ready http://127.0.0.1:18082/"}
+	r.Cells[1].Inputs = append(r.Cells[1].Inputs, srv, a, b)
 	r.Cells[2].Inputs = append(r.Cells[2].Inputs, srv)
 	page := renderHTML(t, r)
-	if n := strings.Count(page, "<tr><td>server</td><td>cluster-1: PostgreSQL 15.8; non-default: shared_buffers=128MB</td></tr>"); n != 1 {
-		t.Errorf("server row shown %d times, want once", n)
+	c1, c2 := r.Cells[1].Name, r.Cells[2].Name
+	for what, cells := range map[string]string{srv.Name: c1 + ", " + c2, a.Name: c1, b.Name: c1} {
+		if n := strings.Count(page, "<tr><td>"+what+"</td><td>"+cells+"</td></tr>"); n != 1 {
+			t.Errorf("target row %q (cells %s) shown %d times, want once", what, cells, n)
+		}
 	}
-	if strings.Contains(page, "<td>server</td><td><code>") {
-		t.Error("the server description is also in the inputs table")
+	if strings.Contains(page, "<td>server</td>") {
+		t.Error("a target is also in the inputs table")
 	}
 	path := filepath.Join(t.TempDir(), "nb.md")
 	if err := record.Markdown(r, path); err != nil {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(path)
-	if !strings.Contains(string(md), "| server | cluster-1: PostgreSQL 15.8; non-default: shared\\_buffers=128MB |") {
-		t.Errorf("markdown provenance lacks the server:\n%s", md)
+	if !strings.Contains(string(md), "| cluster-1: PostgreSQL 15.8; non-default: shared\\_buffers=128MB | "+c1+", "+c2+" |") ||
+		!strings.Contains(string(md), "| container: image svc:candidate sha256:bb; ready http://127.0.0.1:18082/ | "+c1+" |") {
+		t.Errorf("markdown provenance lacks the targets:\n%s", md)
 	}
 }

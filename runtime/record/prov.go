@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -16,13 +17,37 @@ type provView struct {
 	GitDirty                                bool
 	Params                                  [][2]string
 	Inputs                                  []cellInput
-	Servers                                 []string // servers measured: version and non-default settings
+	// Targets are what the notebook measured, each once with the cells
+	// that named it: a backend's own line (a container's image and digest,
+	// a process's command and binary hash, a server's version and
+	// settings).
+	Targets []target
 }
 
 // cellInput is an input with the cell that read it.
 type cellInput struct {
 	Cell string
 	Input
+}
+
+// ShownHash is the hash as the inputs table shows it: a long one cut to
+// its first characters (the whole in the cell's title and the JSON
+// record), so the table keeps one line a row.
+func (c cellInput) ShownHash() string {
+	keep := 16 // hex digits enough to tell two apart
+	if i := strings.Index(c.Hash, ":"); i >= 0 && i < 8 {
+		keep += i + 1 // "sha256:" does not count
+	}
+	if r := []rune(c.Hash); len(r) > keep+4 {
+		return string(r[:keep]) + "…"
+	}
+	return c.Hash
+}
+
+// target is one thing the notebook measured and the cells that said so.
+type target struct {
+	What  string
+	Cells string
 }
 
 func buildProv(r *Record) provView {
@@ -33,7 +58,7 @@ func buildProv(r *Record) provView {
 		CommandLine: p.CommandLine,
 		Params:      sortedParams(p.Params),
 	}
-	v.Inputs, v.Servers = splitServers(allInputs(r.Cells))
+	v.Inputs, v.Targets = splitTargets(allInputs(r.Cells))
 	if h.Cores > 0 {
 		v.Cores = fmt.Sprint(h.Cores)
 	}
@@ -46,23 +71,33 @@ func buildProv(r *Record) provView {
 	return v
 }
 
-// splitServers takes the "server" inputs (what a backend said about the
-// server a cell measured) out of the inputs table into a list of their
-// own, once each.
-func splitServers(all []cellInput) (inputs []cellInput, servers []string) {
-	seen := map[string]bool{}
+// splitTargets takes the "server" inputs (what a backend said about the
+// target a cell started or measured) out of the inputs table into a table
+// of their own: one row per distinct target, in the order the record met
+// them, with the cells that named it.
+func splitTargets(all []cellInput) (inputs []cellInput, targets []target) {
+	index := map[string]int{}
+	var cells [][]string
 	for _, in := range all {
 		if in.Kind != "server" {
 			inputs = append(inputs, in)
 			continue
 		}
-		if !seen[in.Name] {
-			seen[in.Name] = true
-			servers = append(servers, in.Name)
+		i, seen := index[in.Name]
+		if !seen {
+			i = len(targets)
+			index[in.Name] = i
+			targets = append(targets, target{What: in.Name})
+			cells = append(cells, nil)
+		}
+		if !slices.Contains(cells[i], in.Cell) {
+			cells[i] = append(cells[i], in.Cell)
 		}
 	}
-	sort.Strings(servers)
-	return inputs, servers
+	for i := range targets {
+		targets[i].Cells = strings.Join(cells[i], ", ")
+	}
+	return inputs, targets
 }
 
 func sortedParams(m map[string]string) [][2]string {

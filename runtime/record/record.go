@@ -116,6 +116,13 @@ type (
 	SVGer interface{ SVG() []byte }
 	// JSONer returns a JSON-friendly summary for --format json.
 	JSONer = starjson.JSONer
+	// MarkdownDetailer is a Markdowner with more to say one click away
+	// (a verdict's runs and method): the Markdown record puts the body
+	// after its Markdown in a <details> block under summary, as the HTML
+	// value does in its own.
+	MarkdownDetailer interface {
+		MarkdownDetail() (summary, body string)
+	}
 )
 
 // FigureSet is a value with figures beside its own HTML or Markdown (a

@@ -36,11 +36,17 @@ func Replace(path, name, body string) error {
 	return os.WriteFile(path, []byte(s), 0o644)
 }
 
-// Main is a generator's main: "name [-write FILE] RAWDIR" prints what
-// render makes of RAWDIR, or with -write replaces FILE's section.
+// Main is a generator's main: "name [-write FILE] [-section S] RAWDIR"
+// prints what render makes of RAWDIR, or with -write replaces FILE's
+// section: the generator's, or with -section its section S (a file may
+// keep several runs' tables, each between markers of its own).
 func Main(name string, render func(dir string) (string, error)) {
 	write := flag.String("write", "", "Markdown file whose generated section (between the markers) is replaced")
+	section := flag.String("section", "", "with -write: the generator's section of this name (markers \"BEGIN NAME SECTION\")")
 	flag.Parse()
+	if *section != "" {
+		name += " " + *section
+	}
 	if flag.NArg() != 1 {
 		fmt.Fprintf(os.Stderr, "usage: %s [-write bench/RESULTS.md] RAWDIR\n", name)
 		os.Exit(2)

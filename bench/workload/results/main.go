@@ -227,6 +227,8 @@ var parsers = map[string]func(*measurement){
 	"pgbench-R": pgbench,
 }
 
+func init() { parsers["untagged"] = parsers["benchbook"] } // benchbook before tags: the same output
+
 func pgbench(m *measurement) {
 	m.rps = parseFloat(find(m.body, `tps = ([\d.]+)`))
 	m.sentRPS = m.rps
@@ -336,6 +338,18 @@ var sections = []section{
 		"mean latency from the scheduled start on both sides (pgbench's includes its schedule lag, shown after it)",
 		func(m measurement) string { return ms(m.mean) + " (lag " + ms(m.lag) + ")" },
 		func(m measurement) string { return ms(m.mean) }},
+	{"tags", "HTTP closed loop, a mix of 4 tagged requests: benchbook before tags (untagged) vs benchbook, whole-process CPU", "untagged", false,
+		"p50 / p99 of service time (both closed loops)",
+		func(m measurement) string { return ms(m.p50) + " / " + ms(m.p99) },
+		func(m measurement) string { return ms(m.p50) + " / " + ms(m.p99) }},
+	{"untagged", "HTTP closed loop, one untagged request: benchbook before tags (untagged) vs benchbook, whole-process CPU", "untagged", false,
+		"p50 / p99 of service time (both closed loops)",
+		func(m measurement) string { return ms(m.p50) + " / " + ms(m.p99) },
+		func(m measurement) string { return ms(m.p50) + " / " + ms(m.p99) }},
+	{"tagsopen", "HTTP open loop at the fixed rate, a mix of 4 tagged requests: benchbook before tags (untagged) vs benchbook, whole-process CPU", "untagged", true,
+		"p50 / p99 from the intended start on both sides",
+		func(m measurement) string { return ms(m.p50) + " / " + ms(m.p99) },
+		func(m measurement) string { return ms(m.p50) + " / " + ms(m.p99) }},
 }
 
 // open2Rate is the rate in a section name "open2-RATE[-tickT]".

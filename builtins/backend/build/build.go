@@ -1,9 +1,14 @@
 // Package build builds a Go main package at a git revision: build(pkg, rev).
 //
-// The binary is cached under the cache dir by repository, revision and
-// package; a "git" input makes the cell stale at a new revision (or, for
+// The binary is cached under the cache dir by repository, revision,
+// package and what the build was given (cgo, tags, ldflags, env) together
+// with the Go toolchain's own settings that shape the binary (its version,
+// CGO_ENABLED, GOOS, GOARCH, GOFLAGS, ...); a cell run with -rerun builds
+// it again. A "git" input makes the cell stale at a new revision (or, for
 // the working tree, any edit), a "binary" input when the file changed.
-// backend.process and backend.container take the value it returns.
+// backend.process and backend.container take the value it returns (a
+// static one, cgo = False, runs in an image of its own:
+// backend.container(b)).
 package build
 
 import (
@@ -25,15 +30,20 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/builtins/backend/handle"
+	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
 	"github.com/benchbook/benchbook/builtins/internal/child"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
 
-// Kind is build(pkg, rev=None, repo="."): a Go main package built at a git
-// revision in a temporary worktree (rev=None: the working tree as it is),
-// a top-level builtin of the backend module's root.
+// Kind is build(pkg, rev=None, repo=".", cgo=None, tags=[], ldflags="",
+// env={}): a Go main package built at a git revision in a temporary
+// worktree (rev=None: the working tree as it is), a top-level builtin of
+// the backend module's root. cgo = False builds with CGO_ENABLED=0, a
+// static binary an empty image can run (None: Go's default); tags are
+// build tags, ldflags go build's -ldflags ("-X main.version=v2"), env more
+// variables for go build (GOAMD64, GOEXPERIMENT, ...).
 var Kind = handle.Kind{
 	Name:     "build",
 	Builtin:  starlark.NewBuiltin("build", buildBuiltin),
@@ -49,6 +59,12 @@ type binary struct {
 	Rev    string `json:"rev"` // the commit built
 	Dirty  bool   `json:"dirty"`
 	Pkg    string `json:"pkg"`
+	// Settings are what shaped the build besides the source: the
+	// toolchain's version and variables, the tags and ldflags given
+	// ("go1.26.0 CGO_ENABLED=0 GOARCH=amd64 ... -tags fast").
+	Settings string `json:"settings,omitempty"`
+	// Interpreter is the dynamic loader the binary needs, "" when static.
+	Interpreter string `json:"interpreter,omitempty"`
 }
 
 // binaryHash is the checker of "binary" inputs: the file's hash now.
@@ -69,10 +85,12 @@ func decodeBinary(data []byte, _ codec.Types) (starlark.Value, error) {
 }
 
 func buildBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	var pkg, rev string
+	var pkg, rev, ldflags string
 	repo := "."
-	var revV starlark.Value = starlark.None
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "pkg", &pkg, "rev?", &revV, "repo?", &repo); err != nil {
+	var revV, cgo, tags starlark.Value = starlark.None, starlark.None, starlark.None
+	var env *starlark.Dict
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "pkg", &pkg, "rev?", &revV, "repo?", &repo,
+		"cgo?", &cgo, "tags?", &tags, "ldflags?", &ldflags, "env?", &env); err != nil {
 		return nil, err
 	}
 	if s, ok := starlark.AsString(revV); ok {
@@ -80,11 +98,15 @@ func buildBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	} else if revV != starlark.None {
 		return nil, fmt.Errorf("%s: rev must be a string or None, got %s", b.Name(), revV.Type())
 	}
-	repo, err := gitTop(runtime.Context(th), runtime.Path(th, repo))
+	opts, err := buildOptions(cgo, tags, ldflags, env)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", b.Name(), err)
+	}
+	repo, err = gitTop(runtime.Context(th), runtime.Path(th, repo))
 	if err != nil {
 		return nil, fmt.Errorf("%s: repo: %w", b.Name(), err)
 	}
-	out, err := buildAt(th, buildSpec{pkg: pkg, rev: rev, repo: repo})
+	out, err := buildAt(th, buildSpec{pkg: pkg, rev: rev, repo: repo, options: opts})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
@@ -97,9 +119,13 @@ func buildBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	return &Binary{*out}, nil
 }
 
-type buildSpec struct{ pkg, rev, repo string }
+type buildSpec struct {
+	pkg, rev, repo string
+	options
+}
 
-// buildAt builds spec, reusing a cached binary of the same commit.
+// buildAt builds spec, reusing a cached binary of the same commit and
+// settings unless the cell was forced (-rerun, :rerun).
 func buildAt(th *starlark.Thread, spec buildSpec) (*binary, error) {
 	ctx := runtime.Context(th)
 	src := spec.repo
@@ -122,12 +148,18 @@ func buildAt(th *starlark.Thread, spec buildSpec) (*binary, error) {
 		}
 		commit = c
 	}
-	dir := binDir(th, spec, commit)
+	env := spec.environ()
+	settings, err := goSettings(ctx, src, env, spec.options)
+	if err != nil {
+		return nil, err
+	}
+	dir := binDir(th, spec, commit, settings)
 	exe := filepath.Join(dir, filepath.Base(strings.TrimRight(spec.pkg, "/.")))
 	if exe == filepath.Join(dir, "") || filepath.Base(spec.pkg) == "." {
 		exe = filepath.Join(dir, "main")
 	}
-	if _, err := os.Stat(exe); err != nil {
+	_, err = os.Stat(exe)
+	if err != nil || runtime.Forced(th) {
 		fmt.Fprintf(runtime.Stderr(th), "build: %s at %s\n", spec.pkg, short(commit))
 		if spec.rev != "" {
 			wt, cleanup, err := worktree(ctx, spec.repo, commit)
@@ -137,7 +169,7 @@ func buildAt(th *starlark.Thread, spec buildSpec) (*binary, error) {
 			defer cleanup()
 			src = wt
 		}
-		if err := goBuild(ctx, src, spec.pkg, exe); err != nil {
+		if err := goBuild(ctx, src, spec.pkg, exe, env, spec.flags()); err != nil {
 			return nil, err
 		}
 	}
@@ -145,11 +177,15 @@ func buildAt(th *starlark.Thread, spec buildSpec) (*binary, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &binary{Path: exe, SHA256: sum, Rev: commit, Dirty: dirty, Pkg: spec.pkg}, nil
+	interp, err := kit.Interpreter(exe)
+	if err != nil {
+		return nil, err
+	}
+	return &binary{Path: exe, SHA256: sum, Rev: commit, Dirty: dirty, Pkg: spec.pkg, Settings: settings, Interpreter: interp}, nil
 }
 
-func binDir(th *starlark.Thread, spec buildSpec, commit string) string {
-	h := sha256.Sum256([]byte(spec.repo + "\x00" + commit + "\x00" + spec.pkg))
+func binDir(th *starlark.Thread, spec buildSpec, commit, settings string) string {
+	h := sha256.Sum256([]byte(spec.repo + "\x00" + commit + "\x00" + spec.pkg + "\x00" + settings))
 	base, err := runtime.ResourceDir(th, "bin")
 	if err != nil {
 		base = os.TempDir()
@@ -187,13 +223,13 @@ func worktree(ctx context.Context, repo, commit string) (string, func(), error) 
 
 // goBuild builds pkg in dir into exe (through a temp name, then rename, so
 // a half-written binary is never taken from the cache).
-func goBuild(ctx context.Context, dir, pkg, exe string) error {
+func goBuild(ctx context.Context, dir, pkg, exe string, env, flags []string) error {
 	if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
 		return err
 	}
 	tmp := exe + ".tmp"
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp, pkg)
-	cmd.Dir = dir
+	cmd := exec.CommandContext(ctx, "go", append(append([]string{"build", "-o", tmp}, flags...), pkg)...)
+	cmd.Dir, cmd.Env = dir, env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := child.Run(cmd); err != nil {
@@ -315,6 +351,9 @@ func (v *Binary) String() string {
 	if v.b.Dirty {
 		d = " dirty"
 	}
+	if v.b.Interpreter == "" && v.b.Settings != "" {
+		d += " static"
+	}
 	return fmt.Sprintf("<binary %s @%s%s sha256:%s>", v.b.Pkg, short(v.b.Rev), d, v.b.SHA256[:12])
 }
 func (v *Binary) Type() string          { return "binary" }
@@ -328,11 +367,29 @@ func (v *Binary) CompareSameType(op syntax.Token, y starlark.Value, _ int) (bool
 	return starval.EqualOnly(op, v.b == y.(*Binary).b, v, y)
 }
 func (v *Binary) MarshalValue() ([]byte, error) { return json.Marshal(v.b) }
-func (v *Binary) AttrNames() []string           { return []string{"dirty", "path", "pkg", "rev", "sha256"} }
+func (v *Binary) AttrNames() []string {
+	return []string{"dirty", "interpreter", "path", "pkg", "rev", "settings", "sha256", "static"}
+}
 
 func (v *Binary) Attr(name string) (starlark.Value, error) {
 	return starlarkstruct.FromStringDict(starlark.String("binary"), starlark.StringDict{
 		"path": starlark.String(v.b.Path), "sha256": starlark.String(v.b.SHA256),
 		"rev": starlark.String(v.b.Rev), "dirty": starlark.Bool(v.b.Dirty), "pkg": starlark.String(v.b.Pkg),
+		"settings": starlark.String(v.b.Settings), "interpreter": starlark.String(v.b.Interpreter),
+		"static": starlark.Bool(v.b.Interpreter == ""),
 	}).Attr(name)
+}
+
+// Describe is the binary for a record's provenance: what was built, from
+// what, how.
+func (v *Binary) Describe() string {
+	d := ""
+	if v.b.Dirty {
+		d = " (dirty)"
+	}
+	s := fmt.Sprintf("%s built at %s%s, sha256:%s", v.b.Pkg, short(v.b.Rev), d, v.b.SHA256[:16])
+	if v.b.Settings != "" {
+		s += ", " + v.b.Settings
+	}
+	return s
 }

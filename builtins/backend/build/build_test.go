@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,5 +69,55 @@ p = backend.process(b, ready = "log:hello v2")
 	_, err := run(t, fmt.Sprintf(`build("./cmd/hello", rev = "no-such-rev", repo = %q)`, repo))
 	if err == nil || !strings.Contains(err.Error(), "build: rev \"no-such-rev\"") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestBuildOptions: cgo, tags, ldflags and env reach go build, and a build
+// with other options is another binary (cached apart): cgo = False is
+// static, cgo = True with a package that uses the C resolver is not, and
+// says which loader it needs.
+func TestBuildOptions(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no C compiler: cgo = True cannot link")
+	}
+	repo := t.TempDir()
+	files := map[string]string{
+		"go.mod":            "module example.com/hello\n\ngo 1.22\n",
+		"cmd/hello/main.go": "package main\n\nimport \"net\"\n\nvar version = \"dev\"\nvar fast = \"\"\n\nfunc main() { _ = net.IPv4len; println(\"hello\", version, fast) }\n",
+		"cmd/hello/fast.go": "//go:build fast\n\npackage main\n\nfunc init() { fast = \"fast\" }\n",
+	}
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "v1"}} {
+		if _, err := build.Git(context.Background(), repo, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustRun(t, fmt.Sprintf(`
+s = build("./cmd/hello", repo = %[1]q, cgo = False, tags = ["fast"], ldflags = "-X main.version=v9", env = {"GOAMD64": "v1"})
+assert.true(s.static)
+assert.eq(s.interpreter, "")
+assert.true("CGO_ENABLED=0" in s.settings and "-tags fast" in s.settings and "GOAMD64=v1" in s.settings, s.settings)
+p = backend.process(s, ready = "log:hello v9 fast")
+d = build("./cmd/hello", repo = %[1]q, cgo = True)
+assert.true(not d.static)
+assert.true(d.interpreter.startswith("/"), d.interpreter)
+assert.true(d.path != s.path and d.sha256 != s.sha256)
+q = backend.process(d, ready = "log:hello dev")
+`, repo))
+	for _, tc := range []struct{ src, want string }{
+		{`build("./cmd/hello", repo = %q, cgo = "no")`, "build: cgo must be True, False or None, got string"},
+		{`build("./cmd/hello", repo = %q, env = {"CGO_ENABLED": "0"})`, "build: env: CGO_ENABLED is set by cgo = True or False"},
+		{`build("./cmd/hello", repo = %q, tags = [1])`, "build: tags: want strings, got int"},
+	} {
+		if _, err := run(t, fmt.Sprintf(tc.src, repo)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.src, err, tc.want)
+		}
 	}
 }

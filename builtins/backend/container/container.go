@@ -36,6 +36,11 @@ type Handle struct {
 	ready        string
 	readyTimeout time.Duration
 
+	// from says what the image was made of when benchbook made it (a
+	// binary from build()); programs are cmd's binaries bound in.
+	from     string
+	programs []string
+
 	mu       sync.Mutex
 	c        *docker.Container
 	log      *kit.LogRing
@@ -51,7 +56,10 @@ var (
 
 // Kind is backend.container(image, cmd=[], env={}, cpus=None,
 // memory=None, cpuset=None, pids=None, ready=None, ready_timeout="60s",
-// volumes={}, name=None, user=None, network="host", restart="no").
+// volumes={}, name=None, user=None, network="host", restart="no"). image
+// is an image on the engine, or a static binary from build(), which then
+// runs in an image of its own (program.go); a binary in cmd is bound into
+// the container and run there.
 var Kind = handle.Kind{
 	Name:    "container",
 	Builtin: starlark.NewBuiltin("backend.container", builtin),
@@ -67,8 +75,9 @@ func builtin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 }
 
 func newContainer(th *starlark.Thread, name string, args starlark.Tuple, kwargs []starlark.Tuple) (*Handle, error) {
-	var image, ready, cname, user, restart string
+	var ready, cname, user, restart string
 	network := "host"
+	var image starlark.Value
 	var cmd starlark.Value = starlark.NewList(nil)
 	var env, volumes *starlark.Dict
 	timeout := starval.Duration(60 * time.Second)
@@ -78,10 +87,19 @@ func newContainer(th *starlark.Thread, name string, args starlark.Tuple, kwargs 
 	if err := starlark.UnpackArgs(name, args, kwargs, pairs...); err != nil {
 		return nil, err
 	}
-	spec, err := containerSpec(th, image, cmd, env, volumes)
+	bin, isBin := image.(handle.Executable)
+	ref, isRef := starlark.AsString(image)
+	if !isBin && !isRef {
+		return nil, fmt.Errorf("image must be an image's name or a binary from build(), got %s", image.Type())
+	}
+	if isBin {
+		ref = "(made from " + bin.Path() + ")" // named once the engine has it
+	}
+	spec, err := containerSpec(th, ref, cmd, env, volumes)
 	if err != nil {
 		return nil, err
 	}
+	progs := programs(cmd, &spec)
 	if spec.Limits, err = lim.Limits(); err != nil {
 		return nil, err
 	}
@@ -99,7 +117,17 @@ func newContainer(th *starlark.Thread, name string, args starlark.Tuple, kwargs 
 	if err != nil {
 		return nil, err
 	}
-	h := &Handle{eng: eng, spec: spec, ready: ready, readyTimeout: time.Duration(timeout)}
+	h := &Handle{eng: eng, spec: spec, ready: ready, readyTimeout: time.Duration(timeout), programs: progs}
+	if isBin {
+		if h.spec.Image, err = binaryImage(ctx, eng, bin); err != nil {
+			eng.Close()
+			return nil, err
+		}
+		h.from = "made by benchbook of the binary " + bin.Path()
+		if d, ok := bin.(describer); ok {
+			h.from = "made by benchbook of the binary " + d.Describe()
+		}
+	}
 	if err := h.start(ctx); err != nil {
 		eng.Close()
 		return nil, err
@@ -174,7 +202,7 @@ func (h *Handle) start(ctx context.Context) error {
 	}
 	c, err := h.eng.Run(ctx, h.spec)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w%s", err, startHint(h.programs))
 	}
 	log := kit.NewLogRing(2000)
 	lctx, quit := context.WithCancel(context.WithoutCancel(ctx))
@@ -197,7 +225,7 @@ func (h *Handle) start(ctx context.Context) error {
 			}
 		}
 		h.remove()
-		return fmt.Errorf("%s: %w\nlast lines of its output:\n%s", h.spec.Image, err, kit.Indent(log.Tail(20)))
+		return fmt.Errorf("%s: %w\nlast lines of its output:\n%s%s", h.spec.Image, err, kit.Indent(log.Tail(20)), startHint(h.programs))
 	}
 	h.sockets.Note(procfs.TreePids(h.pid()))
 	return nil
@@ -269,6 +297,15 @@ func (h *Handle) describe() string {
 		return "container " + h.spec.Image + " (removed)"
 	}
 	s := fmt.Sprintf("container: image %s %s", c.Image, c.Digest) // no name: inputs key the cells downstream
+	if h.from != "" {
+		s += " (" + h.from + ")"
+	}
+	if argv := append(append([]string(nil), h.spec.Entry...), h.spec.Cmd...); len(argv) > 0 {
+		s += "; runs " + strings.Join(argv, " ")
+	}
+	if h.ready != "" {
+		s += "; ready " + h.ready
+	}
 	if !h.spec.Limits.Zero() {
 		s += "; " + h.spec.Limits.String()
 	}

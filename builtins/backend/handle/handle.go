@@ -134,3 +134,30 @@ type Executable interface {
 	starlark.Value
 	Path() string // the program's file
 }
+
+// Statement is one statement's counters over a measurement window, as a
+// server that counts per statement (pg_stat_statements) gives them: what a
+// run needs to give each of its tags the figures of the statements it ran.
+type Statement struct {
+	Query      string  // as the server keeps it (constants as $n)
+	Calls      int64   // executions that completed
+	PlanExecMS float64 // planning + execution time
+	SharedHit  int64   // shared blocks hit
+	SharedRead int64   // shared blocks read
+}
+
+type statementsKey struct{}
+
+// WithStatements is ctx carrying sink: an observer that counts per
+// statement gives it, as its window closes, every statement's counters
+// over the window. A run opens its observers' windows under its context,
+// so this is how it learns them without another interface.
+func WithStatements(ctx context.Context, sink func([]Statement)) context.Context {
+	return context.WithValue(ctx, statementsKey{}, sink)
+}
+
+// Statements is the sink ctx carries, nil for none.
+func Statements(ctx context.Context) func([]Statement) {
+	f, _ := ctx.Value(statementsKey{}).(func([]Statement))
+	return f
+}

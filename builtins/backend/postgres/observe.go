@@ -86,6 +86,9 @@ func (h *Handle) openWindow(ctx context.Context, conn *pgx.Conn, postmaster int)
 		}
 		d := after.sub(before)
 		figs := pgFigures(d, w, requests)
+		if sink := handle.Statements(ctx); sink != nil && len(d.Warnings) == 0 {
+			sink(d.statements())
+		}
 		if len(d.Warnings) > 0 {
 			return figs, fmt.Errorf("postgres: observe: %s: no buffers, statements or plan+exec time for this run", strings.Join(d.Warnings, "; "))
 		}
@@ -186,4 +189,15 @@ func (w *waitSampler) sample(ctx context.Context, conn *pgx.Conn) {
 	for k, n := range now {
 		w.max[k] = max(w.max[k], n)
 	}
+}
+
+// statements are the window's statements as a run attributes them to its
+// tags (handle.Statements).
+func (s *pgStats) statements() []handle.Statement {
+	out := make([]handle.Statement, 0, len(s.Statements))
+	for _, st := range s.Statements {
+		out = append(out, handle.Statement{Query: st.Query, Calls: st.Calls, PlanExecMS: st.PlanMS + st.ExecMS,
+			SharedHit: st.SharedHit, SharedRead: st.SharedRead})
+	}
+	return out
 }

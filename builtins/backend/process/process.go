@@ -82,7 +82,8 @@ func builtin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 	}
 	// The binary it starts and the files it is given are inputs, hashed as
 	// it starts: a replaced ./srvbin left the cells measuring it cached.
-	for _, in := range runtime.CommandInputs(th, spec.argv, spec.dir) {
+	inputs := runtime.CommandInputs(th, spec.argv, spec.dir)
+	for _, in := range inputs {
 		runtime.AddInput(th, in)
 	}
 	p := &Handle{spec: spec}
@@ -90,9 +91,38 @@ func builtin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	runtime.AtExit(th, p.Close)
-	kit.AddLimitsInput(th, "process "+spec.argv[0], spec.limits)
+	runtime.AddInput(th, runtime.Input{Kind: "server", Name: describe(spec, cmd, inputs)})
 	kit.AddTarget(th, p)
 	return p, nil
+}
+
+// describe is the target's provenance line: what it runs (the command,
+// the binary's hash, how a built binary was built), when it is ready, its
+// limits. Nothing that differs from one start to the next: a live cell's
+// inputs key the cells downstream.
+func describe(spec procSpec, cmd starlark.Value, inputs []runtime.Input) string {
+	s := "process: " + strings.Join(spec.argv, " ")
+	var about []string
+	if d, ok := cmd.(interface{ Describe() string }); ok {
+		about = append(about, "built: "+d.Describe())
+	} else {
+		for _, in := range inputs {
+			if in.Kind == "binary" {
+				about = append(about, fmt.Sprintf("%s sha256:%s", in.Name, in.Hash[:min(16, len(in.Hash))]))
+				break
+			}
+		}
+	}
+	if len(about) > 0 {
+		s += " (" + strings.Join(about, ", ") + ")"
+	}
+	if spec.ready != "" {
+		s += "; ready " + spec.ready
+	}
+	if !spec.limits.Zero() {
+		s += "; " + spec.limits.String()
+	}
+	return s
 }
 
 func makeSpec(th *starlark.Thread, cmd starlark.Value, env *starlark.Dict, cwd, ready string, timeout starval.Duration) (procSpec, error) {

@@ -102,3 +102,79 @@ func legend(b *strings.Builder, o Options, maxAbs float64) {
 	fmt.Fprintf(b, `<text x="%.0f" y="14" text-anchor="end" fill="#555555">%s</text>`, x-4, esc(signed(-maxAbs)+" µs/req"))
 	fmt.Fprintf(b, `<text x="%d" y="31" text-anchor="end" fill="#555555">%s</text></g>`, o.Width-padPx, esc("up to "+signed(maxAbs)+" µs/req"))
 }
+
+// Side is one arm of a differential profile.
+type Side int
+
+const (
+	SideA Side = iota
+	SideB
+)
+
+// Arm draws one arm of a differential profile at its own scale: a frame
+// is as wide as its mean CPU per request in that arm (frames the arm never
+// ran are not drawn), so when one arm costs 50 times the other, a
+// function of the cheap arm only is a labelled frame in that arm's graph,
+// where the differential (sized by the mean of both) leaves it a sliver.
+// The colour is the frame's change where its interval excludes 0, as a
+// share of the frame's larger arm: full red where all of it is new in B,
+// full blue where all of it is gone in B; grey where the data do not show
+// a change.
+func Arm(d *profile.Diff, side Side, o Options) []byte {
+	o = o.withDefaults()
+	label := d.ALabel
+	if side == SideB {
+		label = d.BLabel
+	}
+	root := armNode(d, d.Tree, side, armValue(d.Tree, side))
+	sub := fmt.Sprintf("width: %s's CPU per request, the mean of its %d runs (%s µs); colour: %s - %s as a share of the frame, where its interval excludes 0",
+		label, d.Pairs, Num(root.value), d.BLabel, d.ALabel)
+	return render(root, o, sub, func(b *strings.Builder, o Options) { armLegend(b, o, d.BLabel) })
+}
+
+func armValue(n *profile.DiffNode, side Side) float64 {
+	if side == SideB {
+		return math.Max(n.B, 0)
+	}
+	return math.Max(n.A, 0)
+}
+
+func armNode(d *profile.Diff, n *profile.DiffNode, side Side, whole float64) *node {
+	out := &node{name: n.Name, value: armValue(n, side), fill: armColour(n.Estimate), title: diffTitle(d, n)}
+	if whole > 0 {
+		out.share = out.value / whole
+	}
+	for _, c := range n.Children {
+		if armValue(c, side) > 0 {
+			out.children = append(out.children, armNode(d, c, side, whole))
+		}
+	}
+	return out
+}
+
+// armColour: grey for no shown change; otherwise the change over the
+// frame's larger arm, -1 (gone in B) to 1 (new in B).
+func armColour(e profile.Estimate) string {
+	big := math.Max(e.A, e.B)
+	if e.Verdict == "~" || big <= 0 {
+		return "#d9d9d9"
+	}
+	return ramp(e.Delta / big)
+}
+
+// armLegend draws the arm graphs' colour scale: a frame's change as a
+// share of its larger arm.
+func armLegend(b *strings.Builder, o Options, bLabel string) {
+	const sw, n = 14, 5
+	x := float64(o.Width) - float64(2*n+1)*sw - padPx
+	b.WriteString(`<g class="legend"><title>colour: the change in a frame's CPU per request, B - A, as a share of its larger arm, where its interval excludes 0</title>`)
+	for i := -n; i <= n; i++ {
+		fill := ramp(float64(i) / n)
+		if i == 0 {
+			fill = "#d9d9d9"
+		}
+		fmt.Fprintf(b, `<rect x="%.0f" y="4" width="%d" height="12" fill="%s"/>`, x+float64(i+n)*sw, sw, fill)
+	}
+	fmt.Fprintf(b, `<text x="%.0f" y="14" text-anchor="end" fill="#555555">%s</text>`, x-4, esc("gone in "+bLabel))
+	fmt.Fprintf(b, `<text x="%d" y="31" text-anchor="end" fill="#555555">%s</text></g>`, o.Width-padPx, esc("new in "+bLabel))
+}

@@ -1,7 +1,8 @@
 // Package flame draws profiles as flame graphs in inline SVG, for the
 // record. It draws an icicle per arm (the root on top, callees below, each
-// frame as wide as its share of CPU) and a differential one whose colour is
-// the change in CPU per request. No script and nothing fetched (the record's
+// frame as wide as its share of CPU), a differential one whose colour is
+// the change in CPU per request, and each arm of a differential at its own
+// scale with that colour (Arm). No script and nothing fetched (the record's
 // Content-Security-Policy forbids both): a frame's <title> is what a browser
 // shows on hover, and it carries the frame's name and figures. Output is
 // deterministic, and bounded: frames narrower than MinWidth are coalesced

@@ -32,22 +32,30 @@ func hotProfile(t *testing.T) *profile.Profile {
 // to hotB, with a little noise, and a frame that does not change.
 func swapDiff(t *testing.T) *profile.Diff {
 	t.Helper()
-	var a, b []profile.Run
+	var pairs [][2]string
 	for i := range 3 {
-		fa := fmt.Sprintf("main;serve;hotA %d\nmain;serve;hotB %d\nmain;serve;parse %d\nmain;gc %d\n", 500+7*i, 100-3*i, 150+5*i, 40+i)
-		fb := fmt.Sprintf("main;serve;hotA %d\nmain;serve;hotB %d\nmain;serve;parse %d\nmain;gc %d\n", 102+4*i, 490-6*i, 148+3*i, 41-i)
-		for _, x := range []struct {
-			text string
-			runs *[]profile.Run
-		}{{fa, &a}, {fb, &b}} {
-			p, err := profile.ParseFolded(strings.NewReader(x.text), 2_000_000)
+		pairs = append(pairs, [2]string{
+			fmt.Sprintf("main;serve;hotA %d\nmain;serve;hotB %d\nmain;serve;parse %d\nmain;gc %d\n", 500+7*i, 100-3*i, 150+5*i, 40+i),
+			fmt.Sprintf("main;serve;hotA %d\nmain;serve;hotB %d\nmain;serve;parse %d\nmain;gc %d\n", 102+4*i, 490-6*i, 148+3*i, 41-i)})
+	}
+	return diffOf(t, pairs, 2_000_000, [2]int64{1000, 1000}, profile.DiffOptions{})
+}
+
+// diffOf compares pairs of folded runs (A's text, B's text) sampled at
+// period, whose runs served requests[0] (A) and requests[1] (B) requests.
+func diffOf(t *testing.T, pairs [][2]string, period int64, requests [2]int64, o profile.DiffOptions) *profile.Diff {
+	t.Helper()
+	var runs [2][]profile.Run
+	for _, pair := range pairs {
+		for arm, text := range pair {
+			p, err := profile.ParseFolded(strings.NewReader(text), period)
 			if err != nil {
 				t.Fatal(err)
 			}
-			*x.runs = append(*x.runs, profile.Run{Profile: p, Cost: profile.Cost{Requests: 1000}})
+			runs[arm] = append(runs[arm], profile.Run{Profile: p, Cost: profile.Cost{Requests: requests[arm]}})
 		}
 	}
-	d, err := profile.Compare(a, b, profile.DiffOptions{})
+	d, err := profile.Compare(runs[0], runs[1], o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,3 +43,35 @@ func TestHostileNamesKeepTheFigure(t *testing.T) {
 		}
 	}
 }
+
+// The differential and each arm's graph keep their figure too, with
+// hostile function names and hostile arm labels (the legend names B).
+func TestHostileNamesKeepTheArmFigures(t *testing.T) {
+	names := []string{`x onerror=alert(1)`, `javascript:alert(3)`, `url(http://evil.example/z)`, `<script>alert(4)</script>`}
+	var pairs [][2]string
+	for i := range 3 {
+		fa, fb := "", ""
+		for j, n := range names {
+			fa += "main;" + n + " " + strconv.Itoa(100+10*j+i) + "\n"
+			fb += "main;" + n + " " + strconv.Itoa(300-10*j+2*i) + "\n"
+		}
+		pairs = append(pairs, [2]string{fa, fb})
+	}
+	d := diffOf(t, pairs, 1_000_000, [2]int64{100, 100}, profile.DiffOptions{ALabel: "a onerror=x", BLabel: "javascript:b"})
+	for what, svg := range map[string][]byte{"differential": Differential(d, Options{}), "A": Arm(d, SideA, Options{}), "B": Arm(d, SideB, Options{})} {
+		if _, reason := record.CheckedSVG(svg); reason != "" {
+			t.Errorf("%s: %s", what, reason)
+		}
+		seen := 0
+		for _, f := range parseSVG(t, svg) {
+			for _, n := range names {
+				if f.Name == n {
+					seen++
+				}
+			}
+		}
+		if seen != len(names) {
+			t.Errorf("%s: %d of the %d names read back", what, seen, len(names))
+		}
+	}
+}

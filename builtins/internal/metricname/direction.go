@@ -21,8 +21,10 @@ import "strings"
 //
 // A name that is one of those units on its own ("mb_s", "kb_s", "ms") reads
 // as the unit, before any suffix: a bare "mb_s" is a rate, not seconds.
+//
+// A tag's metric goes the way the metric does: "p99[read]" is lower.
 func Direction(name string) (better string, ok bool) {
-	name = strings.ToLower(strings.TrimSpace(name))
+	name = strings.ToLower(strings.TrimSpace(Base(strings.TrimSpace(name))))
 	if d, ok := directionByName[name]; ok {
 		return d, true
 	}
@@ -49,7 +51,7 @@ func Direction(name string) (better string, ok bool) {
 
 var directionByName = map[string]string{
 	"rps": "higher", "tps": "higher", "qps": "higher", "ops": "higher", "throughput": "higher",
-	"count": "higher", "ok": "higher",
+	"count": "higher", "ok": "higher", "capacity": "higher",
 	"mean": "lower", "median": "lower", "max": "lower", "min": "lower", "stddev": "lower",
 	"latency": "lower", "errors": "lower", "dropped": "lower", "late": "lower", "undecided": "lower",
 }

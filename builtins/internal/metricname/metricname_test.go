@@ -1,6 +1,7 @@
 package metricname
 
 import (
+	"fmt"
 	"math"
 	"testing"
 )
@@ -46,5 +47,30 @@ func TestDirection(t *testing.T) {
 		if got, ok := Direction(name); ok {
 			t.Errorf("Direction(%q) = %q: an unknown name must be refused", name, got)
 		}
+	}
+}
+
+// TestTaggedNames: "p99[read]" is the p99 of tag read; a scenario's tag
+// nests; a malformed name is not a tag's.
+func TestTaggedNames(t *testing.T) {
+	for name, want := range map[string]string{
+		"p99[read]": "p99 [read]", "rps[write]": "rps [write]", "db_cpu_us_per_req[GET /x]": "db_cpu_us_per_req [GET /x]",
+		"p99[reads][read]": "p99 [reads read]",
+	} {
+		base, tags, ok := Tagged(name)
+		if got := fmt.Sprint(base, " ", tags); !ok || got != want {
+			t.Errorf("Tagged(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+	for _, name := range []string{"p99", "p99[", "p99[read", "[read]", "p99[]", "p99[a]x]", "p99[a]b[c]", "p99[a[b]]"} {
+		if _, _, ok := Tagged(name); ok {
+			t.Errorf("Tagged(%q) read a tag", name)
+		}
+	}
+	if d, ok := Direction("p99[read]"); !ok || d != "lower" {
+		t.Errorf(`Direction("p99[read]") = %q, %v`, d, ok)
+	}
+	if d, ok := Direction("rps[write]"); !ok || d != "higher" {
+		t.Errorf(`Direction("rps[write]") = %q, %v`, d, ok)
 	}
 }

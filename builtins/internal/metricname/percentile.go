@@ -30,3 +30,34 @@ func Percentile(name string) (float64, bool) {
 	}
 	return q, true
 }
+
+// Tagged splits a metric of a tag of a run, "p99[read]", into the metric
+// ("p99") and the tags ("read"); a scenario's tag nests: "p99[reads][read]"
+// is tag "read" of scenario "reads". ok is false for a name without tags;
+// a malformed one ("p99[read", "p99[]x") is returned whole, not ok, and
+// reads as an unknown name.
+func Tagged(name string) (base string, tags []string, ok bool) {
+	i := strings.IndexByte(name, '[')
+	if i <= 0 || !strings.HasSuffix(name, "]") {
+		return name, nil, false
+	}
+	base, rest := name[:i], name[i:]
+	for rest != "" {
+		if rest[0] != '[' {
+			return name, nil, false
+		}
+		end := strings.IndexByte(rest, ']')
+		tag := rest[1:max(end, 1)]
+		if end < 0 || strings.TrimSpace(tag) == "" || strings.ContainsAny(tag, "[") {
+			return name, nil, false
+		}
+		tags, rest = append(tags, tag), rest[end+1:]
+	}
+	return base, tags, true
+}
+
+// Base is a metric's name without its tags: "p99[read]" is "p99".
+func Base(name string) string {
+	base, _, _ := Tagged(name)
+	return base
+}

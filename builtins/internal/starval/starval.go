@@ -8,6 +8,7 @@ package starval
 
 import (
 	"fmt"
+	"strings"
 
 	"go.starlark.net/starlark"
 
@@ -107,6 +108,15 @@ func total(d starlark.IterableMapping) float64 {
 }
 
 func named(th *starlark.Thread, v starlark.Value, name string) (starlark.Value, error) {
+	if base, tags, ok := metricname.Tagged(name); ok {
+		for _, tag := range tags {
+			var err error
+			if v, err = tagged(v, tag); err != nil {
+				return nil, err
+			}
+		}
+		return named(th, v, base)
+	}
 	if d, ok := v.(starlark.Mapping); ok {
 		x, found, err := d.Get(starlark.String(name))
 		if err == nil && found {
@@ -125,6 +135,30 @@ func named(th *starlark.Thread, v starlark.Value, name string) (starlark.Value, 
 		}
 	}
 	return nil, missing(v, name)
+}
+
+// tagged is v.by_tag[tag]: the run of one tag of a mix, or of one
+// scenario of workload.concurrent's merged run.
+func tagged(v starlark.Value, tag string) (starlark.Value, error) {
+	byTag, ok := Attr(v, "by_tag").(starlark.IterableMapping)
+	if !ok {
+		return nil, fmt.Errorf("%s has no tags (metric[%s] reads run.by_tag[%q])", v.Type(), tag, tag)
+	}
+	x, found, err := byTag.Get(starlark.String(tag))
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		var have []string
+		for _, kv := range byTag.Items() {
+			have = append(have, kv[0].String())
+		}
+		if len(have) == 0 {
+			return nil, fmt.Errorf("%s has no tag %q: it has no tags (a mix's requests = [...] or a generator that names tags gives them)", v.Type(), tag)
+		}
+		return nil, fmt.Errorf("%s has no tag %q (its tags: %s)", v.Type(), tag, strings.Join(have, ", "))
+	}
+	return x, nil
 }
 
 // FloatList is xs as a Starlark list of floats.

@@ -209,7 +209,7 @@ const lockedGroup = 3
 // that read 95, those whose A read 105 lie at the top; so ordered, the
 // spread values move with the truth: coverage 95-97 % with the truth
 // anywhere across the grid, and 92-98 % for each fixed true ratio
-// (TestIssue47CoverageOnACoarseGrid). The group size and the one step
+// (TestCoverageOnACoarseGrid). The group size and the one step
 // were chosen by simulation: ordering groups of two too, or groups whose
 // partners span two steps, took steps of 5 at 3 % noise to 84-89 % at 16
 // pairs, where the partner's reading is mostly noise.

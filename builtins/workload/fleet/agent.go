@@ -12,12 +12,15 @@ import (
 )
 
 // RunFunc runs one agent's share of the load: it decodes spec.Load and
-// prepares (connects, prepares statements), calls start, which returns at
-// the agreed instant (or an error if the run was stopped before), drives
-// the load until its end or until ctx ends, writes its progress lines to
-// progress, and returns what it measured. The caller supplies the generator
-// a local workload runs, so an agent has no second one.
-type RunFunc func(ctx context.Context, spec Spec, start func() error, progress io.Writer) (*Report, error)
+// prepares (connects, prepares statements), calls start, which returns the
+// agreed instant on this agent's clock once it is known (or an error if
+// the run was stopped before), drives the load from that instant (waiting
+// for it: opening its window before it, so that the load starts at the
+// instant itself and not a wake-up and a watch later) until its end or
+// until ctx ends, writes its progress lines to progress, and returns what
+// it measured. The caller supplies the generator a local workload runs, so
+// an agent has no second one.
+type RunFunc func(ctx context.Context, spec Spec, start func() (time.Time, error), progress io.Writer) (*Report, error)
 
 // AgentOptions say where an agent reads and writes and what it runs.
 type AgentOptions struct {
@@ -155,16 +158,12 @@ func (a *agent) run(ctx context.Context, run RunFunc) (*Report, error) {
 	stop := a.heartbeat()
 	defer stop()
 	var late time.Duration
-	start := func() error {
-		if d := time.Until(a.at); d > 0 {
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
-				return fmt.Errorf("stopped before the start: %w", context.Cause(ctx))
-			}
+	start := func() (time.Time, error) {
+		if ctx.Err() != nil {
+			return time.Time{}, fmt.Errorf("stopped before the start: %w", context.Cause(ctx))
 		}
-		late = time.Since(a.at)
-		return nil
+		late = time.Since(a.at) // ready after the instant: late by that much
+		return a.at, nil
 	}
 	res, err := run(ctx, *a.spec, start, &progressWriter{out: a.out})
 	if err != nil {

@@ -58,6 +58,11 @@ type Options struct {
 	// clock) once every agent has it: server-side observers sample around
 	// the measurement window from it.
 	OnStart func(at time.Time)
+	// StartAt, if set, decides the start instant: it is given the
+	// earliest this fleet can start at (fixed: the agents were launched
+	// with theirs) and returns the one to use, no earlier, or why not
+	// (workload.concurrent starts its scenarios, fleets or not, at one).
+	StartAt func(earliest time.Time, fixed bool) (time.Time, error)
 }
 
 // Timing bounds of the protocol.
@@ -118,7 +123,17 @@ func killAll(conns []*conn) {
 // them one start instant; agents started with theirs keep it.
 func agree(ctx context.Context, conns []*conn, specs []Spec, o Options) (time.Time, error) {
 	if len(conns) > 0 && conns[0].out == nil {
-		return conns[0].a.At, nil
+		at := conns[0].a.At
+		if o.StartAt != nil {
+			got, err := o.StartAt(at, true)
+			if err != nil {
+				return time.Time{}, err
+			}
+			if !got.Equal(at) {
+				return time.Time{}, fmt.Errorf("the agents were launched with their start instant: they cannot start %s later", got.Sub(at))
+			}
+		}
+		return at, nil
 	}
 	samples := make([]clockSample, len(conns))
 	errs := make([]error, len(conns))
@@ -139,6 +154,16 @@ func agree(ctx context.Context, conns []*conn, specs []Spec, o Options) (time.Ti
 	}
 	// Far enough ahead that every start message arrives before it.
 	at := time.Now().Add(200*time.Millisecond + 4*worst)
+	if o.StartAt != nil {
+		earliest := at
+		var err error
+		if at, err = o.StartAt(at, false); err != nil {
+			return time.Time{}, err
+		}
+		if at.Before(earliest) {
+			return time.Time{}, fmt.Errorf("start instant %s before the earliest the agents can start", earliest.Sub(at))
+		}
+	}
 	for i, c := range conns {
 		off := samples[i].offset()
 		if err := c.out.send(Message{Type: "start", At: at.Add(off).UnixNano(), Offset: int64(off)}); err != nil {

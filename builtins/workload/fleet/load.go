@@ -26,6 +26,16 @@ type SQLLoad struct {
 	DSN        string              `json:"dsn"`
 	Statements []loadgen.Statement `json:"statements"`
 	Args       json.RawMessage     `json:"args,omitempty"` // static args; decodeArgs reads them
+	Requests   []SQLLoadRequest    `json:"requests,omitempty"`
+	Seed       uint64              `json:"seed,omitempty"`
+}
+
+// SQLLoadRequest is a mix's loadgen.SQLRequest, with static args.
+type SQLLoadRequest struct {
+	Tag        string              `json:"tag,omitempty"`
+	Weight     float64             `json:"weight,omitempty"`
+	Statements []loadgen.Statement `json:"statements"`
+	Args       json.RawMessage     `json:"args,omitempty"`
 }
 
 // RunLoad runs load (its Spec the whole run's) on n agents that l
@@ -92,7 +102,7 @@ func Specs(kind string, load Load, n int, hang time.Duration) ([]Spec, error) {
 // sql workload, through loadgen.Run as a local workload runs it. The
 // target is made (connections opened, statements prepared) before the
 // common start, so every agent begins sending at the agreed instant.
-func AgentRun(ctx context.Context, spec Spec, start func() error, progress io.Writer) (*Report, error) {
+func AgentRun(ctx context.Context, spec Spec, start func() (time.Time, error), progress io.Writer) (*Report, error) {
 	var l Load
 	if err := json.Unmarshal(spec.Load, &l); err != nil {
 		return nil, fmt.Errorf("agent: spec: %w", err)
@@ -104,12 +114,14 @@ func AgentRun(ctx context.Context, spec Spec, start func() error, progress io.Wr
 	defer closeTgt()
 	s := l.Spec
 	s.Progress, s.SeqBase = progress, spec.SeqBase
-	if err := start(); err != nil {
+	at, err := start()
+	if err != nil {
 		return nil, err
 	}
-	measureStart := time.Now().Add(s.Warmup)
-	res := loadgen.Run(ctx, s, tgt)
-	return &Report{Run: res, MeasureStart: measureStart.UnixNano(), Procs: runtime.GOMAXPROCS(0)}, nil
+	// From the agreed instant itself, not a wake-up and a watch later:
+	// the agents' windows (and a concurrent group's scenarios) line up.
+	res := loadgen.RunConcurrent(ctx, s.Observers, []loadgen.Scenario{{Spec: s, Target: tgt}}, at)[0]
+	return &Report{Run: res, MeasureStart: at.Add(s.Warmup).UnixNano(), Procs: runtime.GOMAXPROCS(0)}, nil
 }
 
 func (l Load) target(ctx context.Context, kind string) (loadgen.Target, func(), error) {
@@ -123,16 +135,20 @@ func (l Load) target(ctx context.Context, kind string) (loadgen.Target, func(), 
 		}
 		return t, func() {}, nil
 	case kind == "sql" && l.SQL != nil:
-		sq := loadgen.SQLSpec{DSN: l.SQL.DSN, Statements: l.SQL.Statements, Conns: l.Spec.Clients, Timeout: l.Spec.Timeout}
+		sq := loadgen.SQLSpec{DSN: l.SQL.DSN, Statements: l.SQL.Statements, Conns: l.Spec.Clients, Timeout: l.Spec.Timeout, Seed: l.SQL.Seed}
 		if sq.Conns == 0 {
 			sq.Conns = l.Spec.MaxInflight
 		}
-		if len(l.SQL.Args) > 0 {
-			args, err := decodeArgs(l.SQL.Args)
-			if err != nil {
-				return nil, nil, fmt.Errorf("agent: args: %w", err)
+		var err error
+		if sq.Args, err = staticArgs(l.SQL.Args); err != nil {
+			return nil, nil, fmt.Errorf("agent: args: %w", err)
+		}
+		for i, rq := range l.SQL.Requests {
+			r := loadgen.SQLRequest{Tag: rq.Tag, Weight: rq.Weight, Statements: rq.Statements}
+			if r.Args, err = staticArgs(rq.Args); err != nil {
+				return nil, nil, fmt.Errorf("agent: requests[%d]: args: %w", i, err)
 			}
-			sq.Args = func(int64) ([]any, error) { return args, nil }
+			sq.Requests = append(sq.Requests, r)
 		}
 		t, err := loadgen.OpenSQL(ctx, sq)
 		if err != nil {
@@ -141,6 +157,19 @@ func (l Load) target(ctx context.Context, kind string) (loadgen.Target, func(), 
 		return t, t.Close, nil
 	}
 	return nil, nil, fmt.Errorf("agent: cannot run a spec of kind %q (http and sql can)", kind)
+}
+
+// staticArgs is the args function of static args as the agent received
+// them; nil for none.
+func staticArgs(b json.RawMessage) (func(int64) ([]any, error), error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	args, err := decodeArgs(b)
+	if err != nil {
+		return nil, err
+	}
+	return func(int64) ([]any, error) { return args, nil }, nil
 }
 
 // decodeArgs reads static SQL args as the agent received them: JSON numbers

@@ -69,3 +69,21 @@ func (o *observers) figures(count int64) map[string]float64 {
 	}
 	return out
 }
+
+// WindowWatch samples observers around a measurement window that opens at
+// a start instant plus a warm-up, on this machine's clock, as a fleet's
+// coordinator does: for a workload.concurrent group with fleets, whose
+// requests are counted only when every part has reported.
+type WindowWatch struct{ o *observers }
+
+// WatchWindow starts watching spec.Observers over the window from
+// at + spec.Warmup for spec.Duration.
+func WatchWindow(ctx context.Context, spec loadgen.Spec, at time.Time) *WindowWatch {
+	o := &observers{spec: spec, done: make(chan struct{}), started: true}
+	go o.run(ctx, at)
+	return &WindowWatch{o}
+}
+
+// Finish waits for the window's end and gives res the observers' figures
+// per one of res.Count requests, their warnings and their trips.
+func (w *WindowWatch) Finish(res *loadgen.Result) { w.o.finish(res) }

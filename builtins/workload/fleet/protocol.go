@@ -11,7 +11,8 @@ import (
 
 // Version is the protocol version; an agent of another version refuses.
 // 2: the result is a Report carrying loadgen.Result.
-const Version = 2
+// 3: mixes (HTTPSpec.Requests, SQLLoad.Requests) and per-tag results.
+const Version = 3
 
 // SeqRange is how many request sequence numbers each agent owns: agent i
 // numbers its requests from i*SeqRange, so per-request generators stay

@@ -15,7 +15,7 @@ func BenchmarkRecord(b *testing.B) {
 	rec := newRecorder(&windows{})
 	b.ReportAllocs()
 	for i := range b.N {
-		rec.record(time.Duration(i%5000)*time.Microsecond, time.Millisecond, "", i>>20)
+		rec.record(time.Duration(i%5000)*time.Microsecond, time.Millisecond, "", i>>20, "")
 	}
 }
 
@@ -26,7 +26,7 @@ func BenchmarkProgressLine(b *testing.B) {
 	for range 16 {
 		r.recs = append(r.recs, newRecorder(r.shared))
 	}
-	r.recs[0].record(time.Millisecond, time.Millisecond, "", 0)
+	r.recs[0].record(time.Millisecond, time.Millisecond, "", 0, "")
 	r.recs[0].flush()
 	b.ReportAllocs()
 	for range b.N {
@@ -46,6 +46,12 @@ func BenchmarkHTTPRoundTrip(b *testing.B) {
 // BenchmarkHTTPRoundTripRaw uses a server that allocates nothing, so
 // allocs/op is the client's own.
 func BenchmarkHTTPRoundTripRaw(b *testing.B) {
+	benchRaw(b, func(url string) HTTPSpec { return HTTPSpec{URL: url + "/"} })
+}
+
+// benchRaw runs the client the spec makes against a server that answers
+// every request alike and allocates nothing.
+func benchRaw(b *testing.B, spec func(url string) HTTPSpec) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -68,11 +74,13 @@ func BenchmarkHTTPRoundTripRaw(b *testing.B) {
 			}
 		}
 	}()
-	benchClient(b, "http://"+ln.Addr().String())
+	benchSpec(b, spec("http://"+ln.Addr().String()))
 }
 
-func benchClient(b *testing.B, url string) {
-	t, err := NewHTTPTarget(HTTPSpec{URL: url + "/"})
+func benchClient(b *testing.B, url string) { benchSpec(b, HTTPSpec{URL: url + "/"}) }
+
+func benchSpec(b *testing.B, spec HTTPSpec) {
+	t, err := NewHTTPTarget(spec)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,10 +88,17 @@ func benchClient(b *testing.B, url string) {
 	defer c.close()
 	ctx := context.Background()
 	b.ReportAllocs()
+	rec := newRecorder(&windows{})
+	if tags := t.tagNames(); tags != nil {
+		rec.tags = newTagTable(tags)
+	}
 	for i := range b.N {
-		if class := c.do(ctx, request{seq: int64(i), deadline: time.Now().Add(5 * time.Second)}); class != "" {
+		t0 := time.Now()
+		class, tag := c.do(ctx, request{seq: int64(i), stream: 1, deadline: time.Now().Add(5 * time.Second)})
+		if class != "" {
 			b.Fatal(class)
 		}
+		rec.record(time.Since(t0), 0, class, 0, tag)
 	}
 }
 
@@ -101,4 +116,29 @@ func BenchmarkRespParser(b *testing.B) {
 			b.Fatal(n, done, err)
 		}
 	}
+}
+
+// BenchmarkRecordTagged is the cost of recording one latency in a worker of
+// a tagged run: the run's recorder and its tag's (issue 50: tagging must
+// cost the loop next to nothing).
+func BenchmarkRecordTagged(b *testing.B) {
+	rec := newRecorder(&windows{})
+	rec.tags = newTagTable([]string{"read", "write", "search", "like"})
+	tags := []string{"read", "write", "search", "like"}
+	b.ReportAllocs()
+	for i := range b.N {
+		rec.record(time.Duration(i%5000)*time.Microsecond, time.Millisecond, "", i>>20, tags[i&3])
+	}
+}
+
+// BenchmarkHTTPRoundTripRawMix is BenchmarkHTTPRoundTripRaw sending a mix
+// of four tagged requests, drawn per request.
+func BenchmarkHTTPRoundTripRawMix(b *testing.B) {
+	benchRaw(b, func(url string) HTTPSpec {
+		var rq []HTTPRequest
+		for _, tag := range []string{"read", "write", "search", "like"} {
+			rq = append(rq, HTTPRequest{URL: "/" + tag, Tag: tag})
+		}
+		return HTTPSpec{URL: url + "/", Requests: rq}
+	})
 }

@@ -5,7 +5,8 @@
 // commands).
 //
 //  1. A Spec is the loop's shape and timing: Clients (closed loop, each
-//     client sends its next request when the last one returns) or Rate
+//     client sends its next request when the last one returns, or, with
+//     Think, when its user's think time after it has passed: think.go) or Rate
 //     (open loop: a pacer fixes every request's intended start, and latency
 //     is measured from it, so a stalled target shows in the tail instead of
 //     being hidden: coordinated omission corrected).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,8 +16,9 @@ import (
 // belongs to one worker goroutine; only abort may be called from another.
 type client interface {
 	// do sends one request and waits for its response until its
-	// deadline; it returns the error class, "" on success.
-	do(ctx context.Context, req request) string
+	// deadline; it returns the error class, "" on success, and the
+	// request's tag ("" in an untagged run).
+	do(ctx context.Context, req request) (class, tag string)
 	stopper
 }
 
@@ -45,6 +47,7 @@ type loop interface {
 // request is one request as the engine hands it to a client.
 type request struct {
 	seq      int64     // sequence number, for generators
+	stream   int64     // closed loop: the client's own, for a mix's draw (Mix); 0 in an open loop
 	deadline time.Time // give up then (timeout, bounded by the run's hard end)
 	measured bool      // inside the measurement window (not warmup)
 }
@@ -65,7 +68,9 @@ var (
 // Spec is what every load kind shares: the loop's shape and its timing.
 // Its plain fields travel as JSON (for agents that run one spec each).
 type Spec struct {
-	Clients     int           `json:"clients,omitempty"`      // closed loop: clients sending back to back
+	Clients     int           `json:"clients,omitempty"`      // closed loop: clients (users), back to back unless they think
+	Think       time.Duration `json:"think,omitempty"`        // closed loop: each user's think time between an outcome and its next request (think.go)
+	ThinkExp    bool          `json:"think_exp,omitempty"`    // closed loop: think times exponential with mean Think (seeded), not constant
 	Rate        float64       `json:"rate,omitempty"`         // open loop (Clients == 0): requests per second
 	Arrival     string        `json:"arrival,omitempty"`      // open loop: "constant" or "poisson" (seeded)
 	MaxInflight int           `json:"max_inflight,omitempty"` // open loop: bound on requests in flight
@@ -117,7 +122,11 @@ type engine struct {
 
 	self selfStats // the generator's own cost over the window; set by measure
 
+	users userStats // closed loop with think time: the users' starts (think.go)
+
 	prepared Prepared // the observers Run readied before the clock started (nil: none)
+
+	tags *tagTable // a tagged target's recorders by tag; nil: untagged
 }
 
 // stopTime is the moment the run was interrupted: fixed by whoever first
@@ -136,14 +145,15 @@ func (r *engine) stopTime() time.Time {
 // starts: a run without warmup opens their windows and guards with its
 // first requests, not a connection later.
 func Run(ctx context.Context, spec Spec, tgt Target) *Result {
-	prepared := Prepare(ctx, spec.Observers)
-	r := newEngine(ctx, spec, tgt)
-	r.prepared = prepared
-	return r.run()
+	return RunConcurrent(ctx, spec.Observers, []Scenario{{Spec: spec, Target: tgt}}, time.Time{})[0]
 }
 
 func newEngine(ctx context.Context, spec Spec, tgt Target) *engine {
-	now := time.Now()
+	return newEngineAt(ctx, spec, tgt, time.Now())
+}
+
+// newEngineAt is an engine whose run starts at now.
+func newEngineAt(ctx context.Context, spec Spec, tgt Target, now time.Time) *engine {
 	r := &engine{spec: spec, tgt: tgt, ctx: ctx, start: now, shared: &windows{},
 		measureAt: now.Add(spec.Warmup), end: now.Add(spec.Warmup + spec.Duration)}
 	r.hardEnd = r.end.Add(spec.Timeout)
@@ -151,87 +161,16 @@ func newEngine(ctx context.Context, spec Spec, tgt Target) *engine {
 	if spec.TickAuto && spec.Clients == 0 {
 		r.tick = AutoTick(spec.Rate / float64(openLoops(spec)))
 	}
+	if t, ok := tgt.(tagged); ok && t.tagNames() != nil {
+		r.tags = newTagTable(t.tagNames())
+	}
 	return r
 }
 
+// run is the engine's run alone (its spec's observers, readied by Run).
 func (r *engine) run() *Result {
-	spec := r.spec
-	// Without a warmup the window opens with the first request: the
-	// guards and observers open before the load starts, or the server's
-	// log lines of the first few requests (counted measured) would come
-	// before the guard's offset (3 ERROR lines short of 210 failed requests
-	// at load, with the watch opened after the dispatch had started). The
-	// window then starts when they are open, so that its duration is all
-	// load.
-	var early *openedWindow
-	if !r.measureAt.After(time.Now()) {
-		early = r.openWindow()
-		d := time.Since(r.measureAt)
-		r.start, r.measureAt, r.end, r.hardEnd = r.start.Add(d), r.measureAt.Add(d), r.end.Add(d), r.hardEnd.Add(d)
-	}
-	var cancel context.CancelFunc
-	r.loadCtx, cancel = context.WithDeadline(r.ctx, r.hardEnd)
-	defer cancel()
-	stopAbort := context.AfterFunc(r.ctx, func() { r.stopTime(); r.abortAll() })
-	defer stopAbort()
-	prog := startProgress(r)
-	dispatchDone := make(chan struct{})
-	go func() {
-		defer close(dispatchDone)
-		if spec.Clients > 0 {
-			r.closedLoop()
-		} else {
-			r.openLoop()
-		}
-	}()
-	res := r.measure(early)
-	<-dispatchDone
-	r.wg.Wait()
-	prog.stop()
-	r.closeAll()
-	return r.collect(res)
-}
-
-// openedWindow is an opened measurement window: the generator's own figures at its
-// start, and the guards' and observers' watch.
-type openedWindow struct {
-	before selfSnapshot
-	w      *Watch
-}
-
-func (r *engine) openWindow() *openedWindow {
-	before := takeSelf()
-	return &openedWindow{before, StartWatch(r.ctx, r.spec.Observers, r.prepared, r.measureAt, true, r.successes)}
-}
-
-// measure waits through warmup and the measurement window, taking the
-// generator's and the observers' figures at both ends; open is the window
-// when it was opened before the load started.
-func (r *engine) measure(open *openedWindow) *Result {
-	res := &Result{}
-	defer r.prepared.Cancel()
-	if !SleepUntil(r.ctx, r.measureAt) {
-		if open != nil {
-			open.w.Stop(0)
-		}
-		res.Interrupted = true
-		return res
-	}
-	if open == nil {
-		open = r.openWindow()
-	}
-	before, w := open.before, open.w
-	res.Interrupted = !SleepUntil(r.ctx, r.end)
-	res.Measured = time.Since(r.measureAt)
-	if res.Measured > r.spec.Duration {
-		res.Measured = r.spec.Duration
-	}
-	r.self = takeSelf().since(before, res.Measured)
-	res.CPU, res.GCPause = r.self.cpu, r.self.gcPause
-	var warnings []string
-	res.Observed, res.Trips, warnings = w.Stop(r.successes())
-	res.Warnings = append(append(res.Warnings, warnings...), TripWarnings(res.Trips)...)
-	return res
+	g := &group{ctx: r.ctx, engines: []*engine{r}, observers: r.spec.Observers, prepared: r.prepared}
+	return g.run(nil)[0]
 }
 
 // SleepUntil waits until t; false if ctx ended first (true at once for a
@@ -276,7 +215,9 @@ func (r *engine) register(s stopper) *recorder {
 	defer r.mu.Unlock()
 	r.clients = append(r.clients, s)
 	if len(r.recs) < maxRecorders {
-		r.recs = append(r.recs, newRecorder(r.shared))
+		rec := newRecorder(r.shared)
+		rec.tags = r.tags
+		r.recs = append(r.recs, rec)
 	}
 	return r.recs[(len(r.clients)-1)%len(r.recs)]
 }
@@ -309,17 +250,26 @@ func (r *engine) deadline(t time.Time) time.Time {
 
 // closedLoop runs spec.Clients workers back to back: a goroutine each, or
 // loops of many clients each where the target can multiplex them.
+//
+// Each client draws its mix (Mix) from its own stream, numbered from
+// SeqBase + 1 so that a fleet's agents draw from streams of their own.
 func (r *engine) closedLoop() {
+	stream := r.spec.SeqBase + 1
 	if m, ok := r.tgt.(multiplexed); ok {
 		// A loop holds its P while it waits in epoll_wait, so one P is left
 		// for the rest of the process (progress, timers, GC); on a 2-core box
 		// that also leaves the target a core, as wrk -t1 and pgbench -j 1 do.
 		n := min(max(runtime.GOMAXPROCS(0)-1, 1), r.spec.Clients)
 		for i := range n {
-			l := m.newLoop(r.spec.Clients/n + btoi(i < r.spec.Clients%n))
+			k := r.spec.Clients/n + btoi(i < r.spec.Clients%n)
+			l := m.newLoop(k)
 			if l == nil {
 				break // this target cannot (https): a goroutine per client
 			}
+			if s, ok := l.(streamed); ok {
+				s.setStreams(stream)
+			}
+			stream += int64(k)
 			rec := r.register(l)
 			r.wg.Go(func() { l.run(r, rec) })
 			if i == n-1 {
@@ -327,19 +277,23 @@ func (r *engine) closedLoop() {
 			}
 		}
 	}
-	for range r.spec.Clients {
+	for i := range r.spec.Clients {
 		c, rec := r.newWorker()
-		r.wg.Go(func() { r.closedWorker(c, rec) })
+		r.wg.Go(func() { r.closedWorker(c, rec, stream+int64(i)) })
 	}
 }
 
-// finished records a closed-loop request from t0 to end, as closedWorker
-// does: warmup counts only for progress, a request Ctrl-C cut short as
-// undecided.
-func (r *engine) finished(rec *recorder, t0, end time.Time, measured bool, class string) {
+// streamed is a loop whose clients draw a mix: client i of it from stream
+// base + i.
+type streamed interface{ setStreams(base int64) }
+
+// finished records a closed-loop request of tag from t0 to end, as
+// closedWorker does: warmup counts only for progress, a request Ctrl-C cut
+// short as undecided.
+func (r *engine) finished(rec *recorder, t0, end time.Time, measured bool, class, tag string) {
 	if r.ctx.Err() != nil {
 		if measured {
-			rec.undecide()
+			rec.undecide(tag)
 		}
 		return
 	}
@@ -348,17 +302,28 @@ func (r *engine) finished(rec *recorder, t0, end time.Time, measured bool, class
 		return
 	}
 	lat := end.Sub(t0)
-	rec.record(lat, lat, class, r.windowOf(t0))
+	rec.record(lat, lat, class, r.windowOf(t0), tag)
 }
 
-func (r *engine) closedWorker(c client, rec *recorder) {
+func (r *engine) closedWorker(c client, rec *recorder, stream int64) {
+	var u user
 	for seq := int64(0); ; seq++ {
+		if r.thinking() && !r.waitUser(&u) {
+			return
+		}
 		t0 := time.Now()
 		if !t0.Before(r.end) || r.ctx.Err() != nil {
 			return
 		}
-		class := c.do(r.loadCtx, request{seq: seq, deadline: r.deadline(t0), measured: !t0.Before(r.measureAt)})
-		r.finished(rec, t0, time.Now(), !t0.Before(r.measureAt), class)
+		if r.thinking() {
+			r.userStarts(rec, &u, t0)
+		}
+		class, tag := c.do(r.loadCtx, request{seq: seq, stream: stream, deadline: r.deadline(t0), measured: !t0.Before(r.measureAt)})
+		end := time.Now()
+		r.finished(rec, t0, end, !t0.Before(r.measureAt), class, tag)
+		if r.thinking() {
+			u.thinkFrom(end)
+		}
 	}
 }
 
@@ -387,6 +352,7 @@ func (r *engine) collect(res *Result) *Result {
 	}
 	res.Count = res.OK.TotalCount()
 	res.Tick = r.tick
+	r.collectUsers(res)
 	res.Intended = res.Count + SumErrors(res.Errors) + res.Dropped + res.Undecided
 	if len(r.scheds) > 0 {
 		res.Intended = r.intended()
@@ -402,15 +368,56 @@ func (r *engine) collect(res *Result) *Result {
 	res.Windows, res.WindowHists = windowCounts(r.shared, r.spec)
 	r.shared.mu.Unlock()
 	res.WindowFigures(r.spec.Window, r.spec.Duration)
+	window := slices.Clone(res.Warnings) // the observers' and guards': the whole window's
 	res.Warnings = append(res.Warnings, r.self.warnings(r.spec, res)...)
+	res.Warnings = append(res.Warnings, countWarnings(res)...)
+	if r.tags != nil {
+		r.collectTags(res, window)
+	}
+	return res
+}
+
+// countWarnings say what the counts of res (a run's or a tag's) mean for
+// its percentiles, and that Ctrl-C cut it short.
+func countWarnings(res *Result) []string {
+	var w []string
 	if failed := SumErrors(res.Errors) + res.Dropped; failed > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("the percentiles count %d failed or dropped requests as lower bounds "+
+		w = append(w, fmt.Sprintf("the percentiles count %d failed or dropped requests as lower bounds "+
 			"(from the intended start to the failure or give-up): run.ok_p(q) has the %d successes alone", failed, res.Count))
 	}
 	if res.Interrupted {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("interrupted: figures cover only what was measured before Ctrl-C (%d requests undecided)", res.Undecided))
+		w = append(w, fmt.Sprintf("interrupted: figures cover only what was measured before Ctrl-C (%d requests undecided)", res.Undecided))
 	}
-	return res
+	return w
+}
+
+// collectTags sets res.Tags: each tag's figures, with the warnings of the
+// whole window (window: the observers' and guards'; the generator's CPU
+// and GC) and its own (its counts, its open-loop lag and lateness). The
+// tags' counts must add up to the run's.
+func (r *engine) collectTags(res *Result, window []string) {
+	res.Tags = r.tags.results(r, res)
+	if _, only := res.Tags[Untagged]; only && len(res.Tags) == 1 && len(r.tgt.(tagged).tagNames()) == 0 {
+		res.Tags = nil // a generator that named no tag: an untagged run
+		return
+	}
+	var sum Result
+	for _, t := range res.Tags {
+		t.Warnings = append(append(slices.Clone(window), r.self.cpuWarnings()...), r.self.openWarnings(r.spec, t)...)
+		t.Warnings = append(t.Warnings, countWarnings(t)...)
+		sum.Intended += t.Intended
+		sum.Count += t.Count
+		sum.Dropped += t.Dropped
+		sum.Undecided += t.Undecided
+	}
+	if sum.Intended != res.Intended || sum.Count != res.Count || sum.Dropped != res.Dropped || sum.Undecided != res.Undecided {
+		// Cannot happen: said out loud rather than trusted if it does.
+		res.Warnings = append(res.Warnings, fmt.Sprintf("accounting: the tags hold %d requests (%d ok, %d dropped, %d undecided), the run %d (%d, %d, %d) (a generator bug)",
+			sum.Intended, sum.Count, sum.Dropped, sum.Undecided, res.Intended, res.Count, res.Dropped, res.Undecided))
+	}
+	if o, ok := res.Tags[OtherTags]; ok {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("more than %d distinct tags: %d requests are counted under %q", MaxTags, o.Intended, OtherTags))
+	}
 }
 
 // windowCounts are the measurement window's per-window counts and

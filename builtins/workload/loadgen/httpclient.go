@@ -4,32 +4,31 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// HTTPTarget is a prepared HTTP/1.1 request. The client is deliberately
-// lean: a raw keep-alive connection per worker, the request bytes built
-// once (or into a reused buffer when a generator makes the path), and the
-// response parsed in place from a bufio.Reader. net/http costs about twice
-// wrk's CPU per request; this costs about what wrk does.
+// HTTPTarget is a prepared HTTP/1.1 request, or a mix of them. The client
+// is deliberately lean: a raw keep-alive connection per worker, the request
+// bytes built once (or into a reused buffer when a generator makes the
+// path), and the response parsed in place from a bufio.Reader. net/http
+// costs about twice wrk's CPU per request; this costs about what wrk does.
 type HTTPTarget struct {
-	addr    string // host:port to dial
-	tls     *tls.Config
-	method  string
-	host    string // Host header
-	base    string // path+query of url, prefix for generated paths
-	headers []byte // "Name: value\r\n" lines
-	body    []byte
-	static  []byte // whole request, when gen is nil
-	gen     func(seq int64) (string, error)
-	noBody  bool          // HEAD: responses carry no body
-	timeout time.Duration // connect timeout bound
-	genErr  atomic.Value  // first generator error (string), for a warning
+	addr     string // host:port to dial
+	tls      *tls.Config
+	host     string                               // Host header
+	kinds    []httpKind                           // the one request, or a mix's
+	draw     *Mix                                 // a mix's draw; nil: kinds[0] every time
+	gen      func(seq int64) (HTTPRequest, error) // a tagged generator (HTTPSpec.Tagged)
+	defaults HTTPSpec                             // what a generated request leaves out
+	timeout  time.Duration                        // connect timeout bound
+	genErr   atomic.Value                         // first generator error (string), for a warning
 }
 
 type httpClient struct {
@@ -49,10 +48,13 @@ func (t *HTTPTarget) newClient() client {
 }
 
 // requestBuilder makes the bytes of request seq: the target's static
-// request, or one built into its reused buffer from the generator's path.
+// request (or a mix's draw of them), or one built into its reused buffer
+// from a generator's path or request.
 type requestBuilder struct {
-	t    *HTTPTarget
-	wbuf []byte
+	t      *HTTPTarget
+	wbuf   []byte
+	tag    string // the last request's
+	noBody bool   // the last request was HEAD
 }
 
 func (c *httpClient) abort() {
@@ -75,34 +77,44 @@ func (c *httpClient) drop() {
 	}
 }
 
-func (c *httpClient) do(ctx context.Context, r request) string {
+func (c *httpClient) do(ctx context.Context, r request) (string, string) {
 	if c.aborted.Load() {
-		return classInterrupted
+		c.request(r.stream, r.seq) // for its tag: Ctrl-C leaves it undecided
+		return classInterrupted, c.tag
 	}
 	deadline := r.deadline
-	req, class := c.request(r.seq)
+	req, class := c.request(r.stream, r.seq)
 	if class != "" {
-		return class
+		return class, c.tag
 	}
 	if c.conn == nil {
 		if class := c.dial(ctx, deadline); class != "" {
-			return class
+			return class, c.tag
 		}
 	}
 	class, keep := c.roundTrip(req, deadline)
 	if !keep {
 		c.drop()
 	}
-	return class
+	return class, c.tag
 }
 
-// request returns the bytes to send for request seq.
-func (c *requestBuilder) request(seq int64) ([]byte, string) {
+// request returns the bytes to send for request seq of stream, and sets
+// the builder's tag and noBody for it.
+func (c *requestBuilder) request(stream, seq int64) ([]byte, string) {
 	t := c.t
-	if t.gen == nil {
-		return t.static, ""
+	if t.gen != nil {
+		return c.generated(seq)
 	}
-	p, err := t.gen(seq)
+	k := &t.kinds[0]
+	if t.draw != nil {
+		k = &t.kinds[t.draw.Pick(stream, seq)]
+	}
+	c.tag, c.noBody = k.tag, k.noBody
+	if k.gen == nil {
+		return k.static, ""
+	}
+	p, err := k.gen(seq)
 	if err != nil {
 		t.genErr.CompareAndSwap(nil, err.Error())
 		return nil, classGenerator
@@ -112,39 +124,73 @@ func (c *requestBuilder) request(seq int64) ([]byte, string) {
 		if !ok {
 			return nil, classOffHost
 		}
-		c.wbuf = t.appendRequest(c.wbuf[:0], uri)
+		c.wbuf = k.appendRequest(c.wbuf[:0], uri)
 		return c.wbuf, ""
 	}
-	base := t.base
+	base := k.base
 	if len(p) > 0 && p[0] == '/' && base[len(base)-1] == '/' {
 		base = base[:len(base)-1] // url "http://h/" + "/search" is "/search"
 	}
-	c.wbuf = t.appendRequest(c.wbuf[:0], base, p)
+	c.wbuf = k.appendRequest(c.wbuf[:0], base, p)
+	return c.wbuf, ""
+}
+
+// generated builds request seq as the tagged generator makes it, with
+// the spec's method, headers and body where it gives none.
+func (c *requestBuilder) generated(seq int64) ([]byte, string) {
+	t := c.t
+	c.tag, c.noBody = Untagged, false
+	rq, err := t.gen(seq)
+	if err != nil {
+		t.genErr.CompareAndSwap(nil, err.Error())
+		return nil, classGenerator
+	}
+	c.tag = rq.Tag
+	k := httpKind{method: strings.ToUpper(or(rq.Method, t.defaults.Method, "GET")), body: t.defaults.Body, headers: t.kinds[0].headers}
+	if rq.Body != nil {
+		k.body = rq.Body
+	}
+	if len(rq.Headers) > 0 {
+		if k.headers, err = t.headerLines(t.defaults.Headers, rq.Headers); err != nil {
+			t.genErr.CompareAndSwap(nil, err.Error())
+			return nil, classGenerator
+		}
+	}
+	uri := t.kinds[0].base
+	switch p := rq.URL; {
+	case strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://"):
+		var ok bool
+		if uri, ok = sameHostURI(p, t); !ok {
+			return nil, classOffHost
+		}
+	case strings.ContainsAny(p+k.method, " \r\n"):
+		t.genErr.CompareAndSwap(nil, fmt.Sprintf("malformed request: %s %q", k.method, p))
+		return nil, classGenerator
+	case p != "":
+		uri = joinPath(uri, p)
+	}
+	c.noBody = k.method == "HEAD"
+	c.wbuf = k.appendRequest(c.wbuf[:0], uri)
 	return c.wbuf, ""
 }
 
 // appendRequest builds method, path (the concatenation of parts), headers
 // and body into b.
-func (t *HTTPTarget) appendRequest(b []byte, parts ...string) []byte {
-	b = append(b, t.method...)
+func (k *httpKind) appendRequest(b []byte, parts ...string) []byte {
+	b = append(b, k.method...)
 	b = append(b, ' ')
 	for _, p := range parts {
 		b = append(b, p...)
 	}
 	b = append(b, " HTTP/1.1\r\n"...)
-	if t.host != "" {
-		b = append(b, "Host: "...)
-		b = append(b, t.host...)
-		b = append(b, "\r\n"...)
-	}
-	b = append(b, t.headers...)
-	if len(t.body) > 0 || t.method == "POST" || t.method == "PUT" || t.method == "PATCH" {
+	b = append(b, k.headers...)
+	if len(k.body) > 0 || k.method == "POST" || k.method == "PUT" || k.method == "PATCH" {
 		b = append(b, "Content-Length: "...)
-		b = strconv.AppendInt(b, int64(len(t.body)), 10)
+		b = strconv.AppendInt(b, int64(len(k.body)), 10)
 		b = append(b, "\r\n"...)
 	}
 	b = append(b, "\r\n"...)
-	return append(b, t.body...)
+	return append(b, k.body...)
 }
 
 func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
@@ -203,7 +249,7 @@ func (c *httpClient) roundTrip(req []byte, deadline time.Time) (class string, ke
 // readResponse reads one response through the parser the epoll loop uses,
 // so both clients frame (and refuse) responses alike, and drops its body.
 func (c *httpClient) readResponse() (int, error) {
-	c.resp.reset(c.t.noBody)
+	c.resp.reset(c.noBody)
 	for {
 		if c.br.Buffered() == 0 {
 			if _, err := c.br.Peek(1); err == io.EOF {

@@ -63,22 +63,24 @@ func (l *httpLoop) runOpen(r *engine, rec *recorder, s *schedule) {
 }
 
 // launch sends job j on connection i, measured from j's intended start.
+// The request is made first, so that a failed dial counts in its tag.
 func (l *httpLoop) launch(i int, j job, now time.Time) {
 	r, c := l.r, l.conns[i]
 	c.due, c.measured, c.t0 = j.due, r.inMeasurement(j.due), now
+	req, class := c.req.request(0, j.seq)
+	c.tag = c.req.tag
+	if class != "" {
+		r.settled(l.rec, &c.inflight, time.Now(), class)
+		return
+	}
 	if c.fd < 0 {
 		if class := l.dial(r, c, now); class != "" {
 			r.settled(l.rec, &c.inflight, time.Now(), class)
 			return
 		}
 	}
-	req, class := c.req.request(j.seq)
-	if class != "" {
-		r.settled(l.rec, &c.inflight, time.Now(), class)
-		return
-	}
 	c.busy, c.deadline = true, r.deadline(now)
-	c.resp.reset(l.t.noBody)
+	c.resp.reset(c.req.noBody)
 	slowdown()
 	l.flush(r, l.rec, c, req)
 }
@@ -101,26 +103,29 @@ func (l *httpLoop) ready(ev syscall.EpollEvent) {
 
 // send sends c's next request, dialling first if c has no connection; it
 // reports whether a request is in flight.
+//
+// The request is made before a dial, so that a refused one counts in its
+// tag; the next request is made again after the retry wait.
 func (l *httpLoop) send(r *engine, rec *recorder, c *httpConn, now time.Time) bool {
 	measured := !now.Before(r.measureAt)
-	if c.fd < 0 {
-		if now.Before(c.retryAt) {
-			return false
-		}
-		if class := l.dial(r, c, now); class != "" {
-			c.retryAt = time.Now().Add(retryAfter)
-			r.finished(rec, now, time.Now(), measured, class)
-			return false
-		}
-	}
-	req, class := c.req.request(c.seq)
-	c.seq++
-	if class != "" {
-		r.finished(rec, now, time.Now(), measured, class)
+	if c.fd < 0 && now.Before(c.retryAt) {
 		return false
 	}
-	c.busy, c.t0, c.measured, c.deadline = true, now, measured, r.deadline(now)
-	c.resp.reset(l.t.noBody)
+	req, class := c.req.request(l.streams+int64(c.id), c.seq)
+	c.seq++
+	if class != "" {
+		r.finished(rec, now, time.Now(), measured, class, c.req.tag)
+		return false
+	}
+	if c.fd < 0 {
+		if class := l.dial(r, c, now); class != "" {
+			c.retryAt = time.Now().Add(retryAfter)
+			r.finished(rec, now, time.Now(), measured, class, c.req.tag)
+			return false
+		}
+	}
+	c.busy, c.t0, c.measured, c.deadline, c.tag = true, now, measured, r.deadline(now), c.req.tag
+	c.resp.reset(c.req.noBody)
 	slowdown()
 	l.flush(r, rec, c, req)
 	return c.busy
@@ -200,7 +205,7 @@ func (l *httpLoop) receive(r *engine, rec *recorder, c *httpConn) {
 		l.drop(c) // closing, or bytes no request asked for
 	}
 	l.finish(r, rec, c, now)
-	if !l.open && now.Before(r.end) && r.ctx.Err() == nil {
+	if !l.open && !r.thinking() && now.Before(r.end) && r.ctx.Err() == nil {
 		l.send(r, rec, c, now) // back to back, as closedWorker
 	}
 }

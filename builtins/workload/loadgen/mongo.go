@@ -34,6 +34,31 @@ type MongoSpec struct {
 	Request    func(seq int64) (*MongoRequest, error) // request seq's arguments
 	Conns      int                                    // connections: the clients, or the open loop's max in flight
 	Timeout    time.Duration                          // per operation, and the bound on connecting
+
+	// Tagged says Request names each request's tag (MongoRequest.Tag).
+	Tagged bool
+	// Requests is a mix instead of Op, Collection and Request: each
+	// request is one of these, drawn by weight (Mix, seeded by Seed),
+	// counted under its tag.
+	Requests []MongoKind
+	Seed     uint64
+}
+
+// MongoKind is one request of a mix.
+type MongoKind struct {
+	Tag        string // "": "op collection"
+	Weight     float64
+	Op         string
+	Collection string
+	Request    func(seq int64) (*MongoRequest, error)
+}
+
+// mongoKind is a MongoKind ready to send.
+type mongoKind struct {
+	tag  string
+	op   string
+	coll *mongo.Collection
+	req  func(seq int64) (*MongoRequest, error)
 }
 
 // MongoRequest is one request's arguments; which fields count depends on
@@ -51,6 +76,7 @@ type MongoRequest struct {
 	Pipeline   any                // aggregate
 	Writes     []mongo.WriteModel // bulk
 	Ordered    bool               // bulk: stop at the first error
+	Tag        string             // a tagged generator's name for the request
 
 	// The driver's options for the fields above, built once per request
 	// value: a static request is one value sent by every client, and the
@@ -88,9 +114,9 @@ func (q *MongoRequest) options() *MongoRequest {
 // pool holds Conns connections.
 type MongoTarget struct {
 	client *mongo.Client
-	coll   *mongo.Collection
-	op     string
-	req    func(seq int64) (*MongoRequest, error)
+	kinds  []mongoKind // the one request, or a mix's
+	draw   *Mix        // nil: kinds[0] every time
+	tagged bool        // a mix's, or a tagged generator's
 
 	mu   sync.Mutex
 	docs int64 // documents read (find, aggregate) or written by the measured requests
@@ -105,11 +131,26 @@ var (
 // connection setup) and checks the operation, so that a typo is an error
 // rather than a run in which every request failed. Close disconnects.
 func OpenMongo(ctx context.Context, spec MongoSpec) (*MongoTarget, error) {
-	if !validOp(spec.Op) {
-		return nil, fmt.Errorf("op must be one of %v, got %q", MongoOps, spec.Op)
+	kinds := spec.Requests
+	if len(kinds) == 0 {
+		kinds = []MongoKind{{Op: spec.Op, Collection: spec.Collection, Request: spec.Request}}
 	}
-	if spec.Request == nil {
-		return nil, errors.New("no request arguments")
+	weights := make([]float64, len(kinds))
+	for i, k := range kinds {
+		where := ""
+		if len(spec.Requests) > 0 {
+			where = fmt.Sprintf("requests[%d]: ", i)
+		}
+		if !validOp(k.Op) {
+			return nil, fmt.Errorf("%sop must be one of %v, got %q", where, MongoOps, k.Op)
+		}
+		if k.Request == nil {
+			return nil, errors.New(where + "no request arguments")
+		}
+		weights[i] = max(k.Weight, 0)
+		if k.Weight == 0 {
+			weights[i] = 1
+		}
 	}
 	opts := options.Client().ApplyURI(spec.URI).SetMaxPoolSize(uint64(spec.Conns)).
 		SetServerSelectionTimeout(spec.Timeout + 5*time.Second).SetConnectTimeout(spec.Timeout + 5*time.Second)
@@ -120,7 +161,20 @@ func OpenMongo(ctx context.Context, spec MongoSpec) (*MongoTarget, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
-	t := &MongoTarget{client: c, coll: c.Database(spec.Database).Collection(spec.Collection), op: spec.Op, req: spec.Request}
+	t := &MongoTarget{client: c, tagged: spec.Tagged || len(spec.Requests) > 0}
+	for _, k := range kinds {
+		tag := k.Tag
+		if tag == "" && len(spec.Requests) > 0 {
+			tag = k.Op + " " + k.Collection
+		}
+		t.kinds = append(t.kinds, mongoKind{tag: tag, op: k.Op, coll: c.Database(spec.Database).Collection(k.Collection), req: k.Request})
+	}
+	if len(spec.Requests) > 0 {
+		if t.draw, err = NewMix(weights, spec.Seed); err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
 	if err := t.warm(ctx, spec.Conns, spec.Timeout); err != nil {
 		t.Close()
 		return nil, fmt.Errorf("connect: %w", err)
@@ -188,34 +242,88 @@ func (c *mongoClient) close() {
 	c.t.mu.Unlock()
 }
 
-func (c *mongoClient) do(ctx context.Context, r request) string {
-	req, err := c.t.req(r.seq)
-	if err != nil || req == nil {
-		return classGenerator
+func (c *mongoClient) do(ctx context.Context, r request) (string, string) {
+	k, req, tag := c.t.request(r.stream, r.seq)
+	if req == nil {
+		return classGenerator, tag
 	}
 	ctx, cancel := context.WithDeadline(ctx, r.deadline)
 	defer cancel()
-	n, err := c.run(ctx, req)
+	n, err := c.run(ctx, k, req)
 	if err != nil {
 		if c := unreachable(err); c != "" {
-			return c
+			return c, tag
 		}
 		if ctx.Err() == context.DeadlineExceeded {
-			return classTimeout
+			return classTimeout, tag
 		}
-		return classifyMongo(err)
+		return classifyMongo(err), tag
 	}
 	if r.measured {
 		c.docs += n
 	}
-	return ""
+	return "", tag
+}
+
+// request is request seq of stream: its kind (a mix's draw), its
+// arguments (nil when the generator failed) and its tag.
+func (t *MongoTarget) request(stream, seq int64) (*mongoKind, *MongoRequest, string) {
+	k := &t.kinds[0]
+	if t.draw != nil {
+		k = &t.kinds[t.draw.Pick(stream, seq)]
+	}
+	req, err := k.req(seq)
+	tag := k.tag
+	switch {
+	case err != nil || req == nil:
+		req = nil
+		if t.tagged && tag == "" {
+			tag = Untagged
+		}
+	case req.Tag != "":
+		tag = req.Tag
+	case t.tagged && tag == "":
+		tag = Untagged
+	}
+	return k, req, tag
+}
+
+// Tags are the mix's tags in order, each once; nil for an untagged target.
+func (t *MongoTarget) Tags() []string { return t.tagNames() }
+
+// Shares are each tag's share of the mix's weights; nil without a mix.
+func (t *MongoTarget) Shares() map[string]float64 {
+	tags := make([]string, len(t.kinds))
+	for i, k := range t.kinds {
+		tags[i] = k.tag
+	}
+	return mixShares(tags, t.draw)
+}
+
+func (t *MongoTarget) tagNames() []string {
+	switch {
+	case t.draw != nil:
+		tags := make([]string, len(t.kinds))
+		for i, k := range t.kinds {
+			tags[i] = k.tag
+		}
+		return uniqueTags(tags)
+	case t.tagged:
+		return []string{}
+	}
+	return nil
+}
+
+func (t *MongoTarget) tagOf(seq int64) string {
+	_, _, tag := t.request(0, seq)
+	return tag
 }
 
 // run sends the operation and reads its whole answer (a find's every
 // batch), returning how many documents it read or wrote.
-func (c *mongoClient) run(ctx context.Context, req *MongoRequest) (int64, error) {
-	coll, req := c.t.coll, req.options()
-	switch c.t.op {
+func (c *mongoClient) run(ctx context.Context, k *mongoKind, req *MongoRequest) (int64, error) {
+	coll, req := k.coll, req.options()
+	switch k.op {
 	case MongoFind:
 		if req.findOpts == nil {
 			cur, err := coll.Find(ctx, orEmpty(req.Filter))

@@ -108,7 +108,7 @@ func (s *schedule) abandon(r *engine, rec *recorder) {
 			return
 		}
 		if r.inMeasurement(j.due) {
-			rec.undecide()
+			rec.undecide(r.tagOf(j.seq))
 		}
 	}
 }
@@ -281,28 +281,28 @@ func (r *engine) openWorker(c client, rec *recorder, sched *schedule) {
 		measured := r.inMeasurement(j.due)
 		if !sl.until(r.ctx, r.sendAt(j.due)) {
 			if measured && j.due.Before(r.stopTime()) {
-				rec.undecide()
+				rec.undecide(r.tagOf(j.seq))
 			}
 			return
 		}
 		sent := time.Now()
 		if waited := sent.Sub(j.due); waited > r.spec.Timeout {
 			if measured {
-				rec.drop(waited, r.windowOf(j.due))
+				rec.drop(waited, r.windowOf(j.due), r.tagOf(j.seq))
 			}
 			continue
 		}
-		class := c.do(r.loadCtx, request{seq: j.seq, deadline: r.deadline(sent), measured: measured})
+		class, tag := c.do(r.loadCtx, request{seq: j.seq, deadline: r.deadline(sent), measured: measured})
 		if r.ctx.Err() != nil {
 			// Interrupted mid-request: not a measurement. A job due at or
 			// after the stop is not intended (see intended), even when its
 			// timer fired in the same instant as Ctrl-C.
 			if measured && j.due.Before(r.stopTime()) {
-				rec.undecide()
+				rec.undecide(tag)
 			}
 			return
 		}
-		r.openFinished(rec, j.due, sent, time.Now(), measured, class)
+		r.openFinished(rec, j.due, sent, time.Now(), measured, class, tag)
 	}
 }
 
@@ -310,19 +310,19 @@ func (r *engine) openWorker(c client, rec *recorder, sched *schedule) {
 // and decided at done: from its intended start, with its dispatch lag.
 // After Ctrl-C it is undecided if it was due before the stop (the account
 // of intended ends there).
-func (r *engine) openFinished(rec *recorder, due, sent, done time.Time, measured bool, class string) {
+func (r *engine) openFinished(rec *recorder, due, sent, done time.Time, measured bool, class, tag string) {
 	switch {
 	case r.ctx.Err() != nil:
 		if measured && due.Before(r.stopTime()) {
-			rec.undecide() // interrupted mid-request: not a measurement
+			rec.undecide(tag) // interrupted mid-request: not a measurement
 		}
 	case !measured:
 		rec.warm.Add(1)
 	default:
-		rec.dispatched(sent.Sub(due))
-		rec.record(done.Sub(due), done.Sub(sent), class, r.windowOf(due))
+		rec.dispatched(sent.Sub(due), tag)
+		rec.record(done.Sub(due), done.Sub(sent), class, r.windowOf(due), tag)
 		if class == "" && !done.Before(r.end) {
-			rec.after.Add(1)
+			rec.answeredAfter(tag)
 		}
 	}
 }

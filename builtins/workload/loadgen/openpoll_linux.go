@@ -88,7 +88,7 @@ func (d *openDriver) dispatch(now time.Time) {
 		if waited := now.Sub(j.due); waited > r.spec.Timeout {
 			d.head++
 			if r.inMeasurement(j.due) {
-				d.rec.drop(waited, r.windowOf(j.due))
+				d.rec.drop(waited, r.windowOf(j.due), r.tagOf(j.seq))
 			}
 			continue
 		}
@@ -178,12 +178,12 @@ func (d *openDriver) interrupted() {
 	r, stop := d.r, d.r.stopTime()
 	for i := range d.used {
 		if c := d.ops.client(i); c.busy && c.measured && c.due.Before(stop) {
-			d.rec.undecide() // busy stays: close drops the connection
+			d.rec.undecide(c.tag) // busy stays: close drops the connection
 		}
 	}
 	for _, j := range d.queue[d.head:] {
 		if r.inMeasurement(j.due) && j.due.Before(stop) {
-			d.rec.undecide()
+			d.rec.undecide(r.tagOf(j.seq))
 		}
 	}
 }
@@ -237,10 +237,13 @@ func (a *arrivals) read(fd int, b []byte) (int, time.Time, error) {
 // its start in a closed loop, from its intended start in an open one.
 func (r *engine) settled(rec *recorder, c *inflight, end time.Time, class string) {
 	if c.due.IsZero() {
-		r.finished(rec, c.t0, end, c.measured, class)
+		r.finished(rec, c.t0, end, c.measured, class, c.tag)
+		if r.thinking() {
+			c.thinkFrom(end)
+		}
 		return
 	}
-	r.openFinished(rec, c.due, c.t0, end, c.measured, class)
+	r.openFinished(rec, c.due, c.t0, end, c.measured, class, c.tag)
 }
 
 func minTime(a, b time.Time) time.Time {

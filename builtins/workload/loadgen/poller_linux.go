@@ -376,6 +376,8 @@ type inflight struct {
 	deadline time.Time
 	measured bool
 	retryAt  time.Time // after a refused connection
+	tag      string    // the request's tag, in a tagged run
+	user               // closed loop with think time: when the user's next request is due
 }
 
 // loopOps is a multiplexed loop's part in drive.
@@ -401,7 +403,7 @@ func (r *engine) drive(p *poller, n int, ops loopOps, rec *recorder) {
 		if r.ctx.Err() != nil {
 			for i := range n { // interrupted: requests in flight are not measurements
 				if c := ops.client(i); c.busy && c.measured {
-					rec.undecide() // busy stays: close drops the connection
+					rec.undecide(c.tag) // busy stays: close drops the connection
 				}
 			}
 			return
@@ -410,8 +412,8 @@ func (r *engine) drive(p *poller, n int, ops loopOps, rec *recorder) {
 			busy, wait := 0, maxWait
 			for i := range n {
 				c := ops.client(i)
-				if !c.busy && now.Before(r.end) && !ops.start(i, now) {
-					wait = min(wait, c.retryAt.Sub(now))
+				if !c.busy && now.Before(r.end) {
+					wait = min(wait, r.startClient(ops, rec, i, c, now))
 				}
 				if c.busy {
 					if !now.Before(c.deadline) {
@@ -431,10 +433,40 @@ func (r *engine) drive(p *poller, n int, ops loopOps, rec *recorder) {
 			// scanEvery when woken by sockets.
 			wakeAt, nextScan = now.Add(max(wait, 0)), now.Add(scanEvery)
 		}
-		for _, ev := range p.wait(wakeAt.Sub(now)) {
+		for _, ev := range r.waitLoop(p, wakeAt.Sub(now)) {
 			ops.ready(ev)
 		}
 	}
+}
+
+// startClient starts idle client i's next request, or, for a user still
+// thinking, leaves it be; it returns how soon drive must look at the
+// client again (maxWait when nothing is due sooner).
+func (r *engine) startClient(ops loopOps, rec *recorder, i int, c *inflight, now time.Time) time.Duration {
+	if !r.thinking() {
+		if ops.start(i, now) {
+			return maxWait
+		}
+		return c.retryAt.Sub(now)
+	}
+	if !r.userReady(&c.user, now) {
+		return c.ready.Sub(now)
+	}
+	r.userStarts(rec, &c.user, now)
+	if !ops.start(i, now) { // it failed before it was sent: the user thinks again
+		c.thinkAfterFailedStart(time.Now(), c.retryAt)
+		return c.ready.Sub(now)
+	}
+	return maxWait
+}
+
+// waitLoop waits up to d for the sockets: to the millisecond, or, when
+// users think, to the microsecond, so each starts when its think ends.
+func (r *engine) waitLoop(p *poller, d time.Duration) []syscall.EpollEvent {
+	if r.thinking() {
+		return p.waitFor(d, waitEvents)
+	}
+	return p.wait(d)
 }
 
 // loopBase is what the HTTP and SQL event loops share: the poller, the
@@ -445,15 +477,18 @@ type loopBase struct {
 	err      error   // making the poller failed
 	r        *engine // set by runClosed and runOpenOn
 	rec      *recorder
-	arrivals // open: running an open loop (runOpenOn), no request back to back
+	arrivals       // open: running an open loop (runOpenOn), no request back to back
+	streams  int64 // closed loop: client i draws a mix from stream streams + i (setStreams)
 }
+
+func (b *loopBase) setStreams(base int64) { b.streams = base }
 
 // runClosed drives ops's n clients as a closed loop. Without a poller the
 // loop records its error once and ends.
 func (b *loopBase) runClosed(r *engine, rec *recorder, ops loopOps, n int) {
 	if b.err != nil {
 		now := time.Now()
-		r.finished(rec, now, now, !now.Before(r.measureAt), classify(b.err))
+		r.finished(rec, now, now, !now.Before(r.measureAt), classify(b.err), Untagged)
 		return
 	}
 	b.r, b.rec = r, rec

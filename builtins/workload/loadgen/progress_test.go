@@ -24,7 +24,7 @@ func TestProgressLineSaysStepAndWhyNoP99(t *testing.T) {
 		{2500 * time.Millisecond, true, []string{"pair 2/4 B ", "p99 2.01 ms (last 1s window)"}},
 	} {
 		if tc.fold {
-			r.recs[0].record(2*time.Millisecond, 2*time.Millisecond, "", 0)
+			r.recs[0].record(2*time.Millisecond, 2*time.Millisecond, "", 0, "")
 			r.recs[0].flush()
 		}
 		line := progressLine(r, start.Add(tc.at), 100, 0)

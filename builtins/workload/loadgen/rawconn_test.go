@@ -88,7 +88,7 @@ func TestHTTPSOverRawConn(t *testing.T) {
 	c := tgt.newClient()
 	defer c.close()
 	for i := range 20 {
-		if class := c.do(context.Background(), request{seq: int64(i), deadline: time.Now().Add(5 * time.Second)}); class != "" {
+		if class, _ := c.do(context.Background(), request{seq: int64(i), deadline: time.Now().Add(5 * time.Second)}); class != "" {
 			t.Fatalf("request %d: %s", i, class)
 		}
 	}

@@ -33,6 +33,9 @@ type recorder struct {
 	cur       *windowAcc
 	shared    *windows
 
+	tags  *tagTable            // a tagged run's recorders by tag; nil untagged (and in a tag's own)
+	byTag map[string]*recorder // this recorder's lookups in tags
+
 	after atomic.Int64 // open loop: successes of the window whose response came after it closed
 	done  atomic.Int64 // successes in the measurement window
 	errs  atomic.Int64 // errors in the measurement window
@@ -53,9 +56,9 @@ func newRecorder(shared *windows) *recorder {
 }
 
 // record adds one finished request: its latency from the intended start,
-// its service time, its error class ("" for success), and the window it
-// belongs to.
-func (r *recorder) record(latency, service time.Duration, class string, win int) {
+// its service time, its error class ("" for success), the window it
+// belongs to, and its tag (in a tagged run: recorded again in the tag's).
+func (r *recorder) record(latency, service time.Duration, class string, win int, tag string) {
 	us := min(max(int64(latency/time.Microsecond), HistMin), HistMax)
 	r.mu.Lock()
 	if win != r.win {
@@ -67,14 +70,20 @@ func (r *recorder) record(latency, service time.Duration, class string, win int)
 		_ = r.ok.RecordValue(us)
 		_ = r.service.RecordValue(min(max(int64(service/time.Microsecond), HistMin), HistMax))
 		r.cur.ok++
-		r.mu.Unlock()
-		r.done.Add(1)
-		return
+	} else {
+		r.errors[class]++
+		r.cur.errors[class]++
 	}
-	r.errors[class]++
-	r.cur.errors[class]++
+	t := r.tagRec(tag)
 	r.mu.Unlock()
-	r.errs.Add(1)
+	if class == "" {
+		r.done.Add(1)
+	} else {
+		r.errs.Add(1)
+	}
+	if t != nil {
+		t.record(latency, service, class, win, "")
+	}
 }
 
 func (r *recorder) switchWindow(win int) {
@@ -90,18 +99,22 @@ func (r *recorder) switchWindow(win int) {
 }
 
 // dispatched notes the dispatch lag of a measured open-loop request.
-func (r *recorder) dispatched(lag time.Duration) {
+func (r *recorder) dispatched(lag time.Duration, tag string) {
 	r.mu.Lock()
 	_ = r.lag.RecordValue(min(max(int64(lag/time.Microsecond), HistMin), HistMax))
 	if lag > lateAfter {
 		r.late++
 	}
+	t := r.tagRec(tag)
 	r.mu.Unlock()
+	if t != nil {
+		t.dispatched(lag, "")
+	}
 }
 
 // drop counts a measured open-loop request that was given up unsent,
 // waited the given time from its intended start, of window win.
-func (r *recorder) drop(waited time.Duration, win int) {
+func (r *recorder) drop(waited time.Duration, win int, tag string) {
 	us := min(max(int64(waited/time.Microsecond), HistMin), HistMax)
 	r.mu.Lock()
 	if win != r.win {
@@ -111,14 +124,37 @@ func (r *recorder) drop(waited time.Duration, win int) {
 	_ = r.cur.hist.RecordValue(us)
 	r.cur.dropped++
 	r.dropped++
+	t := r.tagRec(tag)
 	r.mu.Unlock()
+	if t != nil {
+		t.drop(waited, win, "")
+	}
 }
 
 // undecide counts a measured request that Ctrl-C left without an outcome.
-func (r *recorder) undecide() {
+func (r *recorder) undecide(tag string) {
 	r.mu.Lock()
 	r.undecided++
+	t := r.tagRec(tag)
 	r.mu.Unlock()
+	if t != nil {
+		t.undecide("")
+	}
+}
+
+// answeredAfter counts an open-loop success of the window answered after
+// it closed.
+func (r *recorder) answeredAfter(tag string) {
+	r.after.Add(1)
+	if r.tags == nil {
+		return
+	}
+	r.mu.Lock()
+	t := r.tagRec(tag)
+	r.mu.Unlock()
+	if t != nil {
+		t.after.Add(1)
+	}
 }
 
 // flush folds what is left into the shared windows; called once at the end.

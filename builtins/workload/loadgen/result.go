@@ -30,7 +30,7 @@ type Result struct {
 	WindowHists []*hdrhistogram.Histogram `json:"-"`                  // each window's latencies (2 digits), for merging runs
 	Intended    int64                     `json:"intended"`           // requests due (open loop) or started (closed loop) in the window
 	Count       int64                     `json:"count"`              // successful requests in the window
-	Late        int64                     `json:"late"`               // open loop: sent more than 10 ms after their intended start
+	Late        int64                     `json:"late"`               // sent more than 10 ms after their intended start (open loop) or their user's think (think.go)
 	After       int64                     `json:"after"`              // open loop: successes (of requests due in the window) answered after it closed
 	Tick        time.Duration             `json:"tick_ns,omitempty"`  // open loop: the tick it ran with (Spec.Tick, or AutoTick's choice)
 	Dropped     int64                     `json:"dropped"`            // open loop: given up unsent, a timeout or more behind
@@ -42,6 +42,14 @@ type Result struct {
 	Observed    map[string]float64        `json:"observed,omitempty"` // the observers' figures; not merged (a fleet's observers run on the coordinator)
 	Warnings    []string                  `json:"warnings,omitempty"` // what may make the figures less than they seem
 	Trips       []guard.Trip              `json:"trips,omitempty"`    // run guards that tripped (guards.go): fatal ones make the run invalid
+	// Tags are a tagged run's figures by tag (tags.go), each a whole
+	// Result whose counts add up to its Intended; the tags' sum is the
+	// run's. The whole window's figures (CPU and GC shared out by decided
+	// requests, observers, trips) are the run's. Nil for an untagged run.
+	Tags   map[string]*Result `json:"tags,omitempty"`
+	Think  time.Duration      `json:"think_ns,omitempty"` // users with think time: the think they took before the window's requests, summed (think.go)
+	Thinks int64              `json:"thinks,omitempty"`   // how many think times Think sums
+	Gaps   Moments            `json:"gaps"`               // users with think time: gaps between consecutive intended starts (ends of think), µs, all users merged (a fleet: pooled over its agents)
 }
 
 // Window is one measurement window of a run.
@@ -83,7 +91,19 @@ func (r *Result) Merge(o *Result, shift int) {
 	r.GCPause += o.GCPause
 	r.Warnings = append(r.Warnings, o.Warnings...)
 	r.Trips = append(r.Trips, o.Trips...)
+	r.Think += o.Think
+	r.Thinks += o.Thinks
+	r.Gaps.Merge(o.Gaps)
 	r.mergeWindows(o, max(shift, 0))
+	for tag, t := range o.Tags {
+		if r.Tags == nil {
+			r.Tags = map[string]*Result{}
+		}
+		if r.Tags[tag] == nil {
+			r.Tags[tag] = NewResult()
+		}
+		r.Tags[tag].Merge(t, shift)
+	}
 }
 
 func (r *Result) mergeWindows(o *Result, shift int) {
@@ -120,6 +140,9 @@ func (r *Result) WindowFigures(window, duration time.Duration) {
 		if length := min(window.Seconds(), duration.Seconds()-w.Start); length > 0 {
 			w.RPS = float64(w.Count) / length
 		}
+	}
+	for _, t := range r.Tags {
+		t.WindowFigures(window, duration)
 	}
 }
 

@@ -38,6 +38,10 @@ func everyField(t *testing.T) *Result {
 			*x = []guard.Trip{{Kind: "exited", Fatal: true}}
 		case *bool:
 			*x = true
+		case *map[string]*Result:
+			*x = map[string]*Result{"read": {Hist: hist(), OK: hist(), Count: 1, Intended: 1, Errors: map[string]int64{}}}
+		case *Moments:
+			*x = Moments{N: 2, Mean: 1, M2: 1}
 		default:
 			if f.CanInt() {
 				f.SetInt(1)
@@ -83,5 +87,10 @@ func TestMergeAndWireCarryEveryField(t *testing.T) {
 	}
 	if m := missing(&back); len(m) > 0 {
 		t.Errorf("the wire drops %v", m)
+	}
+	for _, r := range []*Result{merged, &back} {
+		if tag := r.Tags["read"]; tag == nil || tag.Count != 1 || tag.Hist == nil || tag.Hist.TotalCount() != 1 {
+			t.Errorf("a tag's figures lost: %+v", tag)
+		}
 	}
 }

@@ -61,6 +61,11 @@ func (s selfStats) cpuShare() float64 {
 
 // warnings say when the generator, not the target, may have set the pace.
 func (s selfStats) warnings(spec Spec, res *Result) []string {
+	return append(s.cpuWarnings(), s.openWarnings(spec, res)...)
+}
+
+// cpuWarnings are the generator's own: its CPU and GC over the window.
+func (s selfStats) cpuWarnings() []string {
 	var w []string
 	if share := s.cpuShare(); share > 0.85 {
 		w = append(w, fmt.Sprintf("the generator used %.0f%% of its %d CPUs: it may have been the bottleneck", share*100, goruntime.GOMAXPROCS(0)))
@@ -68,10 +73,20 @@ func (s selfStats) warnings(spec Spec, res *Result) []string {
 	if s.measured > 0 && s.gcPause > s.measured/100 {
 		w = append(w, fmt.Sprintf("the generator spent %s in GC pauses (%d GCs)", s.gcPause.Round(time.Microsecond), s.numGC))
 	}
-	if spec.Clients == 0 {
-		w = append(w, openLoopWarnings(spec, res)...)
-	}
 	return w
+}
+
+// openWarnings are an open loop's lag, lateness and drops in res, or
+// users' late sends and long thinks (think.go) in a closed loop with think
+// time.
+func (s selfStats) openWarnings(spec Spec, res *Result) []string {
+	switch {
+	case spec.Clients == 0:
+		return openLoopWarnings(spec, res)
+	case spec.Think > 0:
+		return thinkWarnings(res)
+	}
+	return nil
 }
 
 func openLoopWarnings(spec Spec, res *Result) []string {

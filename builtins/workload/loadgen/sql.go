@@ -32,14 +32,41 @@ type SQLSpec struct {
 	Args       func(seq int64) ([]any, error) // request seq's arguments; nil for none
 	Conns      int                            // connections: the clients, or the open loop's max in flight
 	Timeout    time.Duration                  // statement_timeout, and the bound on connecting
+
+	// TaggedArgs is Args with each request's tag, for a generator that
+	// names them; nil for none.
+	TaggedArgs func(seq int64) ([]any, string, error)
+	// Requests is a mix instead of Statements: each request runs one of
+	// these scripts, drawn by weight (Mix, seeded by Seed), counted under
+	// its tag.
+	Requests []SQLRequest
+	Seed     uint64
 }
 
-// SQLTarget runs the script (one or more statements, in order) per request
-// on a pgx pool in cache_statement mode.
+// SQLRequest is one request of a mix: its script and its arguments.
+type SQLRequest struct {
+	Tag        string                         // "": its first statement's tag
+	Weight     float64                        // its share is weight over the sum; 0 counts as 1
+	Statements []Statement                    // run in order
+	Args       func(seq int64) ([]any, error) // nil for none
+}
+
+// sqlKind is one script a request may run: statements first..end-1 of
+// the target's, with its arguments.
+type sqlKind struct {
+	tag        string
+	first, end int
+	args       func(seq int64) ([]any, string, error)
+}
+
+// SQLTarget runs a script (one or more statements, in order) per request
+// on a pgx pool in cache_statement mode: the one script, or a mix's draw.
 type SQLTarget struct {
-	pool  *pgxpool.Pool
-	stmts []Statement
-	args  func(seq int64) ([]any, error)
+	pool   *pgxpool.Pool
+	stmts  []Statement // every kind's, each prepared once per connection
+	kinds  []sqlKind
+	draw   *Mix // nil: kinds[0] every time
+	tagged bool // a mix, or TaggedArgs: requests carry tags
 
 	// raw says the connections are plain sockets an event loop can read
 	// and write itself; over TLS (sslmode=require, or prefer against a
@@ -56,8 +83,10 @@ type SQLTarget struct {
 // server refuses (a typo, a missing table) is an error naming it rather
 // than a run in which every request failed. Close releases the pool.
 func OpenSQL(ctx context.Context, spec SQLSpec) (*SQLTarget, error) {
-	t := &SQLTarget{stmts: tagStatements(append([]Statement(nil), spec.Statements...)), args: spec.Args}
-	var err error
+	t, err := newSQLTarget(spec)
+	if err != nil {
+		return nil, err
+	}
 	if t.pool, err = openPool(ctx, spec.DSN, spec.Conns, spec.Timeout); err != nil {
 		return nil, fmt.Errorf("db: %w", err)
 	}
@@ -66,6 +95,156 @@ func OpenSQL(ctx context.Context, spec SQLSpec) (*SQLTarget, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// newSQLTarget lays out spec's scripts, not yet connected.
+func newSQLTarget(spec SQLSpec) (*SQLTarget, error) {
+	t := &SQLTarget{}
+	switch {
+	case len(spec.Requests) > 0 && len(spec.Statements) > 0:
+		return nil, fmt.Errorf("give statements or requests, not both")
+	case len(spec.Requests) > 0 && (spec.Args != nil || spec.TaggedArgs != nil):
+		return nil, fmt.Errorf("each of requests has its own args")
+	case len(spec.Requests) == 0:
+		args := spec.TaggedArgs
+		if args == nil && spec.Args != nil {
+			args = untaggedArgs(spec.Args)
+		}
+		t.stmts = spec.Statements
+		t.kinds = []sqlKind{{end: len(spec.Statements), args: args}}
+		t.tagged = spec.TaggedArgs != nil
+	default:
+		weights := make([]float64, len(spec.Requests))
+		for i, rq := range spec.Requests {
+			if len(rq.Statements) == 0 {
+				return nil, fmt.Errorf("requests[%d]: no statements", i)
+			}
+			k := sqlKind{tag: rq.Tag, first: len(t.stmts), end: len(t.stmts) + len(rq.Statements)}
+			if rq.Args != nil {
+				k.args = untaggedArgs(rq.Args)
+			}
+			t.kinds = append(t.kinds, k)
+			t.stmts = append(t.stmts, rq.Statements...)
+			weights[i] = max(rq.Weight, 0)
+			if rq.Weight == 0 {
+				weights[i] = 1
+			}
+		}
+		var err error
+		if t.draw, err = NewMix(weights, spec.Seed); err != nil {
+			return nil, err
+		}
+		t.tagged = true
+	}
+	if len(t.stmts) == 0 {
+		return nil, fmt.Errorf("no statements")
+	}
+	t.stmts = tagStatements(append([]Statement(nil), t.stmts...))
+	for i := range t.kinds {
+		if k := &t.kinds[i]; k.tag == "" && t.draw != nil {
+			k.tag = t.stmts[k.first].Tag
+		}
+	}
+	return t, nil
+}
+
+func untaggedArgs(f func(int64) ([]any, error)) func(int64) ([]any, string, error) {
+	return func(seq int64) ([]any, string, error) {
+		a, err := f(seq)
+		return a, "", err
+	}
+}
+
+// pick is the script of request seq of stream (see Mix).
+func (t *SQLTarget) pick(stream, seq int64) *sqlKind {
+	if t.draw == nil {
+		return &t.kinds[0]
+	}
+	return &t.kinds[t.draw.Pick(stream, seq)]
+}
+
+// argsOf are request seq's arguments and its tag: the script's, or what a
+// tagged generator named ("" in an untagged run).
+func (k *sqlKind) argsOf(seq int64, tagged bool) ([]any, string, error) {
+	if k.args == nil {
+		return nil, k.tag, nil
+	}
+	args, tag, err := k.args(seq)
+	if tag == "" {
+		tag = k.tag
+	}
+	if err != nil && tagged && tag == "" {
+		tag = Untagged
+	}
+	return args, tag, err
+}
+
+// Tags are the mix's tags in order, each once; nil for an untagged target.
+func (t *SQLTarget) Tags() []string { return t.tagNames() }
+
+// Scripts are the scripts (each its statements' SQL, in order) each tag of
+// a mix runs (nil without a mix), and all the target's.
+func (t *SQLTarget) Scripts() (map[string][][]string, [][]string) {
+	var all [][]string
+	tags := map[string][][]string{}
+	for _, k := range t.kinds {
+		var script []string
+		for _, st := range t.stmts[k.first:k.end] {
+			script = append(script, st.SQL)
+		}
+		all = append(all, script)
+		if t.draw != nil {
+			tags[k.tag] = append(tags[k.tag], script)
+		}
+	}
+	if t.draw == nil {
+		return nil, all
+	}
+	return tags, all
+}
+
+// Shares are each tag's share of the mix's weights; nil without a mix.
+func (t *SQLTarget) Shares() map[string]float64 {
+	tags := make([]string, len(t.kinds))
+	for i, k := range t.kinds {
+		tags[i] = k.tag
+	}
+	return mixShares(tags, t.draw)
+}
+
+func (t *SQLTarget) tagNames() []string {
+	switch {
+	case t.draw != nil:
+		tags := make([]string, len(t.kinds))
+		for i, k := range t.kinds {
+			tags[i] = k.tag
+		}
+		return uniqueTags(tags)
+	case t.tagged:
+		return []string{}
+	}
+	return nil
+}
+
+func (t *SQLTarget) tagOf(seq int64) string {
+	k := t.pick(0, seq)
+	if t.draw != nil {
+		return k.tag
+	}
+	if _, tag, err := k.argsOf(seq, t.tagged); err == nil && tag != "" {
+		return tag
+	}
+	return Untagged
+}
+
+// SQLShares checks spec's scripts and says each tag's share of a mix's
+// weights (nil without a mix), without connecting: for a run on agents.
+func SQLShares(spec SQLSpec) (map[string]float64, error) {
+	t, err := newSQLTarget(spec)
+	if err != nil {
+		return nil, err
+	}
+	return t.Shares(), nil
 }
 
 // Close closes the pool's connections.
@@ -237,33 +416,31 @@ func (c *sqlClient) watch(ctx context.Context) {
 	c.watched, c.stop = ctx, context.AfterFunc(ctx, c.abort)
 }
 
-func (c *sqlClient) do(ctx context.Context, r request) string {
+func (c *sqlClient) do(ctx context.Context, r request) (string, string) {
 	c.watch(ctx)
-	var args []any
-	if c.t.args != nil {
-		var err error
-		if args, err = c.t.args(r.seq); err != nil {
-			return classGenerator
-		}
+	k := c.t.pick(r.stream, r.seq)
+	args, tag, err := k.argsOf(r.seq, c.t.tagged)
+	if err != nil {
+		return classGenerator, tag
 	}
 	t0 := time.Now()
 	conn, err := c.t.pool.Acquire(ctx)
 	if err != nil {
-		return classify(err)
+		return classify(err), tag
 	}
 	defer conn.Release()
 	c.cur.Store(conn.Conn().PgConn())
 	defer c.cur.Store(nil)
 	if c.aborted.Load() {
-		return classInterrupted
+		return classInterrupted, tag
 	}
 	t1 := time.Now()
 	if r.measured {
 		recordUs(c.h.acquire, t1.Sub(t0))
 	}
-	for i, st := range c.t.stmts {
-		if class := c.runStatement(conn.Conn(), st, args); class != "" {
-			return class
+	for i := k.first; i < k.end; i++ {
+		if class := c.runStatement(conn.Conn(), c.t.stmts[i], args); class != "" {
+			return class, tag
 		}
 		t2 := time.Now()
 		if r.measured {
@@ -271,7 +448,7 @@ func (c *sqlClient) do(ctx context.Context, r request) string {
 		}
 		t1 = t2
 	}
-	return ""
+	return "", tag
 }
 
 // runStatement runs st on conn through pgconn's extended protocol:

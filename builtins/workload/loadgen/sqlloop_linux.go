@@ -44,6 +44,7 @@ type slot struct {
 	seq    int64
 	args   []any
 	stmt   int       // index of the statement in flight
+	end    int       // past the script's last statement
 	ts     time.Time // the statement's start
 	failed string    // the request's error class, once the server said so
 	inflight
@@ -90,6 +91,10 @@ func (l *sqlLoop) runOpen(r *engine, rec *recorder, s *schedule) {
 func (l *sqlLoop) launch(i int, j job, now time.Time) {
 	r, s := l.r, l.slots[i]
 	s.due, s.measured, s.t0 = j.due, r.inMeasurement(j.due), now
+	if class := l.script(s, 0, j.seq); class != "" {
+		r.settled(l.rec, &s.inflight, time.Now(), class)
+		return
+	}
 	if s.pc == nil {
 		if class := l.connect(r, s, now, s.measured); class != "" {
 			r.settled(l.rec, &s.inflight, time.Now(), class)
@@ -97,17 +102,21 @@ func (l *sqlLoop) launch(i int, j job, now time.Time) {
 		}
 		now = time.Now()
 	}
-	s.args = nil
-	if l.t.args != nil {
-		var err error
-		if s.args, err = l.t.args(j.seq); err != nil {
-			r.settled(l.rec, &s.inflight, time.Now(), classGenerator)
-			return
-		}
-	}
-	s.busy, s.stmt, s.failed = true, 0, ""
+	s.busy, s.failed = true, ""
 	s.deadline = r.deadline(now)
 	l.send(r, l.rec, s, now)
+}
+
+// script sets slot s up for request seq of stream: its script (a mix's
+// draw), its arguments and its tag.
+func (l *sqlLoop) script(s *slot, stream, seq int64) string {
+	k := l.t.pick(stream, seq)
+	s.stmt, s.end = k.first, k.end
+	var err error
+	if s.args, s.tag, err = k.argsOf(seq, l.t.tagged); err != nil {
+		return classGenerator
+	}
+	return ""
 }
 
 func (l *sqlLoop) client(i int) *inflight { return &l.slots[i].inflight }
@@ -128,31 +137,31 @@ func (l *sqlLoop) ready(ev syscall.EpollEvent) {
 
 // begin starts slot s's next request, acquiring a connection first if it
 // has none; it reports whether a request is now in flight.
+//
+// The script is chosen before a connection is acquired, so that a failed
+// acquire counts in its tag; the next request is chosen again after the
+// retry wait.
 func (l *sqlLoop) begin(r *engine, rec *recorder, s *slot, now time.Time) bool {
 	measured := !now.Before(r.measureAt)
+	if s.pc == nil && now.Before(s.retryAt) {
+		return false
+	}
+	s.seq++
+	if class := l.script(s, l.streams+int64(s.id), s.seq-1); class != "" {
+		r.finished(rec, now, time.Now(), measured, class, s.tag)
+		return false
+	}
 	if s.pc == nil {
-		if now.Before(s.retryAt) {
-			return false
-		}
 		if class := l.connect(r, s, now, measured); class != "" {
 			end := time.Now()
 			s.retryAt = end.Add(retryAfter)
-			r.finished(rec, now, end, measured, class)
+			r.finished(rec, now, end, measured, class, s.tag)
 			return false
 		}
 		now = time.Now()
 		measured = !now.Before(r.measureAt)
 	}
-	s.seq++
-	s.args = nil
-	if l.t.args != nil {
-		var err error
-		if s.args, err = l.t.args(s.seq - 1); err != nil {
-			r.finished(rec, now, time.Now(), measured, classGenerator)
-			return false
-		}
-	}
-	s.busy, s.stmt, s.failed = true, 0, ""
+	s.busy, s.failed = true, ""
 	s.t0, s.measured, s.deadline = now, measured, r.deadline(now)
 	l.send(r, rec, s, now)
 	return s.busy
@@ -286,12 +295,12 @@ func (l *sqlLoop) message(r *engine, rec *recorder, s *slot, typ byte, body []by
 		if s.measured {
 			recordUs(l.h.byTag[s.stmt], now.Sub(s.ts))
 		}
-		if s.stmt++; s.stmt < len(l.t.stmts) {
+		if s.stmt++; s.stmt < s.end {
 			l.send(r, rec, s, now)
 			return
 		}
 		l.finish(r, rec, s, now, "")
-		if !l.open && now.Before(r.end) && r.ctx.Err() == nil {
+		if !l.open && !r.thinking() && now.Before(r.end) && r.ctx.Err() == nil {
 			l.begin(r, rec, s, now) // back to back, as closedWorker
 		}
 	}

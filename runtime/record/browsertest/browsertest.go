@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,6 +110,13 @@ func Screenshot(t *testing.T, page string) { ScreenshotAs(t, page, "record") }
 // unset), and returns the PNG's path.
 func ScreenshotAs(t *testing.T, page, name string) string {
 	t.Helper()
+	return ScreenshotSized(t, page, name, 1280, 5000)
+}
+
+// ScreenshotSized is ScreenshotAs in a window of width x height px: a
+// picture of one figure, small enough to keep beside a benchmark's results.
+func ScreenshotSized(t *testing.T, page, name string, width, height int) string {
+	t.Helper()
 	dir := os.Getenv("BENCHBOOK_SCREENSHOT_DIR")
 	if dir == "" {
 		dir = t.TempDir()
@@ -118,7 +126,7 @@ func ScreenshotAs(t *testing.T, page, name string) string {
 		t.Fatal(err)
 	}
 	png := filepath.Join(dir, name+".png")
-	chromium(t, file, "--virtual-time-budget=3000", "--hide-scrollbars", "--window-size=1280,5000", "--screenshot="+png)
+	chromium(t, file, "--virtual-time-budget=3000", "--hide-scrollbars", fmt.Sprintf("--window-size=%d,%d", width, height), "--screenshot="+png)
 	info, err := os.Stat(png)
 	if err != nil || info.Size() < 10_000 {
 		t.Fatalf("screenshot %s missing or blank: %v", png, err)

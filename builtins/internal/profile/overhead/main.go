@@ -6,6 +6,8 @@
 //
 //	go run ./builtins/internal/profile/overhead -out DIR     # run, write DIR/runs.jsonl and DIR/meta.json
 //	go run ./builtins/internal/profile/overhead -table DIR   # the Markdown table from those files alone
+//	go run ./builtins/internal/profile/overhead -accuracy -out DIR  # samples × period against /proc, DIR/accuracy.jsonl
+//	go run ./builtins/internal/profile/overhead -table DIR   # (a DIR holding accuracy.jsonl: that table)
 //
 // The target is the profile tests' hot server (arm A), built from
 // builtins/internal/profile/testdata/hotserver; its CPU is read from
@@ -56,14 +58,20 @@ func main() {
 	clients := flag.Int("clients", 2, "concurrent clients")
 	hz := flag.Int("hz", profile.DefaultHz, "perf sampling rate")
 	work := flag.Int("work", 0, "instead of serving, time a fixed CPU-bound work (hotA this many times, no context switches) with and without perf")
+	accuracy := flag.Bool("accuracy", false, "instead of the cost, measure what the samples stand for (samples × period) against /proc's CPU of the target, on the box as it is and with -hogs CPU hogs beside it")
+	hogs := flag.Int("hogs", 2, "with -accuracy: CPU-bound processes run beside the target in the hog runs")
 	by := flag.String("by", "pids", "how perf finds the target: pids (-p, the default of a process target) or cgroup (-a -G, the server moved into a cgroup of its own)")
 	flag.Parse()
 	var err error
 	switch {
 	case *table != "":
-		err = printTable(os.Stdout, *table)
+		if _, serr := os.Stat(filepath.Join(*table, "accuracy.jsonl")); serr == nil {
+			err = printAccuracy(os.Stdout, *table)
+		} else {
+			err = printTable(os.Stdout, *table)
+		}
 	case *out != "":
-		err = measure(*out, *rounds, *requests, *clients, *hz, *by, *work)
+		err = measure(*out, *rounds, *requests, *clients, *hz, *by, *work, *accuracy, *hogs)
 	default:
 		err = fmt.Errorf("give -out DIR or -table DIR")
 	}
@@ -73,7 +81,7 @@ func main() {
 	}
 }
 
-func measure(dir string, rounds int, requests int64, clients, hz int, by string, work int) error {
+func measure(dir string, rounds int, requests int64, clients, hz int, by string, work int, accuracy bool, hogs int) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -85,17 +93,14 @@ func measure(dir string, rounds int, requests int64, clients, hz int, by string,
 	if work > 0 {
 		return measureWork(dir, bin, rounds, hz, work)
 	}
-	srv := exec.Command(bin, "-arm", "A")
-	stdout, _ := srv.StdoutPipe()
-	if err := srv.Start(); err != nil {
+	if accuracy {
+		return measureAccuracy(dir, bin, rounds, requests, clients, hz, hogs)
+	}
+	srv, addr, err := startServer(bin)
+	if err != nil {
 		return err
 	}
 	defer func() { srv.Process.Kill(); srv.Wait() }()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("hot server: %v", err)
-	}
-	addr := strings.TrimSpace(strings.TrimPrefix(line, "listening "))
 	pid := srv.Process.Pid
 	target := profile.Target{Name: "hotserver", Lister: profile.ProcessTree(pid)}
 	switch by {
@@ -132,6 +137,23 @@ func measure(dir string, rounds int, requests int64, clients, hz int, by string,
 		}
 	}
 	return writeMeta(dir, rounds, requests, clients, hz, by)
+}
+
+// startServer starts the hot server's arm A and returns it once it
+// listens, with its address; the caller kills it.
+func startServer(bin string) (*exec.Cmd, string, error) {
+	srv := exec.Command(bin, "-arm", "A")
+	stdout, _ := srv.StdoutPipe()
+	if err := srv.Start(); err != nil {
+		return nil, "", err
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		srv.Process.Kill()
+		srv.Wait()
+		return nil, "", fmt.Errorf("hot server: %v", err)
+	}
+	return srv, strings.TrimSpace(strings.TrimPrefix(line, "listening ")), nil
 }
 
 // measureWork runs the CPU-bound work in a fresh process per run, perf

@@ -272,21 +272,25 @@ func (c *Comparison) Downloads() []record.Download {
 	}
 }
 
-// Figures are the differential flame graph, then each arm's.
+// Figures are the differential flame graph, then each arm's at its own
+// scale coloured by the change: when one arm costs 50 times the other, a
+// function of the cheap arm alone is a sliver in the differential (sized
+// by the mean of both) and a labelled frame in its own arm's graph.
 func (c *Comparison) Figures() []record.Figure {
 	diff := fmt.Sprintf("%s against %s: change in CPU per request", c.d.BLabel, c.d.ALabel)
 	return []record.Figure{
 		{Name: "flame-diff", Caption: "differential flame graph, " + diff + " (coloured only where the interval excludes 0)",
 			SVG: flame.Differential(c.d, flame.Options{Title: diff})},
-		c.armFigure(c.d.ALabel, c.a),
-		c.armFigure(c.d.BLabel, c.b),
+		c.armFigure(c.d.ALabel, flame.SideA),
+		c.armFigure(c.d.BLabel, flame.SideB),
 	}
 }
 
-func (c *Comparison) armFigure(label string, v *Value) record.Figure {
-	title := fmt.Sprintf("%s: on-CPU profile, its %d runs merged", label, c.d.Pairs)
-	return record.Figure{Name: "flame-" + label, Caption: "flame graph of arm " + label + ", its runs merged",
-		SVG: flame.Icicle(v.p, flame.Options{Title: title, UsPerReq: v.usPerReq()})}
+func (c *Comparison) armFigure(label string, side flame.Side) record.Figure {
+	title := fmt.Sprintf("%s at its own scale, coloured by %s - %s", label, c.d.BLabel, c.d.ALabel)
+	return record.Figure{Name: "flame-" + label,
+		Caption: fmt.Sprintf("flame graph of arm %s at its own scale (its CPU per request, the mean of its %d runs), coloured by the change where the interval excludes 0", label, c.d.Pairs),
+		SVG:     flame.Arm(c.d, side, flame.Options{Title: title})}
 }
 
 // HTML is the headline, the table of the functions that moved most, the

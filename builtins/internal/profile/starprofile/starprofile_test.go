@@ -128,20 +128,31 @@ func attr(t *testing.T, v starlark.Value, name string) starlark.Value {
 // noise, and a frame that does not change.
 func swap(t *testing.T, pairs int) (a, b []*Data) {
 	t.Helper()
+	var texts [][2]string
 	for i := range pairs {
-		fa := fmt.Sprintf("main;serve;hotA %d\nmain;serve;hotB %d\nmain;serve;parse %d\nmain;gc %d\n", 500+7*i, 100-3*i, 150+5*i, 40+i)
-		fb := fmt.Sprintf("main;serve;hotA %d\nmain;serve;hotB %d\nmain;serve;parse %d\nmain;gc %d\n", 102+4*i, 490-6*i, 148+3*i, 41-i)
-		da, err := FromProfile(folded(t, fa, 2_000_000), []string{"hot"}, 1000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		db, err := FromProfile(folded(t, fb, 2_000_000), []string{"hot"}, 1000)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, b = append(a, da), append(b, db)
+		texts = append(texts, [2]string{
+			fmt.Sprintf("main;serve;hotA %d\nmain;serve;hotB %d\nmain;serve;parse %d\nmain;gc %d\n", 500+7*i, 100-3*i, 150+5*i, 40+i),
+			fmt.Sprintf("main;serve;hotA %d\nmain;serve;hotB %d\nmain;serve;parse %d\nmain;gc %d\n", 102+4*i, 490-6*i, 148+3*i, 41-i)})
 	}
-	return a, b
+	return pairsOf(t, texts, 2_000_000, "hot", [2]int64{1000, 1000})
+}
+
+// pairsOf makes the runs of pairs of folded texts (A's, B's) sampled at
+// period on target, whose runs served requests[0] (A) and requests[1]
+// (B) requests.
+func pairsOf(t *testing.T, texts [][2]string, period int64, target string, requests [2]int64) (a, b []*Data) {
+	t.Helper()
+	var runs [2][]*Data
+	for _, pair := range texts {
+		for arm, text := range pair {
+			d, err := FromProfile(folded(t, text, period), []string{target}, requests[arm])
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs[arm] = append(runs[arm], d)
+		}
+	}
+	return runs[0], runs[1]
 }
 
 // A comparison names both moved functions with the right sign and an
@@ -231,23 +242,16 @@ func TestComparisonRefuses(t *testing.T) {
 
 // The record, in a browser under its own policy: a reader gets hotA's
 // figures from the differential graph's frame (its hover title: A, B and
-// the change) and from arm A's flame graph, and each frame is drawn as
-// wide as its share.
+// the change) and from arm A's flame graph (at A's own scale), and each
+// frame is drawn as wide as its share.
 func TestRecordInBrowser(t *testing.T) {
 	a, b := swap(t, 4)
 	c, err := Compare(a, b, Options{ALabel: "A", BLabel: "B"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &record.Record{Title: "profiles", Rendered: time.Unix(0, 0), Cells: []record.Cell{
-		{Name: "cmp", Source: "compare_profiles(exp)\n", Status: record.StatusRan, Outputs: []starlark.Value{c}},
-	}}
-	var page strings.Builder
-	if err := record.HTML(&page, r); err != nil {
-		t.Fatal(err)
-	}
-	browsertest.Check(t, page.String())
-	got := browsertest.Eval(t, page.String(), `
+	page := checkedPage(t, "profiles", c)
+	got := browsertest.Eval(t, page, `
 var out = [];
 document.querySelectorAll("figure svg").forEach(function (svg) {
   var g = svg.querySelector('g[data-name="hotA"]');
@@ -278,18 +282,29 @@ return out.join("\n");`)
 	if math.Abs(share-wantShare) > 1e-4 || math.Abs(width-wantShare) > 2e-3 {
 		t.Errorf("differential: hotA at share %.4f, drawn %.4f of the width; its mean CPU per request is %.4f of the root's", share, width, wantShare)
 	}
-	// Arm A's graph: the share of the merged runs.
-	var want float64
-	for _, f := range c.a.functions() {
-		if f.Name == "hotA" {
-			want = f.Total
-		}
-	}
+	// Arm A's graph, at its own scale: hotA's CPU per request in A over
+	// A's whole, and the same title.
 	title, share, width = split3(t, lines[1])
-	if math.Abs(share-want) > 1e-4 || math.Abs(width-want) > 2e-3 || !strings.Contains(title, fmt.Sprintf("%.2f %%", 100*want)) {
-		t.Errorf("arm A: hotA title %q, share %.4f, width %.4f; the merged runs give %.4f", title, share, width, want)
+	want := hot.A / root.A
+	if math.Abs(share-want) > 1e-4 || math.Abs(width-want) > 2e-3 || !strings.Contains(title, "A "+flame.Num(hot.A)+" µs/req") {
+		t.Errorf("arm A: hotA title %q, share %.4f, width %.4f; its CPU per request in A is %.4f of A's", title, share, width, want)
 	}
 	t.Logf("browser:\n%s", got)
+}
+
+// checkedPage is the HTML record of one cell showing c, checked in a
+// browser (no error, no request, every figure drawn).
+func checkedPage(t *testing.T, title string, c *Comparison) string {
+	t.Helper()
+	r := &record.Record{Title: title, Rendered: time.Unix(0, 0), Cells: []record.Cell{
+		{Name: "cmp", Source: "compare_profiles(exp)\n", Status: record.StatusRan, Outputs: []starlark.Value{c}},
+	}}
+	var page strings.Builder
+	if err := record.HTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.Check(t, page.String())
+	return page.String()
 }
 
 func split3(t *testing.T, line string) (title string, share, width float64) {

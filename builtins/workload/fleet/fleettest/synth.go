@@ -64,13 +64,17 @@ func Values(l Load, agent int) (us []int64, failed []bool) {
 
 // Run is the simulated agents' RunFunc: it lasts Load.Ms, prints progress, and
 // reports the values Values gives for its agent index.
-func Run(ctx context.Context, spec fleet.Spec, begin func() error, progress io.Writer) (*fleet.Report, error) {
+func Run(ctx context.Context, spec fleet.Spec, begin func() (time.Time, error), progress io.Writer) (*fleet.Report, error) {
 	var l Load
 	if err := json.Unmarshal(spec.Load, &l); err != nil {
 		return nil, fmt.Errorf("synthetic load: %w", err)
 	}
-	if err := begin(); err != nil {
+	at, err := begin()
+	if err != nil {
 		return nil, err
+	}
+	if !loadgen.SleepUntil(ctx, at) {
+		return nil, fmt.Errorf("stopped before the start: %w", context.Cause(ctx))
 	}
 	start := time.Now()
 	die := time.Duration(math.MaxInt64)

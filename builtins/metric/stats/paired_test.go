@@ -33,7 +33,7 @@ func noisy(n int, level, drift float64, phase int) []float64 {
 
 // Case 1: a drift shared within pairs cancels. A_i = 100·1.02^i, B_i =
 // 0.95·A_i, 16 pairs: the unpaired p was 0.171 and the verdict "~".
-func TestIssue32PairedDriftCancels(t *testing.T) {
+func TestPairedDriftCancels(t *testing.T) {
 	var a, b []float64
 	for i := range 16 {
 		a = append(a, 100*math.Pow(1.02, float64(i)))
@@ -56,7 +56,7 @@ func TestIssue32PairedDriftCancels(t *testing.T) {
 // Case 2: one outlier does not block the verdict through the interval: the
 // test and the interval are one method and agree, and at 16 pairs B 5 %
 // lower with one B run x1.3 is found.
-func TestIssue32OutlierMovesOneRank(t *testing.T) {
+func TestPairedOutlierMovesOneRank(t *testing.T) {
 	for _, n := range []int{8, 16} {
 		a, b := noisy(n, 100, 0.01, 0), noisy(n, 95, 0.01, 3)
 		b[2] *= 1.3
@@ -74,7 +74,7 @@ func TestIssue32OutlierMovesOneRank(t *testing.T) {
 
 // Case 3: the direction of a metric from its name (its table is tested in
 // builtins/internal/metricname) decides compare's verdict.
-func TestIssue32Direction(t *testing.T) {
+func TestPairedDirection(t *testing.T) {
 	// A 20 % higher write rate improves; 20 % more errors per second worsen.
 	a, b := noisy(8, 100, 0, 0), noisy(8, 120, 0, 4)
 	for name, want := range map[string]string{"write_mb_s": "IMPROVES", "errors_per_s": "WORSENS"} {
@@ -90,9 +90,9 @@ func TestIssue32Direction(t *testing.T) {
 // rounding to whole units could hide (90.2 to 100), so no verdict, when
 // the notebook says the values were rounded (Options.Resolution): since
 // issue 47 values that are merely round, each arm within one step, are
-// taken as exact counts (TestIssue47RoundNumbersAreNotRounding), and the
+// taken as exact counts (TestRoundNumbersAreNotRounding), and the
 // record says so.
-func TestIssue32Resolution(t *testing.T) {
+func TestPairedResolution(t *testing.T) {
 	c := mustCompare(t, fill(20, 4), fill(19, 4), Options{Better: "lower"})
 	if c.Verdict != "~" {
 		t.Errorf("4 pairs of 20 v 19: %s", c.Sentence())
@@ -125,7 +125,7 @@ func TestIssue32Resolution(t *testing.T) {
 }
 
 // Case 6: unequal arms get an interval and a verdict from 3 v 7 runs.
-func TestIssue32UnequalArms(t *testing.T) {
+func TestPairedUnequalArms(t *testing.T) {
 	a, b := noisy(3, 100, 0, 0), noisy(7, 130, 0, 3)
 	c := mustCompare(t, a, b, Options{Better: "higher"})
 	if c.Paired || !c.CI.Ok() || c.Verdict != "IMPROVES" {
@@ -141,7 +141,7 @@ func TestIssue32UnequalArms(t *testing.T) {
 // Case 10: the index and its interval in the same units, the shown index
 // inside the shown interval: "A 100 -> B 0.19 (95 % CI 0.18 to 0.20)", not
 // a ratio interval "0.001 to 0.003" beside an index.
-func TestIssue32IndexUnits(t *testing.T) {
+func TestPairedIndexUnits(t *testing.T) {
 	a := noisy(8, 100, 0, 0)
 	b := noisy(8, 0.19, 0, 2)
 	c := mustCompare(t, a, b, Options{Metric: "rps", Better: "higher"})

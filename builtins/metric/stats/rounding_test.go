@@ -62,13 +62,13 @@ func ratSignedRankP(a, b []float64) float64 {
 	return enumeratedSigns(nz, observed)
 }
 
-// TestIssue47EqualRatiosTie (item 7): pair ratios that are equal as
+// TestEqualRatiosTie (item 7): pair ratios that are equal as
 // numbers (168/160 and 105/100 are both 1.05; 100/105 is as far from 1
 // the other way) are tied, whichever values they came from. Before, their
 // float logs differed in the last bit, so the issue's case got WORSENS at
 // p = 0.031 where the exact tie-conditional p is 10/128. The oracle takes
 // no logarithm: exact rationals, ranks by counting, every sign pattern.
-func TestIssue47EqualRatiosTie(t *testing.T) {
+func TestEqualRatiosTie(t *testing.T) {
 	a := []float64{160, 160, 160, 40, 160, 105, 160}
 	b := []float64{168, 168, 168, 44, 176, 100, 176}
 	if want := ratSignedRankP(a, b); math.Abs(want-10.0/128) > 1e-15 {
@@ -109,14 +109,14 @@ func TestIssue47EqualRatiosTie(t *testing.T) {
 	}
 }
 
-// TestIssue47RoundNumbersAreNotRounding (item 6): values that are merely
+// TestRoundNumbersAreNotRounding (item 6): values that are merely
 // round (exact counts: statements, rows, allocations per request) are not
 // read as coarse rounding. Before, [200]*16 against [100]*16 ("steps of
 // 100") gave p = 3.1e-05, an interval of 20 to 100 and "~"; 12 -> 10 and
 // 12000 -> 10000 likewise. A resolution is inferred only when the data
 // show a grid finer than their spread; a notebook whose values are rounded
 // says so with Options.Resolution.
-func TestIssue47RoundNumbersAreNotRounding(t *testing.T) {
+func TestRoundNumbersAreNotRounding(t *testing.T) {
 	for _, cs := range [][2]float64{{200, 100}, {12, 10}, {12000, 10000}, {20, 19}} {
 		c := mustCompare(t, fill(cs[0], 16), fill(cs[1], 16), Options{Better: "lower"})
 		ratio := cs[1] / cs[0]
@@ -179,7 +179,7 @@ func TestIssue47RoundNumbersAreNotRounding(t *testing.T) {
 // together.
 var coarseGrid = condition{name: "steps of 5, level sd 5 %, noise 1 %", step: 5, level: 0.05, sd: 0.01}
 
-// TestIssue47CoverageOnACoarseGrid (item 8): in coarseGrid the interval
+// TestCoverageOnACoarseGrid (item 8): in coarseGrid the interval
 // covered 83-87 % (here, before: 78-98 % as the truth moved across the
 // grid, 88-90 % on average). Now, with the true ratio drawn anew for
 // every study from 0.93 to 0.97 (where the truth lies between ratios of
@@ -192,7 +192,7 @@ var coarseGrid = condition{name: "steps of 5, level sd 5 %, noise 1 %", step: 5,
 // covered nearly always at few pairs: every pair then reads the same
 // ratio, as it does for true ratios a little off it, and an interval that
 // holds those holds it too; so no upper bound is asked of a fixed ratio.
-func TestIssue47CoverageOnACoarseGrid(t *testing.T) {
+func TestCoverageOnACoarseGrid(t *testing.T) {
 	skipUnderRace(t)
 	const trials = 3000
 	sizes := []int{6, 7, 8, 10, 12, 16}

@@ -1,14 +1,14 @@
-// Command issue47 simulates, with known truth, what issue 47's review
+// Command rounding simulates, with known truth, what issue 47's review
 // measured of compare and of the baseline gate: the paired interval and
 // false verdicts on a grid coarse against the noise within a pair (item
 // 8), and the gate's trips on reruns of one state with unpaired arms (item
 // 10) and on a control arm that reacted to the box more than B (item 11).
 //
-//	go run ./bench/stats/issue47 -out bench/stats/raw/issue47-<time>      # simulate, keep the raw counts
-//	go run ./bench/stats/issue47 -table bench/stats/raw/issue47-<time>    # the tables from those counts alone
-//	go run ./bench/stats/issue47 -table DIR -write bench/stats/RESULTS.md # ... into RESULTS.md's section
+//	go run ./bench/stats/rounding -out bench/stats/raw/rounding-<time>      # simulate, keep the raw counts
+//	go run ./bench/stats/rounding -table bench/stats/raw/rounding-<time>    # the tables from those counts alone
+//	go run ./bench/stats/rounding -table DIR -write bench/stats/RESULTS.md # ... into RESULTS.md's section
 //
-// bench/stats/issue47.sh does all of it. TRIALS studies a cell (default
+// bench/stats/rounding.sh does all of it. TRIALS studies a cell (default
 // 2000). Seeded: the same binary writes the same counts.
 package main
 
@@ -29,7 +29,7 @@ import (
 )
 
 // section is the name of this generator's section in RESULTS.md.
-const section = "bench/stats/issue47"
+const section = "bench/stats/rounding"
 
 func main() {
 	out := flag.String("out", "", "simulate and write the raw counts to DIR")
@@ -55,7 +55,7 @@ func main() {
 		os.Exit(2)
 	}
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "issue47:", err)
+		fmt.Fprintln(os.Stderr, "rounding:", err)
 		os.Exit(1)
 	}
 }
@@ -260,7 +260,7 @@ func simulate(dir string, trials int) error {
 					itoa(r.withoutInterval), itoa(r.verdicts), itoa(r.wrong)})
 			}
 		}
-		fmt.Fprintf(os.Stderr, "issue47: %s done\n", g.name)
+		fmt.Fprintf(os.Stderr, "rounding: %s done\n", g.name)
 	}
 	if err := writeCSV(filepath.Join(dir, "grid.csv"), gridHeader, gridRows); err != nil {
 		return err

@@ -1,0 +1,176 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	goruntime "runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/benchbook/benchbook/runtime/hostinfo"
+	"github.com/benchbook/benchbook/runtime/testsupport/timing"
+)
+
+// TestUsersFollowTheResponseTimeLaw: N users who think Z between requests
+// against a real loopback server send X = N / (R + Z) requests per second
+// (the interactive response-time law, Little's law over the closed loop),
+// whatever Z's distribution; with exponential think their merged starts
+// are Poisson-like (gaps with a coefficient of variation near 1), with a
+// constant think every user's think is Z to the generator's precision.
+// Both the event loop (plain HTTP) and the goroutine per user (https) are
+// checked, with the server's own count of requests as a second oracle.
+func TestUsersFollowTheResponseTimeLaw(t *testing.T) {
+	timing.Only(t, "response-time law of users with think time")
+	for _, c := range []struct {
+		name  string
+		tls   bool
+		exp   bool
+		users int
+		think time.Duration
+	}{
+		{"event loop, exponential", false, true, 60, 20 * time.Millisecond},
+		{"event loop, constant", false, false, 30, 15 * time.Millisecond},
+		{"goroutine per user, exponential", true, true, 30, 20 * time.Millisecond},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for attempt := 1; ; attempt++ {
+				precise := usersRun(t, c.tls, c.exp, c.users, c.think)
+				load, _ := hostinfo.LoadAvg()
+				if len(precise) == 0 || attempt == 3 || load[0] < float64(goruntime.NumCPU()) {
+					for _, e := range precise {
+						t.Error(e)
+					}
+					return
+				}
+				t.Logf("attempt %d at load %.1f on %d cores: %q; again", attempt, load[0], goruntime.NumCPU(), precise)
+			}
+		})
+	}
+}
+
+// usersRun runs users against a server that answers in 1 ms and checks
+// the law and the server's count (t.Error); it returns what the
+// generator's precision decides (the think taken, late sends, the gaps'
+// CV), which a loaded box can spoil.
+func usersRun(t *testing.T, tls, exp bool, users int, think time.Duration) (precise []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var starts []time.Time
+	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		starts = append(starts, time.Now())
+		mu.Unlock()
+		time.Sleep(time.Millisecond)
+	})
+	srv := httptest.NewUnstartedServer(h)
+	if tls {
+		srv.StartTLS()
+	} else {
+		srv.Start()
+	}
+	defer srv.Close()
+	tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/", Insecure: tls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := Spec{Clients: users, Think: think, ThinkExp: exp, Warmup: 300 * time.Millisecond,
+		Duration: 1500 * time.Millisecond, Window: 500 * time.Millisecond, Timeout: 5 * time.Second}
+	eng := newEngine(context.Background(), spec, tgt)
+	res := eng.run()
+	x := float64(res.Intended) / res.Measured.Seconds()
+	r := res.Hist.Mean() / 1e6 // s
+	z := res.Think.Seconds() / float64(res.Thinks)
+	law := float64(users) / (r + z)
+	t.Logf("%d users: %.0f req/s started, law N/(R+Z) %.0f (R %.2f ms, Z taken %.2f ms of %s), gaps CV %.3f, late %d, errors %v",
+		users, x, law, r*1e3, z*1e3, think, res.Gaps.CV(), res.Late, res.Errors)
+	if SumErrors(res.Errors) != 0 || res.Count == 0 {
+		t.Fatalf("count %d, errors %v", res.Count, res.Errors)
+	}
+	if math.Abs(x/law-1) > 0.05 {
+		t.Errorf("%.0f req/s started, the law says %.0f: more than 5 %% apart", x, law)
+	}
+	mu.Lock()
+	seen := 0
+	for _, s := range starts {
+		if !s.Before(eng.measureAt) && s.Before(eng.end) {
+			seen++
+		}
+	}
+	mu.Unlock()
+	if math.Abs(float64(seen)/float64(res.Intended)-1) > 0.05 {
+		t.Errorf("the server saw %d requests in the window, the run counts %d started", seen, res.Intended)
+	}
+	if n := res.Gaps.N; n < res.Intended-2 || n > res.Intended {
+		t.Errorf("%d gaps for %d starts", n, res.Intended)
+	}
+	// The think taken is the think asked for, to the generator's precision
+	// (a late send adds to it); few sends are late; exponential think makes
+	// the merged starts Poisson-like.
+	if z < think.Seconds() || z > think.Seconds()*1.08+0.0005 {
+		precise = append(precise, fmt.Sprintf("think taken %.2f ms, asked %s", z*1e3, think))
+	}
+	if float64(res.Late) > 0.01*float64(res.Intended) {
+		precise = append(precise, fmt.Sprintf("%d of %d requests left late", res.Late, res.Intended))
+	}
+	if exp && math.Abs(res.Gaps.CV()-1) > 0.15 {
+		precise = append(precise, fmt.Sprintf("exponential think: gaps between intended starts have CV %.3f, want about 1 (Poisson)", res.Gaps.CV()))
+	}
+	return precise
+}
+
+// TestThinkDraws: a user's think times are the mean (constant) or
+// exponential with that mean (CV 1), and a constant think's first wait is
+// uniform over one think; two users draw differently, one seed the same.
+func TestThinkDraws(t *testing.T) {
+	e := &engine{spec: Spec{Think: 10 * time.Millisecond, ThinkExp: true}}
+	a, b := e.newThinker(), e.newThinker()
+	var m Moments
+	for range 20000 {
+		m.Add(float64(a.draw()))
+	}
+	if math.Abs(m.Mean/float64(10*time.Millisecond)-1) > 0.03 || math.Abs(m.CV()-1) > 0.03 {
+		t.Errorf("exponential draws: mean %v, CV %.3f; want 10ms and 1", time.Duration(m.Mean), m.CV())
+	}
+	if a.draw() == b.draw() && a.draw() == b.draw() {
+		t.Errorf("two users draw the same think times")
+	}
+	again := (&engine{spec: e.spec}).newThinker()
+	first := (&engine{spec: e.spec}).newThinker()
+	if again.draw() != first.draw() {
+		t.Errorf("one seed, two draws")
+	}
+	c := (&engine{spec: Spec{Think: 10 * time.Millisecond}}).newThinker()
+	var f Moments
+	for range 20000 {
+		if d := c.draw(); d != 10*time.Millisecond {
+			t.Fatalf("constant think drew %v", d)
+		}
+		f.Add(float64(c.first()))
+	}
+	// Uniform over [0, 10 ms): mean 5 ms, CV 1/sqrt(3).
+	if math.Abs(f.Mean/float64(5*time.Millisecond)-1) > 0.03 || math.Abs(f.CV()-1/math.Sqrt(3)) > 0.03 {
+		t.Errorf("first waits: mean %v, CV %.3f; want 5ms and 0.577", time.Duration(f.Mean), f.CV())
+	}
+}
+
+// TestMomentsMerge: moments merged from parts are those of the whole.
+func TestMomentsMerge(t *testing.T) {
+	xs := []float64{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5}
+	var whole, a, b Moments
+	for i, x := range xs {
+		whole.Add(x)
+		if i < 4 {
+			a.Add(x)
+		} else {
+			b.Add(x)
+		}
+	}
+	a.Merge(b)
+	if a.N != whole.N || math.Abs(a.Mean-whole.Mean) > 1e-12 || math.Abs(a.M2-whole.M2) > 1e-9 {
+		t.Errorf("merged %+v, whole %+v", a, whole)
+	}
+}
