@@ -27,6 +27,8 @@ func TestHelpPrintsTheReference(t *testing.T) {
 		{[]string{"abab"}, []string{"abab(arms, run, pairs = 6, order = \"rotate\"", "load(\"@std/abab.star\", \"abab\")"}},
 		{[]string{"@std/soak.star"}, []string{"median_halves(metric, within_pct, better)"}},
 		{[]string{"json.encode"}, []string{"json.encode(x) -> str"}},
+		{[]string{"http"}, []string{"http.get(url, headers = {}", "http.post(url, body = None"}},
+		{[]string{"capacity"}, []string{"capacity(run, slo, lo, hi", "@std/capacity.star"}},
 		{[]string{"run"}, []string{"Usage: benchbook run", "-baseline"}},
 		{[]string{"kernel", "install"}, []string{"Usage: benchbook kernel install", "-user"}},
 		{nil, []string{"Commands:", "help", "workload ", "load generation"}},
@@ -41,9 +43,9 @@ func TestHelpPrintsTheReference(t *testing.T) {
 			}
 		}
 	}
-	code, _, stderr := runCLI(t, "help", "http")
-	if code != 2 || !strings.Contains(stderr, `no builtin, module, stdlib design or command is named "http" (did you mean workload.http?)`) {
-		t.Errorf("help http: exit %d, %s", code, stderr)
+	code, _, stderr := runCLI(t, "help", "concurrent")
+	if code != 2 || !strings.Contains(stderr, `no builtin, module, stdlib design or command is named "concurrent" (did you mean workload.concurrent?)`) {
+		t.Errorf("help concurrent: exit %d, %s", code, stderr)
 	}
 }
 
