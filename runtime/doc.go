@@ -97,6 +97,9 @@
 //   - runtime/procfs: the one reader of /proc (a process's stat, its
 //     clock tick, process trees), a leaf the engine, the builtins and the
 //     agent share.
+//   - runtime/refdoc: the reference of a module (its Markdown, or a
+//     Starlark module's docstrings) as entries by builtin: signature, text,
+//     examples.
 //   - runtime/jupyter: the Jupyter messaging protocol and kernel loop,
 //     behind a Handler that knows the notebook (cmd/benchbook's kernel
 //     drives this engine through it, as the REPL does); runtime/ipynb:
@@ -146,7 +149,11 @@
 // cmd/starlark predeclares its own; each builtins/* package exports its
 // Module (a function: no init() registers anything), and a test builds
 // its engine or session (startest.Options.Modules) with the modules it
-// needs.
+// needs. A module carries its reference (Module.Docs: the package's
+// embedded reference.md, Core's is reference.md here), which runtime/refdoc
+// reads for benchbook help, the REPL's :help, the kernel's inspect and the
+// generated pages of docs/reference; the stdlib's reference is its
+// modules' docstrings.
 //
 // # Live resources (resstate/, state.go, resources.go, fingerprint.go)
 //

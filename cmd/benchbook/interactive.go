@@ -36,7 +36,7 @@ func cmdRepl(ctx context.Context, stdout, stderr io.Writer, args []string) error
 		return err
 	}
 	defer e.Close()
-	return repl.Run(base, e, repl.Options{Path: path, Params: nf.params, Modules: modules(), Stdout: stdout, Stderr: stderr})
+	return repl.Run(base, e, repl.Options{Path: path, Params: nf.params, Modules: modules(), Stdout: stdout, Stderr: stderr, Reference: reference})
 }
 
 func cmdKernel(ctx context.Context, stdout, stderr io.Writer, args []string) error {
@@ -63,7 +63,7 @@ func cmdKernel(ctx context.Context, stdout, stderr io.Writer, args []string) err
 		return usageError{"want -f CONNECTION_FILE and no other argument (see -h)"}
 	}
 	return repl.ServeKernel(ctx, *connFile, repl.KernelOptions{Name: *name, Engine: engineOptions(&nf, runtime.Options{}),
-		NoColor: nf.noColor, Log: stderr, BuiltinDocs: builtinDocs})
+		NoColor: nf.noColor, Log: stderr, Reference: reference})
 }
 
 func cmdWatch(ctx context.Context, stdout, stderr io.Writer, args []string) error {

@@ -42,9 +42,22 @@ func init() {
 		":params": {"[k=v ...]", "set parameters (k= restores the default); no argument lists them", (*repl).cmdParams},
 		":render": {"[PATH]", "write the record (.html, .md or .json; default beside the notebook)", (*repl).cmdRender},
 		":clear":  {"", "clear the output: the screen (in Jupyter, the cell's output)", (*repl).cmdClear},
-		":help":   {"", "this list", (*repl).cmdHelp},
+		":help":   {"[NAME]", "this list; with NAME, the reference of a builtin, module or :command (:help workload.http)", (*repl).cmdHelp},
 		":quit":   {"", "leave the REPL (also Ctrl-D)", nil},
 	}
+}
+
+// A Command is one of the REPL's :commands, as the reference lists it.
+type Command struct{ Name, Args, Help string }
+
+// Commands are the REPL's :commands, sorted by name.
+func Commands() []Command {
+	var cs []Command
+	for _, name := range replCommandNames() {
+		c := replCommands[name]
+		cs = append(cs, Command{name, c.args, c.help})
+	}
+	return cs
 }
 
 func replCommandNames() []string {
@@ -440,6 +453,9 @@ func (r *repl) cmdClear(args []string) error {
 }
 
 func (r *repl) cmdHelp(args []string) error {
+	if len(args) > 0 {
+		return r.helpOn(strings.Join(args, " "))
+	}
 	tw := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
 	for _, name := range replCommandNames() {
 		if r.omit[name] {
@@ -451,5 +467,24 @@ func (r *repl) cmdHelp(args []string) error {
 	fmt.Fprintln(tw, "  (anything else)\tStarlark, evaluated against the notebook's globals")
 	tw.Flush()
 	fmt.Fprintln(r.out, "Ctrl-C cancels what is running (a workload keeps what it measured); Ctrl-D exits.")
+	return nil
+}
+
+// helpOn prints the reference of a builtin, a module or stdlib design
+// (benchbook help's text), or the line of a :command.
+func (r *repl) helpOn(name string) error {
+	if c, ok := replCommands[name]; ok && !r.omit[name] {
+		fmt.Fprintf(r.out, "%s %s\n    %s\n", name, c.args, c.help)
+		return nil
+	}
+	ref, err := r.reference()
+	if err != nil {
+		return err
+	}
+	text, ok := ref.Help(name)
+	if !ok {
+		return errors.New(ref.Unknown(name))
+	}
+	fmt.Fprint(r.out, termmd.Render(text, r.color))
 	return nil
 }

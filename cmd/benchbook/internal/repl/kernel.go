@@ -17,6 +17,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/backend"
 	"github.com/benchbook/benchbook/cmd/benchbook/internal/hardstop"
+	"github.com/benchbook/benchbook/cmd/benchbook/internal/help"
 	"github.com/benchbook/benchbook/cmd/benchbook/internal/report"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/jupyter"
@@ -34,8 +35,9 @@ type KernelOptions struct {
 	Engine  runtime.Options
 	NoColor bool      // -no-color: no colours on the progress lines
 	Log     io.Writer // the kernel's own messages (stderr)
-	// BuiltinDocs are the builtins' descriptions, inspection's answer.
-	BuiltinDocs map[string]string
+	// Reference is the builtins' reference (read once, when first asked):
+	// :help NAME and inspection show it.
+	Reference func() (*help.Ref, error)
 }
 
 // ServeKernel serves the Jupyter messaging protocol on the sockets of the
@@ -207,7 +209,7 @@ func (ks *kernelSession) openRepl(ctx context.Context, path, cacheDir string, no
 	}
 	e.SetContext(ks.base)
 	r := &repl{e: e, path: path, base: ks.base, out: redact.Writer(ks.stdout), errw: redact.Writer(ks.stderr),
-		params: copyParams(ks.opts.Engine.Params), builtins: builtinValues(ks.opts.Engine.Modules),
+		params: copyParams(ks.opts.Engine.Params), builtins: builtinValues(ks.opts.Engine.Modules), reference: ks.opts.Reference,
 		sig: &interrupts{}, omit: map[string]bool{":reload": true, ":quit": true}}
 	e.Plan()
 	return r, nil
@@ -223,7 +225,8 @@ func (ks *kernelSession) Info() jupyter.Info {
 		},
 		Banner: "benchbook " + ks.opts.Engine.Version + ": Starlark investigation notebooks, cached cell by cell.\n" +
 			"A cell headed \"# %% NAME\" is a notebook cell; :help lists the commands.",
-		HelpLinks: []jupyter.HelpLink{{Text: "benchbook README", URL: "https://github.com/benchbook/benchbook#readme"}},
+		HelpLinks: []jupyter.HelpLink{{Text: "benchbook README", URL: "https://github.com/benchbook/benchbook#readme"},
+			{Text: "benchbook reference", URL: "https://github.com/benchbook/benchbook/tree/main/docs/reference"}},
 	}
 }
 

@@ -127,12 +127,14 @@ func (ks *kernelSession) describe(name string) (string, bool) {
 		fmt.Fprintf(&b, "%s(%s)\n", fn.Name(), signature(fn))
 		if doc := fn.Doc(); doc != "" {
 			b.WriteString("\n" + doc + "\n")
+		} else if doc := ks.stdlibDoc(fn); doc != "" {
+			b.WriteString("\n" + doc)
 		}
 	case *starlark.Builtin:
-		if doc, ok := ks.opts.BuiltinDocs[fn.Name()]; ok && fn.Receiver() == nil { // a method's name is no builtin's
-			b.WriteString(doc + "\n")
+		if doc := ks.builtinDoc(fn.Name()); doc != "" && fn.Receiver() == nil { // a method's name is no builtin's
+			b.WriteString(doc)
 		} else {
-			fmt.Fprintf(&b, "%s(...), a builtin (README: Builtins)\n", fn.Name())
+			fmt.Fprintf(&b, "%s(...), a builtin\n", fn.Name())
 		}
 	default:
 		b.WriteString(truncateText(displayText(v, false), 2000) + "\n")
@@ -262,4 +264,23 @@ func (ks *kernelSession) Evaluate(ctx context.Context, expr string) (map[string]
 		}
 	}
 	return redactBundle(jupyter.Bundle(v)), nil
+}
+
+// builtinDoc is a builtin's entry in the reference as text, or "".
+func (ks *kernelSession) builtinDoc(name string) string {
+	ref, err := ks.r.reference()
+	if err != nil {
+		return ""
+	}
+	return ref.BuiltinDoc(name)
+}
+
+// stdlibDoc is the reference page of the stdlib module that defines fn,
+// or "".
+func (ks *kernelSession) stdlibDoc(fn *starlark.Function) string {
+	ref, err := ks.r.reference()
+	if err != nil {
+		return ""
+	}
+	return ref.StdlibDoc(fn)
 }

@@ -18,6 +18,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
+	"github.com/benchbook/benchbook/cmd/benchbook/internal/help"
 	"github.com/benchbook/benchbook/cmd/benchbook/internal/report"
 	"github.com/benchbook/benchbook/runtime"
 )
@@ -34,6 +35,9 @@ type Options struct {
 	Stdin   *os.File          // a terminal gets line editing and history; nil is os.Stdin
 	Stdout  io.Writer         // values and command output
 	Stderr  io.Writer         // errors, warnings, the engine's progress
+	// Reference is the builtins' reference (read once, when first asked),
+	// which :help NAME prints.
+	Reference func() (*help.Ref, error)
 }
 
 // Run reads, evaluates and prints against the open engine until Ctrl-D,
@@ -42,7 +46,7 @@ type Options struct {
 // cancellation ends nothing.
 func Run(ctx context.Context, e *runtime.Engine, opts Options) error {
 	r := &repl{e: e, path: opts.Path, base: context.WithoutCancel(ctx), out: opts.Stdout, errw: opts.Stderr,
-		params: copyParams(opts.Params), builtins: builtinValues(opts.Modules), stdin: cmp.Or(opts.Stdin, os.Stdin)}
+		params: copyParams(opts.Params), builtins: builtinValues(opts.Modules), stdin: cmp.Or(opts.Stdin, os.Stdin), reference: opts.Reference}
 	return r.session()
 }
 
@@ -62,7 +66,8 @@ type repl struct {
 	ended  atomic.Bool     // SIGTERM
 	warned map[string]bool // notebook globals already reported as shadowed
 
-	builtins starlark.StringDict // the modules' values and Starlark's universe, for completion
+	builtins  starlark.StringDict // the modules' values and Starlark's universe, for completion
+	reference func() (*help.Ref, error)
 
 	// show, when set, presents displayed values instead of printing their
 	// text (the kernel publishes them as MIME bundles); omit hides
