@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
 // HTTPTarget is a prepared HTTP/1.1 request, or a mix of them. The client
@@ -202,7 +204,7 @@ func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	conn = newRawConn(conn)
+	conn = netpoll.NewRawConn(conn)
 	if c.t.tls != nil {
 		tc := tls.Client(conn, c.t.tls)
 		_ = tc.SetDeadline(deadline)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
 // TestRawConn sends more than the socket buffers hold each way at once (so
@@ -34,8 +36,8 @@ func TestRawConn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newRawConn(nc)
-	if _, ok := c.(*rawConn); !ok {
+	c := netpoll.NewRawConn(nc)
+	if _, ok := c.(*netpoll.RawConn); !ok {
 		t.Fatalf("a TCP conn was not wrapped: %T", c)
 	}
 	want := bytes.Repeat([]byte("0123456789abcdef"), 1<<18) // 4 MiB
@@ -92,8 +94,8 @@ func TestHTTPSOverRawConn(t *testing.T) {
 			t.Fatalf("request %d: %s", i, class)
 		}
 	}
-	if _, ok := c.(*httpClient).conn.(*tls.Conn).NetConn().(*rawConn); !ok {
-		t.Errorf("the TLS connection does not run over a rawConn")
+	if _, ok := c.(*httpClient).conn.(*tls.Conn).NetConn().(*netpoll.RawConn); !ok {
+		t.Errorf("the TLS connection does not run over a netpoll.RawConn")
 	}
 }
 
@@ -123,7 +125,7 @@ func TestRawConnConcurrentReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := newRawConn(c)
+	rc := netpoll.NewRawConn(c)
 	defer rc.Close()
 	var wg sync.WaitGroup
 	sums := make([]int, 2)

@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
 // Statement is one SQL statement of the script a request runs.
@@ -305,7 +307,7 @@ func (t *SQLTarget) prepare(ctx context.Context, timeout time.Duration) error {
 			return fmt.Errorf("%s statement %q: %w", st.Tag, st.SQL, err)
 		}
 	}
-	_, err = connFD(c.Conn().PgConn().Conn())
+	_, err = netpoll.ConnFD(c.Conn().PgConn().Conn())
 	t.raw = err == nil
 	return nil
 }
@@ -326,7 +328,7 @@ func openPool(ctx context.Context, dsn string, conns int, timeout time.Duration)
 		if err != nil {
 			return nil, err
 		}
-		return newRawConn(c), nil
+		return netpoll.NewRawConn(c), nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
 	defer cancel()

@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
 // sqlLoop runs a share of a closed loop's clients from one goroutine, the
@@ -58,12 +60,12 @@ func (t *SQLTarget) newLoop(clients int) loop {
 	for i := range clients {
 		l.slots = append(l.slots, &slot{id: i, fd: -1, in: make([]byte, 8192)})
 	}
-	l.p, l.err = newPoller(clients) // before the engine registers l: abort uses it
+	l.p, l.err = netpoll.NewPoller(clients) // before the engine registers l: abort uses it
 	return l
 }
 
 // abort wakes the loop, which sees the run's context cancelled and returns.
-func (l *sqlLoop) abort() { l.p.wakeup() }
+func (l *sqlLoop) abort() { l.p.Wakeup() }
 
 // close ends the slots' connections, idle ones with a Terminate (as the
 // pool would on closing), and the poller. It runs after run has returned.
@@ -71,11 +73,11 @@ func (l *sqlLoop) close() {
 	for _, s := range l.slots {
 		if s.pc != nil && !s.busy && len(s.out) == 0 {
 			msg, _ := (&pgproto3.Terminate{}).Encode(nil)
-			rawWrite(s.fd, msg)
+			netpoll.RawWrite(s.fd, msg)
 		}
 		l.drop(s)
 	}
-	l.p.close()
+	l.p.Close()
 }
 
 func (l *sqlLoop) run(r *engine, rec *recorder) { l.runClosed(r, rec, l, len(l.slots)) }
@@ -190,14 +192,14 @@ func (l *sqlLoop) connect(r *engine, s *slot, now time.Time, measured bool) stri
 		s.sds = append(s.sds, sd)
 	}
 	// The pool lives for this run only: the slot takes the connection out
-	// of it, and its socket out of Go's netpoller (detach, as the HTTP
+	// of it, and its socket out of Go's netpoller (netpoll.Detach, as the HTTP
 	// loop does), where each response also woke the runtime's netpoll
 	// thread: unpinned on 2 cores that cost 9.5-15 µs of CPU per
 	// transaction against 6.5-6.8 without it.
 	s.pc = pc.Hijack()
-	fd, err := detach(s.pc.PgConn().Conn())
+	fd, err := netpoll.Detach(s.pc.PgConn().Conn())
 	if err == nil {
-		if err = l.p.add(fd, s.id); err != nil {
+		if err = l.p.Add(fd, s.id); err != nil {
 			syscall.Close(fd)
 		}
 	}
@@ -240,7 +242,7 @@ func (l *sqlLoop) send(r *engine, rec *recorder, s *slot, now time.Time) {
 // flush writes what is pending without blocking, and asks for EPOLLOUT
 // while the socket buffer is full.
 func (l *sqlLoop) flush(r *engine, rec *recorder, s *slot) {
-	w, err := rawWrite(s.fd, s.out)
+	w, err := netpoll.RawWrite(s.fd, s.out)
 	if err != nil {
 		s.out = s.out[:0]
 		l.fail(r, rec, s, classify(err), time.Now())
@@ -249,7 +251,7 @@ func (l *sqlLoop) flush(r *engine, rec *recorder, s *slot) {
 	s.out = s.out[:copy(s.out, s.out[w:])]
 	if want := len(s.out) > 0; want != s.writing {
 		s.writing = want
-		l.p.want(s.fd, s.id, want)
+		l.p.Want(s.fd, s.id, want)
 	}
 }
 
@@ -331,7 +333,7 @@ func (l *sqlLoop) drop(s *slot) {
 	if s.pc == nil {
 		return
 	}
-	l.p.del(s.fd)
+	l.p.Del(s.fd)
 	syscall.Close(s.fd)
 	s.pc, s.fd, s.out, s.writing = nil, -1, s.out[:0], false
 	s.rd.reset()
