@@ -156,7 +156,7 @@ func (b *loopBase) runClosed(r *engine, rec *recorder, ops loopOps, n int) {
 // driveOpen). Without a poller, one worker of tgt takes them.
 func (b *loopBase) runOpenOn(r *engine, rec *recorder, s *schedule, ops openOps, n int, tgt Target) {
 	if b.err != nil {
-		r.openWorker(tgt.newClient(), rec, s)
+		r.openWorker(tgt.NewClient(), rec, s)
 		return
 	}
 	b.r, b.rec, b.open = r, rec, true

@@ -45,7 +45,7 @@ type httpClient struct {
 	closeAfter bool // the response said the connection ends
 }
 
-func (t *HTTPTarget) newClient() client {
+func (t *HTTPTarget) NewClient() Client {
 	return &httpClient{requestBuilder: requestBuilder{t: t}}
 }
 
@@ -59,7 +59,7 @@ type requestBuilder struct {
 	noBody bool   // the last request was HEAD
 }
 
-func (c *httpClient) abort() {
+func (c *httpClient) Abort() {
 	c.aborted.Store(true)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -68,7 +68,7 @@ func (c *httpClient) abort() {
 	}
 }
 
-func (c *httpClient) close() { c.drop() }
+func (c *httpClient) Close() { c.drop() }
 
 func (c *httpClient) drop() {
 	c.mu.Lock()
@@ -79,13 +79,13 @@ func (c *httpClient) drop() {
 	}
 }
 
-func (c *httpClient) do(ctx context.Context, r request) (string, string) {
+func (c *httpClient) Do(ctx context.Context, r Request) (string, string) {
 	if c.aborted.Load() {
-		c.request(r.stream, r.seq) // for its tag: Ctrl-C leaves it undecided
+		c.request(r.Stream, r.Seq) // for its tag: Ctrl-C leaves it undecided
 		return classInterrupted, c.tag
 	}
-	deadline := r.deadline
-	req, class := c.request(r.stream, r.seq)
+	deadline := r.Deadline
+	req, class := c.request(r.Stream, r.Seq)
 	if class != "" {
 		return class, c.tag
 	}

@@ -47,9 +47,9 @@ func (t *HTTPTarget) newLoop(clients int) loop {
 	return l
 }
 
-func (l *httpLoop) abort() { l.p.Wakeup() }
+func (l *httpLoop) Abort() { l.p.Wakeup() }
 
-func (l *httpLoop) close() {
+func (l *httpLoop) Close() {
 	for _, c := range l.conns {
 		l.drop(c)
 	}

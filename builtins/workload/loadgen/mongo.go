@@ -124,7 +124,8 @@ type MongoTarget struct {
 
 var (
 	_ Target = (*MongoTarget)(nil)
-	_ client = (*mongoClient)(nil)
+	_ Tagged = (*MongoTarget)(nil)
+	_ Client = (*mongoClient)(nil)
 )
 
 // OpenMongo connects Conns connections up front (the run does not measure
@@ -223,7 +224,7 @@ func (t *MongoTarget) Docs() int64 {
 	return t.docs
 }
 
-func (t *MongoTarget) newClient() client { return &mongoClient{t: t} }
+func (t *MongoTarget) NewClient() Client { return &mongoClient{t: t} }
 
 // mongoClient runs one request at a time; the driver's pool gives it a
 // connection per operation.
@@ -232,22 +233,22 @@ type mongoClient struct {
 	docs int64
 }
 
-// abort: operations run under the load context, which Ctrl-C cancels, and
+// Abort: operations run under the load context, which Ctrl-C cancels, and
 // the driver ends an operation whose context ends.
-func (c *mongoClient) abort() {}
+func (c *mongoClient) Abort() {}
 
-func (c *mongoClient) close() {
+func (c *mongoClient) Close() {
 	c.t.mu.Lock()
 	c.t.docs += c.docs
 	c.t.mu.Unlock()
 }
 
-func (c *mongoClient) do(ctx context.Context, r request) (string, string) {
-	k, req, tag := c.t.request(r.stream, r.seq)
+func (c *mongoClient) Do(ctx context.Context, r Request) (string, string) {
+	k, req, tag := c.t.request(r.Stream, r.Seq)
 	if req == nil {
 		return classGenerator, tag
 	}
-	ctx, cancel := context.WithDeadline(ctx, r.deadline)
+	ctx, cancel := context.WithDeadline(ctx, r.Deadline)
 	defer cancel()
 	n, err := c.run(ctx, k, req)
 	if err != nil {
@@ -259,7 +260,7 @@ func (c *mongoClient) do(ctx context.Context, r request) (string, string) {
 		}
 		return classifyMongo(err), tag
 	}
-	if r.measured {
+	if r.Measured {
 		c.docs += n
 	}
 	return "", tag
@@ -288,9 +289,6 @@ func (t *MongoTarget) request(stream, seq int64) (*mongoKind, *MongoRequest, str
 	return k, req, tag
 }
 
-// Tags are the mix's tags in order, each once; nil for an untagged target.
-func (t *MongoTarget) Tags() []string { return t.tagNames() }
-
 // Shares are each tag's share of the mix's weights; nil without a mix.
 func (t *MongoTarget) Shares() map[string]float64 {
 	tags := make([]string, len(t.kinds))
@@ -300,7 +298,8 @@ func (t *MongoTarget) Shares() map[string]float64 {
 	return mixShares(tags, t.draw)
 }
 
-func (t *MongoTarget) tagNames() []string {
+// Tags are the mix's tags in order, each once; nil for an untagged target.
+func (t *MongoTarget) Tags() []string {
 	switch {
 	case t.draw != nil:
 		tags := make([]string, len(t.kinds))
@@ -314,7 +313,7 @@ func (t *MongoTarget) tagNames() []string {
 	return nil
 }
 
-func (t *MongoTarget) tagOf(seq int64) string {
+func (t *MongoTarget) TagOf(seq int64) string {
 	_, _, tag := t.request(0, seq)
 	return tag
 }

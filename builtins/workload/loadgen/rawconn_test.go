@@ -87,10 +87,10 @@ func TestHTTPSOverRawConn(t *testing.T) {
 	}
 	roots := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	tgt.tls = &tls.Config{ServerName: tgt.tls.ServerName, RootCAs: roots}
-	c := tgt.newClient()
-	defer c.close()
+	c := tgt.NewClient()
+	defer c.Close()
 	for i := range 20 {
-		if class, _ := c.do(context.Background(), request{seq: int64(i), deadline: time.Now().Add(5 * time.Second)}); class != "" {
+		if class, _ := c.Do(context.Background(), Request{Seq: int64(i), Deadline: time.Now().Add(5 * time.Second)}); class != "" {
 			t.Fatalf("request %d: %s", i, class)
 		}
 	}

@@ -181,9 +181,6 @@ func (k *sqlKind) argsOf(seq int64, tagged bool) ([]any, string, error) {
 	return args, tag, err
 }
 
-// Tags are the mix's tags in order, each once; nil for an untagged target.
-func (t *SQLTarget) Tags() []string { return t.tagNames() }
-
 // Scripts are the scripts (each its statements' SQL, in order) each tag of
 // a mix runs (nil without a mix), and all the target's.
 func (t *SQLTarget) Scripts() (map[string][][]string, [][]string) {
@@ -214,7 +211,8 @@ func (t *SQLTarget) Shares() map[string]float64 {
 	return mixShares(tags, t.draw)
 }
 
-func (t *SQLTarget) tagNames() []string {
+// Tags are the mix's tags in order, each once; nil for an untagged target.
+func (t *SQLTarget) Tags() []string {
 	switch {
 	case t.draw != nil:
 		tags := make([]string, len(t.kinds))
@@ -228,7 +226,7 @@ func (t *SQLTarget) tagNames() []string {
 	return nil
 }
 
-func (t *SQLTarget) tagOf(seq int64) string {
+func (t *SQLTarget) TagOf(seq int64) string {
 	k := t.pick(0, seq)
 	if t.draw != nil {
 		return k.tag
@@ -388,20 +386,20 @@ func tagStatements(stmts []Statement) []Statement {
 	return stmts
 }
 
-func (t *SQLTarget) newClient() client {
+func (t *SQLTarget) NewClient() Client {
 	return &sqlClient{t: t, h: t.newHists()}
 }
 
-// abort breaks the statement in flight, if any, and refuses the next ones:
+// Abort breaks the statement in flight, if any, and refuses the next ones:
 // Ctrl-C, or the load context's hard end.
-func (c *sqlClient) abort() {
+func (c *sqlClient) Abort() {
 	c.aborted.Store(true)
 	if pc := c.cur.Load(); pc != nil {
 		_ = pc.Conn().SetDeadline(time.Unix(1, 0))
 	}
 }
 
-func (c *sqlClient) close() {
+func (c *sqlClient) Close() {
 	if c.stop != nil {
 		c.stop()
 	}
@@ -415,13 +413,13 @@ func (c *sqlClient) watch(ctx context.Context) {
 	if c.stop != nil {
 		c.stop()
 	}
-	c.watched, c.stop = ctx, context.AfterFunc(ctx, c.abort)
+	c.watched, c.stop = ctx, context.AfterFunc(ctx, c.Abort)
 }
 
-func (c *sqlClient) do(ctx context.Context, r request) (string, string) {
+func (c *sqlClient) Do(ctx context.Context, r Request) (string, string) {
 	c.watch(ctx)
-	k := c.t.pick(r.stream, r.seq)
-	args, tag, err := k.argsOf(r.seq, c.t.tagged)
+	k := c.t.pick(r.Stream, r.Seq)
+	args, tag, err := k.argsOf(r.Seq, c.t.tagged)
 	if err != nil {
 		return classGenerator, tag
 	}
@@ -437,7 +435,7 @@ func (c *sqlClient) do(ctx context.Context, r request) (string, string) {
 		return classInterrupted, tag
 	}
 	t1 := time.Now()
-	if r.measured {
+	if r.Measured {
 		recordUs(c.h.acquire, t1.Sub(t0))
 	}
 	for i := k.first; i < k.end; i++ {
@@ -445,7 +443,7 @@ func (c *sqlClient) do(ctx context.Context, r request) (string, string) {
 			return class, tag
 		}
 		t2 := time.Now()
-		if r.measured {
+		if r.Measured {
 			recordUs(c.h.byTag[i], t2.Sub(t1))
 		}
 		t1 = t2

@@ -64,12 +64,12 @@ func (t *SQLTarget) newLoop(clients int) loop {
 	return l
 }
 
-// abort wakes the loop, which sees the run's context cancelled and returns.
-func (l *sqlLoop) abort() { l.p.Wakeup() }
+// Abort wakes the loop, which sees the run's context cancelled and returns.
+func (l *sqlLoop) Abort() { l.p.Wakeup() }
 
-// close ends the slots' connections, idle ones with a Terminate (as the
+// Close ends the slots' connections, idle ones with a Terminate (as the
 // pool would on closing), and the poller. It runs after run has returned.
-func (l *sqlLoop) close() {
+func (l *sqlLoop) Close() {
 	for _, s := range l.slots {
 		if s.pc != nil && !s.busy && len(s.out) == 0 {
 			msg, _ := (&pgproto3.Terminate{}).Encode(nil)

@@ -33,15 +33,15 @@ const OtherTags = "(other tags)"
 // OtherTags, with a warning.
 const MaxTags = 64
 
-// tagged is a target whose requests carry tags.
-type tagged interface {
-	// tagNames are the tags known before the run (a mix's, in order); a
+// Tagged is a target whose requests carry tags.
+type Tagged interface {
+	// Tags are the tags known before the run (a mix's, in order); a
 	// generator's come as it names them.
-	tagNames() []string
-	// tagOf is the tag of open-loop request seq, for a request that was
+	Tags() []string
+	// TagOf is the tag of open-loop request seq, for a request that was
 	// never made (dropped, or due when Ctrl-C came): a mix's draw, or
 	// what its generator says (Untagged if it fails).
-	tagOf(seq int64) string
+	TagOf(seq int64) string
 }
 
 // tagTable is an engine's recorders by tag: one per tag, shared by every
@@ -141,7 +141,7 @@ func (r *engine) tagOf(seq int64) string {
 	if r.tags == nil {
 		return ""
 	}
-	return r.tgt.(tagged).tagOf(seq)
+	return r.tgt.(Tagged).TagOf(seq)
 }
 
 // Mix is a choice among request kinds by weight: request seq of client
