@@ -22,7 +22,7 @@
 //     request on an idle connection (driveOpen), else as workers that
 //     claim jobs from the schedule, sleep on a timerfd until each is due,
 //     and send it.
-//  4. Recorders take each outcome (a success, an error class from classify,
+//  4. Recorders take each outcome (a success, an error class from Classify,
 //     a drop, or undecided after Ctrl-C) into HDR histograms, per worker and
 //     per window, merged at the end into a Result whose counts add up to
 //     Intended and whose warnings say what may make its figures less than

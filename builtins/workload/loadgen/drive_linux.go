@@ -145,7 +145,7 @@ func (b *loopBase) setStreams(base int64) { b.streams = base }
 func (b *loopBase) runClosed(r *engine, rec *recorder, ops loopOps, n int) {
 	if b.err != nil {
 		now := time.Now()
-		r.finished(rec, now, now, !now.Before(r.measureAt), classify(b.err), Untagged)
+		r.finished(rec, now, now, !now.Before(r.measureAt), Classify(b.err), Untagged)
 		return
 	}
 	b.r, b.rec = r, rec

@@ -222,7 +222,7 @@ func (t *HTTPTarget) Shares() map[string]float64 {
 	for i, k := range t.kinds {
 		tags[i] = k.tag
 	}
-	return mixShares(tags, t.draw)
+	return MixShares(tags, t.draw)
 }
 
 // Tags are the mix's tags, in order, each once; nil for an untagged
@@ -234,7 +234,7 @@ func (t *HTTPTarget) Tags() []string {
 		for i, k := range t.kinds {
 			tags[i] = k.tag
 		}
-		return uniqueTags(tags)
+		return UniqueTags(tags)
 	case t.gen != nil:
 		return []string{}
 	}

@@ -82,7 +82,7 @@ func (c *httpClient) drop() {
 func (c *httpClient) Do(ctx context.Context, r Request) (string, string) {
 	if c.aborted.Load() {
 		c.request(r.Stream, r.Seq) // for its tag: Ctrl-C leaves it undecided
-		return classInterrupted, c.tag
+		return ClassInterrupted, c.tag
 	}
 	deadline := r.Deadline
 	req, class := c.request(r.Stream, r.Seq)
@@ -119,12 +119,12 @@ func (c *requestBuilder) request(stream, seq int64) ([]byte, string) {
 	p, err := k.gen(seq)
 	if err != nil {
 		t.genErr.CompareAndSwap(nil, err.Error())
-		return nil, classGenerator
+		return nil, ClassGenerator
 	}
 	if len(p) >= 4 && p[:4] == "http" {
 		uri, ok := sameHostURI(p, t)
 		if !ok {
-			return nil, classOffHost
+			return nil, ClassOffHost
 		}
 		c.wbuf = k.appendRequest(c.wbuf[:0], uri)
 		return c.wbuf, ""
@@ -145,7 +145,7 @@ func (c *requestBuilder) generated(seq int64) ([]byte, string) {
 	rq, err := t.gen(seq)
 	if err != nil {
 		t.genErr.CompareAndSwap(nil, err.Error())
-		return nil, classGenerator
+		return nil, ClassGenerator
 	}
 	c.tag = rq.Tag
 	k := httpKind{method: strings.ToUpper(or(rq.Method, t.defaults.Method, "GET")), body: t.defaults.Body, headers: t.kinds[0].headers}
@@ -155,7 +155,7 @@ func (c *requestBuilder) generated(seq int64) ([]byte, string) {
 	if len(rq.Headers) > 0 {
 		if k.headers, err = t.headerLines(t.defaults.Headers, rq.Headers); err != nil {
 			t.genErr.CompareAndSwap(nil, err.Error())
-			return nil, classGenerator
+			return nil, ClassGenerator
 		}
 	}
 	uri := t.kinds[0].base
@@ -163,11 +163,11 @@ func (c *requestBuilder) generated(seq int64) ([]byte, string) {
 	case strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://"):
 		var ok bool
 		if uri, ok = sameHostURI(p, t); !ok {
-			return nil, classOffHost
+			return nil, ClassOffHost
 		}
 	case strings.ContainsAny(p+k.method, " \r\n"):
 		t.genErr.CompareAndSwap(nil, fmt.Sprintf("malformed request: %s %q", k.method, p))
-		return nil, classGenerator
+		return nil, ClassGenerator
 	case p != "":
 		uri = joinPath(uri, p)
 	}
@@ -199,7 +199,7 @@ func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
 	d := net.Dialer{Deadline: deadline}
 	conn, err := d.DialContext(ctx, "tcp", c.t.addr)
 	if err != nil {
-		return classify(err)
+		return Classify(err)
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
@@ -210,7 +210,7 @@ func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
 		_ = tc.SetDeadline(deadline)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			conn.Close()
-			return classify(err)
+			return Classify(err)
 		}
 		conn = tc
 	}
@@ -218,7 +218,7 @@ func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
 	c.conn = conn
 	c.mu.Unlock()
 	if c.aborted.Load() {
-		return classInterrupted
+		return ClassInterrupted
 	}
 	if c.br == nil {
 		c.br = bufio.NewReaderSize(conn, 16<<10)
@@ -232,18 +232,18 @@ func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
 // connection can carry the next request.
 func (c *httpClient) roundTrip(req []byte, deadline time.Time) (class string, keep bool) {
 	if err := c.conn.SetDeadline(deadline); err != nil {
-		return classify(err), false
+		return Classify(err), false
 	}
 	if _, err := c.conn.Write(req); err != nil {
-		return classify(err), false
+		return Classify(err), false
 	}
 	status, err := c.readResponse()
 	if err != nil {
-		return classify(err), false
+		return Classify(err), false
 	}
 	keep = !c.closeAfter
 	if status >= 400 {
-		return statusClass(status), keep
+		return StatusClass(status), keep
 	}
 	return "", keep
 }

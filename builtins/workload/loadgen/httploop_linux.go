@@ -91,7 +91,7 @@ func (l *httpLoop) client(i int) *inflight { return &l.conns[i].inflight }
 
 func (l *httpLoop) start(i int, now time.Time) bool { return l.send(l.r, l.rec, l.conns[i], now) }
 
-func (l *httpLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.conns[i], classTimeout, now) }
+func (l *httpLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.conns[i], ClassTimeout, now) }
 
 func (l *httpLoop) ready(ev syscall.EpollEvent) {
 	c := l.conns[ev.Fd]
@@ -139,7 +139,7 @@ func (l *httpLoop) dial(r *engine, c *httpConn, now time.Time) string {
 	d := net.Dialer{Deadline: r.deadline(now)}
 	conn, err := d.DialContext(r.loadCtx, "tcp", l.t.addr)
 	if err != nil {
-		return classify(err)
+		return Classify(err)
 	}
 	fd, err := netpoll.Detach(conn)
 	if err == nil {
@@ -148,7 +148,7 @@ func (l *httpLoop) dial(r *engine, c *httpConn, now time.Time) string {
 		}
 	}
 	if err != nil {
-		return classify(err)
+		return Classify(err)
 	}
 	l.watch(fd)
 	c.fd, c.writing = fd, false
@@ -163,7 +163,7 @@ func (l *httpLoop) dial(r *engine, c *httpConn, now time.Time) string {
 func (l *httpLoop) flush(r *engine, rec *recorder, c *httpConn, b []byte) {
 	w, err := netpoll.RawWrite(c.fd, b)
 	if err != nil {
-		l.fail(r, rec, c, classify(err), time.Now())
+		l.fail(r, rec, c, Classify(err), time.Now())
 		return
 	}
 	c.out = append(c.out[:0], b[w:]...)
@@ -183,21 +183,21 @@ func (l *httpLoop) receive(r *engine, rec *recorder, c *httpConn) {
 	case err == io.EOF:
 		done, perr := c.resp.eof()
 		if !done {
-			l.fail(r, rec, c, classify(perr), now)
+			l.fail(r, rec, c, Classify(perr), now)
 			return
 		}
 		l.drop(c)
 		l.finish(r, rec, c, now)
 		return
 	case err != nil:
-		l.fail(r, rec, c, classify(err), now)
+		l.fail(r, rec, c, Classify(err), now)
 		return
 	case n == 0 || !c.busy:
 		return
 	}
 	used, done, err := c.resp.feed(c.in[:n])
 	if err != nil {
-		l.fail(r, rec, c, classify(err), now)
+		l.fail(r, rec, c, Classify(err), now)
 		return
 	}
 	if !done {
@@ -217,7 +217,7 @@ func (l *httpLoop) finish(r *engine, rec *recorder, c *httpConn, now time.Time) 
 	c.busy = false
 	class := ""
 	if c.resp.status >= 400 {
-		class = statusClass(c.resp.status)
+		class = StatusClass(c.resp.status)
 	}
 	r.settled(rec, &c.inflight, now, class)
 }

@@ -60,8 +60,8 @@ func TestRawConn(t *testing.T) {
 	}
 
 	_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
-	if _, err := c.Read(got); classify(err) != "timeout" {
-		t.Errorf("read past the deadline: %v classified %q, want timeout", err, classify(err))
+	if _, err := c.Read(got); Classify(err) != "timeout" {
+		t.Errorf("read past the deadline: %v classified %q, want timeout", err, Classify(err))
 	}
 	_ = c.SetReadDeadline(time.Time{})
 	nc.(*net.TCPConn).CloseWrite()
@@ -69,11 +69,11 @@ func TestRawConn(t *testing.T) {
 		t.Errorf("read after the peer closed: %v, want EOF", err)
 	}
 	c.Close()
-	if _, err := c.Read(got); classify(err) != "interrupted" {
-		t.Errorf("read on a closed conn: %v classified %q, want interrupted", err, classify(err))
+	if _, err := c.Read(got); Classify(err) != "interrupted" {
+		t.Errorf("read on a closed conn: %v classified %q, want interrupted", err, Classify(err))
 	}
-	if _, err := c.Write([]byte("x")); classify(err) != "interrupted" {
-		t.Errorf("write on a closed conn: %v classified %q, want interrupted", err, classify(err))
+	if _, err := c.Write([]byte("x")); Classify(err) != "interrupted" {
+		t.Errorf("write on a closed conn: %v classified %q, want interrupted", err, Classify(err))
 	}
 }
 

@@ -208,7 +208,7 @@ func (t *SQLTarget) Shares() map[string]float64 {
 	for i, k := range t.kinds {
 		tags[i] = k.tag
 	}
-	return mixShares(tags, t.draw)
+	return MixShares(tags, t.draw)
 }
 
 // Tags are the mix's tags in order, each once; nil for an untagged target.
@@ -219,7 +219,7 @@ func (t *SQLTarget) Tags() []string {
 		for i, k := range t.kinds {
 			tags[i] = k.tag
 		}
-		return uniqueTags(tags)
+		return UniqueTags(tags)
 	case t.tagged:
 		return []string{}
 	}
@@ -421,18 +421,18 @@ func (c *sqlClient) Do(ctx context.Context, r Request) (string, string) {
 	k := c.t.pick(r.Stream, r.Seq)
 	args, tag, err := k.argsOf(r.Seq, c.t.tagged)
 	if err != nil {
-		return classGenerator, tag
+		return ClassGenerator, tag
 	}
 	t0 := time.Now()
 	conn, err := c.t.pool.Acquire(ctx)
 	if err != nil {
-		return classify(err), tag
+		return Classify(err), tag
 	}
 	defer conn.Release()
 	c.cur.Store(conn.Conn().PgConn())
 	defer c.cur.Store(nil)
 	if c.aborted.Load() {
-		return classInterrupted, tag
+		return ClassInterrupted, tag
 	}
 	t1 := time.Now()
 	if r.Measured {
@@ -459,20 +459,20 @@ func (c *sqlClient) Do(ctx context.Context, r Request) (string, string) {
 func (c *sqlClient) runStatement(conn *pgx.Conn, st Statement, args []any) string {
 	ctx := context.Background() // cancelled by abort, see sqlClient
 	if len(args) < st.nparams {
-		return classFewArgs
+		return ClassFewArgs
 	}
 	sd, err := conn.Prepare(ctx, st.name, st.SQL)
 	if err != nil {
-		return classify(err)
+		return Classify(err)
 	}
 	if err := c.eqb.Build(conn.TypeMap(), sd, args[:st.nparams]); err != nil {
-		return classify(err)
+		return Classify(err)
 	}
 	rr := conn.PgConn().ExecStatement(ctx, sd, c.eqb.ParamValues, c.eqb.ParamFormats, c.eqb.ResultFormats)
 	for rr.NextRow() {
 	}
 	if _, err := rr.Close(); err != nil {
-		return classify(err)
+		return Classify(err)
 	}
 	return ""
 }

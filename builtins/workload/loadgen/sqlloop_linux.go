@@ -116,7 +116,7 @@ func (l *sqlLoop) script(s *slot, stream, seq int64) string {
 	s.stmt, s.end = k.first, k.end
 	var err error
 	if s.args, s.tag, err = k.argsOf(seq, l.t.tagged); err != nil {
-		return classGenerator
+		return ClassGenerator
 	}
 	return ""
 }
@@ -125,7 +125,7 @@ func (l *sqlLoop) client(i int) *inflight { return &l.slots[i].inflight }
 
 func (l *sqlLoop) start(i int, now time.Time) bool { return l.begin(l.r, l.rec, l.slots[i], now) }
 
-func (l *sqlLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.slots[i], classTimeout, now) }
+func (l *sqlLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.slots[i], ClassTimeout, now) }
 
 func (l *sqlLoop) ready(ev syscall.EpollEvent) {
 	s := l.slots[ev.Fd]
@@ -177,7 +177,7 @@ func (l *sqlLoop) connect(r *engine, s *slot, now time.Time, measured bool) stri
 	defer cancel()
 	pc, err := l.t.pool.Acquire(ctx)
 	if err != nil {
-		return classify(err)
+		return Classify(err)
 	}
 	if measured {
 		recordUs(l.h.acquire, time.Since(now))
@@ -187,7 +187,7 @@ func (l *sqlLoop) connect(r *engine, s *slot, now time.Time, measured bool) stri
 		sd, err := pc.Conn().Prepare(ctx, st.name, st.SQL)
 		if err != nil {
 			_ = pc.Hijack().PgConn().Conn().Close() // its state is unknown: not back to the pool
-			return classify(err)
+			return Classify(err)
 		}
 		s.sds = append(s.sds, sd)
 	}
@@ -205,7 +205,7 @@ func (l *sqlLoop) connect(r *engine, s *slot, now time.Time, measured bool) stri
 	}
 	if err != nil {
 		s.pc = nil
-		return classify(err)
+		return Classify(err)
 	}
 	l.watch(fd)
 	s.fd, s.out, s.writing = fd, s.out[:0], false
@@ -217,11 +217,11 @@ func (l *sqlLoop) connect(r *engine, s *slot, now time.Time, measured bool) stri
 func (l *sqlLoop) send(r *engine, rec *recorder, s *slot, now time.Time) {
 	st, sd := l.t.stmts[s.stmt], s.sds[s.stmt]
 	if len(s.args) < st.nparams {
-		l.finish(r, rec, s, now, classFewArgs)
+		l.finish(r, rec, s, now, ClassFewArgs)
 		return
 	}
 	if err := s.eqb.Build(s.pc.TypeMap(), sd, s.args[:st.nparams]); err != nil {
-		l.finish(r, rec, s, now, classify(err))
+		l.finish(r, rec, s, now, Classify(err))
 		return
 	}
 	var err error
@@ -232,7 +232,7 @@ func (l *sqlLoop) send(r *engine, rec *recorder, s *slot, now time.Time) {
 	}
 	if err != nil {
 		s.out = s.out[:0]
-		l.finish(r, rec, s, now, classify(err))
+		l.finish(r, rec, s, now, Classify(err))
 		return
 	}
 	s.ts = now
@@ -245,7 +245,7 @@ func (l *sqlLoop) flush(r *engine, rec *recorder, s *slot) {
 	w, err := netpoll.RawWrite(s.fd, s.out)
 	if err != nil {
 		s.out = s.out[:0]
-		l.fail(r, rec, s, classify(err), time.Now())
+		l.fail(r, rec, s, Classify(err), time.Now())
 		return
 	}
 	s.out = s.out[:copy(s.out, s.out[w:])]
@@ -260,14 +260,14 @@ func (l *sqlLoop) flush(r *engine, rec *recorder, s *slot) {
 func (l *sqlLoop) receive(r *engine, rec *recorder, s *slot) {
 	n, now, err := l.read(s.fd, s.in)
 	if err != nil {
-		l.fail(r, rec, s, classify(err), now)
+		l.fail(r, rec, s, Classify(err), now)
 		return
 	}
 	for off := 0; s.pc != nil && off < n; {
 		typ, body, used, ok, err := s.rd.next(s.in[off:n])
 		off += used
 		if err != nil {
-			l.fail(r, rec, s, classify(err), now)
+			l.fail(r, rec, s, Classify(err), now)
 			return
 		}
 		if ok {
@@ -285,9 +285,9 @@ func (l *sqlLoop) message(r *engine, rec *recorder, s *slot, typ byte, body []by
 	case 'E':
 		var msg pgproto3.ErrorResponse
 		if err := msg.Decode(body); err != nil {
-			s.failed = classMalformed
+			s.failed = ClassMalformed
 		} else if s.failed == "" {
-			s.failed = classify(pgconn.ErrorResponseToPgError(&msg))
+			s.failed = Classify(pgconn.ErrorResponseToPgError(&msg))
 		}
 	case 'Z': // ReadyForQuery: the statement is over
 		if s.failed != "" {

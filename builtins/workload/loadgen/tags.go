@@ -213,9 +213,9 @@ func splitmix(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// uniqueTags lists tags in order without repeats (a mix's kinds may share
+// UniqueTags lists tags in order without repeats (a mix's kinds may share
 // a tag: two reads of different shapes both "read").
-func uniqueTags(tags []string) []string {
+func UniqueTags(tags []string) []string {
 	var out []string
 	for _, t := range tags {
 		if t == "" {
@@ -228,9 +228,9 @@ func uniqueTags(tags []string) []string {
 	return out
 }
 
-// mixShares is each tag's share of a mix's weights (kinds may share a
+// MixShares is each tag's share of a mix's weights (kinds may share a
 // tag); nil without a mix.
-func mixShares(tags []string, m *Mix) map[string]float64 {
+func MixShares(tags []string, m *Mix) map[string]float64 {
 	if m == nil {
 		return nil
 	}

@@ -132,7 +132,7 @@ func (r *RawConn) doWrite(fd uintptr) bool {
 }
 
 // opError wraps err as net.Conn's own methods do, so timeouts, resets and
-// closed connections classify the same way.
+// closed connections Classify the same way.
 func (r *RawConn) opError(op string, err error) error {
 	if oe, ok := err.(*net.OpError); ok {
 		err = oe.Err // RawConn's "raw-read": keep the cause, name the op
