@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/procfs"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/benchbook/benchbook/builtins/host"
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // TestExecRecordsTheBox: workload.exec's runs carry the box's figures as

@@ -29,11 +29,11 @@ const module = "github.com/benchbook/benchbook/"
 
 var starlarkFree = []string{
 	"builtins/internal/cgroup", "builtins/internal/child", "builtins/internal/docker",
-	"builtins/internal/flame", "builtins/internal/guard", "builtins/internal/metricname", "builtins/internal/procfs",
+	"builtins/internal/flame", "builtins/internal/guard", "builtins/internal/metricname",
 	"builtins/internal/profile", "builtins/internal/runattrs",
 	"builtins/metric/gate", "builtins/metric/stats",
 	"builtins/workload/fleet", "builtins/workload/fleet/kube", "builtins/workload/loadgen",
-	"runtime/bytesize", "runtime/filehash", "runtime/hostinfo", "runtime/record/svgtext", "runtime/resstate",
+	"runtime/bytesize", "runtime/filehash", "runtime/hostinfo", "runtime/procfs", "runtime/record/svgtext", "runtime/resstate",
 }
 
 var pendingUpward = []string{}

@@ -15,10 +15,10 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/builtins/display"
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/procfs"
 	"github.com/benchbook/benchbook/runtime/record"
 )
 

@@ -34,6 +34,7 @@ type inflight struct {
 	measured bool
 	retryAt  time.Time // after a refused connection
 	tag      string    // the request's tag, in a tagged run
+	made     time.Time // closed loop: when the request was made (its generator done), or given up unmade
 	user               // closed loop with think time: when the user's next request is due
 }
 
@@ -109,8 +110,13 @@ func (r *engine) startClient(ops loopOps, rec *recorder, i int, c *inflight, now
 	if !r.userReady(&c.user, now) {
 		return c.ready.Sub(now)
 	}
-	r.userStarts(rec, &c.user, now)
-	if !ops.start(i, now) { // it failed before it was sent: the user thinks again
+	started := ops.start(i, now)
+	// The user's send delay runs to c.made, when its generator had made
+	// its request, after the generators of the users this pass started
+	// before it (now is the pass's). Measured at now, a generator that
+	// could not keep up hid in the latency instead.
+	r.userStarts(rec, &c.user, c.made, c.tag)
+	if !started { // it failed before it was sent: the user thinks again
 		c.thinkAfterFailedStart(time.Now(), c.retryAt)
 		return c.ready.Sub(now)
 	}
@@ -148,7 +154,7 @@ func (b *loopBase) runClosed(r *engine, rec *recorder, ops loopOps, n int) {
 		r.finished(rec, now, now, !now.Before(r.measureAt), Classify(b.err), Untagged)
 		return
 	}
-	b.r, b.rec = r, rec
+	b.r, b.rec, b.users = r, rec, r.thinking()
 	r.drive(b.p, n, ops, rec)
 }
 

@@ -22,6 +22,13 @@ type Client interface {
 	Stopper
 }
 
+// maker is a client whose request a generator may make: make makes the
+// next one (Do then sends it) and returns its tag, so that the worker
+// starts the request's clock after the generator.
+type maker interface {
+	make(req Request) (tag string)
+}
+
 // Stopper is what the engine needs of every worker's client or loop.
 type Stopper interface {
 	// Abort unblocks a request in flight (Ctrl-C); safe from any goroutine.
@@ -317,10 +324,21 @@ func (r *engine) closedWorker(c Client, rec *recorder, stream int64) {
 		if !t0.Before(r.end) || r.ctx.Err() != nil {
 			return
 		}
-		if r.thinking() {
-			r.userStarts(rec, &u, t0)
+		req, tag := Request{Seq: seq, Stream: stream}, ""
+		if m, ok := c.(maker); ok {
+			// The request starts once made: the generator's time (and
+			// its wait for another's, one call at a time) is not the
+			// target's, and a user waiting for it sent late.
+			tag = m.make(req)
+			if t0 = time.Now(); !t0.Before(r.end) || r.ctx.Err() != nil {
+				return // made after the run's end: not started
+			}
 		}
-		class, tag := c.Do(r.loadCtx, Request{Seq: seq, Stream: stream, Deadline: r.deadline(t0), Measured: !t0.Before(r.measureAt)})
+		if r.thinking() {
+			r.userStarts(rec, &u, t0, tag)
+		}
+		req.Deadline, req.Measured = r.deadline(t0), !t0.Before(r.measureAt)
+		class, tag := c.Do(r.loadCtx, req)
 		end := time.Now()
 		r.finished(rec, t0, end, !t0.Before(r.measureAt), class, tag)
 		if r.thinking() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -81,7 +82,9 @@ func NewHTTPTarget(spec HTTPSpec) (*HTTPTarget, error) {
 	case spec.Gen != nil && len(spec.Requests) > 0:
 		return nil, fmt.Errorf("give requests or a request generator, not both")
 	case len(spec.Requests) > 0:
-		return t, t.mix(spec, u)
+		err := t.mix(spec, u)
+		t.generates = slices.ContainsFunc(t.kinds, func(k httpKind) bool { return k.gen != nil })
+		return t, err
 	}
 	k, err := t.kind(spec, HTTPRequest{Gen: spec.Gen}, u)
 	if err != nil {
@@ -89,6 +92,7 @@ func NewHTTPTarget(spec HTTPSpec) (*HTTPTarget, error) {
 	}
 	t.kinds, t.gen = []httpKind{k}, spec.Tagged
 	t.defaults = spec
+	t.generates = t.gen != nil || k.gen != nil
 	return t, nil
 }
 

@@ -22,15 +22,16 @@ import (
 // path), and the response parsed in place from a bufio.Reader. net/http
 // costs about twice wrk's CPU per request; this costs about what wrk does.
 type HTTPTarget struct {
-	addr     string // host:port to dial
-	tls      *tls.Config
-	host     string                               // Host header
-	kinds    []httpKind                           // the one request, or a mix's
-	draw     *Mix                                 // a mix's draw; nil: kinds[0] every time
-	gen      func(seq int64) (HTTPRequest, error) // a tagged generator (HTTPSpec.Tagged)
-	defaults HTTPSpec                             // what a generated request leaves out
-	timeout  time.Duration                        // connect timeout bound
-	genErr   atomic.Value                         // first generator error (string), for a warning
+	addr      string // host:port to dial
+	tls       *tls.Config
+	host      string                               // Host header
+	kinds     []httpKind                           // the one request, or a mix's
+	draw      *Mix                                 // a mix's draw; nil: kinds[0] every time
+	gen       func(seq int64) (HTTPRequest, error) // a tagged generator (HTTPSpec.Tagged)
+	defaults  HTTPSpec                             // what a generated request leaves out
+	timeout   time.Duration                        // connect timeout bound
+	genErr    atomic.Value                         // first generator error (string), for a warning
+	generates bool                                 // a generator makes some requests (gen, or a kind's)
 }
 
 type httpClient struct {
@@ -43,6 +44,17 @@ type httpClient struct {
 	aborted atomic.Bool
 
 	closeAfter bool // the response said the connection ends
+
+	made      bool   // make made the next request: do sends it
+	madeReq   []byte // its bytes (the builder's buffer)
+	madeClass string // or why it could not be made
+}
+
+// make makes the next request (see maker): a generator's, or a mix's draw.
+func (c *httpClient) make(r Request) string {
+	c.madeReq, c.madeClass = c.request(r.Stream, r.Seq)
+	c.made = true
+	return c.tag
 }
 
 func (t *HTTPTarget) NewClient() Client {
@@ -81,11 +93,18 @@ func (c *httpClient) drop() {
 
 func (c *httpClient) Do(ctx context.Context, r Request) (string, string) {
 	if c.aborted.Load() {
-		c.request(r.Stream, r.Seq) // for its tag: Ctrl-C leaves it undecided
+		if !c.made {
+			c.request(r.Stream, r.Seq) // for its tag: Ctrl-C leaves it undecided
+		}
+		c.made = false
 		return ClassInterrupted, c.tag
 	}
 	deadline := r.Deadline
-	req, class := c.request(r.Stream, r.Seq)
+	req, class := c.madeReq, c.madeClass
+	if !c.made {
+		req, class = c.request(r.Stream, r.Seq)
+	}
+	c.made = false
 	if class != "" {
 		return class, c.tag
 	}

@@ -107,14 +107,23 @@ func (l *httpLoop) ready(ev syscall.EpollEvent) {
 // reports whether a request is in flight.
 //
 // The request is made before a dial, so that a refused one counts in its
-// tag; the next request is made again after the retry wait.
+// tag; the next request is made again after the retry wait. A request a
+// generator made starts when it was made (c.made): the generator's time
+// is not the target's.
 func (l *httpLoop) send(r *engine, rec *recorder, c *httpConn, now time.Time) bool {
-	measured := !now.Before(r.measureAt)
+	c.made, c.tag = now, ""
 	if c.fd < 0 && now.Before(c.retryAt) {
 		return false
 	}
 	req, class := c.req.request(l.streams+int64(c.id), c.seq)
 	c.seq++
+	if l.t.generates {
+		if now = time.Now(); !now.Before(r.end) {
+			return false // made after the run's end: not started
+		}
+	}
+	measured := !now.Before(r.measureAt)
+	c.made, c.tag = now, c.req.tag
 	if class != "" {
 		r.finished(rec, now, time.Now(), measured, class, c.req.tag)
 		return false
@@ -126,7 +135,7 @@ func (l *httpLoop) send(r *engine, rec *recorder, c *httpConn, now time.Time) bo
 			return false
 		}
 	}
-	c.busy, c.t0, c.measured, c.deadline, c.tag = true, now, measured, r.deadline(now), c.req.tag
+	c.busy, c.t0, c.measured, c.deadline = true, now, measured, r.deadline(now)
 	c.resp.reset(c.req.noBody)
 	slowdown()
 	l.flush(r, rec, c, req)

@@ -190,31 +190,36 @@ func (d *openDriver) interrupted() {
 	}
 }
 
-// arrivals is an open event loop's way of reading responses: with the
-// kernel's receive time (SO_TIMESTAMPNS) once the loop runs open, so it
-// can read them late (see driveOpen). stamps is set once a response came
-// with its time, noStamps for good once a socket refused the option or a
-// read came without one after some came with it; then the loop wakes for
-// every response.
+// arrivals is an event loop's way of reading responses: with the kernel's
+// receive time (SO_TIMESTAMPNS) once the loop runs open, so it can read
+// them late (see driveOpen), or runs users who think, so a response that
+// came while the loop made other users' requests (a slow generator) is
+// timed when it came: its latency is the target's, and its user's think
+// starts then (the wait for the loop shows as the next send's delay,
+// Result.Lag). stamps is set once a response came with its time, noStamps
+// for good once a socket refused the option or a read came without one
+// after some came with it; then the loop wakes for every response.
 type arrivals struct {
 	open, stamps, noStamps bool
+	users                  bool // a closed loop of users who think: receive times too
 	oob                    [64]byte
 }
 
 func (a *arrivals) stamped() bool { return a.stamps && !a.noStamps }
 
-// watch asks fd's socket for receive times, in an open loop.
+// watch asks fd's socket for receive times, in an open loop or one of
+// users who think.
 func (a *arrivals) watch(fd int) {
-	if a.open && !a.noStamps && syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1) != nil {
+	if (a.open || a.users) && !a.noStamps && syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1) != nil {
 		a.noStamps = true
 	}
 }
 
 // read reads what fd has into b, and when it came: the kernel's receive
-// time where the open loop asked for it, else now. (A closed or failed
+// time where the loop asked for it, else now. (A closed or failed
 // connection has no such time: read late, its failure is timed late.)
 func (a *arrivals) read(fd int, b []byte) (int, time.Time, error) {
-	if !a.open || a.noStamps {
+	if !(a.open || a.users) || a.noStamps {
 		n, err := netpoll.RawRead(fd, b)
 		return n, time.Now(), err
 	}

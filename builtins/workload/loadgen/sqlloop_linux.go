@@ -43,12 +43,13 @@ type slot struct {
 	rd      pgReader
 	writing bool // waiting for EPOLLOUT
 
-	seq    int64
-	args   []any
-	stmt   int       // index of the statement in flight
-	end    int       // past the script's last statement
-	ts     time.Time // the statement's start
-	failed string    // the request's error class, once the server said so
+	seq       int64
+	args      []any
+	generated bool      // a generator made args
+	stmt      int       // index of the statement in flight
+	end       int       // past the script's last statement
+	ts        time.Time // the statement's start
+	failed    string    // the request's error class, once the server said so
 	inflight
 }
 
@@ -113,7 +114,7 @@ func (l *sqlLoop) launch(i int, j job, now time.Time) {
 // draw), its arguments and its tag.
 func (l *sqlLoop) script(s *slot, stream, seq int64) string {
 	k := l.t.pick(stream, seq)
-	s.stmt, s.end = k.first, k.end
+	s.stmt, s.end, s.generated = k.first, k.end, k.args != nil
 	var err error
 	if s.args, s.tag, err = k.argsOf(seq, l.t.tagged); err != nil {
 		return ClassGenerator
@@ -144,12 +145,20 @@ func (l *sqlLoop) ready(ev syscall.EpollEvent) {
 // acquire counts in its tag; the next request is chosen again after the
 // retry wait.
 func (l *sqlLoop) begin(r *engine, rec *recorder, s *slot, now time.Time) bool {
-	measured := !now.Before(r.measureAt)
+	s.made, s.tag = now, ""
 	if s.pc == nil && now.Before(s.retryAt) {
 		return false
 	}
 	s.seq++
-	if class := l.script(s, l.streams+int64(s.id), s.seq-1); class != "" {
+	class := l.script(s, l.streams+int64(s.id), s.seq-1)
+	if s.generated { // the generator's time is not the target's (httpLoop.send)
+		if now = time.Now(); !now.Before(r.end) {
+			return false // made after the run's end: not started
+		}
+	}
+	measured := !now.Before(r.measureAt)
+	s.made = now
+	if class != "" {
 		r.finished(rec, now, time.Now(), measured, class, s.tag)
 		return false
 	}
