@@ -220,35 +220,33 @@ func (t *HTTPTarget) GenErr() string {
 	return s
 }
 
-// Tags are the mix's tags, in order, each once; nil for an untagged
-// target (a tagged generator's come as it names them).
-func (t *HTTPTarget) Tags() []string { return t.tagNames() }
-
 // Shares are each tag's share of the mix's weights; nil without a mix.
 func (t *HTTPTarget) Shares() map[string]float64 {
 	tags := make([]string, len(t.kinds))
 	for i, k := range t.kinds {
 		tags[i] = k.tag
 	}
-	return mixShares(tags, t.draw)
+	return MixShares(tags, t.draw)
 }
 
-func (t *HTTPTarget) tagNames() []string {
+// Tags are the mix's tags, in order, each once; nil for an untagged
+// target (a tagged generator's come as it names them).
+func (t *HTTPTarget) Tags() []string {
 	switch {
 	case t.draw != nil:
 		tags := make([]string, len(t.kinds))
 		for i, k := range t.kinds {
 			tags[i] = k.tag
 		}
-		return uniqueTags(tags)
+		return UniqueTags(tags)
 	case t.gen != nil:
 		return []string{}
 	}
 	return nil
 }
 
-// tagOf is the tag request seq of an open loop has, or would have had.
-func (t *HTTPTarget) tagOf(seq int64) string {
+// TagOf is the tag request seq of an open loop has, or would have had.
+func (t *HTTPTarget) TagOf(seq int64) string {
 	if t.draw != nil {
 		return t.kinds[t.draw.Pick(0, seq)].tag
 	}

@@ -3,6 +3,8 @@ package loadgen
 import (
 	"syscall"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
 // openOps is a multiplexed loop's part in driveOpen, beside the closed
@@ -44,7 +46,7 @@ type openDriver struct {
 // and sleeps until the next job is due, a deadline passes or a socket is
 // ready. A job that waits for a client is measured from its intended
 // start like every other, so the wait shows in the percentiles.
-func (r *engine) driveOpen(p *poller, ops openOps, slots int, s *schedule, rec *recorder) {
+func (r *engine) driveOpen(p *netpoll.Poller, ops openOps, slots int, s *schedule, rec *recorder) {
 	d := &openDriver{r: r, rec: rec, ops: ops, sched: s, slots: slots, idle: make([]bool, slots)}
 	for {
 		now := time.Now()
@@ -64,15 +66,15 @@ func (r *engine) driveOpen(p *poller, ops openOps, slots int, s *schedule, rec *
 		// While nothing waits for a client and the responses carry their
 		// arrival time, sleep through them until the next job is due:
 		// one wake-up per request (or per batch) instead of two.
-		mode := waitEvents
+		mode := netpoll.WaitEvents
 		_, scheduled := s.peek()
 		switch {
 		case d.head < len(d.queue):
-			mode = waitBacklog
+			mode = netpoll.WaitBacklog
 		case scheduled && ops.stamped(): // not at the end: wake for the last responses
-			mode = waitQuiet
+			mode = netpoll.WaitQuiet
 		}
-		for _, ev := range p.waitFor(time.Until(wake), mode) {
+		for _, ev := range p.WaitFor(time.Until(wake), mode) {
 			ops.ready(ev)
 			d.settle(int(ev.Fd))
 		}
@@ -158,7 +160,7 @@ func (d *openDriver) expire(now time.Time) {
 // will have waited a timeout. more is false once everything is decided.
 func (d *openDriver) wakeAt(now time.Time) (time.Time, bool) {
 	busy := d.used - len(d.free)
-	wake := now.Add(maxWait)
+	wake := now.Add(netpoll.MaxWait)
 	if busy > 0 {
 		wake = minTime(wake, d.nextExpire)
 	}
@@ -218,10 +220,10 @@ func (a *arrivals) watch(fd int) {
 // connection has no such time: read late, its failure is timed late.)
 func (a *arrivals) read(fd int, b []byte) (int, time.Time, error) {
 	if !(a.open || a.users) || a.noStamps {
-		n, err := rawRead(fd, b)
+		n, err := netpoll.RawRead(fd, b)
 		return n, time.Now(), err
 	}
-	n, at, err := rawReadStamped(fd, b, &a.oob)
+	n, at, err := netpoll.RawReadStamped(fd, b, &a.oob)
 	now := time.Now()
 	switch {
 	case n == 0:
