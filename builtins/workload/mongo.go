@@ -10,6 +10,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/mongowire"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
@@ -45,7 +46,7 @@ func mongoBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 	case m.requests != starlark.None && m.request != starlark.None:
 		return nil, fmt.Errorf("%s: give requests (a mix, each with its request) or request, not both", b.Name())
 	case m.requests == starlark.None && m.op == "":
-		return nil, fmt.Errorf("%s: op is required (one of %s), or requests = [...]", b.Name(), strings.Join(loadgen.MongoOps, ", "))
+		return nil, fmt.Errorf("%s: op is required (one of %s), or requests = [...]", b.Name(), strings.Join(mongowire.MongoOps, ", "))
 	}
 	spec, err := la.spec(b.Name(), th)
 	if err != nil {
@@ -90,7 +91,7 @@ func mongoBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple,
 }
 
 // mongoRun makes the run object; the one place a Mongo run is built.
-func mongoRun(spec loadgen.Spec, res *loadgen.Result, tgt *loadgen.MongoTarget) *Run {
+func mongoRun(spec loadgen.Spec, res *loadgen.Result, tgt *mongowire.MongoTarget) *Run {
 	if res.Observed == nil {
 		res.Observed = map[string]float64{}
 	}
@@ -101,8 +102,8 @@ func mongoRun(spec loadgen.Spec, res *loadgen.Result, tgt *loadgen.MongoTarget) 
 }
 
 // open converts the arguments and connects.
-func (m *mongoArgs) open(name string, th *starlark.Thread, spec loadgen.Spec) (*loadgen.MongoTarget, func() string, error) {
-	ms := loadgen.MongoSpec{Op: m.op, Collection: m.collection, Conns: spec.Clients, Timeout: spec.Timeout, Seed: m.seed.n}
+func (m *mongoArgs) open(name string, th *starlark.Thread, spec loadgen.Spec) (*mongowire.MongoTarget, func() string, error) {
+	ms := mongowire.MongoSpec{Op: m.op, Collection: m.collection, Conns: spec.Clients, Timeout: spec.Timeout, Seed: m.seed.n}
 	if ms.Conns == 0 {
 		ms.Conns = spec.MaxInflight
 	}
@@ -127,7 +128,7 @@ func (m *mongoArgs) open(name string, th *starlark.Thread, spec loadgen.Spec) (*
 	if err := runtime.TouchValue(th, m.target); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	t, err := loadgen.OpenMongo(runtime.Context(th), ms)
+	t, err := mongowire.OpenMongo(runtime.Context(th), ms)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %s", name, redact.String(err.Error()))
 	}
@@ -159,7 +160,7 @@ func (m *mongoArgs) where(name string) (uri, db string, err error) {
 
 // mongoGen is a request's arguments per request seq.
 type mongoGen struct {
-	f      func(seq int64) (*loadgen.MongoRequest, error)
+	f      func(seq int64) (*mongowire.MongoRequest, error)
 	tagged bool // a generator that may name each request's tag
 	check  func() string
 }
@@ -169,7 +170,7 @@ type mongoGen struct {
 func requestGen(where string, th *starlark.Thread, op, collection string, request starlark.Value) (mongoGen, error) {
 	g := mongoGen{check: noWarning}
 	if _, ok := mongoFields[op]; !ok {
-		return g, fmt.Errorf("%s: op must be one of %s, got %q", where, strings.Join(loadgen.MongoOps, ", "), op)
+		return g, fmt.Errorf("%s: op must be one of %s, got %q", where, strings.Join(mongowire.MongoOps, ", "), op)
 	}
 	if collection == "" {
 		return g, fmt.Errorf("%s: collection is required", where)
@@ -183,7 +184,7 @@ func requestGen(where string, th *starlark.Thread, op, collection string, reques
 		if err != nil {
 			return g, fmt.Errorf("%s: request: %w", where, err)
 		}
-		g.f = func(int64) (*loadgen.MongoRequest, error) { return req, nil }
+		g.f = func(int64) (*mongowire.MongoRequest, error) { return req, nil }
 		return g, nil
 	case interface{ Func() any }:
 		recordGenInput(th, v)
@@ -192,7 +193,7 @@ func requestGen(where string, th *starlark.Thread, op, collection string, reques
 		return g, err
 	case starlark.Callable:
 		call, check := starlarkCaller(th, v)
-		g.f, g.tagged, g.check = func(seq int64) (*loadgen.MongoRequest, error) {
+		g.f, g.tagged, g.check = func(seq int64) (*mongowire.MongoRequest, error) {
 			res, err := call(seq)
 			if err != nil {
 				return nil, err
@@ -206,7 +207,7 @@ func requestGen(where string, th *starlark.Thread, op, collection string, reques
 
 // mongoMix reads requests = [{"op", "collection", "request", "tag", "weight"}]:
 // op and collection default to the call's.
-func (m *mongoArgs) mongoMix(name string, th *starlark.Thread, ms *loadgen.MongoSpec) (func() string, error) {
+func (m *mongoArgs) mongoMix(name string, th *starlark.Thread, ms *mongowire.MongoSpec) (func() string, error) {
 	entries, err := mixEntries(name, m.requests, "op", "collection", "request")
 	if err != nil {
 		return nil, err
@@ -214,7 +215,7 @@ func (m *mongoArgs) mongoMix(name string, th *starlark.Thread, ms *loadgen.Mongo
 	var cs []func() string
 	for i, e := range entries {
 		where := fmt.Sprintf("%s: requests[%d]", name, i)
-		k := loadgen.MongoKind{Op: m.op, Collection: m.collection}
+		k := mongowire.MongoKind{Op: m.op, Collection: m.collection}
 		if k.Tag, k.Weight, err = tagAndWeight(name, i, e); err != nil {
 			return nil, err
 		}
@@ -235,12 +236,12 @@ func (m *mongoArgs) mongoMix(name string, th *starlark.Thread, ms *loadgen.Mongo
 	return checks(cs...), nil
 }
 
-func goMongoGen(name, op string, f any) (func(int64) (*loadgen.MongoRequest, error), error) {
+func goMongoGen(name, op string, f any) (func(int64) (*mongowire.MongoRequest, error), error) {
 	switch f := f.(type) {
 	case func() map[string]any:
-		return func(int64) (*loadgen.MongoRequest, error) { return goRequest(op, f()) }, nil
+		return func(int64) (*mongowire.MongoRequest, error) { return goRequest(op, f()) }, nil
 	case func(int64) map[string]any:
-		return func(seq int64) (*loadgen.MongoRequest, error) { return goRequest(op, f(seq)) }, nil
+		return func(seq int64) (*mongowire.MongoRequest, error) { return goRequest(op, f(seq)) }, nil
 	}
 	return nil, fmt.Errorf("%s: request: a Go function must be func() map[string]any or func(int64) map[string]any, got %T", name, f)
 }

@@ -10,20 +10,20 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/starbson"
-	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/mongowire"
 )
 
 // mongoFields are the request keys each operation takes.
 var mongoFields = map[string][]string{
-	loadgen.MongoFind:      {"filter", "projection", "sort", "limit"},
-	loadgen.MongoInsert:    {"documents", "document"},
-	loadgen.MongoUpdate:    {"filter", "update", "upsert", "many"},
-	loadgen.MongoAggregate: {"pipeline"},
-	loadgen.MongoBulk:      {"writes", "ordered"},
+	mongowire.MongoFind:      {"filter", "projection", "sort", "limit"},
+	mongowire.MongoInsert:    {"documents", "document"},
+	mongowire.MongoUpdate:    {"filter", "update", "upsert", "many"},
+	mongowire.MongoAggregate: {"pipeline"},
+	mongowire.MongoBulk:      {"writes", "ordered"},
 }
 
 // starlarkRequest converts a request dict to the op's arguments.
-func starlarkRequest(op string, v starlark.Value) (*loadgen.MongoRequest, error) {
+func starlarkRequest(op string, v starlark.Value) (*mongowire.MongoRequest, error) {
 	d, ok := v.(*starlark.Dict)
 	if !ok {
 		return nil, fmt.Errorf("want a dict of %s's arguments, got %s", op, v.Type())
@@ -47,7 +47,7 @@ func starlarkRequest(op string, v starlark.Value) (*loadgen.MongoRequest, error)
 // gocode function's map) into a request; an unknown key is an error.
 //
 // A "tag" key names the request's tag (a generator's requests).
-func goRequest(op string, m map[string]any) (*loadgen.MongoRequest, error) {
+func goRequest(op string, m map[string]any) (*mongowire.MongoRequest, error) {
 	allowed := mongoFields[op]
 	var tag string
 	for k, v := range m {
@@ -63,7 +63,7 @@ func goRequest(op string, m map[string]any) (*loadgen.MongoRequest, error) {
 			return nil, fmt.Errorf("%s takes %s, not %q", op, strings.Join(allowed, ", "), k)
 		}
 	}
-	r := &loadgen.MongoRequest{Filter: m["filter"], Projection: m["projection"], Sort: m["sort"],
+	r := &mongowire.MongoRequest{Filter: m["filter"], Projection: m["projection"], Sort: m["sort"],
 		Update: m["update"], Pipeline: m["pipeline"], Tag: tag}
 	var err error
 	if r.Limit, err = intField(m, "limit"); err != nil {
@@ -78,20 +78,20 @@ func goRequest(op string, m map[string]any) (*loadgen.MongoRequest, error) {
 }
 
 // opFields fills and checks what each op requires.
-func opFields(op string, m map[string]any, r *loadgen.MongoRequest) error {
+func opFields(op string, m map[string]any, r *mongowire.MongoRequest) error {
 	var err error
 	switch op {
-	case loadgen.MongoInsert:
+	case mongowire.MongoInsert:
 		r.Documents, err = insertDocs(m)
-	case loadgen.MongoUpdate:
+	case mongowire.MongoUpdate:
 		if r.Update == nil {
 			err = fmt.Errorf("update needs update (an update document such as {\"$set\": {...}})")
 		}
-	case loadgen.MongoAggregate:
+	case mongowire.MongoAggregate:
 		if _, ok := asList(r.Pipeline); !ok {
 			err = fmt.Errorf("aggregate needs pipeline (a list of stages)")
 		}
-	case loadgen.MongoBulk:
+	case mongowire.MongoBulk:
 		r.Writes, err = bulkWrites(m["writes"])
 	}
 	return err

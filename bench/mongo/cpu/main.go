@@ -1,7 +1,7 @@
 //go:build linux
 
 // Command cpu compares client CPU per Mongo operation: benchbook's loop
-// against the driver. The loop (loadgen.OpenMongo + loadgen.Run, what
+// against the driver. The loop (mongowire.OpenMongo + loadgen.Run, what
 // workload.mongo runs) runs against the official Go driver used plainly: the
 // same find, the same clients (one goroutine each, back to back), the same
 // server, the same window. CPU is this process's user + system time
@@ -31,6 +31,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/mongowire"
 )
 
 func main() {
@@ -188,9 +189,11 @@ func find(ctx context.Context, coll *mongo.Collection, f bson.D) error {
 // loop is workload.mongo's path: the same find through loadgen.
 func loop(ctx context.Context, c config) (result, error) {
 	spec := loadgen.Spec{Clients: c.clients, Duration: c.duration, Warmup: c.warmup, Window: time.Second, Timeout: 5 * time.Second}
-	tgt, err := loadgen.OpenMongo(ctx, loadgen.MongoSpec{URI: c.uri, Database: "bench", Collection: "kv", Op: loadgen.MongoFind,
+	tgt, err := mongowire.OpenMongo(ctx, mongowire.MongoSpec{URI: c.uri, Database: "bench", Collection: "kv", Op: mongowire.MongoFind,
 		Conns: c.clients, Timeout: spec.Timeout,
-		Request: func(seq int64) (*loadgen.MongoRequest, error) { return &loadgen.MongoRequest{Filter: filter(seq)}, nil }})
+		Request: func(seq int64) (*mongowire.MongoRequest, error) {
+			return &mongowire.MongoRequest{Filter: filter(seq)}, nil
+		}})
 	if err != nil {
 		return result{}, err
 	}

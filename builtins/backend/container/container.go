@@ -301,7 +301,8 @@ func (h *Handle) describe() string {
 		s += " (" + h.from + ")"
 	}
 	if argv := append(append([]string(nil), h.spec.Entry...), h.spec.Cmd...); len(argv) > 0 {
-		s += "; runs " + strings.Join(argv, " ")
+		redact.LearnArgs(argv)
+		s += "; runs " + redact.String(strings.Join(argv, " ")) // a password flag's value stays out of the record
 	}
 	if h.ready != "" {
 		s += "; ready " + h.ready

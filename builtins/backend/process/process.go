@@ -101,7 +101,8 @@ func builtin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwar
 // limits. Nothing that differs from one start to the next: a live cell's
 // inputs key the cells downstream.
 func describe(spec procSpec, cmd starlark.Value, inputs []runtime.Input) string {
-	s := "process: " + strings.Join(spec.argv, " ")
+	redact.LearnArgs(spec.argv)
+	s := "process: " + redact.String(strings.Join(spec.argv, " ")) // --requirepass PW: the record's targets table and the cache entry hide PW
 	var about []string
 	if d, ok := cmd.(interface{ Describe() string }); ok {
 		about = append(about, "built: "+d.Describe())

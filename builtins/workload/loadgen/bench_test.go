@@ -84,17 +84,17 @@ func benchSpec(b *testing.B, spec HTTPSpec) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := t.newClient()
-	defer c.close()
+	c := t.NewClient()
+	defer c.Close()
 	ctx := context.Background()
 	b.ReportAllocs()
 	rec := newRecorder(&windows{})
-	if tags := t.tagNames(); tags != nil {
+	if tags := t.Tags(); tags != nil {
 		rec.tags = newTagTable(tags)
 	}
 	for i := range b.N {
 		t0 := time.Now()
-		class, tag := c.do(ctx, request{seq: int64(i), stream: 1, deadline: time.Now().Add(5 * time.Second)})
+		class, tag := c.Do(ctx, Request{Seq: int64(i), Stream: 1, Deadline: time.Now().Add(5 * time.Second)})
 		if class != "" {
 			b.Fatal(class)
 		}

@@ -22,7 +22,7 @@
 //     request on an idle connection (driveOpen), else as workers that
 //     claim jobs from the schedule, sleep on a timerfd until each is due,
 //     and send it.
-//  4. Recorders take each outcome (a success, an error class from classify,
+//  4. Recorders take each outcome (a success, an error class from Classify,
 //     a drop, or undecided after Ctrl-C) into HDR histograms, per worker and
 //     per window, merged at the end into a Result whose counts add up to
 //     Intended and whose warnings say what may make its figures less than
@@ -32,4 +32,15 @@
 //     package fleet sends) and a fleet's merged run (Result.Merge). A new
 //     figure is a field and a Merge line there, its measurement in the
 //     engine, and its attribute in the workload module's run.go.
+//
+// The engine is this package; a wire protocol is a package that imports
+// it, never the reverse: it implements Target (NewClient) and Client (Do,
+// Abort, Close), and Tagged for a mix; the event-loop interfaces of
+// drive_linux.go (many connections from one goroutine) are not yet
+// exported, so the protocols that use them stay here for now. The
+// error classes and Classify are the engine's, so a fault reads the same
+// whichever protocol met it. Under it, package netpoll holds what the
+// protocols' loops share: the epoll Poller, Detach and raw socket reads
+// and writes (RawConn). mongowire is MongoDB's; HTTP/1 and PostgreSQL are
+// still in this package (http*.go, respparser.go; sql*.go, pgreader.go).
 package loadgen

@@ -12,21 +12,28 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// client sends requests of one kind over its own connection. One client
+// Client sends requests of one kind over its own connection. One Client
 // belongs to one worker goroutine; only abort may be called from another.
-type client interface {
-	// do sends one request and waits for its response until its
+type Client interface {
+	// Do sends one request and waits for its response until its
 	// deadline; it returns the error class, "" on success, and the
 	// request's tag ("" in an untagged run).
-	do(ctx context.Context, req request) (class, tag string)
-	stopper
+	Do(ctx context.Context, req Request) (class, tag string)
+	Stopper
 }
 
-// stopper is what the engine needs of every worker's client or loop.
-type stopper interface {
-	// abort unblocks a request in flight (Ctrl-C); safe from any goroutine.
-	abort()
-	close()
+// maker is a client whose request a generator may make: make makes the
+// next one (Do then sends it) and returns its tag, so that the worker
+// starts the request's clock after the generator.
+type maker interface {
+	make(req Request) (tag string)
+}
+
+// Stopper is what the engine needs of every worker's client or loop.
+type Stopper interface {
+	// Abort unblocks a request in flight (Ctrl-C); safe from any goroutine.
+	Abort()
+	Close()
 }
 
 // multiplexed is a target whose closed loop drives many clients from one
@@ -41,28 +48,30 @@ type multiplexed interface {
 // recording into rec exactly as closedWorker does.
 type loop interface {
 	run(r *engine, rec *recorder)
-	stopper
+	Stopper
 }
 
-// request is one request as the engine hands it to a client.
-type request struct {
-	seq      int64     // sequence number, for generators
-	stream   int64     // closed loop: the client's own, for a mix's draw (Mix); 0 in an open loop
-	deadline time.Time // give up then (timeout, bounded by the run's hard end)
-	measured bool      // inside the measurement window (not warmup)
+// Request is one Request as the engine hands it to a client.
+type Request struct {
+	Seq      int64     // sequence number, for generators
+	Stream   int64     // closed loop: the client's own, for a mix's draw (Mix); 0 in an open loop
+	Deadline time.Time // give up then (timeout, bounded by the run's hard end)
+	Measured bool      // inside the measurement window (not warmup)
 }
 
 // Target makes clients; each worker gets its own. NewHTTPTarget and
 // OpenSQL make the two kinds.
 type Target interface {
-	newClient() client
+	NewClient() Client
 }
 
 var (
 	_ Target = (*HTTPTarget)(nil)
 	_ Target = (*SQLTarget)(nil)
-	_ client = (*httpClient)(nil)
-	_ client = (*sqlClient)(nil)
+	_ Tagged = (*HTTPTarget)(nil)
+	_ Tagged = (*SQLTarget)(nil)
+	_ Client = (*httpClient)(nil)
+	_ Client = (*sqlClient)(nil)
 )
 
 // Spec is what every load kind shares: the loop's shape and its timing.
@@ -109,7 +118,7 @@ type engine struct {
 
 	mu      sync.Mutex
 	recs    []*recorder
-	clients []stopper
+	clients []Stopper
 	wg      sync.WaitGroup
 
 	scheds  []*schedule   // open loop: one per event loop, or the workers' one
@@ -161,8 +170,8 @@ func newEngineAt(ctx context.Context, spec Spec, tgt Target, now time.Time) *eng
 	if spec.TickAuto && spec.Clients == 0 {
 		r.tick = AutoTick(spec.Rate / float64(openLoops(spec)))
 	}
-	if t, ok := tgt.(tagged); ok && t.tagNames() != nil {
-		r.tags = newTagTable(t.tagNames())
+	if t, ok := tgt.(Tagged); ok && t.Tags() != nil {
+		r.tags = newTagTable(t.Tags())
 	}
 	return r
 }
@@ -203,14 +212,14 @@ func (r *engine) inMeasurement(t time.Time) bool { return !t.Before(r.measureAt)
 
 // newWorker registers a client and a recorder for a new worker. Open-loop
 // workers share recorders once there are many, bounding memory.
-func (r *engine) newWorker() (client, *recorder) {
-	c := r.tgt.newClient()
+func (r *engine) newWorker() (Client, *recorder) {
+	c := r.tgt.NewClient()
 	return c, r.register(c)
 }
 
 // register adds a worker's client or loop, so Ctrl-C reaches it, and
 // returns the recorder it records into.
-func (r *engine) register(s stopper) *recorder {
+func (r *engine) register(s Stopper) *recorder {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.clients = append(r.clients, s)
@@ -228,7 +237,7 @@ func (r *engine) abortAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, c := range r.clients {
-		c.abort()
+		c.Abort()
 	}
 }
 
@@ -236,7 +245,7 @@ func (r *engine) closeAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, c := range r.clients {
-		c.close()
+		c.Close()
 	}
 }
 
@@ -305,7 +314,7 @@ func (r *engine) finished(rec *recorder, t0, end time.Time, measured bool, class
 	rec.record(lat, lat, class, r.windowOf(t0), tag)
 }
 
-func (r *engine) closedWorker(c client, rec *recorder, stream int64) {
+func (r *engine) closedWorker(c Client, rec *recorder, stream int64) {
 	var u user
 	for seq := int64(0); ; seq++ {
 		if r.thinking() && !r.waitUser(&u) {
@@ -315,10 +324,21 @@ func (r *engine) closedWorker(c client, rec *recorder, stream int64) {
 		if !t0.Before(r.end) || r.ctx.Err() != nil {
 			return
 		}
-		if r.thinking() {
-			r.userStarts(rec, &u, t0)
+		req, tag := Request{Seq: seq, Stream: stream}, ""
+		if m, ok := c.(maker); ok {
+			// The request starts once made: the generator's time (and
+			// its wait for another's, one call at a time) is not the
+			// target's, and a user waiting for it sent late.
+			tag = m.make(req)
+			if t0 = time.Now(); !t0.Before(r.end) || r.ctx.Err() != nil {
+				return // made after the run's end: not started
+			}
 		}
-		class, tag := c.do(r.loadCtx, request{seq: seq, stream: stream, deadline: r.deadline(t0), measured: !t0.Before(r.measureAt)})
+		if r.thinking() {
+			r.userStarts(rec, &u, t0, tag)
+		}
+		req.Deadline, req.Measured = r.deadline(t0), !t0.Before(r.measureAt)
+		class, tag := c.Do(r.loadCtx, req)
 		end := time.Now()
 		r.finished(rec, t0, end, !t0.Before(r.measureAt), class, tag)
 		if r.thinking() {
@@ -397,7 +417,7 @@ func countWarnings(res *Result) []string {
 // tags' counts must add up to the run's.
 func (r *engine) collectTags(res *Result, window []string) {
 	res.Tags = r.tags.results(r, res)
-	if _, only := res.Tags[Untagged]; only && len(res.Tags) == 1 && len(r.tgt.(tagged).tagNames()) == 0 {
+	if _, only := res.Tags[Untagged]; only && len(res.Tags) == 1 && len(r.tgt.(Tagged).Tags()) == 0 {
 		res.Tags = nil // a generator that named no tag: an untagged run
 		return
 	}

@@ -16,65 +16,65 @@ import (
 
 // The error classes of a run's errors dict. Every loop (open and closed,
 // HTTP and SQL, epoll or goroutine per client) names a failed request with
-// one of these, through classify, so the same fault reads the same
+// one of these, through Classify, so the same fault reads the same
 // whichever loop met it. A test table holds every loop to it.
 const (
-	classTimeout     = "timeout"            // no answer by the deadline (or statement_timeout)
-	classRefused     = "refused"            // nothing listening (or a unix socket gone)
-	classReset       = "reset"              // the peer reset the connection
-	classClosed      = "closed"             // the peer closed it before the answer was whole
-	classMalformed   = "malformed response" // an answer that breaks the protocol's framing
-	classTLS         = "tls"                // the TLS handshake failed
-	classDNS         = "dns"                // the host name did not resolve
-	classInterrupted = "interrupted"        // Ctrl-C (never recorded: the run keeps what it measured)
-	classGenerator   = "generator error"    // the request generator failed
-	classOffHost     = "generator url on another host"
-	classFewArgs     = "too few args" // sql: fewer args than the statement's $n
-	classOther       = "other"
-	// Plus "status NNN" (an HTTP status >= 400, statusClass) and
+	ClassTimeout     = "timeout"            // no answer by the deadline (or statement_timeout)
+	ClassRefused     = "refused"            // nothing listening (or a unix socket gone)
+	ClassReset       = "reset"              // the peer reset the connection
+	ClassClosed      = "closed"             // the peer closed it before the answer was whole
+	ClassMalformed   = "malformed response" // an answer that breaks the protocol's framing
+	ClassTLS         = "tls"                // the TLS handshake failed
+	ClassDNS         = "dns"                // the host name did not resolve
+	ClassInterrupted = "interrupted"        // Ctrl-C (never recorded: the run keeps what it measured)
+	ClassGenerator   = "generator error"    // the request generator failed
+	ClassOffHost     = "generator url on another host"
+	ClassFewArgs     = "too few args" // sql: fewer args than the statement's $n
+	ClassOther       = "other"
+	// Plus "status NNN" (an HTTP status >= 400, StatusClass) and
 	// "sqlstate XXXXX" (a server error, but 57014: a timeout).
 )
 
-// classify names the error a request ended with.
-func classify(err error) string {
+// Classify names the error a request ended with.
+func Classify(err error) string {
 	var pgErr *pgconn.PgError
 	var ne net.Error
 	switch {
 	case errors.As(err, &pgErr) && pgErr.Code == "57014": // statement_timeout
-		return classTimeout
+		return ClassTimeout
 	case errors.As(err, &pgErr):
 		return "sqlstate " + pgErr.Code
 	case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, context.DeadlineExceeded),
 		errors.As(err, &ne) && ne.Timeout(), pgconn.Timeout(err):
-		return classTimeout
+		return ClassTimeout
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ENOENT):
-		return classRefused // ENOENT: a unix socket whose server is gone
+		return ClassRefused // ENOENT: a unix socket whose server is gone
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
-		return classReset
+		return ClassReset
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return classClosed
+		return ClassClosed
 	case errors.Is(err, net.ErrClosed), errors.Is(err, context.Canceled):
-		return classInterrupted
+		return ClassInterrupted
 	case errors.Is(err, errMalformed), errors.Is(err, errUnsupported):
-		return classMalformed
+		return ClassMalformed
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
-		return classDNS
+		return ClassDNS
 	}
 	var tlsErr tls.RecordHeaderError
 	var certErr *tls.CertificateVerificationError
 	var alert tls.AlertError
 	if errors.As(err, &tlsErr) || errors.As(err, &certErr) || errors.As(err, &alert) {
-		return classTLS // a handshake that failed: a certificate not trusted (insecure = True), a protocol mismatch
+		return ClassTLS // a handshake that failed: a certificate not trusted (insecure = True), a protocol mismatch
 	}
-	return classOther
+	return ClassOther
 }
 
 var statusClasses sync.Map // int -> string, so error paths do not allocate
 
-// statusClass is the class of an HTTP response with status code >= 400.
-func statusClass(code int) string {
+// StatusClass is the class of an HTTP response with status code >= 400.
+func StatusClass(code int) string {
 	if s, ok := statusClasses.Load(code); ok {
 		return s.(string)
 	}

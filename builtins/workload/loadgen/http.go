@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -81,7 +82,9 @@ func NewHTTPTarget(spec HTTPSpec) (*HTTPTarget, error) {
 	case spec.Gen != nil && len(spec.Requests) > 0:
 		return nil, fmt.Errorf("give requests or a request generator, not both")
 	case len(spec.Requests) > 0:
-		return t, t.mix(spec, u)
+		err := t.mix(spec, u)
+		t.generates = slices.ContainsFunc(t.kinds, func(k httpKind) bool { return k.gen != nil })
+		return t, err
 	}
 	k, err := t.kind(spec, HTTPRequest{Gen: spec.Gen}, u)
 	if err != nil {
@@ -89,6 +92,7 @@ func NewHTTPTarget(spec HTTPSpec) (*HTTPTarget, error) {
 	}
 	t.kinds, t.gen = []httpKind{k}, spec.Tagged
 	t.defaults = spec
+	t.generates = t.gen != nil || k.gen != nil
 	return t, nil
 }
 
@@ -216,35 +220,33 @@ func (t *HTTPTarget) GenErr() string {
 	return s
 }
 
-// Tags are the mix's tags, in order, each once; nil for an untagged
-// target (a tagged generator's come as it names them).
-func (t *HTTPTarget) Tags() []string { return t.tagNames() }
-
 // Shares are each tag's share of the mix's weights; nil without a mix.
 func (t *HTTPTarget) Shares() map[string]float64 {
 	tags := make([]string, len(t.kinds))
 	for i, k := range t.kinds {
 		tags[i] = k.tag
 	}
-	return mixShares(tags, t.draw)
+	return MixShares(tags, t.draw)
 }
 
-func (t *HTTPTarget) tagNames() []string {
+// Tags are the mix's tags, in order, each once; nil for an untagged
+// target (a tagged generator's come as it names them).
+func (t *HTTPTarget) Tags() []string {
 	switch {
 	case t.draw != nil:
 		tags := make([]string, len(t.kinds))
 		for i, k := range t.kinds {
 			tags[i] = k.tag
 		}
-		return uniqueTags(tags)
+		return UniqueTags(tags)
 	case t.gen != nil:
 		return []string{}
 	}
 	return nil
 }
 
-// tagOf is the tag request seq of an open loop has, or would have had.
-func (t *HTTPTarget) tagOf(seq int64) string {
+// TagOf is the tag request seq of an open loop has, or would have had.
+func (t *HTTPTarget) TagOf(seq int64) string {
 	if t.draw != nil {
 		return t.kinds[t.draw.Pick(0, seq)].tag
 	}

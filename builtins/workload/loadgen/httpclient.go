@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
 // HTTPTarget is a prepared HTTP/1.1 request, or a mix of them. The client
@@ -20,15 +22,16 @@ import (
 // path), and the response parsed in place from a bufio.Reader. net/http
 // costs about twice wrk's CPU per request; this costs about what wrk does.
 type HTTPTarget struct {
-	addr     string // host:port to dial
-	tls      *tls.Config
-	host     string                               // Host header
-	kinds    []httpKind                           // the one request, or a mix's
-	draw     *Mix                                 // a mix's draw; nil: kinds[0] every time
-	gen      func(seq int64) (HTTPRequest, error) // a tagged generator (HTTPSpec.Tagged)
-	defaults HTTPSpec                             // what a generated request leaves out
-	timeout  time.Duration                        // connect timeout bound
-	genErr   atomic.Value                         // first generator error (string), for a warning
+	addr      string // host:port to dial
+	tls       *tls.Config
+	host      string                               // Host header
+	kinds     []httpKind                           // the one request, or a mix's
+	draw      *Mix                                 // a mix's draw; nil: kinds[0] every time
+	gen       func(seq int64) (HTTPRequest, error) // a tagged generator (HTTPSpec.Tagged)
+	defaults  HTTPSpec                             // what a generated request leaves out
+	timeout   time.Duration                        // connect timeout bound
+	genErr    atomic.Value                         // first generator error (string), for a warning
+	generates bool                                 // a generator makes some requests (gen, or a kind's)
 }
 
 type httpClient struct {
@@ -41,9 +44,20 @@ type httpClient struct {
 	aborted atomic.Bool
 
 	closeAfter bool // the response said the connection ends
+
+	made      bool   // make made the next request: do sends it
+	madeReq   []byte // its bytes (the builder's buffer)
+	madeClass string // or why it could not be made
 }
 
-func (t *HTTPTarget) newClient() client {
+// make makes the next request (see maker): a generator's, or a mix's draw.
+func (c *httpClient) make(r Request) string {
+	c.madeReq, c.madeClass = c.request(r.Stream, r.Seq)
+	c.made = true
+	return c.tag
+}
+
+func (t *HTTPTarget) NewClient() Client {
 	return &httpClient{requestBuilder: requestBuilder{t: t}}
 }
 
@@ -57,7 +71,7 @@ type requestBuilder struct {
 	noBody bool   // the last request was HEAD
 }
 
-func (c *httpClient) abort() {
+func (c *httpClient) Abort() {
 	c.aborted.Store(true)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -66,7 +80,7 @@ func (c *httpClient) abort() {
 	}
 }
 
-func (c *httpClient) close() { c.drop() }
+func (c *httpClient) Close() { c.drop() }
 
 func (c *httpClient) drop() {
 	c.mu.Lock()
@@ -77,13 +91,20 @@ func (c *httpClient) drop() {
 	}
 }
 
-func (c *httpClient) do(ctx context.Context, r request) (string, string) {
+func (c *httpClient) Do(ctx context.Context, r Request) (string, string) {
 	if c.aborted.Load() {
-		c.request(r.stream, r.seq) // for its tag: Ctrl-C leaves it undecided
-		return classInterrupted, c.tag
+		if !c.made {
+			c.request(r.Stream, r.Seq) // for its tag: Ctrl-C leaves it undecided
+		}
+		c.made = false
+		return ClassInterrupted, c.tag
 	}
-	deadline := r.deadline
-	req, class := c.request(r.stream, r.seq)
+	deadline := r.Deadline
+	req, class := c.madeReq, c.madeClass
+	if !c.made {
+		req, class = c.request(r.Stream, r.Seq)
+	}
+	c.made = false
 	if class != "" {
 		return class, c.tag
 	}
@@ -117,12 +138,12 @@ func (c *requestBuilder) request(stream, seq int64) ([]byte, string) {
 	p, err := k.gen(seq)
 	if err != nil {
 		t.genErr.CompareAndSwap(nil, err.Error())
-		return nil, classGenerator
+		return nil, ClassGenerator
 	}
 	if len(p) >= 4 && p[:4] == "http" {
 		uri, ok := sameHostURI(p, t)
 		if !ok {
-			return nil, classOffHost
+			return nil, ClassOffHost
 		}
 		c.wbuf = k.appendRequest(c.wbuf[:0], uri)
 		return c.wbuf, ""
@@ -143,7 +164,7 @@ func (c *requestBuilder) generated(seq int64) ([]byte, string) {
 	rq, err := t.gen(seq)
 	if err != nil {
 		t.genErr.CompareAndSwap(nil, err.Error())
-		return nil, classGenerator
+		return nil, ClassGenerator
 	}
 	c.tag = rq.Tag
 	k := httpKind{method: strings.ToUpper(or(rq.Method, t.defaults.Method, "GET")), body: t.defaults.Body, headers: t.kinds[0].headers}
@@ -153,7 +174,7 @@ func (c *requestBuilder) generated(seq int64) ([]byte, string) {
 	if len(rq.Headers) > 0 {
 		if k.headers, err = t.headerLines(t.defaults.Headers, rq.Headers); err != nil {
 			t.genErr.CompareAndSwap(nil, err.Error())
-			return nil, classGenerator
+			return nil, ClassGenerator
 		}
 	}
 	uri := t.kinds[0].base
@@ -161,11 +182,11 @@ func (c *requestBuilder) generated(seq int64) ([]byte, string) {
 	case strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://"):
 		var ok bool
 		if uri, ok = sameHostURI(p, t); !ok {
-			return nil, classOffHost
+			return nil, ClassOffHost
 		}
 	case strings.ContainsAny(p+k.method, " \r\n"):
 		t.genErr.CompareAndSwap(nil, fmt.Sprintf("malformed request: %s %q", k.method, p))
-		return nil, classGenerator
+		return nil, ClassGenerator
 	case p != "":
 		uri = joinPath(uri, p)
 	}
@@ -197,18 +218,18 @@ func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
 	d := net.Dialer{Deadline: deadline}
 	conn, err := d.DialContext(ctx, "tcp", c.t.addr)
 	if err != nil {
-		return classify(err)
+		return Classify(err)
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	conn = newRawConn(conn)
+	conn = netpoll.NewRawConn(conn)
 	if c.t.tls != nil {
 		tc := tls.Client(conn, c.t.tls)
 		_ = tc.SetDeadline(deadline)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			conn.Close()
-			return classify(err)
+			return Classify(err)
 		}
 		conn = tc
 	}
@@ -216,7 +237,7 @@ func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
 	c.conn = conn
 	c.mu.Unlock()
 	if c.aborted.Load() {
-		return classInterrupted
+		return ClassInterrupted
 	}
 	if c.br == nil {
 		c.br = bufio.NewReaderSize(conn, 16<<10)
@@ -230,18 +251,18 @@ func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
 // connection can carry the next request.
 func (c *httpClient) roundTrip(req []byte, deadline time.Time) (class string, keep bool) {
 	if err := c.conn.SetDeadline(deadline); err != nil {
-		return classify(err), false
+		return Classify(err), false
 	}
 	if _, err := c.conn.Write(req); err != nil {
-		return classify(err), false
+		return Classify(err), false
 	}
 	status, err := c.readResponse()
 	if err != nil {
-		return classify(err), false
+		return Classify(err), false
 	}
 	keep = !c.closeAfter
 	if status >= 400 {
-		return statusClass(status), keep
+		return StatusClass(status), keep
 	}
 	return "", keep
 }

@@ -5,6 +5,8 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
 // httpLoop runs a share of a closed loop's HTTP clients from one goroutine,
@@ -23,7 +25,7 @@ type httpLoop struct {
 type httpConn struct {
 	id   int
 	req  requestBuilder
-	fd   int // the socket, the loop's own (see detach); -1 until dialled, and after it closed
+	fd   int // the socket, the loop's own (see netpoll.Detach); -1 until dialled, and after it closed
 	in   []byte
 	out  []byte // request bytes not yet written
 	resp respParser
@@ -41,17 +43,17 @@ func (t *HTTPTarget) newLoop(clients int) loop {
 	for i := range clients {
 		l.conns = append(l.conns, &httpConn{id: i, req: requestBuilder{t: t}, fd: -1}) // in: at the first dial
 	}
-	l.p, l.err = newPoller(clients)
+	l.p, l.err = netpoll.NewPoller(clients)
 	return l
 }
 
-func (l *httpLoop) abort() { l.p.wakeup() }
+func (l *httpLoop) Abort() { l.p.Wakeup() }
 
-func (l *httpLoop) close() {
+func (l *httpLoop) Close() {
 	for _, c := range l.conns {
 		l.drop(c)
 	}
-	l.p.close()
+	l.p.Close()
 }
 
 func (l *httpLoop) run(r *engine, rec *recorder) { l.runClosed(r, rec, l, len(l.conns)) }
@@ -89,7 +91,7 @@ func (l *httpLoop) client(i int) *inflight { return &l.conns[i].inflight }
 
 func (l *httpLoop) start(i int, now time.Time) bool { return l.send(l.r, l.rec, l.conns[i], now) }
 
-func (l *httpLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.conns[i], classTimeout, now) }
+func (l *httpLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.conns[i], ClassTimeout, now) }
 
 func (l *httpLoop) ready(ev syscall.EpollEvent) {
 	c := l.conns[ev.Fd]
@@ -105,14 +107,23 @@ func (l *httpLoop) ready(ev syscall.EpollEvent) {
 // reports whether a request is in flight.
 //
 // The request is made before a dial, so that a refused one counts in its
-// tag; the next request is made again after the retry wait.
+// tag; the next request is made again after the retry wait. A request a
+// generator made starts when it was made (c.made): the generator's time
+// is not the target's.
 func (l *httpLoop) send(r *engine, rec *recorder, c *httpConn, now time.Time) bool {
-	measured := !now.Before(r.measureAt)
+	c.made, c.tag = now, ""
 	if c.fd < 0 && now.Before(c.retryAt) {
 		return false
 	}
 	req, class := c.req.request(l.streams+int64(c.id), c.seq)
 	c.seq++
+	if l.t.generates {
+		if now = time.Now(); !now.Before(r.end) {
+			return false // made after the run's end: not started
+		}
+	}
+	measured := !now.Before(r.measureAt)
+	c.made, c.tag = now, c.req.tag
 	if class != "" {
 		r.finished(rec, now, time.Now(), measured, class, c.req.tag)
 		return false
@@ -124,7 +135,7 @@ func (l *httpLoop) send(r *engine, rec *recorder, c *httpConn, now time.Time) bo
 			return false
 		}
 	}
-	c.busy, c.t0, c.measured, c.deadline, c.tag = true, now, measured, r.deadline(now), c.req.tag
+	c.busy, c.t0, c.measured, c.deadline = true, now, measured, r.deadline(now)
 	c.resp.reset(c.req.noBody)
 	slowdown()
 	l.flush(r, rec, c, req)
@@ -137,16 +148,16 @@ func (l *httpLoop) dial(r *engine, c *httpConn, now time.Time) string {
 	d := net.Dialer{Deadline: r.deadline(now)}
 	conn, err := d.DialContext(r.loadCtx, "tcp", l.t.addr)
 	if err != nil {
-		return classify(err)
+		return Classify(err)
 	}
-	fd, err := detach(conn)
+	fd, err := netpoll.Detach(conn)
 	if err == nil {
-		if err = l.p.add(fd, c.id); err != nil {
+		if err = l.p.Add(fd, c.id); err != nil {
 			syscall.Close(fd)
 		}
 	}
 	if err != nil {
-		return classify(err)
+		return Classify(err)
 	}
 	l.watch(fd)
 	c.fd, c.writing = fd, false
@@ -159,15 +170,15 @@ func (l *httpLoop) dial(r *engine, c *httpConn, now time.Time) string {
 // flush writes b (a request, or what is left of one) without blocking and
 // keeps what the socket buffer could not take, asking for EPOLLOUT.
 func (l *httpLoop) flush(r *engine, rec *recorder, c *httpConn, b []byte) {
-	w, err := rawWrite(c.fd, b)
+	w, err := netpoll.RawWrite(c.fd, b)
 	if err != nil {
-		l.fail(r, rec, c, classify(err), time.Now())
+		l.fail(r, rec, c, Classify(err), time.Now())
 		return
 	}
 	c.out = append(c.out[:0], b[w:]...)
 	if want := len(c.out) > 0; want != c.writing {
 		c.writing = want
-		l.p.want(c.fd, c.id, want)
+		l.p.Want(c.fd, c.id, want)
 	}
 }
 
@@ -181,21 +192,21 @@ func (l *httpLoop) receive(r *engine, rec *recorder, c *httpConn) {
 	case err == io.EOF:
 		done, perr := c.resp.eof()
 		if !done {
-			l.fail(r, rec, c, classify(perr), now)
+			l.fail(r, rec, c, Classify(perr), now)
 			return
 		}
 		l.drop(c)
 		l.finish(r, rec, c, now)
 		return
 	case err != nil:
-		l.fail(r, rec, c, classify(err), now)
+		l.fail(r, rec, c, Classify(err), now)
 		return
 	case n == 0 || !c.busy:
 		return
 	}
 	used, done, err := c.resp.feed(c.in[:n])
 	if err != nil {
-		l.fail(r, rec, c, classify(err), now)
+		l.fail(r, rec, c, Classify(err), now)
 		return
 	}
 	if !done {
@@ -215,7 +226,7 @@ func (l *httpLoop) finish(r *engine, rec *recorder, c *httpConn, now time.Time) 
 	c.busy = false
 	class := ""
 	if c.resp.status >= 400 {
-		class = statusClass(c.resp.status)
+		class = StatusClass(c.resp.status)
 	}
 	r.settled(rec, &c.inflight, now, class)
 }
@@ -234,7 +245,7 @@ func (l *httpLoop) drop(c *httpConn) {
 	if c.fd < 0 {
 		return
 	}
-	l.p.del(c.fd)
+	l.p.Del(c.fd)
 	syscall.Close(c.fd)
 	c.fd, c.out, c.writing = -1, c.out[:0], false
 }

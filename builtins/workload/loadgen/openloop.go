@@ -250,7 +250,7 @@ func (r *engine) openEventLoops() bool {
 		o, ok := l.(openRunner)
 		if !ok {
 			if l != nil {
-				l.close()
+				l.Close()
 			}
 			return false // https, or a loop that has no open mode: workers
 		}
@@ -270,7 +270,7 @@ func (r *engine) openEventLoops() bool {
 // claims gets an outcome: sent (a success or an error class), dropped (a
 // timeout or more behind when a worker got to it: after a stall the rest of
 // the schedule drains this way, however late), or undecided (Ctrl-C first).
-func (r *engine) openWorker(c client, rec *recorder, sched *schedule) {
+func (r *engine) openWorker(c Client, rec *recorder, sched *schedule) {
 	sl := r.newSleeper()
 	defer sl.close()
 	for {
@@ -292,7 +292,7 @@ func (r *engine) openWorker(c client, rec *recorder, sched *schedule) {
 			}
 			continue
 		}
-		class, tag := c.do(r.loadCtx, request{seq: j.seq, deadline: r.deadline(sent), measured: measured})
+		class, tag := c.Do(r.loadCtx, Request{Seq: j.seq, Deadline: r.deadline(sent), Measured: measured})
 		if r.ctx.Err() != nil {
 			// Interrupted mid-request: not a measurement. A job due at or
 			// after the stop is not intended (see intended), even when its

@@ -3,6 +3,8 @@ package loadgen
 import (
 	"syscall"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
 // openOps is a multiplexed loop's part in driveOpen, beside the closed
@@ -44,7 +46,7 @@ type openDriver struct {
 // and sleeps until the next job is due, a deadline passes or a socket is
 // ready. A job that waits for a client is measured from its intended
 // start like every other, so the wait shows in the percentiles.
-func (r *engine) driveOpen(p *poller, ops openOps, slots int, s *schedule, rec *recorder) {
+func (r *engine) driveOpen(p *netpoll.Poller, ops openOps, slots int, s *schedule, rec *recorder) {
 	d := &openDriver{r: r, rec: rec, ops: ops, sched: s, slots: slots, idle: make([]bool, slots)}
 	for {
 		now := time.Now()
@@ -64,15 +66,15 @@ func (r *engine) driveOpen(p *poller, ops openOps, slots int, s *schedule, rec *
 		// While nothing waits for a client and the responses carry their
 		// arrival time, sleep through them until the next job is due:
 		// one wake-up per request (or per batch) instead of two.
-		mode := waitEvents
+		mode := netpoll.WaitEvents
 		_, scheduled := s.peek()
 		switch {
 		case d.head < len(d.queue):
-			mode = waitBacklog
+			mode = netpoll.WaitBacklog
 		case scheduled && ops.stamped(): // not at the end: wake for the last responses
-			mode = waitQuiet
+			mode = netpoll.WaitQuiet
 		}
-		for _, ev := range p.waitFor(time.Until(wake), mode) {
+		for _, ev := range p.WaitFor(time.Until(wake), mode) {
 			ops.ready(ev)
 			d.settle(int(ev.Fd))
 		}
@@ -158,7 +160,7 @@ func (d *openDriver) expire(now time.Time) {
 // will have waited a timeout. more is false once everything is decided.
 func (d *openDriver) wakeAt(now time.Time) (time.Time, bool) {
 	busy := d.used - len(d.free)
-	wake := now.Add(maxWait)
+	wake := now.Add(netpoll.MaxWait)
 	if busy > 0 {
 		wake = minTime(wake, d.nextExpire)
 	}
@@ -188,35 +190,40 @@ func (d *openDriver) interrupted() {
 	}
 }
 
-// arrivals is an open event loop's way of reading responses: with the
-// kernel's receive time (SO_TIMESTAMPNS) once the loop runs open, so it
-// can read them late (see driveOpen). stamps is set once a response came
-// with its time, noStamps for good once a socket refused the option or a
-// read came without one after some came with it; then the loop wakes for
-// every response.
+// arrivals is an event loop's way of reading responses: with the kernel's
+// receive time (SO_TIMESTAMPNS) once the loop runs open, so it can read
+// them late (see driveOpen), or runs users who think, so a response that
+// came while the loop made other users' requests (a slow generator) is
+// timed when it came: its latency is the target's, and its user's think
+// starts then (the wait for the loop shows as the next send's delay,
+// Result.Lag). stamps is set once a response came with its time, noStamps
+// for good once a socket refused the option or a read came without one
+// after some came with it; then the loop wakes for every response.
 type arrivals struct {
 	open, stamps, noStamps bool
+	users                  bool // a closed loop of users who think: receive times too
 	oob                    [64]byte
 }
 
 func (a *arrivals) stamped() bool { return a.stamps && !a.noStamps }
 
-// watch asks fd's socket for receive times, in an open loop.
+// watch asks fd's socket for receive times, in an open loop or one of
+// users who think.
 func (a *arrivals) watch(fd int) {
-	if a.open && !a.noStamps && syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1) != nil {
+	if (a.open || a.users) && !a.noStamps && syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1) != nil {
 		a.noStamps = true
 	}
 }
 
 // read reads what fd has into b, and when it came: the kernel's receive
-// time where the open loop asked for it, else now. (A closed or failed
+// time where the loop asked for it, else now. (A closed or failed
 // connection has no such time: read late, its failure is timed late.)
 func (a *arrivals) read(fd int, b []byte) (int, time.Time, error) {
-	if !a.open || a.noStamps {
-		n, err := rawRead(fd, b)
+	if !(a.open || a.users) || a.noStamps {
+		n, err := netpoll.RawRead(fd, b)
 		return n, time.Now(), err
 	}
-	n, at, err := rawReadStamped(fd, b, &a.oob)
+	n, at, err := netpoll.RawReadStamped(fd, b, &a.oob)
 	now := time.Now()
 	switch {
 	case n == 0:

@@ -8,60 +8,21 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// TestWaitForPrecision: both ways waitFor sleeps (epoll_pwait2's timespec,
-// and the timerfd where it is missing) wake after the asked time and well
-// before the next whole millisecond that epoll_wait's timeout would round
-// to: the open loop's requests leave on time, not up to 1 ms late.
-func TestWaitForPrecision(t *testing.T) {
-	defer noPwait2.Store(noPwait2.Load())
-	for _, timerfd := range []bool{false, true} {
-		noPwait2.Store(timerfd)
-		p, err := newPoller(1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		const d = 300 * time.Microsecond
-		var early, late []time.Duration
-		for range 50 {
-			start := time.Now()
-			p.waitFor(d, waitEvents)
-			if el := time.Since(start); el < d-10*time.Microsecond {
-				early = append(early, el)
-			} else if el > d+600*time.Microsecond {
-				late = append(late, el)
-			}
-		}
-		usedTimer := p.timer >= 0
-		p.close()
-		// A signal (Go's preemption, SIGURG) ends a wait early with EINTR,
-		// after which the loop computes its wake-up again; a loaded machine
-		// under -race sees a few. A wrong unit or clock would end them all.
-		if len(early) > 10 {
-			t.Errorf("timerfd %v: %d of 50 waits of %s returned early: %v", timerfd, len(early), d, early)
-		}
-		// A loaded machine delays some wake-ups; most must be on time.
-		if len(late) > 15 {
-			t.Errorf("timerfd %v: %d of 50 waits of %s took over 0.9 ms: %v", timerfd, len(late), d, late)
-		}
-		if usedTimer != timerfd {
-			t.Errorf("timerfd %v: the poller's timerfd was used: %v", timerfd, usedTimer)
-		}
-	}
-}
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
+)
 
 // TestOpenEventLoop: a plain-HTTP open loop runs on event loops, not
 // workers, with both ways of waiting, and holds the rate and the account:
 // the server sees every request the run counts, and each left close to its
 // intended start.
 func TestOpenEventLoop(t *testing.T) {
-	defer noPwait2.Store(noPwait2.Load())
+	defer netpoll.UseTimerfd(netpoll.UseTimerfd(false))
 	var seen atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { seen.Add(1) }))
 	defer srv.Close()
 	for _, timerfd := range []bool{false, true} {
-		noPwait2.Store(timerfd)
+		netpoll.UseTimerfd(timerfd)
 		seen.Store(0)
 		tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/"})
 		if err != nil {
@@ -88,7 +49,7 @@ func TestOpenEventLoop(t *testing.T) {
 }
 
 // TestLateReadTimedAtArrival: between requests the open loop sleeps
-// through responses (up to maxWait, here 5 ms, at 50 req/s) and reads them
+// through responses (up to netpoll.MaxWait, here 5 ms, at 50 req/s) and reads them
 // when it wakes; each is still timed when the kernel received it, so the
 // service time of a fast server stays far below the 5 ms a read-time clock
 // would show.

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
 // TestRawConn sends more than the socket buffers hold each way at once (so
@@ -34,8 +36,8 @@ func TestRawConn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newRawConn(nc)
-	if _, ok := c.(*rawConn); !ok {
+	c := netpoll.NewRawConn(nc)
+	if _, ok := c.(*netpoll.RawConn); !ok {
 		t.Fatalf("a TCP conn was not wrapped: %T", c)
 	}
 	want := bytes.Repeat([]byte("0123456789abcdef"), 1<<18) // 4 MiB
@@ -58,8 +60,8 @@ func TestRawConn(t *testing.T) {
 	}
 
 	_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
-	if _, err := c.Read(got); classify(err) != "timeout" {
-		t.Errorf("read past the deadline: %v classified %q, want timeout", err, classify(err))
+	if _, err := c.Read(got); Classify(err) != "timeout" {
+		t.Errorf("read past the deadline: %v classified %q, want timeout", err, Classify(err))
 	}
 	_ = c.SetReadDeadline(time.Time{})
 	nc.(*net.TCPConn).CloseWrite()
@@ -67,11 +69,11 @@ func TestRawConn(t *testing.T) {
 		t.Errorf("read after the peer closed: %v, want EOF", err)
 	}
 	c.Close()
-	if _, err := c.Read(got); classify(err) != "interrupted" {
-		t.Errorf("read on a closed conn: %v classified %q, want interrupted", err, classify(err))
+	if _, err := c.Read(got); Classify(err) != "interrupted" {
+		t.Errorf("read on a closed conn: %v classified %q, want interrupted", err, Classify(err))
 	}
-	if _, err := c.Write([]byte("x")); classify(err) != "interrupted" {
-		t.Errorf("write on a closed conn: %v classified %q, want interrupted", err, classify(err))
+	if _, err := c.Write([]byte("x")); Classify(err) != "interrupted" {
+		t.Errorf("write on a closed conn: %v classified %q, want interrupted", err, Classify(err))
 	}
 }
 
@@ -85,15 +87,15 @@ func TestHTTPSOverRawConn(t *testing.T) {
 	}
 	roots := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 	tgt.tls = &tls.Config{ServerName: tgt.tls.ServerName, RootCAs: roots}
-	c := tgt.newClient()
-	defer c.close()
+	c := tgt.NewClient()
+	defer c.Close()
 	for i := range 20 {
-		if class, _ := c.do(context.Background(), request{seq: int64(i), deadline: time.Now().Add(5 * time.Second)}); class != "" {
+		if class, _ := c.Do(context.Background(), Request{Seq: int64(i), Deadline: time.Now().Add(5 * time.Second)}); class != "" {
 			t.Fatalf("request %d: %s", i, class)
 		}
 	}
-	if _, ok := c.(*httpClient).conn.(*tls.Conn).NetConn().(*rawConn); !ok {
-		t.Errorf("the TLS connection does not run over a rawConn")
+	if _, ok := c.(*httpClient).conn.(*tls.Conn).NetConn().(*netpoll.RawConn); !ok {
+		t.Errorf("the TLS connection does not run over a netpoll.RawConn")
 	}
 }
 
@@ -123,7 +125,7 @@ func TestRawConnConcurrentReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := newRawConn(c)
+	rc := netpoll.NewRawConn(c)
 	defer rc.Close()
 	var wg sync.WaitGroup
 	sums := make([]int, 2)

@@ -8,11 +8,3 @@ func (t *SQLTarget) ResetFigures() {
 	defer t.mu.Unlock()
 	t.hists = nil
 }
-
-// ResetFigures forgets the documents earlier runs on this target read or
-// wrote, for the same reason.
-func (t *MongoTarget) ResetFigures() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.docs = 0
-}

@@ -85,13 +85,13 @@ func TestReplyWithoutStatusLine(t *testing.T) {
 		eof        bool
 		class      string
 	}{
-		{"text then close", "hello", true, classMalformed},
-		{"line then close", "hello world\r\n", true, classMalformed},
-		{"line, kept open", "SSH-2.0-OpenSSH_9.2\r\nmore", false, classMalformed},
-		{"bad header then close", "HTTP/1.1 200 OK\r\nno colon here", true, classMalformed},
-		{"status then close", "HTTP/1.1 200 OK\r\nX: y\r\n", true, classClosed},
-		{"half a status then close", "HTTP/1.1 20", true, classMalformed},
-		{"nothing then close", "", true, classClosed},
+		{"text then close", "hello", true, ClassMalformed},
+		{"line then close", "hello world\r\n", true, ClassMalformed},
+		{"line, kept open", "SSH-2.0-OpenSSH_9.2\r\nmore", false, ClassMalformed},
+		{"bad header then close", "HTTP/1.1 200 OK\r\nno colon here", true, ClassMalformed},
+		{"status then close", "HTTP/1.1 200 OK\r\nX: y\r\n", true, ClassClosed},
+		{"half a status then close", "HTTP/1.1 20", true, ClassMalformed},
+		{"nothing then close", "", true, ClassClosed},
 	} {
 		for split := 0; split <= len(tc.data); split++ {
 			var p respParser
@@ -103,8 +103,8 @@ func TestReplyWithoutStatusLine(t *testing.T) {
 			if err == nil && tc.eof {
 				_, err = p.eof()
 			}
-			if err == nil || classify(err) != tc.class {
-				t.Errorf("%s (split %d): %v, class %q, want %q", tc.name, split, err, classify(err), tc.class)
+			if err == nil || Classify(err) != tc.class {
+				t.Errorf("%s (split %d): %v, class %q, want %q", tc.name, split, err, Classify(err), tc.class)
 				break
 			}
 		}

@@ -25,7 +25,7 @@ type Result struct {
 	OK          *hdrhistogram.Histogram   `json:"-"`                  // the same, successful requests alone
 	Service     *hdrhistogram.Histogram   `json:"-"`                  // service time of the successes, from the actual send, µs
 	Lag         *hdrhistogram.Histogram   `json:"-"`                  // open loop: dispatch lag, send time minus intended start, µs
-	Errors      map[string]int64          `json:"errors"`             // failed requests by class (see classify)
+	Errors      map[string]int64          `json:"errors"`             // failed requests by class (see Classify)
 	Windows     []Window                  `json:"windows"`            // per-window figures over the measurement window
 	WindowHists []*hdrhistogram.Histogram `json:"-"`                  // each window's latencies (2 digits), for merging runs
 	Intended    int64                     `json:"intended"`           // requests due (open loop) or started (closed loop) in the window

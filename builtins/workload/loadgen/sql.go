@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
 // Statement is one SQL statement of the script a request runs.
@@ -179,9 +181,6 @@ func (k *sqlKind) argsOf(seq int64, tagged bool) ([]any, string, error) {
 	return args, tag, err
 }
 
-// Tags are the mix's tags in order, each once; nil for an untagged target.
-func (t *SQLTarget) Tags() []string { return t.tagNames() }
-
 // Scripts are the scripts (each its statements' SQL, in order) each tag of
 // a mix runs (nil without a mix), and all the target's.
 func (t *SQLTarget) Scripts() (map[string][][]string, [][]string) {
@@ -209,24 +208,25 @@ func (t *SQLTarget) Shares() map[string]float64 {
 	for i, k := range t.kinds {
 		tags[i] = k.tag
 	}
-	return mixShares(tags, t.draw)
+	return MixShares(tags, t.draw)
 }
 
-func (t *SQLTarget) tagNames() []string {
+// Tags are the mix's tags in order, each once; nil for an untagged target.
+func (t *SQLTarget) Tags() []string {
 	switch {
 	case t.draw != nil:
 		tags := make([]string, len(t.kinds))
 		for i, k := range t.kinds {
 			tags[i] = k.tag
 		}
-		return uniqueTags(tags)
+		return UniqueTags(tags)
 	case t.tagged:
 		return []string{}
 	}
 	return nil
 }
 
-func (t *SQLTarget) tagOf(seq int64) string {
+func (t *SQLTarget) TagOf(seq int64) string {
 	k := t.pick(0, seq)
 	if t.draw != nil {
 		return k.tag
@@ -305,7 +305,7 @@ func (t *SQLTarget) prepare(ctx context.Context, timeout time.Duration) error {
 			return fmt.Errorf("%s statement %q: %w", st.Tag, st.SQL, err)
 		}
 	}
-	_, err = connFD(c.Conn().PgConn().Conn())
+	_, err = netpoll.ConnFD(c.Conn().PgConn().Conn())
 	t.raw = err == nil
 	return nil
 }
@@ -326,7 +326,7 @@ func openPool(ctx context.Context, dsn string, conns int, timeout time.Duration)
 		if err != nil {
 			return nil, err
 		}
-		return newRawConn(c), nil
+		return netpoll.NewRawConn(c), nil
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
 	defer cancel()
@@ -386,20 +386,20 @@ func tagStatements(stmts []Statement) []Statement {
 	return stmts
 }
 
-func (t *SQLTarget) newClient() client {
+func (t *SQLTarget) NewClient() Client {
 	return &sqlClient{t: t, h: t.newHists()}
 }
 
-// abort breaks the statement in flight, if any, and refuses the next ones:
+// Abort breaks the statement in flight, if any, and refuses the next ones:
 // Ctrl-C, or the load context's hard end.
-func (c *sqlClient) abort() {
+func (c *sqlClient) Abort() {
 	c.aborted.Store(true)
 	if pc := c.cur.Load(); pc != nil {
 		_ = pc.Conn().SetDeadline(time.Unix(1, 0))
 	}
 }
 
-func (c *sqlClient) close() {
+func (c *sqlClient) Close() {
 	if c.stop != nil {
 		c.stop()
 	}
@@ -413,29 +413,29 @@ func (c *sqlClient) watch(ctx context.Context) {
 	if c.stop != nil {
 		c.stop()
 	}
-	c.watched, c.stop = ctx, context.AfterFunc(ctx, c.abort)
+	c.watched, c.stop = ctx, context.AfterFunc(ctx, c.Abort)
 }
 
-func (c *sqlClient) do(ctx context.Context, r request) (string, string) {
+func (c *sqlClient) Do(ctx context.Context, r Request) (string, string) {
 	c.watch(ctx)
-	k := c.t.pick(r.stream, r.seq)
-	args, tag, err := k.argsOf(r.seq, c.t.tagged)
+	k := c.t.pick(r.Stream, r.Seq)
+	args, tag, err := k.argsOf(r.Seq, c.t.tagged)
 	if err != nil {
-		return classGenerator, tag
+		return ClassGenerator, tag
 	}
 	t0 := time.Now()
 	conn, err := c.t.pool.Acquire(ctx)
 	if err != nil {
-		return classify(err), tag
+		return Classify(err), tag
 	}
 	defer conn.Release()
 	c.cur.Store(conn.Conn().PgConn())
 	defer c.cur.Store(nil)
 	if c.aborted.Load() {
-		return classInterrupted, tag
+		return ClassInterrupted, tag
 	}
 	t1 := time.Now()
-	if r.measured {
+	if r.Measured {
 		recordUs(c.h.acquire, t1.Sub(t0))
 	}
 	for i := k.first; i < k.end; i++ {
@@ -443,7 +443,7 @@ func (c *sqlClient) do(ctx context.Context, r request) (string, string) {
 			return class, tag
 		}
 		t2 := time.Now()
-		if r.measured {
+		if r.Measured {
 			recordUs(c.h.byTag[i], t2.Sub(t1))
 		}
 		t1 = t2
@@ -459,20 +459,20 @@ func (c *sqlClient) do(ctx context.Context, r request) (string, string) {
 func (c *sqlClient) runStatement(conn *pgx.Conn, st Statement, args []any) string {
 	ctx := context.Background() // cancelled by abort, see sqlClient
 	if len(args) < st.nparams {
-		return classFewArgs
+		return ClassFewArgs
 	}
 	sd, err := conn.Prepare(ctx, st.name, st.SQL)
 	if err != nil {
-		return classify(err)
+		return Classify(err)
 	}
 	if err := c.eqb.Build(conn.TypeMap(), sd, args[:st.nparams]); err != nil {
-		return classify(err)
+		return Classify(err)
 	}
 	rr := conn.PgConn().ExecStatement(ctx, sd, c.eqb.ParamValues, c.eqb.ParamFormats, c.eqb.ResultFormats)
 	for rr.NextRow() {
 	}
 	if _, err := rr.Close(); err != nil {
-		return classify(err)
+		return Classify(err)
 	}
 	return ""
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
 // sqlLoop runs a share of a closed loop's clients from one goroutine, the
@@ -41,12 +43,13 @@ type slot struct {
 	rd      pgReader
 	writing bool // waiting for EPOLLOUT
 
-	seq    int64
-	args   []any
-	stmt   int       // index of the statement in flight
-	end    int       // past the script's last statement
-	ts     time.Time // the statement's start
-	failed string    // the request's error class, once the server said so
+	seq       int64
+	args      []any
+	generated bool      // a generator made args
+	stmt      int       // index of the statement in flight
+	end       int       // past the script's last statement
+	ts        time.Time // the statement's start
+	failed    string    // the request's error class, once the server said so
 	inflight
 }
 
@@ -58,24 +61,24 @@ func (t *SQLTarget) newLoop(clients int) loop {
 	for i := range clients {
 		l.slots = append(l.slots, &slot{id: i, fd: -1, in: make([]byte, 8192)})
 	}
-	l.p, l.err = newPoller(clients) // before the engine registers l: abort uses it
+	l.p, l.err = netpoll.NewPoller(clients) // before the engine registers l: abort uses it
 	return l
 }
 
-// abort wakes the loop, which sees the run's context cancelled and returns.
-func (l *sqlLoop) abort() { l.p.wakeup() }
+// Abort wakes the loop, which sees the run's context cancelled and returns.
+func (l *sqlLoop) Abort() { l.p.Wakeup() }
 
-// close ends the slots' connections, idle ones with a Terminate (as the
+// Close ends the slots' connections, idle ones with a Terminate (as the
 // pool would on closing), and the poller. It runs after run has returned.
-func (l *sqlLoop) close() {
+func (l *sqlLoop) Close() {
 	for _, s := range l.slots {
 		if s.pc != nil && !s.busy && len(s.out) == 0 {
 			msg, _ := (&pgproto3.Terminate{}).Encode(nil)
-			rawWrite(s.fd, msg)
+			netpoll.RawWrite(s.fd, msg)
 		}
 		l.drop(s)
 	}
-	l.p.close()
+	l.p.Close()
 }
 
 func (l *sqlLoop) run(r *engine, rec *recorder) { l.runClosed(r, rec, l, len(l.slots)) }
@@ -111,10 +114,10 @@ func (l *sqlLoop) launch(i int, j job, now time.Time) {
 // draw), its arguments and its tag.
 func (l *sqlLoop) script(s *slot, stream, seq int64) string {
 	k := l.t.pick(stream, seq)
-	s.stmt, s.end = k.first, k.end
+	s.stmt, s.end, s.generated = k.first, k.end, k.args != nil
 	var err error
 	if s.args, s.tag, err = k.argsOf(seq, l.t.tagged); err != nil {
-		return classGenerator
+		return ClassGenerator
 	}
 	return ""
 }
@@ -123,7 +126,7 @@ func (l *sqlLoop) client(i int) *inflight { return &l.slots[i].inflight }
 
 func (l *sqlLoop) start(i int, now time.Time) bool { return l.begin(l.r, l.rec, l.slots[i], now) }
 
-func (l *sqlLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.slots[i], classTimeout, now) }
+func (l *sqlLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.slots[i], ClassTimeout, now) }
 
 func (l *sqlLoop) ready(ev syscall.EpollEvent) {
 	s := l.slots[ev.Fd]
@@ -142,12 +145,20 @@ func (l *sqlLoop) ready(ev syscall.EpollEvent) {
 // acquire counts in its tag; the next request is chosen again after the
 // retry wait.
 func (l *sqlLoop) begin(r *engine, rec *recorder, s *slot, now time.Time) bool {
-	measured := !now.Before(r.measureAt)
+	s.made, s.tag = now, ""
 	if s.pc == nil && now.Before(s.retryAt) {
 		return false
 	}
 	s.seq++
-	if class := l.script(s, l.streams+int64(s.id), s.seq-1); class != "" {
+	class := l.script(s, l.streams+int64(s.id), s.seq-1)
+	if s.generated { // the generator's time is not the target's (httpLoop.send)
+		if now = time.Now(); !now.Before(r.end) {
+			return false // made after the run's end: not started
+		}
+	}
+	measured := !now.Before(r.measureAt)
+	s.made = now
+	if class != "" {
 		r.finished(rec, now, time.Now(), measured, class, s.tag)
 		return false
 	}
@@ -175,7 +186,7 @@ func (l *sqlLoop) connect(r *engine, s *slot, now time.Time, measured bool) stri
 	defer cancel()
 	pc, err := l.t.pool.Acquire(ctx)
 	if err != nil {
-		return classify(err)
+		return Classify(err)
 	}
 	if measured {
 		recordUs(l.h.acquire, time.Since(now))
@@ -185,25 +196,25 @@ func (l *sqlLoop) connect(r *engine, s *slot, now time.Time, measured bool) stri
 		sd, err := pc.Conn().Prepare(ctx, st.name, st.SQL)
 		if err != nil {
 			_ = pc.Hijack().PgConn().Conn().Close() // its state is unknown: not back to the pool
-			return classify(err)
+			return Classify(err)
 		}
 		s.sds = append(s.sds, sd)
 	}
 	// The pool lives for this run only: the slot takes the connection out
-	// of it, and its socket out of Go's netpoller (detach, as the HTTP
+	// of it, and its socket out of Go's netpoller (netpoll.Detach, as the HTTP
 	// loop does), where each response also woke the runtime's netpoll
 	// thread: unpinned on 2 cores that cost 9.5-15 µs of CPU per
 	// transaction against 6.5-6.8 without it.
 	s.pc = pc.Hijack()
-	fd, err := detach(s.pc.PgConn().Conn())
+	fd, err := netpoll.Detach(s.pc.PgConn().Conn())
 	if err == nil {
-		if err = l.p.add(fd, s.id); err != nil {
+		if err = l.p.Add(fd, s.id); err != nil {
 			syscall.Close(fd)
 		}
 	}
 	if err != nil {
 		s.pc = nil
-		return classify(err)
+		return Classify(err)
 	}
 	l.watch(fd)
 	s.fd, s.out, s.writing = fd, s.out[:0], false
@@ -215,11 +226,11 @@ func (l *sqlLoop) connect(r *engine, s *slot, now time.Time, measured bool) stri
 func (l *sqlLoop) send(r *engine, rec *recorder, s *slot, now time.Time) {
 	st, sd := l.t.stmts[s.stmt], s.sds[s.stmt]
 	if len(s.args) < st.nparams {
-		l.finish(r, rec, s, now, classFewArgs)
+		l.finish(r, rec, s, now, ClassFewArgs)
 		return
 	}
 	if err := s.eqb.Build(s.pc.TypeMap(), sd, s.args[:st.nparams]); err != nil {
-		l.finish(r, rec, s, now, classify(err))
+		l.finish(r, rec, s, now, Classify(err))
 		return
 	}
 	var err error
@@ -230,7 +241,7 @@ func (l *sqlLoop) send(r *engine, rec *recorder, s *slot, now time.Time) {
 	}
 	if err != nil {
 		s.out = s.out[:0]
-		l.finish(r, rec, s, now, classify(err))
+		l.finish(r, rec, s, now, Classify(err))
 		return
 	}
 	s.ts = now
@@ -240,16 +251,16 @@ func (l *sqlLoop) send(r *engine, rec *recorder, s *slot, now time.Time) {
 // flush writes what is pending without blocking, and asks for EPOLLOUT
 // while the socket buffer is full.
 func (l *sqlLoop) flush(r *engine, rec *recorder, s *slot) {
-	w, err := rawWrite(s.fd, s.out)
+	w, err := netpoll.RawWrite(s.fd, s.out)
 	if err != nil {
 		s.out = s.out[:0]
-		l.fail(r, rec, s, classify(err), time.Now())
+		l.fail(r, rec, s, Classify(err), time.Now())
 		return
 	}
 	s.out = s.out[:copy(s.out, s.out[w:])]
 	if want := len(s.out) > 0; want != s.writing {
 		s.writing = want
-		l.p.want(s.fd, s.id, want)
+		l.p.Want(s.fd, s.id, want)
 	}
 }
 
@@ -258,14 +269,14 @@ func (l *sqlLoop) flush(r *engine, rec *recorder, s *slot) {
 func (l *sqlLoop) receive(r *engine, rec *recorder, s *slot) {
 	n, now, err := l.read(s.fd, s.in)
 	if err != nil {
-		l.fail(r, rec, s, classify(err), now)
+		l.fail(r, rec, s, Classify(err), now)
 		return
 	}
 	for off := 0; s.pc != nil && off < n; {
 		typ, body, used, ok, err := s.rd.next(s.in[off:n])
 		off += used
 		if err != nil {
-			l.fail(r, rec, s, classify(err), now)
+			l.fail(r, rec, s, Classify(err), now)
 			return
 		}
 		if ok {
@@ -283,9 +294,9 @@ func (l *sqlLoop) message(r *engine, rec *recorder, s *slot, typ byte, body []by
 	case 'E':
 		var msg pgproto3.ErrorResponse
 		if err := msg.Decode(body); err != nil {
-			s.failed = classMalformed
+			s.failed = ClassMalformed
 		} else if s.failed == "" {
-			s.failed = classify(pgconn.ErrorResponseToPgError(&msg))
+			s.failed = Classify(pgconn.ErrorResponseToPgError(&msg))
 		}
 	case 'Z': // ReadyForQuery: the statement is over
 		if s.failed != "" {
@@ -331,7 +342,7 @@ func (l *sqlLoop) drop(s *slot) {
 	if s.pc == nil {
 		return
 	}
-	l.p.del(s.fd)
+	l.p.Del(s.fd)
 	syscall.Close(s.fd)
 	s.pc, s.fd, s.out, s.writing = nil, -1, s.out[:0], false
 	s.rd.reset()

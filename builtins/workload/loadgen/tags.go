@@ -33,15 +33,15 @@ const OtherTags = "(other tags)"
 // OtherTags, with a warning.
 const MaxTags = 64
 
-// tagged is a target whose requests carry tags.
-type tagged interface {
-	// tagNames are the tags known before the run (a mix's, in order); a
+// Tagged is a target whose requests carry tags.
+type Tagged interface {
+	// Tags are the tags known before the run (a mix's, in order); a
 	// generator's come as it names them.
-	tagNames() []string
-	// tagOf is the tag of open-loop request seq, for a request that was
+	Tags() []string
+	// TagOf is the tag of open-loop request seq, for a request that was
 	// never made (dropped, or due when Ctrl-C came): a mix's draw, or
 	// what its generator says (Untagged if it fails).
-	tagOf(seq int64) string
+	TagOf(seq int64) string
 }
 
 // tagTable is an engine's recorders by tag: one per tag, shared by every
@@ -141,7 +141,7 @@ func (r *engine) tagOf(seq int64) string {
 	if r.tags == nil {
 		return ""
 	}
-	return r.tgt.(tagged).tagOf(seq)
+	return r.tgt.(Tagged).TagOf(seq)
 }
 
 // Mix is a choice among request kinds by weight: request seq of client
@@ -213,9 +213,9 @@ func splitmix(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// uniqueTags lists tags in order without repeats (a mix's kinds may share
+// UniqueTags lists tags in order without repeats (a mix's kinds may share
 // a tag: two reads of different shapes both "read").
-func uniqueTags(tags []string) []string {
+func UniqueTags(tags []string) []string {
 	var out []string
 	for _, t := range tags {
 		if t == "" {
@@ -228,9 +228,9 @@ func uniqueTags(tags []string) []string {
 	return out
 }
 
-// mixShares is each tag's share of a mix's weights (kinds may share a
+// MixShares is each tag's share of a mix's weights (kinds may share a
 // tag); nil without a mix.
-func mixShares(tags []string, m *Mix) map[string]float64 {
+func MixShares(tags []string, m *Mix) map[string]float64 {
 	if m == nil {
 		return nil
 	}

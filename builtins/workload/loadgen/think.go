@@ -100,14 +100,15 @@ func (r *engine) userReady(u *user, now time.Time) bool {
 	return !now.Before(u.ready)
 }
 
-// userStarts records that u's request starts at now: how late past its
-// think it left, the think it took, and where its intended start (the end
-// of its think) falls among the others'.
-func (r *engine) userStarts(rec *recorder, u *user, now time.Time) {
+// userStarts records that u's request of tag ("" when not yet drawn)
+// starts at now, when it leaves, its generator's time past: how late past
+// its think it left, the think it took, and where its intended start (the
+// end of its think) falls among the others'.
+func (r *engine) userStarts(rec *recorder, u *user, now time.Time, tag string) {
 	if !r.inMeasurement(now) {
 		return
 	}
-	rec.dispatched(now.Sub(u.ready), "") // the run's: a mix draws the tag as the request is sent, after this
+	rec.dispatched(now.Sub(u.ready), tag)
 	s := &r.users
 	s.mu.Lock()
 	defer s.mu.Unlock()

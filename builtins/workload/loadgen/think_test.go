@@ -3,10 +3,12 @@ package loadgen
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	goruntime "runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -172,5 +174,41 @@ func TestMomentsMerge(t *testing.T) {
 	a.Merge(b)
 	if a.N != whole.N || math.Abs(a.Mean-whole.Mean) > 1e-12 || math.Abs(a.M2-whole.M2) > 1e-9 {
 		t.Errorf("merged %+v, whole %+v", a, whole)
+	}
+}
+
+// TestUsersOfAMixLagByTag: a mix's users record each send delay under the
+// request's own tag, every tag's requests with theirs, and no tag that
+// sent nothing (the merge of tags and think made "(untagged)" hold every
+// lag of none of the requests).
+func TestUsersOfAMixLagByTag(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	for _, tls := range []bool{false, true} {
+		url := srv.URL
+		if tls {
+			s := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+			defer s.Close()
+			url = s.URL
+		}
+		tgt, err := NewHTTPTarget(HTTPSpec{URL: url + "/", Insecure: tls, Requests: []HTTPRequest{{Tag: "a", URL: "/a"}, {Tag: "b", URL: "/b"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := Spec{Clients: 4, Think: 5 * time.Millisecond, Duration: 300 * time.Millisecond, Window: 300 * time.Millisecond, Timeout: time.Second}
+		res := newEngine(context.Background(), spec, tgt).run()
+		if len(res.Tags) != 2 || res.Tags["a"] == nil || res.Tags["b"] == nil {
+			t.Fatalf("tls %v: tags %v, want a and b", tls, slices.Collect(maps.Keys(res.Tags)))
+		}
+		var lags int64
+		for tag, r := range res.Tags {
+			if r.Intended == 0 || r.Lag.TotalCount() != r.Intended {
+				t.Errorf("tls %v: tag %q: %d requests started, %d send delays", tls, tag, r.Intended, r.Lag.TotalCount())
+			}
+			lags += r.Lag.TotalCount()
+		}
+		if lags != res.Lag.TotalCount() || res.Lag.TotalCount() != res.Intended {
+			t.Errorf("tls %v: %d send delays by tag, %d in the run, %d requests started", tls, lags, res.Lag.TotalCount(), res.Intended)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package loadgen
+package netpoll
 
 import (
 	"io"
@@ -11,45 +11,31 @@ import (
 	"unsafe"
 )
 
-var (
-	_ multiplexed = (*HTTPTarget)(nil)
-	_ multiplexed = (*SQLTarget)(nil)
-	_ loop        = (*httpLoop)(nil)
-	_ loop        = (*sqlLoop)(nil)
-	_ loopOps     = (*httpLoop)(nil)
-	_ loopOps     = (*sqlLoop)(nil)
-	_ openOps     = (*httpLoop)(nil)
-	_ openRunner  = (*httpLoop)(nil)
-	_ openOps     = (*sqlLoop)(nil)
-	_ openRunner  = (*sqlLoop)(nil)
-)
-
-// poller is the epoll set of a multiplexed closed loop (sqlLoop, httpLoop):
+// Poller is the epoll set of a multiplexed closed loop (sqlLoop, httpLoop):
 // one goroutine waits for all of its clients' sockets at once, as pgbench
 // and wrk do.
 //
 // wait is a raw system call that holds the P while it blocks, so it is
-// bounded (maxWait) and the loop yields to the scheduler every yieldEvery:
+// bounded (MaxWait) and the loop yields to the scheduler every yieldEvery:
 // the progress line, the run's timers and Ctrl-C keep running even with
 // GOMAXPROCS=1.
-type poller struct {
+type Poller struct {
 	ep        int
 	wake      [2]int // a pipe: abort writes to it, wait returns
-	timer     int    // timerfd for waitFor where epoll_pwait2 is missing; -1 until needed
-	quiet     int    // epoll set of waitFor's quiet waits: the pipe and the timer; -1 until needed
+	timer     int    // timerfd for WaitFor where epoll_pwait2 is missing; -1 until needed
+	quiet     int    // epoll set of WaitFor's quiet waits: the pipe and the timer; -1 until needed
 	events    []syscall.EpollEvent
 	lastYield time.Time
 }
 
 const (
-	maxWait    = 5 * time.Millisecond // longest blocking epoll_wait
+	MaxWait    = 5 * time.Millisecond // longest blocking epoll_wait
 	yieldEvery = time.Millisecond     // let the P's other goroutines run
-	retryAfter = 10 * time.Millisecond
 )
 
-// newPoller makes an epoll set for n sockets and the wake-up pipe.
-func newPoller(n int) (*poller, error) {
-	p := &poller{ep: -1, wake: [2]int{-1, -1}, timer: -1, quiet: -1, events: make([]syscall.EpollEvent, n+2), lastYield: time.Now()}
+// NewPoller makes an epoll set for n sockets and the wake-up pipe.
+func NewPoller(n int) (*Poller, error) {
+	p := &Poller{ep: -1, wake: [2]int{-1, -1}, timer: -1, quiet: -1, events: make([]syscall.EpollEvent, n+2), lastYield: time.Now()}
 	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
 	if err != nil {
 		return p, os.NewSyscallError("epoll_create1", err)
@@ -62,15 +48,15 @@ func newPoller(n int) (*poller, error) {
 	return p, os.NewSyscallError("epoll_ctl", syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_ADD, p.wake[0], &ev))
 }
 
-// add watches fd for input (and output when out), reporting id.
-func (p *poller) add(fd int, id int) error {
+// Add watches fd for input (and output when out), reporting id.
+func (p *Poller) Add(fd int, id int) error {
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(id)}
 	return os.NewSyscallError("epoll_ctl", syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_ADD, fd, &ev))
 }
 
-// want switches fd's interest in EPOLLOUT (a write the socket buffer could
+// Want switches fd's interest in EPOLLOUT (a write the socket buffer could
 // not take whole).
-func (p *poller) want(fd, id int, out bool) {
+func (p *Poller) Want(fd, id int, out bool) {
 	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(id)}
 	if out {
 		ev.Events |= syscall.EPOLLOUT
@@ -78,16 +64,16 @@ func (p *poller) want(fd, id int, out bool) {
 	_ = syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_MOD, fd, &ev)
 }
 
-func (p *poller) del(fd int) { _ = syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_DEL, fd, nil) }
+func (p *Poller) Del(fd int) { _ = syscall.EpollCtl(p.ep, syscall.EPOLL_CTL_DEL, fd, nil) }
 
-// wakeup makes a wait in progress return: abort, from any goroutine.
-func (p *poller) wakeup() {
+// Wakeup makes a wait in progress return: abort, from any goroutine.
+func (p *Poller) Wakeup() {
 	if p.wake[1] >= 0 {
 		_, _ = syscall.Write(p.wake[1], []byte{0})
 	}
 }
 
-// wait yields the P if it is time, then waits up to d for events on the
+// Wait yields the P if it is time, then waits up to d for events on the
 // sockets in one epoll_wait, and returns them (the wake-up pipe's are
 // drained and left out).
 //
@@ -99,12 +85,12 @@ func (p *poller) wakeup() {
 // With it the loop cost 1.13-1.16x wrk's CPU per request, without it
 // 0.91-0.99x (bench/workload/RESULTS.md, issue 38). Against PostgreSQL
 // polling cost 20-100 % more CPU per transaction for 5-14 % more tps.
-func (p *poller) wait(d time.Duration) []syscall.EpollEvent {
+func (p *Poller) Wait(d time.Duration) []syscall.EpollEvent {
 	if time.Since(p.lastYield) >= yieldEvery {
 		runtime.Gosched()
 		p.lastYield = time.Now()
 	}
-	d = min(max(d, 0), maxWait)
+	d = min(max(d, 0), MaxWait)
 	ms := int(d / time.Millisecond)
 	if d > 0 && ms == 0 {
 		ms = 1
@@ -114,7 +100,7 @@ func (p *poller) wait(d time.Duration) []syscall.EpollEvent {
 
 // ready returns the sockets' events of the last poll, draining the wake-up
 // pipe's.
-func (p *poller) ready(n int, e syscall.Errno) []syscall.EpollEvent {
+func (p *Poller) ready(n int, e syscall.Errno) []syscall.EpollEvent {
 	if e != 0 {
 		return nil // EINTR: a preemption or a signal; the loop comes round again
 	}
@@ -135,9 +121,9 @@ func (p *poller) ready(n int, e syscall.Errno) []syscall.EpollEvent {
 	return out
 }
 
-func (p *poller) poll(ms int) (int, syscall.Errno) { return p.pollOn(p.ep, ms, false) }
+func (p *Poller) poll(ms int) (int, syscall.Errno) { return p.pollOn(p.ep, ms, false) }
 
-func (p *poller) pollOn(ep, ms int, block bool) (int, syscall.Errno) {
+func (p *Poller) pollOn(ep, ms int, block bool) (int, syscall.Errno) {
 	call := syscall.RawSyscall6
 	if block {
 		call = syscall.Syscall6
@@ -146,15 +132,20 @@ func (p *poller) pollOn(ep, ms int, block bool) (int, syscall.Errno) {
 	return int(n), e
 }
 
-// timerID is the epoll data of waitFor's timerfd (the wake-up pipe's is -1).
+// timerID is the epoll data of WaitFor's timerfd (the wake-up pipe's is -1).
 const timerID = -2
 
 // noPwait2 is set once epoll_pwait2 (Linux 5.11) turned out missing or
-// forbidden (a seccomp filter), so waitFor uses its timerfd; tests set it
+// forbidden (a seccomp filter), so WaitFor uses its timerfd; tests set it
 // to check that path.
 var noPwait2 atomic.Bool
 
-// waitFor waits up to d for events, to the microsecond rather than the
+// UseTimerfd makes WaitFor take the timerfd path (on) or try epoll_pwait2
+// again (off), and returns the setting before: for tests of a loop that
+// must hold its timing both ways.
+func UseTimerfd(on bool) (was bool) { return noPwait2.Swap(on) }
+
+// WaitFor waits up to d for events, to the microsecond rather than the
 // whole millisecond of epoll_wait's timeout: the open loop sleeps until the
 // next request's intended start, and a millisecond late would be latency
 // (latency counts from the intended start). It uses epoll_pwait2's
@@ -162,35 +153,35 @@ var noPwait2 atomic.Bool
 // a millisecond timeout as a backstop. The kernel still adds the thread's
 // timer slack (50 µs by default), which lets it fold nearby wake-ups into
 // one: requests due within it leave together, each measured from its own
-// intended start. Like wait it is bounded by maxWait and yields the P.
+// intended start. Like wait it is bounded by MaxWait and yields the P.
 //
-// waitQuiet sleeps through the sockets' events (only abort wakes it) and
+// WaitQuiet sleeps through the sockets' events (only abort wakes it) and
 // then returns those ready at the end: for a loop whose responses carry
 // their arrival time from the kernel, so reading them later changes no
 // figure and saves a wake-up per response.
-func (p *poller) waitFor(d time.Duration, mode waitMode) []syscall.EpollEvent {
+func (p *Poller) WaitFor(d time.Duration, mode WaitMode) []syscall.EpollEvent {
 	if time.Since(p.lastYield) >= yieldEvery {
 		runtime.Gosched()
 		p.lastYield = time.Now()
 	}
-	d = min(max(d, 0), maxWait)
-	if d > 0 && mode == waitQuiet && p.quietSet() == nil {
+	d = min(max(d, 0), MaxWait)
+	if d > 0 && mode == WaitQuiet && p.quietSet() == nil {
 		p.ready(p.sleepOn(p.quiet, d, false)) // drains the wake-up pipe and the timer
 		return p.ready(p.pollOn(p.ep, 0, false))
 	}
-	return p.ready(p.sleepOn(p.ep, d, mode == waitBacklog))
+	return p.ready(p.sleepOn(p.ep, d, mode == WaitBacklog))
 }
 
-// waitMode is what ends a waitFor before its time.
-type waitMode int
+// WaitMode is what ends a WaitFor before its time.
+type WaitMode int
 
 const (
-	waitEvents  waitMode = iota // a socket's event
-	waitQuiet                   // only abort: sockets' events are collected at the end
-	waitBacklog                 // a socket's event, and the P is given up while asleep
+	WaitEvents  WaitMode = iota // a socket's event
+	WaitQuiet                   // only abort: sockets' events are collected at the end
+	WaitBacklog                 // a socket's event, and the P is given up while asleep
 )
 
-// With waitBacklog the wait is a blocking system call that Go's scheduler
+// With WaitBacklog the wait is a blocking system call that Go's scheduler
 // sees, so sysmon hands the P to runnable goroutines: when requests queue
 // for a free connection, the responses they wait for may come from a
 // target in this very process (a demo, a test server) that needs the P.
@@ -198,7 +189,7 @@ const (
 // wait cost the steady state much more CPU per request.
 
 // sleepOn waits up to d for the events of the epoll set ep.
-func (p *poller) sleepOn(ep int, d time.Duration, block bool) (int, syscall.Errno) {
+func (p *Poller) sleepOn(ep int, d time.Duration, block bool) (int, syscall.Errno) {
 	if d == 0 {
 		return p.pollOn(ep, 0, false)
 	}
@@ -222,7 +213,7 @@ func (p *poller) sleepOn(ep int, d time.Duration, block bool) (int, syscall.Errn
 
 // quietSet makes the epoll set of quiet waits: the wake-up pipe and the
 // timer, no sockets.
-func (p *poller) quietSet() error {
+func (p *Poller) quietSet() error {
 	if p.quiet >= 0 {
 		return nil
 	}
@@ -250,8 +241,8 @@ func (p *poller) quietSet() error {
 // Go supports on Linux (it came after the tables were unified).
 const sysEpollPwait2 = 441
 
-// arm sets waitFor's timerfd to fire in d, creating it on first use.
-func (p *poller) arm(d time.Duration) error {
+// arm sets WaitFor's timerfd to fire in d, creating it on first use.
+func (p *Poller) arm(d time.Duration) error {
 	if p.timer < 0 {
 		fd, _, e := syscall.RawSyscall(syscall.SYS_TIMERFD_CREATE, 1 /* CLOCK_MONOTONIC */, syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 		if e != 0 {
@@ -277,7 +268,7 @@ func (p *poller) arm(d time.Duration) error {
 	return nil
 }
 
-func (p *poller) close() {
+func (p *Poller) Close() {
 	for _, fd := range []int{p.ep, p.wake[0], p.wake[1], p.timer, p.quiet} {
 		if fd >= 0 {
 			syscall.Close(fd)
@@ -285,9 +276,9 @@ func (p *poller) close() {
 	}
 }
 
-// rawWrite writes b to the non-blocking fd; it returns how much went and
+// RawWrite writes b to the non-blocking fd; it returns how much went and
 // an error other than EAGAIN.
-func rawWrite(fd int, b []byte) (int, error) {
+func RawWrite(fd int, b []byte) (int, error) {
 	w := 0
 	for w < len(b) {
 		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[w])), uintptr(len(b)-w))
@@ -304,9 +295,9 @@ func rawWrite(fd int, b []byte) (int, error) {
 	return w, nil
 }
 
-// rawRead reads into b from the non-blocking fd: (0, nil) when nothing is
+// RawRead reads into b from the non-blocking fd: (0, nil) when nothing is
 // there, io.EOF when the peer closed.
-func rawRead(fd int, b []byte) (int, error) {
+func RawRead(fd int, b []byte) (int, error) {
 	for {
 		n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 		switch e {
@@ -324,11 +315,11 @@ func rawRead(fd int, b []byte) (int, error) {
 	}
 }
 
-// rawReadStamped is rawRead through recvmsg on a socket with SO_TIMESTAMPNS
+// RawReadStamped is RawRead through recvmsg on a socket with SO_TIMESTAMPNS
 // set: it also returns when the kernel received the last bytes read (zero
 // if the message carried no time), so a response read late is timed when
 // it arrived, not when the loop got to it.
-func rawReadStamped(fd int, b []byte, oob *[64]byte) (int, time.Time, error) {
+func RawReadStamped(fd int, b []byte, oob *[64]byte) (int, time.Time, error) {
 	iov := syscall.Iovec{Base: &b[0]}
 	iov.SetLen(len(b))
 	msg := syscall.Msghdr{Iov: &iov, Iovlen: 1, Control: &oob[0]}
@@ -367,146 +358,7 @@ func stampOf(oob []byte) time.Time {
 	return time.Time{}
 }
 
-// inflight is what drive knows of one client of a loop: its request in
-// flight and when it may dial again.
-type inflight struct {
-	busy     bool
-	t0       time.Time // the request's start (open loop: when it was sent)
-	due      time.Time // open loop: its intended start; zero in a closed loop
-	deadline time.Time
-	measured bool
-	retryAt  time.Time // after a refused connection
-	tag      string    // the request's tag, in a tagged run
-	user               // closed loop with think time: when the user's next request is due
-}
-
-// loopOps is a multiplexed loop's part in drive.
-type loopOps interface {
-	client(i int) *inflight
-	start(i int, now time.Time) bool // begin client i's next request; false if none is in flight
-	expire(i int, now time.Time)     // client i's request is past its deadline
-	ready(ev syscall.EpollEvent)     // client ev.Fd's socket has something
-}
-
-// drive runs a loop of n clients until the run ends: wait for sockets and
-// hand them to the loop (which sends each client's next request as its
-// response completes), and every scanEvery scan the clients: start idle
-// ones, expire late requests, and end when the run is over and nothing is
-// in flight. A client that could not start retries at its retryAt (a
-// refused dial) or at the next pass (a generator error). Scanning on a
-// clock rather than per wake keeps a loop of a thousand connections from
-// spending its time looking at the idle ones.
-func (r *engine) drive(p *poller, n int, ops loopOps, rec *recorder) {
-	var nextScan, wakeAt time.Time
-	for {
-		now := time.Now()
-		if r.ctx.Err() != nil {
-			for i := range n { // interrupted: requests in flight are not measurements
-				if c := ops.client(i); c.busy && c.measured {
-					rec.undecide(c.tag) // busy stays: close drops the connection
-				}
-			}
-			return
-		}
-		if !now.Before(nextScan) || !now.Before(wakeAt) {
-			busy, wait := 0, maxWait
-			for i := range n {
-				c := ops.client(i)
-				if !c.busy && now.Before(r.end) {
-					wait = min(wait, r.startClient(ops, rec, i, c, now))
-				}
-				if c.busy {
-					if !now.Before(c.deadline) {
-						ops.expire(i, now)
-						continue
-					}
-					busy++
-					wait = min(wait, c.deadline.Sub(now))
-				}
-			}
-			if busy == 0 && !now.Before(r.end) {
-				return
-			}
-			// Sleep until something is due (usually maxWait away: a
-			// shorter epoll_wait timeout cost the SQL loop ~3 µs of
-			// system time per transaction); look again no sooner than
-			// scanEvery when woken by sockets.
-			wakeAt, nextScan = now.Add(max(wait, 0)), now.Add(scanEvery)
-		}
-		for _, ev := range r.waitLoop(p, wakeAt.Sub(now)) {
-			ops.ready(ev)
-		}
-	}
-}
-
-// startClient starts idle client i's next request, or, for a user still
-// thinking, leaves it be; it returns how soon drive must look at the
-// client again (maxWait when nothing is due sooner).
-func (r *engine) startClient(ops loopOps, rec *recorder, i int, c *inflight, now time.Time) time.Duration {
-	if !r.thinking() {
-		if ops.start(i, now) {
-			return maxWait
-		}
-		return c.retryAt.Sub(now)
-	}
-	if !r.userReady(&c.user, now) {
-		return c.ready.Sub(now)
-	}
-	r.userStarts(rec, &c.user, now)
-	if !ops.start(i, now) { // it failed before it was sent: the user thinks again
-		c.thinkAfterFailedStart(time.Now(), c.retryAt)
-		return c.ready.Sub(now)
-	}
-	return maxWait
-}
-
-// waitLoop waits up to d for the sockets: to the millisecond, or, when
-// users think, to the microsecond, so each starts when its think ends.
-func (r *engine) waitLoop(p *poller, d time.Duration) []syscall.EpollEvent {
-	if r.thinking() {
-		return p.waitFor(d, waitEvents)
-	}
-	return p.wait(d)
-}
-
-// loopBase is what the HTTP and SQL event loops share: the poller, the
-// engine and recorder they run for (set when they start), and how their
-// responses arrive.
-type loopBase struct {
-	p        *poller
-	err      error   // making the poller failed
-	r        *engine // set by runClosed and runOpenOn
-	rec      *recorder
-	arrivals       // open: running an open loop (runOpenOn), no request back to back
-	streams  int64 // closed loop: client i draws a mix from stream streams + i (setStreams)
-}
-
-func (b *loopBase) setStreams(base int64) { b.streams = base }
-
-// runClosed drives ops's n clients as a closed loop. Without a poller the
-// loop records its error once and ends.
-func (b *loopBase) runClosed(r *engine, rec *recorder, ops loopOps, n int) {
-	if b.err != nil {
-		now := time.Now()
-		r.finished(rec, now, now, !now.Before(r.measureAt), classify(b.err), Untagged)
-		return
-	}
-	b.r, b.rec = r, rec
-	r.drive(b.p, n, ops, rec)
-}
-
-// runOpenOn runs the open-loop jobs of s on ops's n clients (see
-// driveOpen). Without a poller, one worker of tgt takes them.
-func (b *loopBase) runOpenOn(r *engine, rec *recorder, s *schedule, ops openOps, n int, tgt Target) {
-	if b.err != nil {
-		r.openWorker(tgt.newClient(), rec, s)
-		return
-	}
-	b.r, b.rec, b.open = r, rec, true
-	r.driveOpen(b.p, ops, n, s, rec)
-}
-
-// detach takes a connection's socket out of Go's netpoller and gives it to
+// Detach takes a connection's socket out of Go's netpoller and gives it to
 // an event loop (HTTP or SQL) as a plain descriptor: a duplicate that stays
 // open when the connection (and with it the netpoller's registration) is
 // closed. Left in, every response also woke the runtime's netpoll thread
@@ -514,9 +366,9 @@ func (b *loopBase) runOpenOn(r *engine, rec *recorder, s *schedule, ops openOps,
 // reads) to find no goroutine waiting: unpinned on 2 cores that thread's
 // wake-ups cost the HTTP loop 12.1-12.6 µs of CPU per request against
 // 10.0-10.3 detached, and 72-74k req/s against 82-86k (wrk: 83-86k).
-func detach(conn net.Conn) (int, error) {
+func Detach(conn net.Conn) (int, error) {
 	defer conn.Close()
-	fd, err := connFD(conn)
+	fd, err := ConnFD(conn)
 	if err != nil {
 		return -1, err
 	}
@@ -526,6 +378,3 @@ func detach(conn net.Conn) (int, error) {
 	}
 	return int(dup), nil // non-blocking: the flag belongs to the socket, shared with the duplicate
 }
-
-// scanEvery is how often drive looks at every client of a loop.
-const scanEvery = time.Millisecond

@@ -1,4 +1,4 @@
-package loadgen
+package mongowire
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 )
 
 // The Mongo operations a request can run (MongoSpec.Op).
@@ -114,17 +116,18 @@ func (q *MongoRequest) options() *MongoRequest {
 // pool holds Conns connections.
 type MongoTarget struct {
 	client *mongo.Client
-	kinds  []mongoKind // the one request, or a mix's
-	draw   *Mix        // nil: kinds[0] every time
-	tagged bool        // a mix's, or a tagged generator's
+	kinds  []mongoKind  // the one request, or a mix's
+	draw   *loadgen.Mix // nil: kinds[0] every time
+	tagged bool         // a mix's, or a tagged generator's
 
 	mu   sync.Mutex
 	docs int64 // documents read (find, aggregate) or written by the measured requests
 }
 
 var (
-	_ Target = (*MongoTarget)(nil)
-	_ client = (*mongoClient)(nil)
+	_ loadgen.Target = (*MongoTarget)(nil)
+	_ loadgen.Tagged = (*MongoTarget)(nil)
+	_ loadgen.Client = (*mongoClient)(nil)
 )
 
 // OpenMongo connects Conns connections up front (the run does not measure
@@ -170,7 +173,7 @@ func OpenMongo(ctx context.Context, spec MongoSpec) (*MongoTarget, error) {
 		t.kinds = append(t.kinds, mongoKind{tag: tag, op: k.Op, coll: c.Database(spec.Database).Collection(k.Collection), req: k.Request})
 	}
 	if len(spec.Requests) > 0 {
-		if t.draw, err = NewMix(weights, spec.Seed); err != nil {
+		if t.draw, err = loadgen.NewMix(weights, spec.Seed); err != nil {
 			t.Close()
 			return nil, err
 		}
@@ -223,7 +226,7 @@ func (t *MongoTarget) Docs() int64 {
 	return t.docs
 }
 
-func (t *MongoTarget) newClient() client { return &mongoClient{t: t} }
+func (t *MongoTarget) NewClient() loadgen.Client { return &mongoClient{t: t} }
 
 // mongoClient runs one request at a time; the driver's pool gives it a
 // connection per operation.
@@ -232,22 +235,22 @@ type mongoClient struct {
 	docs int64
 }
 
-// abort: operations run under the load context, which Ctrl-C cancels, and
+// Abort: operations run under the load context, which Ctrl-C cancels, and
 // the driver ends an operation whose context ends.
-func (c *mongoClient) abort() {}
+func (c *mongoClient) Abort() {}
 
-func (c *mongoClient) close() {
+func (c *mongoClient) Close() {
 	c.t.mu.Lock()
 	c.t.docs += c.docs
 	c.t.mu.Unlock()
 }
 
-func (c *mongoClient) do(ctx context.Context, r request) (string, string) {
-	k, req, tag := c.t.request(r.stream, r.seq)
+func (c *mongoClient) Do(ctx context.Context, r loadgen.Request) (string, string) {
+	k, req, tag := c.t.request(r.Stream, r.Seq)
 	if req == nil {
-		return classGenerator, tag
+		return loadgen.ClassGenerator, tag
 	}
-	ctx, cancel := context.WithDeadline(ctx, r.deadline)
+	ctx, cancel := context.WithDeadline(ctx, r.Deadline)
 	defer cancel()
 	n, err := c.run(ctx, k, req)
 	if err != nil {
@@ -255,11 +258,11 @@ func (c *mongoClient) do(ctx context.Context, r request) (string, string) {
 			return c, tag
 		}
 		if ctx.Err() == context.DeadlineExceeded {
-			return classTimeout, tag
+			return loadgen.ClassTimeout, tag
 		}
 		return classifyMongo(err), tag
 	}
-	if r.measured {
+	if r.Measured {
 		c.docs += n
 	}
 	return "", tag
@@ -278,18 +281,15 @@ func (t *MongoTarget) request(stream, seq int64) (*mongoKind, *MongoRequest, str
 	case err != nil || req == nil:
 		req = nil
 		if t.tagged && tag == "" {
-			tag = Untagged
+			tag = loadgen.Untagged
 		}
 	case req.Tag != "":
 		tag = req.Tag
 	case t.tagged && tag == "":
-		tag = Untagged
+		tag = loadgen.Untagged
 	}
 	return k, req, tag
 }
-
-// Tags are the mix's tags in order, each once; nil for an untagged target.
-func (t *MongoTarget) Tags() []string { return t.tagNames() }
 
 // Shares are each tag's share of the mix's weights; nil without a mix.
 func (t *MongoTarget) Shares() map[string]float64 {
@@ -297,24 +297,25 @@ func (t *MongoTarget) Shares() map[string]float64 {
 	for i, k := range t.kinds {
 		tags[i] = k.tag
 	}
-	return mixShares(tags, t.draw)
+	return loadgen.MixShares(tags, t.draw)
 }
 
-func (t *MongoTarget) tagNames() []string {
+// Tags are the mix's tags in order, each once; nil for an untagged target.
+func (t *MongoTarget) Tags() []string {
 	switch {
 	case t.draw != nil:
 		tags := make([]string, len(t.kinds))
 		for i, k := range t.kinds {
 			tags[i] = k.tag
 		}
-		return uniqueTags(tags)
+		return loadgen.UniqueTags(tags)
 	case t.tagged:
 		return []string{}
 	}
 	return nil
 }
 
-func (t *MongoTarget) tagOf(seq int64) string {
+func (t *MongoTarget) TagOf(seq int64) string {
 	_, _, tag := t.request(0, seq)
 	return tag
 }
@@ -398,7 +399,7 @@ func classifyMongo(err error) string {
 		return c
 	}
 	if mongo.IsTimeout(err) {
-		return classTimeout
+		return loadgen.ClassTimeout
 	}
 	var we mongo.WriteException
 	if errors.As(err, &we) && len(we.WriteErrors) > 0 {
@@ -416,12 +417,12 @@ func classifyMongo(err error) string {
 		}
 	}
 	if mongo.IsNetworkError(err) {
-		if c := classify(err); c != classOther {
+		if c := loadgen.Classify(err); c != loadgen.ClassOther {
 			return c
 		}
-		return classClosed
+		return loadgen.ClassClosed
 	}
-	return classify(err)
+	return loadgen.Classify(err)
 }
 
 // unreachable names a request that found no server to send to: the
@@ -434,7 +435,7 @@ func unreachable(err error) string {
 	}
 	for _, s := range sse.Desc.Servers {
 		if s.LastError != nil {
-			if c := classify(s.LastError); c != classOther && c != classInterrupted {
+			if c := loadgen.Classify(s.LastError); c != loadgen.ClassOther && c != loadgen.ClassInterrupted {
 				return c
 			}
 		}
@@ -451,4 +452,12 @@ func mongoClass(code int) string {
 	s := "mongo " + strconv.Itoa(code)
 	mongoClasses.Store(code, s)
 	return s
+}
+
+// ResetFigures forgets the documents earlier runs on this target read or
+// wrote, for the same reason.
+func (t *MongoTarget) ResetFigures() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.docs = 0
 }

@@ -1,4 +1,4 @@
-package loadgen
+package netpoll
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"unsafe"
 )
 
-// rawConn is a net.Conn whose Read and Write make their read(2) and
+// RawConn is a net.Conn whose Read and Write make their read(2) and
 // write(2) with syscall.RawSyscall, inside the poller's RawConn callbacks:
 // waiting and deadlines stay the netpoller's, but the calls skip the
 // runtime's entersyscall/exitsyscall. That matters for a load generator
@@ -19,7 +19,7 @@ import (
 // wakes it again (a futex wake and a context switch, about one per request
 // in a closed loop). The sockets are non-blocking, so these calls never
 // block the thread.
-type rawConn struct {
+type RawConn struct {
 	net.Conn
 	rc syscall.RawConn
 
@@ -38,9 +38,9 @@ type rawOp struct {
 	err error
 }
 
-// newRawConn wraps c if it exposes its file descriptor, and returns c as it
+// NewRawConn wraps c if it exposes its file descriptor, and returns c as it
 // is otherwise.
-func newRawConn(c net.Conn) net.Conn {
+func NewRawConn(c net.Conn) net.Conn {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return c
@@ -49,16 +49,16 @@ func newRawConn(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	r := &rawConn{Conn: c, rc: rc}
+	r := &RawConn{Conn: c, rc: rc}
 	r.readFn, r.writeFn = r.doRead, r.doWrite
 	return r
 }
 
 // SyscallConn exposes the socket, as net.TCPConn does: the SQL loop
 // multiplexes many connections' descriptors in one epoll set.
-func (r *rawConn) SyscallConn() (syscall.RawConn, error) { return r.rc, nil }
+func (r *RawConn) SyscallConn() (syscall.RawConn, error) { return r.rc, nil }
 
-func (r *rawConn) Read(p []byte) (int, error) {
+func (r *RawConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
@@ -80,7 +80,7 @@ func (r *rawConn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (r *rawConn) doRead(fd uintptr) bool {
+func (r *RawConn) doRead(fd uintptr) bool {
 	for {
 		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&r.rd.buf[0])), uintptr(len(r.rd.buf)))
 		switch e {
@@ -97,7 +97,7 @@ func (r *rawConn) doRead(fd uintptr) bool {
 	}
 }
 
-func (r *rawConn) Write(p []byte) (int, error) {
+func (r *RawConn) Write(p []byte) (int, error) {
 	r.wrMu.Lock()
 	defer r.wrMu.Unlock()
 	r.wr = rawOp{buf: p}
@@ -113,7 +113,7 @@ func (r *rawConn) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-func (r *rawConn) doWrite(fd uintptr) bool {
+func (r *RawConn) doWrite(fd uintptr) bool {
 	w := &r.wr
 	for w.n < len(w.buf) {
 		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&w.buf[w.n])), uintptr(len(w.buf)-w.n))
@@ -132,8 +132,8 @@ func (r *rawConn) doWrite(fd uintptr) bool {
 }
 
 // opError wraps err as net.Conn's own methods do, so timeouts, resets and
-// closed connections classify the same way.
-func (r *rawConn) opError(op string, err error) error {
+// closed connections Classify the same way.
+func (r *RawConn) opError(op string, err error) error {
 	if oe, ok := err.(*net.OpError); ok {
 		err = oe.Err // RawConn's "raw-read": keep the cause, name the op
 	}
@@ -142,9 +142,9 @@ func (r *rawConn) opError(op string, err error) error {
 
 var errNoFD = errors.New("connection has no file descriptor")
 
-// connFD is the descriptor under a connection: a rawConn, a net.TCPConn or a
+// ConnFD is the descriptor under a connection: a RawConn, a net.TCPConn or a
 // net.UnixConn, all of which expose it (a tls.Conn does not).
-func connFD(c any) (int, error) {
+func ConnFD(c any) (int, error) {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return -1, errNoFD
