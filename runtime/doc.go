@@ -108,8 +108,8 @@
 //     without -race (.ci/test's timing step). None imports a builtin: a
 //     test that wants modules lists them.
 //   - builtins/backend: the backend module, a package per kind (postgres,
-//     process, container, mongo, sqlite, and build); handle/handle.go says
-//     in one file what a handle is (start, observe, guard, state,
+//     process, container, mongo, sqlite, and build); builtins/internal/handle
+//     says in one file what a handle is (start, observe, guard, state,
 //     snapshot/restore, redaction, cleanup), internal/kit holds what the
 //     kinds share, backendtest is the conformance suite every kind passes,
 //     statetest tests live state through the engine against real

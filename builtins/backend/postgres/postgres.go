@@ -15,9 +15,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
 	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/internal/handle"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/redact"

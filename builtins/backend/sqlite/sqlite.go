@@ -14,9 +14,9 @@ import (
 	"go.starlark.net/starlark"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
-	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
 	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/internal/handle"
 	"github.com/benchbook/benchbook/runtime"
 )
 
