@@ -91,6 +91,10 @@
 //   - runtime/starjson: Starlark values to JSON, one rule (a big int stays
 //     an exact number, NaN is null), for the JSON record, export.json and
 //     a run's figures.
+//   - runtime/stats: the statistics of compare() as a pure library, no
+//     Starlark (two arms' estimate, interval and test; medians; the shown
+//     index), a leaf: metric, plot, workload, cmd/benchbook and bench/ use
+//     it, so it lives here rather than under one module.
 //   - runtime/filehash: a file's SHA-256, a leaf: the engine keys file
 //     inputs with it, and package fleet checks the binary it copies to a
 //     remote agent with it without linking the engine.

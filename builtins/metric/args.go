@@ -12,7 +12,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/internal/busybox"
 	"github.com/benchbook/benchbook/builtins/internal/metricname"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 // compareArgs are compare's arguments after unpacking.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/internal/markdown"
 	"github.com/benchbook/benchbook/builtins/internal/table"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
 	"github.com/benchbook/benchbook/runtime/record"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 // A notebook's comparisons as one family (issue 32): a notebook that

@@ -10,7 +10,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/internal/fmtnum"
 	"github.com/benchbook/benchbook/builtins/internal/table"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/runtime/stats"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 

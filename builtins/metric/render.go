@@ -11,8 +11,8 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/fmtnum"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 func decodeComparison(data []byte, _ codec.Types) (starlark.Value, error) {
