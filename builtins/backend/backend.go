@@ -76,11 +76,11 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/backend/build"
 	"github.com/benchbook/benchbook/builtins/backend/container"
+	"github.com/benchbook/benchbook/builtins/backend/demo"
 	"github.com/benchbook/benchbook/builtins/backend/mongo"
 	"github.com/benchbook/benchbook/builtins/backend/postgres"
 	"github.com/benchbook/benchbook/builtins/backend/process"
 	"github.com/benchbook/benchbook/builtins/backend/sqlite"
-	"github.com/benchbook/benchbook/builtins/demo"
 	"github.com/benchbook/benchbook/builtins/internal/handle"
 	"github.com/benchbook/benchbook/runtime"
 )
