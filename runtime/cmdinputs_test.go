@@ -11,7 +11,7 @@ import (
 )
 
 // TestCommandInputsRule: which arguments of a command are inputs, as the
-// README's cache section states it.
+// cache guide (docs/guides/cache.md) states it.
 func TestCommandInputsRule(t *testing.T) {
 	dir := t.TempDir()
 	for name, size := range map[string]int{"bench.py": 10, "conf.yaml": 10, "big.bin": 3000, "prog": 10} {

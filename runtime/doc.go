@@ -98,6 +98,12 @@
 //   - runtime/filehash: a file's SHA-256, a leaf: the engine keys file
 //     inputs with it, and package fleet checks the binary it copies to a
 //     remote agent with it without linking the engine.
+//   - runtime/procfs: the one reader of /proc (a process's stat, its
+//     clock tick, process trees), a leaf the engine, the builtins and the
+//     agent share.
+//   - runtime/refdoc: the reference of a module (its Markdown, or a
+//     Starlark module's docstrings) as entries by builtin: signature, text,
+//     examples.
 //   - runtime/jupyter: the Jupyter messaging protocol and kernel loop,
 //     behind a Handler that knows the notebook (cmd/benchbook's kernel
 //     drives this engine through it, as the REPL does); runtime/ipynb:
@@ -127,8 +133,7 @@
 //     supervisor), guard (run guards), starbson (Starlark <-> BSON and
 //     canonical documents), docker (containers through the Docker Engine
 //     API, and their reaper), cgroup (limits and per-window figures of a
-//     group of processes, v1 and v2), procfs (the one reader of
-//     /proc/PID/stat and process trees), metricname (what a metric's name
+//     group of processes, v1 and v2), metricname (what a metric's name
 //     says: its direction, its percentile). builtins/workload/mongotest starts
 //     FerretDB for tests, built from its own nested module.
 //
@@ -148,7 +153,11 @@
 // cmd/starlark predeclares its own; each builtins/* package exports its
 // Module (a function: no init() registers anything), and a test builds
 // its engine or session (startest.Options.Modules) with the modules it
-// needs.
+// needs. A module carries its reference (Module.Docs: the package's
+// embedded reference.md, Core's is reference.md here), which runtime/refdoc
+// reads for benchbook help, the REPL's :help, the kernel's inspect and the
+// generated pages of docs/reference; the stdlib's reference is its
+// modules' docstrings.
 //
 // # Live resources (resstate/, state.go, resources.go, fingerprint.go)
 //

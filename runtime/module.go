@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	_ "embed"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -39,6 +40,13 @@ type Module struct {
 	// Pass, when set, looks at the whole record before it is rendered or
 	// gated (recordpass.go).
 	Pass func(*record.Record)
+	// Docs is the module's reference, Markdown in the shape package
+	// refdoc reads: an entry per builtin with its signature, arguments,
+	// returns, errors and an example. Each builtins package embeds it
+	// (its reference.md), so the docs travel with the module: benchbook
+	// help, the REPL's :help, the kernel's inspect and docs/reference all
+	// read this one text.
+	Docs string
 }
 
 // A ModuleSet is the modules of one engine or session merged: what its
@@ -166,5 +174,11 @@ func Core() Module {
 		Globals:  globals,
 		Decoders: codec.Types{"printed": func(data []byte, _ codec.Types) (starlark.Value, error) { return Printed(data), nil }},
 		Inputs:   map[string]InputChecker{"file": fileHash, "file-stat": fileStat, "program": programPath},
+		Docs:     coreDocs,
 	}
 }
+
+// coreDocs is the reference of Core's builtins.
+//
+//go:embed reference.md
+var coreDocs string

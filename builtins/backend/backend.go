@@ -72,6 +72,7 @@
 package backend
 
 import (
+	_ "embed"
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/backend/build"
@@ -97,5 +98,13 @@ var kinds = []handle.Kind{
 
 // Module is the backend module: every kind, and backend.demo.
 func Module() runtime.Module {
-	return handle.Module(kinds, starlark.StringDict{"demo": demo.Builtin})
+	m := handle.Module(kinds, starlark.StringDict{"demo": demo.Builtin})
+	m.Docs = docs
+	return m
 }
+
+// docs is the module's reference, every kind's entry and the demo's
+// (benchbook help backend).
+//
+//go:embed reference.md
+var docs string

@@ -24,6 +24,7 @@
 package display
 
 import (
+	_ "embed"
 	"fmt"
 	"strings"
 
@@ -58,8 +59,15 @@ func Module() runtime.Module {
 			"show":  starlark.NewBuiltin("show", show),
 		},
 		Decoders: codec.Types{"table": table.Decode, "markdown": markdown.Decode},
+		Docs:     docs,
 	}
 }
+
+// docs is the module's reference: benchbook help md, the kernel's inspect
+// and docs/reference/display.md read it.
+//
+//go:embed reference.md
+var docs string
 
 // md(text) emits text as Markdown, with common indentation removed so it
 // can be written as an indented triple-quoted string.

@@ -23,6 +23,8 @@
 package export
 
 import (
+	_ "embed"
+
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
@@ -36,8 +38,14 @@ func Module() runtime.Module {
 		Name:     "export",
 		Globals:  starlark.StringDict{"export": members},
 		Decoders: codec.Types{"export": decodeFile},
+		Docs:     docs,
 	}
 }
+
+// docs is the module's reference (benchbook help export).
+//
+//go:embed reference.md
+var docs string
 
 // members are export.hgrm, export.csv and export.json.
 var members = &starlarkstruct.Module{

@@ -58,6 +58,7 @@ package gocode
 
 import (
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
@@ -71,8 +72,13 @@ import (
 
 // Module is the gocode module.
 func Module() runtime.Module {
-	return runtime.Module{Name: "gocode", Globals: starlark.StringDict{"gocode": members}}
+	return runtime.Module{Name: "gocode", Globals: starlark.StringDict{"gocode": members}, Docs: docs}
 }
+
+// docs is the module's reference (benchbook help gocode).
+//
+//go:embed reference.md
+var docs string
 
 // members are gocode.file and gocode.load, as notebooks see them.
 var members = &starlarkstruct.Module{

@@ -26,6 +26,7 @@
 package host
 
 import (
+	_ "embed"
 	"fmt"
 
 	"go.starlark.net/starlark"
@@ -35,6 +36,11 @@ import (
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/hostinfo"
 )
+
+// docs is the module's reference (benchbook help host).
+//
+//go:embed reference.md
+var docs string
 
 // Module is the host module.
 func Module() runtime.Module {
@@ -49,7 +55,7 @@ func Module() runtime.Module {
 			"probe":       starlark.NewBuiltin("host.probe", probe),
 			"guard":       starlark.NewBuiltin("host.guard", guardBuiltin),
 		},
-	}}}
+	}}, Docs: docs}
 }
 
 func info(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {

@@ -24,6 +24,7 @@ package http
 
 import (
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,8 +56,14 @@ func Module() runtime.Module {
 			},
 		}},
 		Decoders: codec.Types{"response": decodeResponse},
+		Docs:     docs,
 	}
 }
+
+// docs is the module's reference (benchbook help http).
+//
+//go:embed reference.md
+var docs string
 
 // maxBody bounds a response's body: an answer to check, not a download.
 const maxBody = 16 << 20

@@ -84,6 +84,7 @@
 package metric
 
 import (
+	_ "embed"
 	"fmt"
 	"math"
 
@@ -121,8 +122,14 @@ func Module() runtime.Module {
 		Inputs: map[string]runtime.InputChecker{"method": checkMethod, "profile_method": checkProfileMethod},
 		Named:  []string{"comparison"},
 		Pass:   adjustRecord,
+		Docs:   docs,
 	}
 }
+
+// docs is the module's reference (benchbook help metric).
+//
+//go:embed reference.md
+var docs string
 
 // members are metric.mean, metric.median and the other functions of
 // samples.

@@ -41,6 +41,7 @@
 package plot
 
 import (
+	_ "embed"
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
@@ -54,8 +55,14 @@ func Module() runtime.Module {
 		Name:     "plot",
 		Globals:  starlark.StringDict{"plot": members},
 		Decoders: codec.Types{"figure": decodeFigure},
+		Docs:     docs,
 	}
 }
+
+// docs is the module's reference (benchbook help plot).
+//
+//go:embed reference.md
+var docs string
 
 // members are plot's functions.
 var members = &starlarkstruct.Module{

@@ -5,7 +5,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/internal/busybox"
 	"github.com/benchbook/benchbook/builtins/internal/cpusample"
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // TestExecRecordsTheBox: workload.exec's runs carry the box's figures as

@@ -11,14 +11,14 @@ import (
 )
 
 // runField is one attribute of a run. The table below is the one list of
-// them: AttrNames, Attr, JSON and the README's table of run attributes
-// (TestREADMERunAttributes) all read it, so a new figure is one entry here
-// plus its computation.
+// them: AttrNames, Attr, JSON and the reference's table of run attributes
+// (the module's Docs, docs/reference/workload.md) all read it, so a new
+// figure is one entry here plus its computation.
 type runField struct {
 	name string // run.NAME
 	unit string // of its value
 	from string // what measures it
-	doc  string // what it is (the README's "what it is")
+	doc  string // what it is (the reference's "what it is")
 	json string // its key in JSON: "" for name, "-" for none (a method)
 	get  func(*Run) (starlark.Value, error)
 }
@@ -101,7 +101,7 @@ func (f *runField) jsonKey() string {
 	return f.json
 }
 
-// RunAttrs is the table as the README shows it (runattrs.Markdown), and as
+// RunAttrs is the table as the reference shows it (runattrs.Markdown), and as
 // observers' tests check a run's attribute names (Undocumented).
 func RunAttrs() []runattrs.Attr {
 	out := make([]runattrs.Attr, len(runFields))

@@ -22,7 +22,7 @@ import (
 
 // Run is the result of one workload: a Starlark value of type "run". Its
 // attributes are the table runFields (fields.go), each with its unit,
-// source and meaning, which the README's table of run attributes shows;
+// source and meaning, which the reference's table of run attributes shows;
 // the observers' figures (db_cpu_us_per_req, foreign_cpu...) follow by the
 // names they give. count + sum(errors) + dropped + undecided == intended,
 // always; p(q) and hist count failed and dropped requests as lower bounds,

@@ -3,8 +3,6 @@ package workload
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,41 +13,6 @@ import (
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
-
-var update = flag.Bool("update", false, "rewrite the README's table of run attributes")
-
-const (
-	readmePath  = "../../README.md"
-	readmeBegin = "<!-- run attributes: generated from builtins/workload/fields.go and builtins/internal/runattrs; go test ./builtins/workload -run TestREADMERunAttributes -update -->\n"
-	readmeEnd   = "<!-- end of run attributes -->\n"
-)
-
-// TestREADMERunAttributes: buffers_per_req and the other observer figures
-// were defined nowhere a user looks (issue 33). The README's table is the
-// run's table of fields and the observers' list, so it cannot drift
-// (-update rewrites it).
-func TestREADMERunAttributes(t *testing.T) {
-	data, err := os.ReadFile(readmePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(data)
-	i, j := strings.Index(s, readmeBegin), strings.Index(s, readmeEnd)
-	if i < 0 || j < i {
-		t.Fatalf("README has no run attribute table between %q and %q", readmeBegin, readmeEnd)
-	}
-	want := s[:i+len(readmeBegin)] + runattrs.Markdown(RunAttrs()) + s[j:]
-	if want == s {
-		return
-	}
-	if *update {
-		if err := os.WriteFile(readmePath, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	t.Errorf("README's run attribute table differs from the table: run go test ./builtins/workload -run TestREADMERunAttributes -update")
-}
 
 // TestRunFieldsAnswer: every field of the table is documented, answers on
 // a measured run, on the same run read back from the cache and on an exec
@@ -118,6 +81,27 @@ func TestRunStoresBackToItsBytes(t *testing.T) {
 		}
 		if v.(*Run).d.Measured != r.d.Measured || v.(*Run).d.Tick != r.d.Tick || v.(*Run).d.GCPause != r.d.GCPause {
 			t.Errorf("durations read back %+v, stored %+v", v.(*Run).d.Result, r.d.Result)
+		}
+	}
+}
+
+// TestReferenceListsEveryRunAttribute: the module's reference (benchbook
+// help workload, docs/reference/workload.md) carries the table of run
+// attributes made from the fields a run answers from and the observers'
+// list, in the place its reference.md marks.
+func TestReferenceListsEveryRunAttribute(t *testing.T) {
+	d := docs()
+	if strings.Contains(d, runAttrsMark) || !strings.Contains(reference, runAttrsMark) {
+		t.Fatalf("reference.md lost its mark %q, or the table did not replace it", runAttrsMark)
+	}
+	for _, f := range RunAttrs() {
+		if !strings.Contains(d, "| `"+f.Name+"`") {
+			t.Errorf("the reference's table lacks the run attribute %s", f.Name)
+		}
+	}
+	for _, a := range runattrs.Observed {
+		if !strings.Contains(d, "| `"+a.Name+"`") {
+			t.Errorf("the reference's table lacks the observer figure %s", a.Name)
 		}
 	}
 }

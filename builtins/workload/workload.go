@@ -83,14 +83,18 @@
 package workload
 
 import (
+	_ "embed"
 	"fmt"
 	"math"
+	"strings"
+	"sync"
 	"time"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/builtins/internal/profile/starprofile"
+	"github.com/benchbook/benchbook/builtins/internal/runattrs"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
@@ -135,8 +139,23 @@ func Module(o Options) runtime.Module {
 			"profile":   starprofile.DecodeProfile,
 			"scenarios": decodeScenarios,
 		},
+		Docs: docs(),
 	}
 }
+
+// reference is the module's reference; docs completes it with the table
+// of run attributes, made from the one table a run answers from (fields.go)
+// and the observers' list, so the reference cannot drift from a run.
+//
+//go:embed reference.md
+var reference string
+
+var docs = sync.OnceValue(func() string {
+	return strings.Replace(reference, runAttrsMark, runattrs.Markdown(RunAttrs()), 1)
+})
+
+// runAttrsMark is where reference.md takes the table.
+const runAttrsMark = "<!-- run attributes -->\n"
 
 // loadArgs are the arguments http and sql share, as given.
 type loadArgs struct {

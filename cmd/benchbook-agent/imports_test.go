@@ -38,11 +38,11 @@ var starlarkFree = []string{
 	"builtins/internal/cgroup", "builtins/internal/child", "builtins/internal/cpusample",
 	"builtins/internal/demotarget", "builtins/internal/docker", "builtins/internal/flame",
 	"builtins/internal/fmtnum", "builtins/internal/guard", "builtins/internal/hgrm",
-	"builtins/internal/metricname", "builtins/internal/procfs",
+	"builtins/internal/metricname",
 	"builtins/internal/profile", "builtins/internal/runattrs",
 	"builtins/metric/gate",
 	"builtins/workload/fleet", "builtins/workload/fleet/kube", "builtins/workload/loadgen",
-	"runtime/bytesize", "runtime/filehash", "runtime/hostinfo", "runtime/record/svgtext", "runtime/resstate", "runtime/stats",
+	"runtime/bytesize", "runtime/filehash", "runtime/hostinfo", "runtime/procfs", "runtime/record/svgtext", "runtime/resstate", "runtime/stats",
 }
 
 var pendingUpward = []string{}

@@ -223,7 +223,8 @@ func (ks *kernelSession) Info() jupyter.Info {
 		},
 		Banner: "benchbook " + version() + ": Starlark investigation notebooks, cached cell by cell.\n" +
 			"A cell headed \"# %% NAME\" is a notebook cell; :help lists the commands.",
-		HelpLinks: []jupyter.HelpLink{{Text: "benchbook README", URL: "https://github.com/benchbook/benchbook#readme"}},
+		HelpLinks: []jupyter.HelpLink{{Text: "benchbook README", URL: "https://github.com/benchbook/benchbook#readme"},
+			{Text: "benchbook reference", URL: "https://github.com/benchbook/benchbook/tree/main/docs/reference"}},
 	}
 }
 

@@ -127,12 +127,14 @@ func (ks *kernelSession) describe(name string) (string, bool) {
 		fmt.Fprintf(&b, "%s(%s)\n", fn.Name(), signature(fn))
 		if doc := fn.Doc(); doc != "" {
 			b.WriteString("\n" + doc + "\n")
+		} else if doc := stdlibDoc(fn); doc != "" {
+			b.WriteString("\n" + doc)
 		}
 	case *starlark.Builtin:
-		if doc, ok := builtinDocs[fn.Name()]; ok && fn.Receiver() == nil { // a method's name is no builtin's
-			b.WriteString(doc + "\n")
+		if doc := builtinDoc(fn.Name()); doc != "" && fn.Receiver() == nil { // a method's name is no builtin's
+			b.WriteString(doc)
 		} else {
-			fmt.Fprintf(&b, "%s(...), a builtin (README: Builtins)\n", fn.Name())
+			fmt.Fprintf(&b, "%s(...), a builtin\n", fn.Name())
 		}
 	default:
 		b.WriteString(truncateText(displayText(v, false), 2000) + "\n")
@@ -143,6 +145,32 @@ func (ks *kernelSession) describe(name string) (string, bool) {
 		}
 	}
 	return b.String(), true
+}
+
+// builtinDoc is a builtin's entry in the reference (its signature,
+// arguments, errors and example) as text, or "".
+func builtinDoc(name string) string {
+	ref, err := reference()
+	if err != nil {
+		return ""
+	}
+	if _, s := ref.entry(name); s != nil {
+		return markdownForTerminal(s.Body, false)
+	}
+	return ""
+}
+
+// stdlibDoc is the reference page of the stdlib module that defines fn
+// (abab is documented by @std/abab.star's docstring), or "".
+func stdlibDoc(fn *starlark.Function) string {
+	ref, err := reference()
+	if err != nil {
+		return ""
+	}
+	if p := ref.page(fn.Position().Filename()); p != nil && p.Entry(fn.Name()) != nil {
+		return markdownForTerminal(p.Source, false)
+	}
+	return ""
 }
 
 func signature(fn *starlark.Function) string {

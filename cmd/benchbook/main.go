@@ -17,6 +17,7 @@
 //	benchbook agent [-cpus LIST]                one agent of a fleet (workload.agents)
 //	benchbook kernel -f CONNECTION_FILE         a Jupyter kernel (kernel install registers it)
 //	benchbook convert nb.star | nb.ipynb        between .star and .ipynb (-to ipynb|star)
+//	benchbook help [NAME]                       the reference: a builtin, module or command
 //
 // Exit status: 0 when every cell succeeded, 1 when a cell failed, 2 on a
 // usage error, 130 when interrupted.
@@ -59,6 +60,12 @@ var commands = map[string]command{
 	"convert": {"convert a notebook between .star and Jupyter's .ipynb", cmdConvert},
 }
 
+// helpCommand prints the reference (help.go). It is not in commands, which
+// it reads: that would be an initialization cycle.
+var helpCommand = command{helpSummary, cmdHelp}
+
+const helpSummary = "the reference of a builtin, module or command: help workload.http"
+
 // Errors that map to exit codes.
 var (
 	errCellsFailed = errors.New("some cells failed")
@@ -83,7 +90,7 @@ func main() {
 // run dispatches to a subcommand and turns its error into an exit code.
 func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 	stderr = redact.Writer(stderr) // progress, errors and warnings: no password gets out
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		usage(stderr)
 		if len(args) == 0 {
 			return 2
@@ -91,6 +98,9 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) int {
 		return 0
 	}
 	cmd, ok := commands[args[0]]
+	if args[0] == "help" {
+		cmd, ok = helpCommand, true
+	}
 	if !ok {
 		fmt.Fprintf(stderr, "benchbook: unknown command %q\n\n", args[0])
 		usage(stderr)
@@ -125,5 +135,6 @@ func usage(w io.Writer) {
 	for _, name := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", name, commands[name].summary)
 	}
+	fmt.Fprintf(w, "  %-8s %s\n", "help", helpSummary)
 	fmt.Fprintln(w, "\nRun 'benchbook <command> -h' for the flags of a command.")
 }

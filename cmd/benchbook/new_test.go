@@ -54,7 +54,7 @@ func TestNew(t *testing.T) {
 		t.Fatalf("run the new notebook:\n%s", out)
 	}
 	page, _ := os.ReadFile(strings.TrimSuffix(web, ".star") + ".html")
-	if !strings.Contains(string(page), "Verdict: ") || strings.Count(string(page), "<svg") < 3 {
+	if !strings.Contains(string(page), `<table class="decision"><caption>Verdict</caption>`) || strings.Count(string(page), "<svg") < 3 {
 		t.Errorf("the new notebook's record lacks its verdict or its 3 charts")
 	}
 }

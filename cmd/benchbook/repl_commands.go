@@ -40,7 +40,7 @@ func init() {
 		":params": {"[k=v ...]", "set parameters (k= restores the default); no argument lists them", (*repl).cmdParams},
 		":render": {"[PATH]", "write the record (.html, .md or .json; default beside the notebook)", (*repl).cmdRender},
 		":clear":  {"", "clear the output: the screen (in Jupyter, the cell's output)", (*repl).cmdClear},
-		":help":   {"", "this list", (*repl).cmdHelp},
+		":help":   {"[NAME]", "this list; with NAME, the reference of a builtin, module or :command (:help workload.http)", (*repl).cmdHelp},
 		":quit":   {"", "leave the REPL (also Ctrl-D)", nil},
 	}
 }
@@ -445,6 +445,9 @@ func (r *repl) cmdClear(args []string) error {
 }
 
 func (r *repl) cmdHelp(args []string) error {
+	if len(args) > 0 {
+		return r.helpOn(strings.Join(args, " "))
+	}
 	tw := tabwriter.NewWriter(r.out, 0, 4, 2, ' ', 0)
 	for _, name := range replCommandNames() {
 		if r.omit[name] {
@@ -456,5 +459,24 @@ func (r *repl) cmdHelp(args []string) error {
 	fmt.Fprintln(tw, "  (anything else)\tStarlark, evaluated against the notebook's globals")
 	tw.Flush()
 	fmt.Fprintln(r.out, "Ctrl-C cancels what is running (a workload keeps what it measured); Ctrl-D exits.")
+	return nil
+}
+
+// helpOn prints the reference of a builtin, a module or stdlib design
+// (benchbook help's text), or the line of a :command.
+func (r *repl) helpOn(name string) error {
+	if c, ok := replCommands[name]; ok && !r.omit[name] {
+		fmt.Fprintf(r.out, "%s %s\n    %s\n", name, c.args, c.help)
+		return nil
+	}
+	ref, err := reference()
+	if err != nil {
+		return err
+	}
+	text, ok := ref.help(name)
+	if !ok {
+		return errors.New(ref.unknown(name))
+	}
+	fmt.Fprint(r.out, markdownForTerminal(text, r.color))
 	return nil
 }

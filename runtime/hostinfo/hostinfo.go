@@ -3,14 +3,12 @@
 package hostinfo
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	goruntime "runtime"
-	"strconv"
-	"strings"
 	"sync"
+
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // Host is a machine's fingerprint plus its load when read.
@@ -51,50 +49,26 @@ func Read() Host {
 
 // LoadAvg reads /proc/loadavg.
 func LoadAvg() ([3]float64, error) {
-	var l [3]float64
-	data, err := os.ReadFile("/proc/loadavg")
+	l, err := procfs.LoadAvg()
 	if err != nil {
 		return l, fmt.Errorf("load average: %w", err)
-	}
-	f := strings.Fields(string(data))
-	for i := 0; i < 3 && i < len(f); i++ {
-		l[i], _ = strconv.ParseFloat(f[i], 64)
 	}
 	return l, nil
 }
 
 func cpuModel() string {
-	data, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return goruntime.GOARCH
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
+	if m, ok := procfs.CPUModel(); ok {
+		return m
 	}
 	return goruntime.GOARCH
 }
 
-func memTotal() uint64 {
-	data, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
+func memTotal() uint64 { return procfs.MemTotalBytes() }
 
 func kernel() string {
-	data, err := os.ReadFile("/proc/sys/kernel/osrelease")
+	release, err := procfs.Sysctl("kernel.osrelease")
 	if err != nil {
 		return goruntime.GOOS
 	}
-	return goruntime.GOOS + " " + strings.TrimSpace(string(data))
+	return goruntime.GOOS + " " + release
 }

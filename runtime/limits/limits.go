@@ -41,7 +41,7 @@ var (
 	Value = Limit{Name: "value size", Env: "BENCHBOOK_MAX_VALUE", Default: 64 << 20, Bytes: true}
 )
 
-// All lists the limits, for the README and for messages.
+// All lists the limits, for the docs (docs/guides/limits.md) and for messages.
 var All = []*Limit{&File, &Record, &Depth, &Value}
 
 // Get is the limit in force: the variable when it is set to a positive

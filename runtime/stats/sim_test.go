@@ -387,8 +387,8 @@ func TestRatioCICoverage(t *testing.T) {
 // over the whole cell widens them beyond the truth's spread inside it. At
 // 3 v 7 and 8 v 16 runs on steps of 2 every cell must cover at least 93 %;
 // their excess (up to 98.4 % on steps of 2 and 99.5 % on steps of 5 as
-// coarse as the noise) is the price of never covering less, and the README
-// says so. The 88.5 % at 2 pairs came from a t-interval: 2 pairs
+// coarse as the noise) is the price of never covering less, and the statistics
+// guide says so. The 88.5 % at 2 pairs came from a t-interval: 2 pairs
 // now get no interval and no verdict (TestPairedResolution).
 func TestRatioCICoverageAcrossTheGrid(t *testing.T) {
 	skipUnderRace(t)

@@ -76,7 +76,7 @@ func testObserve(t *testing.T, k Kind) {
 		t.Errorf("%s = %v with load, %v idle: not the window's", k.Figure, loaded[k.Figure], idle[k.Figure])
 	}
 	if u := runattrs.Unknown(runattrs.Names(loaded)); len(u) > 0 {
-		t.Errorf("figures the table of run attributes (and the README) does not list: %v", u)
+		t.Errorf("figures the table of run attributes (and the reference) does not list: %v", u)
 	}
 }
 

@@ -52,7 +52,7 @@ assert.true(r.mem_anon_kb > 0, r.mem_anon_kb)
 `, img, backendtest.OKServer(t)))
 	t.Logf("container cpus=0.5, 2 busy goroutines: %v cores", g["cores"])
 	if u := workload.Undocumented(g["r"].(starlark.HasAttrs)); len(u) > 0 {
-		t.Errorf("run attributes the table of run attributes (and the README) does not list: %v", u)
+		t.Errorf("run attributes the table of run attributes (and the reference) does not list: %v", u)
 	}
 }
 

@@ -36,8 +36,8 @@ import (
 	"github.com/benchbook/benchbook/builtins/internal/child"
 	"github.com/benchbook/benchbook/builtins/internal/demotarget"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // Builtin is backend.demo(**options).

@@ -13,7 +13,7 @@ import (
 )
 
 // TestObserveGivesRSSPeak: observe = [demo] gives server_rss_peak_kb, as
-// the README promises, bounded by the kernel's own figures for the
+// its reference promises, bounded by the kernel's own figures for the
 // process: at least its resident size now, at most its high-water mark.
 func TestObserveGivesRSSPeak(t *testing.T) {
 	g := run(t, `
@@ -29,7 +29,7 @@ peak = r.server_rss_peak_kb
 		t.Errorf("server_rss_peak_kb = %v; the kernel says VmRSS %v kB, VmHWM %v kB", peak, rss, hwm)
 	}
 	if u := workload.Undocumented(g["r"].(starlark.HasAttrs)); len(u) > 0 {
-		t.Errorf("run attributes the table of run attributes (and the README) does not list: %v", u)
+		t.Errorf("run attributes the table of run attributes (and the reference) does not list: %v", u)
 	}
 }
 

@@ -63,7 +63,7 @@ assert.eq(m.count("kv"), 0)
 `, uri, strings.TrimSuffix(uri, "obs")))
 	for _, name := range []string{"r", "u"} {
 		if u := workload.Undocumented(g[name].(starlark.HasAttrs)); len(u) > 0 {
-			t.Errorf("run attributes the table of run attributes (and the README) does not list: %v", u)
+			t.Errorf("run attributes the table of run attributes (and the reference) does not list: %v", u)
 		}
 	}
 }

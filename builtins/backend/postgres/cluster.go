@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -10,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -22,7 +20,6 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
-	"github.com/benchbook/benchbook/builtins/internal/child"
 	"github.com/benchbook/benchbook/runtime/limits"
 )
 
@@ -40,11 +37,10 @@ type cluster struct {
 
 	port    int
 	sockDir string
-	cmd     *exec.Cmd
-	done    chan struct{}
+	done    chan struct{} // closed when the running postmaster exits
 
 	limits cgroup.Limits // cpus, memory, cpuset, pids (kit.LimitArgs)
-	group  *cgroup.Group // a host postmaster's limits group, nil without limits
+	host   pgHost        // the host side (host.go), when img is nil
 	img    *pgImage      // the container side, nil on the host (image.go)
 }
 
@@ -90,31 +86,12 @@ func (c *cluster) ensure(ctx context.Context) (bool, error) {
 	return true, kit.WriteOwn(filepath.Join(c.root, generationFile), []byte(hex.EncodeToString(id)+"\n"))
 }
 
-// initdb runs initdb as the unprivileged account. Trust authentication is
-// limited to the private socket and 127.0.0.1: DSNs carry no password.
-// --no-sync only skips the flush of the fresh template files.
+// initdb runs initdb as the unprivileged account, where the cluster is
+// placed. Trust authentication is limited to the private socket and
+// 127.0.0.1: DSNs carry no password. --no-sync only skips the flush of the
+// fresh template files.
 func (c *cluster) initdb(ctx context.Context) error {
-	initdb := ""
-	if c.img == nil {
-		var err error
-		if initdb, err = lookBin("initdb"); err != nil {
-			return err
-		}
-	}
-	if err := openPath(c.root, c.as); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(c.dataDir(), 0o700); err != nil {
-		return err
-	}
-	if err := chownTree(c.dataDir(), c.as); err != nil {
-		return err
-	}
-	if c.img != nil {
-		if err := c.initdbInImage(ctx); err != nil {
-			return err
-		}
-	} else if err := c.initdbFromTemplate(ctx, initdb); err != nil {
+	if err := c.at().initdb(ctx, c); err != nil {
 		return err
 	}
 	conf := filepath.Join(c.dataDir(), "postgresql.conf")
@@ -127,17 +104,16 @@ func (c *cluster) initdb(ctx context.Context) error {
 	return err
 }
 
-func (c *cluster) initdbOnHost(ctx context.Context, initdb string) error {
-	cmd := exec.CommandContext(ctx, initdb, append([]string{"-D", c.dataDir()}, initdbArgs...)...)
-	cmd.SysProcAttr = credential(c.as)
-	cmd.Dir = c.dataDir()
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := child.Run(cmd); err != nil {
-		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		return fmt.Errorf("initdb: %w\n%s", err, kit.Indent(lines[max(0, len(lines)-15):]))
+// makeDataDir makes the empty data dir, the account's, on a path it can
+// open.
+func (c *cluster) makeDataDir() error {
+	if err := openPath(c.root, c.as); err != nil {
+		return err
 	}
-	return nil
+	if err := os.MkdirAll(c.dataDir(), 0o700); err != nil {
+		return err
+	}
+	return chownTree(c.dataDir(), c.as)
 }
 
 // confLines returns benchbook.conf: the user's settings, plus what
@@ -231,14 +207,8 @@ func freePort() (int, error) {
 // bind, the postmaster exits ("could not bind") and start tries again on a
 // new port: pickPort keeps a port only while it is free.
 func (c *cluster) start(ctx context.Context) error {
-	postgres, err := "", error(nil)
-	if c.img == nil {
-		if postgres, err = lookBin("postgres"); err != nil {
-			return err
-		}
-	}
 	for attempt := 1; ; attempt++ {
-		err = c.startOn(ctx, postgres)
+		err := c.startOn(ctx)
 		if err == nil || attempt == 3 || ctx.Err() != nil || portFree(c.port) {
 			return err
 		}
@@ -249,8 +219,8 @@ func (c *cluster) start(ctx context.Context) error {
 // before the postmaster binds it.
 var testHookPortPicked func(c *cluster)
 
-// startOn is one try of start, with the postgres binary (host clusters).
-func (c *cluster) startOn(ctx context.Context, postgres string) error {
+// startOn is one try of start.
+func (c *cluster) startOn(ctx context.Context) error {
 	var err error
 	if c.port, err = c.pickPort(); err != nil {
 		return err
@@ -280,26 +250,8 @@ func (c *cluster) startOn(ctx context.Context, postgres string) error {
 	}
 	defer logf.Close()
 	offset, _ := logf.Seek(0, 2)
-	if c.img != nil {
-		if err := c.startInImage(ctx); err != nil {
-			return err
-		}
-		return c.readyOrStop(ctx, offset)
-	}
-	cmd := exec.Command(postgres, "-D", c.dataDir())
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Dir = c.dataDir()
-	cmd.SysProcAttr = credential(c.as)
-	if err := child.Start(cmd); err != nil {
-		return fmt.Errorf("start postgres: %w", err)
-	}
-	c.cmd, c.done = cmd, make(chan struct{})
-	go func(done chan struct{}) { _ = cmd.Wait(); close(done) }(c.done)
-	if !c.limits.Zero() { // before the postmaster forks: it reads its config first
-		if c.group, err = kit.LimitPid(cmd.Process.Pid, c.limits); err != nil {
-			c.stop()
-			return fmt.Errorf("limits (%s): %w", c.limits, err)
-		}
+	if err := c.at().start(ctx, c, logf); err != nil {
+		return err
 	}
 	return c.readyOrStop(ctx, offset)
 }
@@ -391,20 +343,14 @@ func portFree(port int) bool {
 	return true
 }
 
-// stop shuts the postmaster down (fast shutdown: SIGINT), killing its group
-// if it takes too long. Safe to call when not running.
+// stop shuts the postmaster down (fast shutdown: SIGINT), killing it if it
+// takes too long. Safe to call when not running.
 func (c *cluster) stop() {
-	if c.cmd == nil && !c.img.started() {
+	p := c.at()
+	if !p.started() {
 		return
 	}
-	if c.img != nil {
-		c.img.stop(c.done)
-	} else {
-		kit.StopChild(c.cmd.Process.Pid, syscall.SIGINT, 20*time.Second, c.done)
-	}
-	c.cmd = nil
-	kit.DropGroup(c.group)
-	c.group = nil
+	p.stop(c.done)
 	c.dropSocketDir()
 	c.recordCheckpoint()
 }
@@ -418,7 +364,7 @@ func (c *cluster) dropSocketDir() {
 }
 
 func (c *cluster) running() bool {
-	if c.cmd == nil && !c.img.started() {
+	if !c.at().started() {
 		return false
 	}
 	select {
@@ -429,15 +375,7 @@ func (c *cluster) running() bool {
 	}
 }
 
-func (c *cluster) pid() int {
-	if c.img != nil {
-		return c.img.pid()
-	}
-	if c.cmd == nil {
-		return 0
-	}
-	return c.cmd.Process.Pid
-}
+func (c *cluster) pid() int { return c.at().pid() }
 
 // dsn has no password: authentication is trust on loopback.
 func (c *cluster) dsn() string {

@@ -31,16 +31,14 @@ func (h *Handle) WatchLog(ctx context.Context, t0 time.Time, rules guard.LogRule
 	logs := func() []guard.Trip { return nil }
 	ooms := func() []guard.Trip { return nil }
 	h.mu.Lock()
-	if c := h.c; c != nil && c.cmd != nil {
-		ooms = kit.OOMWatch(c.group, src, t0) // a backend killed inside the limit, the postmaster living on
-		cmd, pid := c.cmd, c.cmd.Process.Pid
-		ended = guard.WatchExit(ctx, c.done, func() guard.Trip {
-			return guard.ExitTrip(fmt.Sprintf("postgres (postmaster pid %d)", pid), guard.Since(t0), pid, cmd.ProcessState, false)
-		})
-		logs = guard.FollowLog(ctx, t0, src, rules, kit.FollowFile(c.logPath()))
-	} else if c != nil && c.img != nil {
-		ended = c.img.watch(ctx, t0, c.limits)
-		logs = guard.FollowLog(ctx, t0, src, rules, kit.FollowFile(c.logPath()))
+	if c := h.c; c != nil {
+		if e, o := c.at().watch(ctx, t0, c); e != nil {
+			ended = e
+			if o != nil {
+				ooms = o
+			}
+			logs = guard.FollowLog(ctx, t0, src, rules, kit.FollowFile(c.logPath()))
+		}
 	}
 	h.mu.Unlock()
 	// The postmaster's start time, asked over a new connection (tens of ms

@@ -47,13 +47,13 @@ type pgImage struct {
 
 // spec is a container of the image running entry as the cluster's account,
 // with the cluster's root (and socket dir) mounted where they are.
-func (c *cluster) imageSpec(entry string, args ...string) (docker.Spec, error) {
+func (p *pgImage) spec(c *cluster, entry string, args ...string) (docker.Spec, error) {
 	passwd, err := c.passwdFile()
 	if err != nil {
 		return docker.Spec{}, err
 	}
 	s := docker.Spec{
-		Image: docker.ImageID(c.img.digest), Entry: []string{entry}, Cmd: args, Limits: c.limits,
+		Image: docker.ImageID(p.digest), Entry: []string{entry}, Cmd: args, Limits: c.limits,
 		Volumes: map[string]string{c.root: c.root, passwd: "/etc/passwd:ro"},
 		User:    strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid()),
 		// The server's pids are the host's: pg_stat_activity's pids and
@@ -84,57 +84,61 @@ func (c *cluster) passwdFile() (string, error) {
 	return path, kit.WriteOwn(path, []byte(data))
 }
 
-// initdbInImage runs initdb in a container and waits for it.
-func (c *cluster) initdbInImage(ctx context.Context) error {
-	s, err := c.imageSpec("initdb", "-D", c.dataDir(), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
+// initdb runs initdb in a container and waits for it.
+func (p *pgImage) initdb(ctx context.Context, c *cluster) error {
+	if err := c.makeDataDir(); err != nil {
+		return err
+	}
+	s, err := p.spec(c, "initdb", "-D", c.dataDir(), "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
 	if err != nil {
 		return err
 	}
-	ctr, err := c.img.eng.Run(ctx, s)
+	ctr, err := p.eng.Run(ctx, s)
 	if err != nil {
-		return fmt.Errorf("initdb in %s: %w", c.img.image, err)
+		return fmt.Errorf("initdb in %s: %w", p.image, err)
 	}
-	defer c.img.eng.Remove(context.WithoutCancel(ctx), ctr.ID)
+	defer p.eng.Remove(context.WithoutCancel(ctx), ctr.ID)
 	var out bytes.Buffer
 	lctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	_ = c.img.eng.FollowLogs(lctx, ctr.ID, &out)
-	code := <-c.img.eng.Wait(lctx, ctr.ID)
+	_ = p.eng.FollowLogs(lctx, ctr.ID, &out)
+	code := <-p.eng.Wait(lctx, ctr.ID)
 	if code != 0 {
 		why := fmt.Sprintf("exit code %d", code)
-		if st, err := c.img.eng.Inspect(ctx, ctr.ID); err == nil {
-			why = kit.ExitEvidence(c.img.eng.Settle(ctx, ctr.ID, st), nil, c.limits)
+		if st, err := p.eng.Inspect(ctx, ctr.ID); err == nil {
+			why = kit.ExitEvidence(p.eng.Settle(ctx, ctr.ID, st), nil, c.limits)
 		}
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		return fmt.Errorf("initdb in %s: %s\n%s", c.img.image, why, kit.Indent(lines[max(0, len(lines)-15):]))
+		return fmt.Errorf("initdb in %s: %s\n%s", p.image, why, kit.Indent(lines[max(0, len(lines)-15):]))
 	}
 	return nil
 }
 
-// startInImage runs the postmaster in a container; its output goes to the
-// cluster's log file as a host postmaster's does.
-func (c *cluster) startInImage(ctx context.Context) error {
-	s, err := c.imageSpec("postgres", "-D", c.dataDir())
+// start runs the postmaster in a container; its output goes to the
+// cluster's log file as a host postmaster's does (through a file of its
+// own: the copy outlives logf).
+func (p *pgImage) start(ctx context.Context, c *cluster, _ *os.File) error {
+	s, err := p.spec(c, "postgres", "-D", c.dataDir())
 	if err != nil {
 		return err
 	}
-	ctr, err := c.img.eng.Run(ctx, s)
+	ctr, err := p.eng.Run(ctx, s)
 	if err != nil {
-		return fmt.Errorf("postgres in %s: %w", c.img.image, err)
+		return fmt.Errorf("postgres in %s: %w", p.image, err)
 	}
 	logf, err := openLog(c.logPath())
 	if err != nil {
-		_ = c.img.eng.Remove(ctx, ctr.ID)
+		_ = p.eng.Remove(ctx, ctr.ID)
 		return err
 	}
 	lctx, quit := context.WithCancel(context.Background())
-	go func() { defer logf.Close(); _ = c.img.eng.FollowLogs(lctx, ctr.ID, logf) }()
+	go func() { defer logf.Close(); _ = p.eng.FollowLogs(lctx, ctr.ID, logf) }()
 	done := make(chan struct{})
-	exited := c.img.eng.Wait(lctx, ctr.ID)
+	exited := p.eng.Wait(lctx, ctr.ID)
 	go func() { <-exited; close(done) }()
-	c.img.mu.Lock()
-	c.img.ctr, c.img.quit = ctr, quit
-	c.img.mu.Unlock()
+	p.mu.Lock()
+	p.ctr, p.quit = ctr, quit
+	p.mu.Unlock()
 	c.done = done
 	return nil
 }
@@ -197,68 +201,26 @@ func (p *pgImage) describe(l cgroup.Limits) string {
 	return s + "; " + p.eng.Describe()
 }
 
-// group is the cgroup the cluster's processes are in, for observers: the
-// limits group of a host cluster, the container's of an image cluster,
-// nil for a host cluster without limits.
-func (c *cluster) cgroup() *cgroup.Group {
-	if c.img != nil {
-		if pid := c.img.pid(); pid > 0 {
-			g, _ := cgroup.FromPid(pid)
-			return g
-		}
-		return nil
+// cgroup is the container's cgroup (nil: not running).
+func (p *pgImage) cgroup() *cgroup.Group {
+	if pid := p.pid(); pid > 0 {
+		g, _ := cgroup.FromPid(pid)
+		return g
 	}
-	return c.group
-}
-
-// pgOptions are where backend.postgres runs its cluster: an image (""
-// for the host) and limits.
-type pgOptions struct {
-	image  string
-	limits cgroup.Limits
-}
-
-// place readies the cluster's side: the host's binaries, or the engine and
-// the image.
-func (c *cluster) place(ctx context.Context, opts pgOptions) error {
-	if opts.image == "" {
-		_, err := lookBin("postgres")
-		return err
-	}
-	eng, err := docker.Connect(ctx)
-	if err != nil {
-		return err
-	}
-	digest, err := eng.ImageDigest(ctx, opts.image)
-	if err != nil {
-		eng.Close()
-		return fmt.Errorf("image: %w", err)
-	}
-	c.img = &pgImage{image: opts.image, digest: digest, eng: eng}
 	return nil
 }
 
-// placed says whether the cluster runs where opts say.
-func (c *cluster) placed(opts pgOptions) bool {
-	img := ""
-	if c.img != nil {
-		img = c.img.image
-	}
-	return img == opts.image && c.limits == opts.limits
+func (p *pgImage) ref() string { return p.image }
+
+// addInput records the image, by its content id, and the container.
+func (p *pgImage) addInput(th *starlark.Thread, name string, l cgroup.Limits) {
+	kit.AddImageInput(th, p.image, p.digest)
+	runtime.AddInput(th, runtime.Input{Kind: "server", Name: name + ": " + p.describe(l)})
 }
 
-// addPlaceInput records the container and limits in the creating cell's
-// provenance.
-func (c *cluster) addPlaceInput(th *starlark.Thread) {
-	name := filepath.Base(filepath.Dir(c.root))
-	switch {
-	case c.img != nil:
-		kit.AddImageInput(th, c.img.image, c.img.digest)
-		runtime.AddInput(th, runtime.Input{Kind: "server", Name: name + ": " + c.img.describe(c.limits)})
-	default:
-		kit.AddLimitsInput(th, name+": postgres", c.limits)
-	}
-}
+// close ends the engine's client: with the handle, not with a restart's
+// stop.
+func (p *pgImage) close() { p.eng.Close() }
 
 // cgroup is the cluster's cgroup for observers (nil: none, or attached).
 func (h *Handle) cgroup() *cgroup.Group {
@@ -272,29 +234,21 @@ func (h *Handle) cgroup() *cgroup.Group {
 
 // watch guards the postmaster's container through a run: its exit, an
 // OOM kill (the engine's or its cgroup's), a restart.
-func (p *pgImage) watch(ctx context.Context, t0 time.Time, l cgroup.Limits) func() []guard.Trip {
+func (p *pgImage) watch(ctx context.Context, t0 time.Time, c *cluster) (ended, ooms func() []guard.Trip) {
 	p.mu.Lock()
 	ctr := p.ctr
 	p.mu.Unlock()
 	if ctr == nil {
-		return guard.NotRunning("postgres in container")
+		return guard.NotRunning("postgres in container"), nil
 	}
 	src := fmt.Sprintf("postgres (container %s)", ctr.Name)
 	st0, err := p.eng.Inspect(ctx, ctr.ID)
 	if err != nil || !st0.Running {
-		return guard.NotRunning(src)
+		return guard.NotRunning(src), nil
 	}
-	return kit.WatchContainer(ctx, &kit.ContainerWatch{Eng: p.eng, ID: ctr.ID, Src: src, T0: t0, St0: st0, Limits: l,
-		ByUs: func() bool { return !p.started() }})
+	return kit.WatchContainer(ctx, &kit.ContainerWatch{Eng: p.eng, ID: ctr.ID, Src: src, T0: t0, St0: st0, Limits: c.limits,
+		ByUs: func() bool { return !p.started() }}), nil
 }
 
-// binaries names the PostgreSQL the cluster runs: the host's postgres, or
-// the image by its digest (a tag that moves to another build is another
-// server, so another initial state).
-func (c *cluster) binaries() string {
-	if c.img == nil {
-		bin, _ := lookBin("postgres")
-		return bin
-	}
-	return "image " + c.img.image + " " + c.img.digest
-}
+// binaries names the image by its digest.
+func (p *pgImage) binaries() string { return "image " + p.image + " " + p.digest }

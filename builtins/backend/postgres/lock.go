@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/runtime/limits"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // clearStaleLocks removes the lock files (postmaster.pid in the data dir,

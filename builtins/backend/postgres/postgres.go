@@ -277,9 +277,7 @@ func (h *Handle) Close() {
 	if h.c != nil {
 		h.c.stop()
 		h.running.forget(h)
-		if h.c.img != nil {
-			h.c.img.eng.Close() // its engine client ends with the handle, not with a restart's stop
-		}
+		h.c.at().close()
 	}
 }
 

@@ -243,7 +243,7 @@ func TestObservePerRequest(t *testing.T) {
 	within("wait_samples", 2, 100)
 	within("walwrite_waiters_max", 0, 1)
 	if u := runattrs.Unknown(runattrs.Names(f)); len(u) > 0 {
-		t.Errorf("figures the table of run attributes (and the README) does not list: %v", u)
+		t.Errorf("figures the table of run attributes (and the reference) does not list: %v", u)
 	}
 }
 

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/builtins/backend/backendtest"
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/runtime"
+	"github.com/benchbook/benchbook/runtime/procfs"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 	"github.com/benchbook/benchbook/runtime/testsupport/pgtest"
 )

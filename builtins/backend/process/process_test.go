@@ -15,8 +15,8 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/backend/backendtest"
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/builtins/internal/runattrs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 func TestProcessNeverReady(t *testing.T) {
@@ -102,7 +102,7 @@ assert.ne(p.pid, first)
 		t.Fatalf("a busy loop that used 100 ms of CPU: %v", f)
 	}
 	if u := runattrs.Unknown(runattrs.Names(f)); len(u) > 0 {
-		t.Errorf("figures the table of run attributes (and the README) does not list: %v", u)
+		t.Errorf("figures the table of run attributes (and the reference) does not list: %v", u)
 	}
 	if v, err := p.cpu(nil, "process.cpu", nil, nil); err != nil || float64(v.(starlark.Float)) < 0.05 {
 		t.Fatalf("cpu() = %v, %v after a busy loop", v, err)

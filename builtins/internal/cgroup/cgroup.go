@@ -12,13 +12,14 @@
 package cgroup
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // Root is where cgroup hierarchies are mounted.
@@ -59,31 +60,33 @@ func (g *Group) dir(c string) string {
 
 // FromPid finds the cgroup of a running process (a container's init).
 func FromPid(pid int) (*Group, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	lines, err := procfs.Cgroups(pid)
 	if err != nil {
 		return nil, fmt.Errorf("cgroup of pid %d: %w", pid, err)
 	}
-	return parseProcCgroup(string(data), V2())
+	return groupOf(lines, V2())
 }
 
 // parseProcCgroup reads /proc/PID/cgroup: "4:memory:/docker/ID" lines (v1,
 // possibly "cpu,cpuacct" joined) or "0::/path" (v2).
 func parseProcCgroup(data string, v2 bool) (*Group, error) {
+	return groupOf(procfs.ParseCgroups(data), v2)
+}
+
+// groupOf is the group of a process's cgroup lines: its v2 directory, or
+// a directory per v1 controller mounted on its own.
+func groupOf(lines []procfs.CgroupLine, v2 bool) (*Group, error) {
 	g := &Group{v2: v2, dirs: map[string]string{}}
-	for _, l := range strings.Split(strings.TrimSpace(data), "\n") {
-		parts := strings.SplitN(l, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
+	for _, l := range lines {
 		if v2 {
-			if parts[1] == "" {
-				g.dirs[""] = filepath.Join(Root, parts[2])
+			if l.Controllers == "" {
+				g.dirs[""] = filepath.Join(Root, l.Path)
 			}
 			continue
 		}
-		for _, c := range strings.Split(parts[1], ",") {
+		for _, c := range strings.Split(l.Controllers, ",") {
 			if mnt := v1Mount(c); mnt != "" {
-				g.dirs[c] = filepath.Join(mnt, parts[2])
+				g.dirs[c] = filepath.Join(mnt, l.Path)
 			}
 		}
 	}
@@ -96,22 +99,10 @@ func parseProcCgroup(data string, v2 bool) (*Group, error) {
 // v1Mount is the mount point of a v1 controller ("" if it is not mounted
 // on its own or joined with another, as cpu,cpuacct).
 func v1Mount(controller string) string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		fields, opts := strings.Fields(pre), strings.Fields(post)
-		if !ok || len(fields) < 5 || len(opts) < 3 || opts[0] != "cgroup" {
-			continue
-		}
-		for _, o := range strings.Split(opts[2], ",") {
-			if o == controller {
-				return fields[4]
-			}
+	mounts, _ := procfs.Mounts()
+	for _, m := range mounts {
+		if m.FSType == "cgroup" && m.HasOption(controller) {
+			return m.Point
 		}
 	}
 	return ""

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // Layer 4, for hosts without a writable cgroup v2: benchbook is a child

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // TestAdoptedAreReapedOwnAreWaited: as a subreaper, benchbook adopts the

@@ -39,7 +39,7 @@ package child
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 	"os"
 	"os/exec"
 	goruntime "runtime"

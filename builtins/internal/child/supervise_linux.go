@@ -1,7 +1,6 @@
 package child
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"os"
@@ -12,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // Supervisor is the hidden mode that turns this binary into the
@@ -283,18 +282,10 @@ func removeTree(dir string) bool {
 // cgroup2Mount is where the cgroup v2 hierarchy is mounted
 // (/sys/fs/cgroup, or /sys/fs/cgroup/unified on hybrid systems).
 func cgroup2Mount() string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// "36 25 0:30 / /sys/fs/cgroup rw,... shared:9 - cgroup2 cgroup2 rw"
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		fields := strings.Fields(pre)
-		if ok && strings.HasPrefix(post, "cgroup2 ") && len(fields) >= 5 && fields[3] == "/" {
-			return fields[4]
+	mounts, _ := procfs.Mounts()
+	for _, m := range mounts {
+		if m.FSType == "cgroup2" && m.Root == "/" {
+			return m.Point
 		}
 	}
 	return ""
@@ -302,14 +293,9 @@ func cgroup2Mount() string {
 
 // ownCgroup is this process's path in the cgroup v2 hierarchy ("0::/path").
 func ownCgroup() string {
-	data, err := os.ReadFile("/proc/self/cgroup")
+	lines, err := procfs.Cgroups(0)
 	if err != nil {
 		return ""
 	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if p, ok := strings.CutPrefix(l, "0::"); ok {
-			return p
-		}
-	}
-	return ""
+	return procfs.V2Path(lines)
 }

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // walkEvery is how often the supervisor walks benchbook's process tree

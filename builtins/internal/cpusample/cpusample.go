@@ -7,11 +7,9 @@ package cpusample
 import (
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // Sample is the machine's CPU time and every process's, read at one
@@ -36,15 +34,11 @@ func Take() (Sample, error) {
 		return s, err
 	}
 	s.Busy, s.Steal = busy, steal
-	entries, err := os.ReadDir("/proc")
+	pids, err := procfs.ListPids()
 	if err != nil {
 		return s, fmt.Errorf("cpu sample: %w", err)
 	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, pid := range pids {
 		if st, err := procfs.ReadStat(pid); err == nil {
 			s.Procs[pid] = procCPU{ppid: st.PPID, ticks: st.UTime + st.STime + st.CUTime + st.CSTime}
 		}
@@ -55,26 +49,11 @@ func Take() (Sample, error) {
 // busyTicks sums the first line of /proc/stat except idle and iowait
 // (guest time is already inside user), and returns steal on its own too.
 func busyTicks() (busy, steal uint64, err error) {
-	data, err := os.ReadFile("/proc/stat")
+	t, err := procfs.ReadCPUTimes()
 	if err != nil {
 		return 0, 0, fmt.Errorf("cpu sample: %w", err)
 	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	f := strings.Fields(line)
-	if len(f) < 9 || f[0] != "cpu" {
-		return 0, 0, fmt.Errorf("cpu sample: unexpected /proc/stat line %q", line)
-	}
-	for i, name := range []string{"user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"} {
-		if name == "idle" || name == "iowait" {
-			continue
-		}
-		n, _ := strconv.ParseUint(f[i+1], 10, 64)
-		busy += n
-		if name == "steal" {
-			steal = n
-		}
-	}
-	return busy, steal, nil
+	return t.User + t.Nice + t.System + t.IRQ + t.SoftIRQ + t.Steal, t.Steal, nil
 }
 
 // ours is this process, the given PIDs, and every descendant of them in s.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // spin starts a CPU-bound shell loop that ends by itself after 5 s.

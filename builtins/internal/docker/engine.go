@@ -2,8 +2,9 @@
 //
 // It speaks to the engine's socket (DOCKER_HOST, else
 // /var/run/docker.sock; Podman's Docker-compatible socket answers the same
-// API). The client is Docker's own module, which negotiates the API
-// version down to the engine's (1.41 for Debian's docker.io 20.10).
+// API). The client is the moby project's client module, which negotiates
+// the API version down to the engine's (1.41 for Debian's docker.io 20.10;
+// it speaks nothing older than 1.40).
 //
 // Every container benchbook starts is labelled with its owner (this
 // process's token and pid), runs with host networking unless told
@@ -23,11 +24,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/image"
-	"github.com/docker/docker/client"
-	"github.com/docker/docker/pkg/stdcopy"
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/api/pkg/stdcopy"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
 
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
 )
@@ -50,13 +50,13 @@ type Engine struct {
 // Connect reaches the engine named by DOCKER_HOST (or the default socket)
 // and asks its version.
 func Connect(ctx context.Context) (*Engine, error) {
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.FromEnv) // negotiates the API version on its first request
 	if err != nil {
 		return nil, fmt.Errorf("container engine: %w", err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	v, err := cli.ServerVersion(cctx)
+	v, err := cli.ServerVersion(cctx, client.ServerVersionOptions{})
 	if err != nil {
 		cli.Close()
 		return nil, fmt.Errorf("no container engine at %s (start dockerd, or set DOCKER_HOST to Podman's socket): %w", cli.DaemonHost(), err)
@@ -110,7 +110,7 @@ type Container struct {
 func (e *Engine) ImageDigest(ctx context.Context, ref string) (string, error) {
 	img, err := e.cli.ImageInspect(ctx, ref)
 	if err != nil {
-		if client.IsErrNotFound(err) {
+		if cerrdefs.IsNotFound(err) {
 			return "", fmt.Errorf("image %q is not on this engine (no registry is asked: docker pull, load or import it first)", ref)
 		}
 		return "", fmt.Errorf("image %q: %w", ref, err)
@@ -143,18 +143,18 @@ func (e *Engine) Run(ctx context.Context, s Spec) (*Container, error) {
 	}
 	cfg, host := configs(s, token)
 	cfg.Image = ImageID(digest) // what the record names, even if the tag moves on meanwhile
-	created, err := e.cli.ContainerCreate(ctx, cfg, host, nil, nil, s.Name)
+	created, err := e.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host, Name: s.Name})
 	if err != nil {
 		return nil, fmt.Errorf("create: %w", err)
 	}
 	c := &Container{ID: created.ID, Name: s.Name, Image: s.Image, Digest: digest}
-	if err := e.cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+	if _, err := e.cli.ContainerStart(ctx, c.ID, client.ContainerStartOptions{}); err != nil {
 		_ = e.Remove(context.WithoutCancel(ctx), c.ID)
 		return nil, fmt.Errorf("start: %w", err)
 	}
 	if c.Name == "" {
-		if st, err := e.cli.ContainerInspect(ctx, c.ID); err == nil {
-			c.Name = strings.TrimPrefix(st.Name, "/")
+		if st, err := e.cli.ContainerInspect(ctx, c.ID, client.ContainerInspectOptions{}); err == nil {
+			c.Name = strings.TrimPrefix(st.Container.Name, "/")
 		}
 	}
 	return c, nil
@@ -215,16 +215,17 @@ type State struct {
 
 // Inspect asks the engine about a container.
 func (e *Engine) Inspect(ctx context.Context, id string) (State, error) {
-	st, err := e.cli.ContainerInspect(ctx, id)
+	res, err := e.cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		return State{}, err
 	}
-	if st.ContainerJSONBase == nil || st.State == nil {
+	st := res.Container
+	if st.State == nil {
 		return State{}, errors.New("engine gave no state")
 	}
 	s := st.State
 	return State{Running: s.Running, Pid: s.Pid, ExitCode: s.ExitCode, OOMKilled: s.OOMKilled,
-		RestartCount: st.RestartCount, StartedAt: s.StartedAt, Status: s.Status, Error: s.Error}, nil
+		RestartCount: st.RestartCount, StartedAt: s.StartedAt, Status: string(s.Status), Error: s.Error}, nil
 }
 
 // Settle asks again, for up to 2 s, about a container that ended by
@@ -251,8 +252,8 @@ func (e *Engine) Settle(ctx context.Context, id string, st State) State {
 func (e *Engine) Remove(ctx context.Context, id string) error {
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	err := e.cli.ContainerRemove(cctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-	if err != nil && !client.IsErrNotFound(err) {
+	_, err := e.cli.ContainerRemove(cctx, id, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !cerrdefs.IsNotFound(err) {
 		return err
 	}
 	return nil
@@ -262,18 +263,20 @@ func (e *Engine) Remove(ctx context.Context, id string) error {
 // to be started again by Start.
 func (e *Engine) Stop(ctx context.Context, id string, grace time.Duration) error {
 	secs := int(grace.Seconds())
-	return e.cli.ContainerStop(ctx, id, container.StopOptions{Timeout: &secs})
+	_, err := e.cli.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: &secs})
+	return err
 }
 
 // Start starts a stopped container again.
 func (e *Engine) Start(ctx context.Context, id string) error {
-	return e.cli.ContainerStart(ctx, id, container.StartOptions{})
+	_, err := e.cli.ContainerStart(ctx, id, client.ContainerStartOptions{})
+	return err
 }
 
 // FollowLogs copies the container's output (stdout and stderr) to w from
 // now until the container stops or ctx ends.
 func (e *Engine) FollowLogs(ctx context.Context, id string, w io.Writer) error {
-	rc, err := e.cli.ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
+	rc, err := e.cli.ContainerLogs(ctx, id, client.ContainerLogsOptions{ShowStdout: true, ShowStderr: true, Follow: true})
 	if err != nil {
 		return err
 	}
@@ -284,11 +287,12 @@ func (e *Engine) FollowLogs(ctx context.Context, id string, w io.Writer) error {
 
 // owned lists benchbook's containers, those of one owner when token != "".
 func (e *Engine) owned(ctx context.Context, token string) ([]container.Summary, error) {
-	f := filters.NewArgs(filters.Arg("label", LabelOwner))
+	label := LabelOwner
 	if token != "" {
-		f = filters.NewArgs(filters.Arg("label", LabelOwner+"="+token))
+		label += "=" + token
 	}
-	return e.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+	res, err := e.cli.ContainerList(ctx, client.ContainerListOptions{All: true, Filters: make(client.Filters).Add("label", label)})
+	return res.Items, err
 }
 
 // Import makes image ref from a tar of its files (docker import), with
@@ -300,7 +304,7 @@ func (e *Engine) Import(ctx context.Context, tarball io.Reader, ref string, chan
 	if img, err := e.cli.ImageInspect(ctx, ref); err == nil {
 		before = img.ID
 	}
-	rc, err := e.cli.ImageImport(ctx, image.ImportSource{Source: tarball, SourceName: "-"}, ref, image.ImportOptions{Changes: changes})
+	rc, err := e.cli.ImageImport(ctx, client.ImageImportSource{Source: tarball, SourceName: "-"}, ref, client.ImageImportOptions{Changes: changes})
 	if err != nil {
 		return fmt.Errorf("import %s: %w", ref, err)
 	}
@@ -319,20 +323,22 @@ func (e *Engine) Import(ctx context.Context, tarball io.Reader, ref string, chan
 // RemoveImage removes an image by id or ref; the engine refuses while a
 // container or another name uses it.
 func (e *Engine) RemoveImage(ctx context.Context, ref string) error {
-	_, err := e.cli.ImageRemove(ctx, ref, image.RemoveOptions{})
+	_, err := e.cli.ImageRemove(ctx, ref, client.ImageRemoveOptions{})
 	return err
 }
 
 // Kill sends a signal ("SIGINT") to the container's init.
 func (e *Engine) Kill(ctx context.Context, id, signal string) error {
-	return e.cli.ContainerKill(ctx, id, signal)
+	_, err := e.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: signal})
+	return err
 }
 
 // Wait returns a channel that gets the container's exit code when it stops
 // (-1 when the engine cannot say), and is closed after.
 func (e *Engine) Wait(ctx context.Context, id string) <-chan int {
 	out := make(chan int, 1)
-	res, errs := e.cli.ContainerWait(ctx, id, container.WaitConditionNotRunning)
+	w := e.cli.ContainerWait(ctx, id, client.ContainerWaitOptions{Condition: container.WaitConditionNotRunning})
+	res, errs := w.Result, w.Error
 	go func() {
 		defer close(out)
 		select {

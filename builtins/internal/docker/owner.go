@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // Labels that let a later benchbook tell, for sure, that a container's
@@ -37,15 +37,15 @@ func ownerLabels() (start, host string) {
 }
 
 func hostIdentity() string {
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	boot, err := procfs.Sysctl("kernel.random.boot_id")
 	if err != nil {
 		return ""
 	}
-	ns, err := os.Readlink("/proc/self/ns/pid")
+	ns, err := procfs.PidNamespaceLink()
 	if err != nil {
 		return ""
 	}
-	return strings.TrimSpace(string(boot)) + " " + ns
+	return boot + " " + ns
 }
 
 // startTicks is the start time of pid (field 22 of /proc/PID/stat), ""

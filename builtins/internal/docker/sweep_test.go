@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/image"
+	"github.com/moby/moby/client"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 )
 
@@ -26,15 +26,15 @@ func TestSweepRemovesOnlyOrphans(t *testing.T) {
 	}
 	defer e.Close()
 	// Any local image will do: the containers are created, never started.
-	imgs, err := e.cli.ImageList(ctx, image.ListOptions{})
-	if err != nil || len(imgs) == 0 {
+	imgs, err := e.cli.ImageList(ctx, client.ImageListOptions{})
+	if err != nil || len(imgs.Items) == 0 {
 		t.Skip("no image on the engine")
 	}
-	img := imgs[0].ID
+	img := imgs.Items[0].ID
 	mk := func(pid, token string) string {
 		cfg, host := configs(Spec{Image: img, Cmd: []string{"x"}}, token)
 		cfg.Labels[LabelPid] = pid
-		c, err := e.cli.ContainerCreate(ctx, cfg, host, nil, nil, "")
+		c, err := e.cli.ContainerCreate(ctx, client.ContainerCreateOptions{Config: cfg, HostConfig: host})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,10 +47,10 @@ func TestSweepRemovesOnlyOrphans(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.cli.ContainerInspect(ctx, dead); err == nil {
+	if _, err := e.cli.ContainerInspect(ctx, dead, client.ContainerInspectOptions{}); err == nil {
 		t.Errorf("the orphan %s survived the sweep (swept %v)", dead[:12], gone)
 	}
-	if _, err := e.cli.ContainerInspect(ctx, live); err != nil {
+	if _, err := e.cli.ContainerInspect(ctx, live, client.ContainerInspectOptions{}); err != nil {
 		t.Errorf("the live benchbook's container was swept: %v", err)
 	}
 	if !slices.ContainsFunc(gone, func(s string) bool { return s != "" }) {

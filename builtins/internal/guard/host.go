@@ -3,14 +3,12 @@ package guard
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/benchbook/benchbook/runtime/bytesize"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // Host watches the box through a run: free disk under Path against a
@@ -57,8 +55,8 @@ func (h Host) Watch(ctx context.Context, t0 time.Time) func() []Trip {
 			Evidence: fmt.Sprintf("%s free on the disk of %s, under the watermark of %s", bytesize.Format(free), path, bytesize.Format(h.DiskFreeMin))})
 		mu.Unlock()
 	}
-	psi0, psiOK := memStallMicros()
-	swap0, swapOK := swapPages()
+	psi0, psiOK := procfs.MemStallMicros()
+	swap0, swapOK := procfs.SwapPages()
 	checkDisk()
 	stop := Every(ctx, hostSampleEvery, checkDisk)
 	return func() []Trip {
@@ -67,13 +65,13 @@ func (h Host) Watch(ctx context.Context, t0 time.Time) func() []Trip {
 		secs := time.Since(t0).Seconds()
 		mu.Lock()
 		defer mu.Unlock()
-		if psi1, ok := memStallMicros(); ok && psiOK && h.MemPressureMax > 0 && secs > 0 {
+		if psi1, ok := procfs.MemStallMicros(); ok && psiOK && h.MemPressureMax > 0 && secs > 0 {
 			if pct := float64(psi1-psi0) / 1e6 / secs * 100; pct > h.MemPressureMax {
 				trips = append(trips, Trip{At: secs, Source: "host", Kind: "memory_pressure",
 					Evidence: fmt.Sprintf("some task stalled on memory %.1f%% of the run (PSI), over %.1f%%", pct, h.MemPressureMax)})
 			}
 		}
-		if swap1, ok := swapPages(); ok && swapOK && h.SwapPagesMax > 0 && secs > 0 {
+		if swap1, ok := procfs.SwapPages(); ok && swapOK && h.SwapPagesMax > 0 && secs > 0 {
 			if rate := float64(swap1-swap0) / secs; rate > h.SwapPagesMax {
 				trips = append(trips, Trip{At: secs, Source: "host", Kind: "swap",
 					Evidence: fmt.Sprintf("%.0f pages/s swapped in and out, over %.0f", rate, h.SwapPagesMax)})
@@ -90,39 +88,4 @@ func diskFree(path string) (int64, error) {
 		return 0, err
 	}
 	return int64(st.Bavail) * int64(st.Bsize), nil // Bsize is int64 on Linux, uint32 on darwin
-}
-
-// memStallMicros is the total µs some task stalled on memory
-// (/proc/pressure/memory, "some ... total=").
-func memStallMicros() (int64, bool) {
-	data, err := os.ReadFile("/proc/pressure/memory")
-	if err != nil {
-		return 0, false
-	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	_, total, ok := strings.Cut(line, "total=")
-	if !ok || !strings.HasPrefix(line, "some") {
-		return 0, false
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(total), 10, 64)
-	return n, err == nil
-}
-
-// swapPages is pages swapped in plus out since boot (/proc/vmstat).
-func swapPages() (int64, bool) {
-	data, err := os.ReadFile("/proc/vmstat")
-	if err != nil {
-		return 0, false
-	}
-	var n int64
-	found := 0
-	for _, l := range strings.Split(string(data), "\n") {
-		k, v, _ := strings.Cut(l, " ")
-		if k == "pswpin" || k == "pswpout" {
-			x, _ := strconv.ParseInt(v, 10, 64)
-			n += x
-			found++
-		}
-	}
-	return n, found == 2
 }

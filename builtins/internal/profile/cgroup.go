@@ -1,11 +1,12 @@
 package profile
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // perfCgroupName is the name perf's -G takes for dir: its path under the
@@ -29,32 +30,19 @@ func perfCgroupName(dir string) (string, error) {
 }
 
 func perfEventMount() (string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := procfs.Mounts()
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
 	var v2 string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		// id parent maj:min root mountpoint options ... - fstype source superoptions
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		if !ok {
-			continue
-		}
-		pf, qf := strings.Fields(pre), strings.Fields(post)
-		if len(pf) < 5 || len(qf) < 3 {
-			continue
-		}
-		switch qf[0] {
+	for _, m := range mounts {
+		switch m.FSType {
 		case "cgroup":
-			for _, o := range strings.Split(qf[2], ",") {
-				if o == "perf_event" {
-					return pf[4], nil
-				}
+			if m.HasOption("perf_event") {
+				return m.Point, nil
 			}
 		case "cgroup2":
-			v2 = pf[4]
+			v2 = m.Point
 		}
 	}
 	if v2 != "" && !perfEventInV1() {
@@ -66,15 +54,6 @@ func perfEventMount() (string, error) {
 // perfEventInV1 reports whether /proc/cgroups puts perf_event in a v1
 // hierarchy (a non-zero hierarchy id).
 func perfEventInV1() bool {
-	data, err := os.ReadFile("/proc/cgroups")
-	if err != nil {
-		return false
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		f := strings.Fields(l)
-		if len(f) >= 2 && f[0] == "perf_event" {
-			return f[1] != "0"
-		}
-	}
-	return false
+	id, ok := procfs.ControllerHierarchy("perf_event")
+	return ok && id != "0"
 }

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
 	"github.com/benchbook/benchbook/runtime/bytesize"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // Target is what a perf sampling covers: the processes a Lister names (and

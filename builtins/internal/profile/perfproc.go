@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/builtins/internal/child"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // perfProc is one perf record process. It writes its data to a pipe (perf
@@ -195,11 +196,11 @@ var errVanished = errors.New("no such process")
 // paranoid is kernel.perf_event_paranoid's current value, "unknown" when
 // it cannot be read.
 func paranoid() string {
-	b, err := os.ReadFile("/proc/sys/kernel/perf_event_paranoid")
+	v, err := procfs.Sysctl("kernel.perf_event_paranoid")
 	if err != nil {
 		return "unknown"
 	}
-	return strings.TrimSpace(string(b))
+	return v
 }
 
 // paranoidLevel is paranoid() as a number, 2 (the kernel's default) when

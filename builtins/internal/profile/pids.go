@@ -1,7 +1,6 @@
 package profile
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // A Lister names the processes of a target now. A sampler calls it when
@@ -67,23 +66,16 @@ func CgroupProcs(dir string) Lister {
 	}
 }
 
-func alive(pid int) bool {
-	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
-	return err == nil
-}
+func alive(pid int) bool { return procfs.Alive(pid) }
 
 // readParents maps every process to its parent.
 func readParents() (map[int]int, error) {
-	ents, err := os.ReadDir("/proc")
+	pids, err := procfs.ListPids()
 	if err != nil {
 		return nil, err
 	}
 	out := map[int]int{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	for _, pid := range pids {
 		if st, err := procfs.ReadStat(pid); err == nil {
 			out[pid] = st.PPID
 		}
@@ -94,14 +86,9 @@ func readParents() (map[int]int, error) {
 // uptimeTicks is the time since boot in clock ticks (procfs.TicksPerSecond),
 // the unit of a process's start time.
 func uptimeTicks() (int64, error) {
-	f, err := os.Open("/proc/uptime")
+	up, err := procfs.Uptime()
 	if err != nil {
 		return 0, err
-	}
-	defer f.Close()
-	var up float64
-	if _, err := fmt.Fscan(bufio.NewReader(f), &up); err != nil {
-		return 0, fmt.Errorf("/proc/uptime: %w", err)
 	}
 	return int64(up * procfs.TicksPerSecond), nil
 }

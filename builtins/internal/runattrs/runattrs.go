@@ -1,9 +1,10 @@
 // Package runattrs is the table of the figures observers add to a run: units
 // and sources. Those are db_cpu_us_per_req, buffers_per_req and the rest.
-// The README's table of run attributes is the run's own fields (package
-// workload's table, fields.go) followed by this list (Markdown), and every
-// observer's tests check the figures it gives against it (Known), so neither
-// the README nor this list can drift from what a run holds.
+// The reference's table of run attributes (benchbook help workload) is the
+// run's own fields (package workload's table, fields.go) followed by this
+// list (Markdown), and every observer's tests check the figures it gives
+// against it (Known), so neither the reference nor this list can drift from
+// what a run holds.
 package runattrs
 
 import (
@@ -86,7 +87,7 @@ func (a Attr) pattern() *regexp.Regexp {
 	return regexp.MustCompile("^" + strings.Join(parts, "[A-Za-z0-9_]+") + "$")
 }
 
-// Markdown is the README's table: the run's own attributes (run), then
+// Markdown is the reference's table: the run's own attributes (run), then
 // the observers' figures.
 func Markdown(run []Attr) string {
 	var b strings.Builder

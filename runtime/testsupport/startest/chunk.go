@@ -32,9 +32,15 @@ func readChunks(r reporter, file string) []chunk {
 		r.Errorf("%v", err)
 		return nil
 	}
+	return splitChunks(r, file, string(data))
+}
+
+// splitChunks splits the text of file into chunks.
+func splitChunks(r reporter, file, data string) []chunk {
+	r.Helper()
 	var chunks []chunk
 	line := 1
-	for _, text := range strings.Split(string(data), "\n---\n") {
+	for _, text := range strings.Split(data, "\n---\n") {
 		c := chunk{file: file, src: strings.Repeat("\n", line-1) + text, want: map[int]*regexp.Regexp{}}
 		for _, l := range strings.Split(text, "\n") {
 			if _, after, ok := strings.Cut(l, "###"); ok {

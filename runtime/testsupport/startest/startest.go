@@ -168,6 +168,15 @@ func RunFiles(t *testing.T, pattern string, options func(t *testing.T) Options) 
 	}
 }
 
+// RunSource runs src as RunFiles runs a file named file: chunk by chunk,
+// each error matched with its "###" expectation (the docs' examples).
+func RunSource(t *testing.T, o Options, file, src string) {
+	t.Helper()
+	for _, c := range splitChunks(t, file, src) {
+		runChunk(t, o, c)
+	}
+}
+
 // runChunk executes one chunk and matches its errors with its expectations.
 func runChunk(t *testing.T, o Options, c chunk) {
 	t.Helper()

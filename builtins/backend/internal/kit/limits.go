@@ -3,7 +3,7 @@ package kit
 import (
 	"context"
 	"fmt"
-	"github.com/benchbook/benchbook/builtins/internal/procfs"
+	"github.com/benchbook/benchbook/runtime/procfs"
 	"os"
 	"strconv"
 	"strings"

@@ -19,7 +19,7 @@ import (
 )
 
 // Why is the method of a comparison and the reason for it, in words, for
-// the record and the README.
+// the record and the docs (docs/guides/profiles.md).
 const Why = "Per function, its CPU per request in each run (its share of the targets' sampled CPU × that CPU / the run's successful requests, in µs), " +
 	"then per pair the difference B - A, and a paired t on those differences: their mean is the estimate, with its interval and p. " +
 	"Not compare()'s test: compare() takes the log of the ratio B/A, which a function absent from one arm (0 µs per request) does not have, " +

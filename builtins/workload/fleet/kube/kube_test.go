@@ -307,7 +307,7 @@ func assertCleanedUp(t *testing.T, c *fake.Clientset) {
 }
 
 // checkRBAC fails on an API call benchbook made that the Role in
-// deploy/rbac.yaml, which the README tells users to apply, does not allow.
+// deploy/rbac.yaml, which the fleets guide tells users to apply, does not allow.
 func checkRBAC(t *testing.T, c *fake.Clientset) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("deploy", "rbac.yaml"))

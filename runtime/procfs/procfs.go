@@ -100,14 +100,21 @@ func (s Stat) RSSKB() int64 { return s.RSS * int64(os.Getpagesize()) / 1024 }
 
 // Pids lists the processes /proc shows now.
 func Pids() []int {
-	ents, _ := os.ReadDir("/proc")
+	out, _ := ListPids()
+	return out
+}
+
+// ListPids lists the processes /proc shows now, in its order, and the
+// error that cut the listing short.
+func ListPids() ([]int, error) {
+	ents, err := os.ReadDir("/proc")
 	var out []int
 	for _, e := range ents {
 		if pid, err := strconv.Atoi(e.Name()); err == nil {
 			out = append(out, pid)
 		}
 	}
-	return out
+	return out, err
 }
 
 // Cmdline is the process's command line, arguments joined by spaces (""
@@ -127,13 +134,17 @@ func Cmdline(pid int) string {
 // cgroups) must not take a live owner's pid for a gone one.
 func PidNamespace() string {
 	pidNSOnce.Do(func() {
-		link, err := os.Readlink("/proc/self/ns/pid")
+		link, err := PidNamespaceLink()
 		if err == nil {
 			pidNS = strings.TrimSuffix(strings.TrimPrefix(link, "pid:["), "]")
 		}
 	})
 	return pidNS
 }
+
+// PidNamespaceLink is /proc/self/ns/pid as the kernel links it
+// ("pid:[4026531836]").
+func PidNamespaceLink() (string, error) { return os.Readlink("/proc/self/ns/pid") }
 
 var (
 	pidNSOnce sync.Once
