@@ -91,6 +91,10 @@
 //   - runtime/starjson: Starlark values to JSON, one rule (a big int stays
 //     an exact number, NaN is null), for the JSON record, export.json and
 //     a run's figures.
+//   - runtime/stats: the statistics of compare() as a pure library, no
+//     Starlark (two arms' estimate, interval and test; medians; the shown
+//     index), a leaf: metric, plot, workload, cmd/benchbook and bench/ use
+//     it, so it lives here rather than under one module.
 //   - runtime/filehash: a file's SHA-256, a leaf: the engine keys file
 //     inputs with it, and package fleet checks the binary it copies to a
 //     remote agent with it without linking the engine.
@@ -114,8 +118,8 @@
 //     without -race (.ci/test's timing step). None imports a builtin: a
 //     test that wants modules lists them.
 //   - builtins/backend: the backend module, a package per kind (postgres,
-//     process, container, mongo, sqlite, and build); handle/handle.go says
-//     in one file what a handle is (start, observe, guard, state,
+//     process, container, mongo, sqlite, and build); builtins/internal/handle
+//     says in one file what a handle is (start, observe, guard, state,
 //     snapshot/restore, redaction, cleanup), internal/kit holds what the
 //     kinds share, backendtest is the conformance suite every kind passes,
 //     statetest tests live state through the engine against real

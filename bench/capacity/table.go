@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 // The generated section of RESULTS.md lies between these lines.

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/runtime/stats"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
 	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )

@@ -5,7 +5,7 @@
 // the tests it passes, among them the one conformance suite every kind runs
 // (backendtest.Run). What the kinds share is internal/kit; what a handle is
 // (start, observe, guard, state, snapshot/restore, redaction, cleanup) is
-// written down once, in handle/handle.go. This package only lists the
+// written down once, in builtins/internal/handle. This package only lists the
 // kinds, so adding one (Redis, say) is a folder builtins/backend/redis
 // exporting its handle.Kind, plus one line, "redis.Kind,", in kinds below.
 // Every child process dies with benchbook.
@@ -77,12 +77,12 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/backend/build"
 	"github.com/benchbook/benchbook/builtins/backend/container"
-	"github.com/benchbook/benchbook/builtins/backend/handle"
+	"github.com/benchbook/benchbook/builtins/backend/demo"
 	"github.com/benchbook/benchbook/builtins/backend/mongo"
 	"github.com/benchbook/benchbook/builtins/backend/postgres"
 	"github.com/benchbook/benchbook/builtins/backend/process"
 	"github.com/benchbook/benchbook/builtins/backend/sqlite"
-	"github.com/benchbook/benchbook/builtins/demo"
+	"github.com/benchbook/benchbook/builtins/internal/handle"
 	"github.com/benchbook/benchbook/runtime"
 )
 

@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"go.starlark.net/starlark"
+
+	"github.com/benchbook/benchbook/builtins/internal/table"
 )
 
 // columnNames reads the columns argument: None, or a list/tuple of strings.
@@ -34,9 +36,9 @@ func columnNames(v starlark.Value) ([]string, error) {
 
 // tableFrom builds a table from what table() accepts; cols (nil when not
 // given) selects and orders the columns.
-func tableFrom(rows starlark.Value, cols []string) (*Table, error) {
+func tableFrom(rows starlark.Value, cols []string) (*table.Table, error) {
 	switch x := rows.(type) {
-	case *Table:
+	case *table.Table:
 		return selectColumns(x, cols)
 	case *starlark.Dict:
 		return fromColumns(x, cols)
@@ -46,28 +48,28 @@ func tableFrom(rows starlark.Value, cols []string) (*Table, error) {
 	return nil, fmt.Errorf("rows: want a list of dicts, a list of lists, a dict of columns or a table, got %s", rows.Type())
 }
 
-func selectColumns(t *Table, cols []string) (*Table, error) {
+func selectColumns(t *table.Table, cols []string) (*table.Table, error) {
 	if cols == nil {
-		return NewTable(t.columns, t.rows), nil
+		return table.New(t.Columns(), t.Rows()), nil
 	}
 	idx := make([]int, len(cols))
 	for k, c := range cols {
-		if idx[k] = t.columnIndex(c); idx[k] < 0 {
+		if idx[k] = t.ColumnIndex(c); idx[k] < 0 {
 			return nil, fmt.Errorf("columns: no column %q in the table", c)
 		}
 	}
-	rows := make([][]starlark.Value, len(t.rows))
-	for i, r := range t.rows {
+	rows := make([][]starlark.Value, len(t.Rows()))
+	for i, r := range t.Rows() {
 		rows[i] = make([]starlark.Value, len(cols))
 		for k, j := range idx {
 			rows[i][k] = r[j]
 		}
 	}
-	return NewTable(cols, rows), nil
+	return table.New(cols, rows), nil
 }
 
 // fromColumns reads a dict of column name -> list of values.
-func fromColumns(d *starlark.Dict, cols []string) (*Table, error) {
+func fromColumns(d *starlark.Dict, cols []string) (*table.Table, error) {
 	data := map[string][]starlark.Value{}
 	var order []string
 	n := -1
@@ -101,17 +103,17 @@ func fromColumns(d *starlark.Dict, cols []string) (*Table, error) {
 			rows[i][k] = vals[i]
 		}
 	}
-	return NewTable(cols, rows), nil
+	return table.New(cols, rows), nil
 }
 
 // fromRows reads a sequence of dicts or of lists/tuples.
-func fromRows(seq starlark.Iterable, cols []string) (*Table, error) {
+func fromRows(seq starlark.Iterable, cols []string) (*table.Table, error) {
 	items, err := listOf(seq)
 	if err != nil {
 		return nil, fmt.Errorf("rows: %w", err)
 	}
 	if len(items) == 0 {
-		return NewTable(cols, nil), nil
+		return table.New(cols, nil), nil
 	}
 	if _, ok := items[0].(*starlark.Dict); ok {
 		return fromDictRows(items, cols)
@@ -130,10 +132,10 @@ func fromRows(seq starlark.Iterable, cols []string) (*Table, error) {
 		}
 		rows[i] = row
 	}
-	return NewTable(cols, rows), nil
+	return table.New(cols, rows), nil
 }
 
-func fromDictRows(items []starlark.Value, cols []string) (*Table, error) {
+func fromDictRows(items []starlark.Value, cols []string) (*table.Table, error) {
 	fixed := cols != nil
 	index := map[string]int{}
 	for k, c := range cols {
@@ -165,7 +167,7 @@ func fromDictRows(items []starlark.Value, cols []string) (*Table, error) {
 		}
 		rows = append(rows, row)
 	}
-	return NewTable(cols, rows), nil
+	return table.New(cols, rows), nil
 }
 
 // listOf returns the elements of a list, tuple or other iterable.

@@ -30,9 +30,23 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/markdown"
+	"github.com/benchbook/benchbook/builtins/internal/table"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
+
+// Table and Markdown are the values table() and md() return. They are
+// defined below the modules (builtins/internal/table, .../markdown), since
+// other modules make them too (a query's rows, a verdict's text); these
+// names are for code outside builtins/, which cannot import those.
+type (
+	Table    = table.Table
+	Markdown = markdown.Markdown
+)
+
+// NewTable is table.New: a table of the given columns.
+func NewTable(columns []string, rows [][]starlark.Value) *Table { return table.New(columns, rows) }
 
 // Module is the display module: md, table and show, and the decoders of
 // the tables and Markdown that cells store.
@@ -41,10 +55,10 @@ func Module() runtime.Module {
 		Name: "display",
 		Globals: starlark.StringDict{
 			"md":    starlark.NewBuiltin("md", md),
-			"table": starlark.NewBuiltin("table", table),
+			"table": starlark.NewBuiltin("table", makeTable),
 			"show":  starlark.NewBuiltin("show", show),
 		},
-		Decoders: codec.Types{"table": decodeTable, "markdown": decodeMarkdown},
+		Decoders: codec.Types{"table": table.Decode, "markdown": markdown.Decode},
 		Docs:     docs,
 	}
 }
@@ -62,12 +76,12 @@ func md(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "text", &text); err != nil {
 		return nil, err
 	}
-	runtime.Emit(th, Markdown(dedent(text)))
+	runtime.Emit(th, markdown.Markdown(dedent(text)))
 	return starlark.None, nil
 }
 
 // table(rows, columns = None) returns a table.
-func table(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+func makeTable(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var rows, columns starlark.Value = nil, starlark.None
 	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "rows", &rows, "columns?", &columns); err != nil {
 		return nil, err

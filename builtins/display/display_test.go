@@ -1,7 +1,6 @@
 package display
 
 import (
-	"strings"
 	"testing"
 
 	"go.starlark.net/starlark"
@@ -44,60 +43,6 @@ func TestTableCodecRoundTrip(t *testing.T) {
 	}
 	if list.Index(1) != Markdown("# t") {
 		t.Errorf("markdown round trip = %v", list.Index(1))
-	}
-}
-
-func TestTableNotStorable(t *testing.T) {
-	fn := starlark.NewBuiltin("f", nil)
-	_, err := codec.Encode(NewTable([]string{"f"}, [][]starlark.Value{{fn}}))
-	if err == nil || !strings.Contains(err.Error(), "cannot be stored") {
-		t.Fatalf("encode of a table holding a function: err = %v, want not storable", err)
-	}
-}
-
-func TestTableHTMLEscapesAndAligns(t *testing.T) {
-	tb := NewTable([]string{"<b>name</b>", "n"}, [][]starlark.Value{
-		{starlark.String("<script>alert(1)</script>"), starlark.MakeInt(12345)},
-		{starlark.String("b"), starlark.None},
-	})
-	h := tb.HTML()
-	if strings.Contains(h, "<script>") || strings.Contains(h, "<b>") {
-		t.Errorf("unescaped notebook text in %s", h)
-	}
-	if !strings.Contains(h, `<td class="num">12,345</td>`) {
-		t.Errorf("number not right-aligned with separators: %s", h)
-	}
-	md := tb.Markdown()
-	if !strings.Contains(md, "| --- | ---: |") || strings.Contains(md, "<script>") {
-		t.Errorf("markdown table: %s", md)
-	}
-}
-
-func TestLongTableIsCut(t *testing.T) {
-	rows := make([][]starlark.Value, maxShownRows+5)
-	for i := range rows {
-		rows[i] = []starlark.Value{starlark.MakeInt(i)}
-	}
-	tb := NewTable([]string{"i"}, rows)
-	if got := strings.Count(tb.HTML(), "<tr>"); got != maxShownRows+1 {
-		t.Errorf("html rows = %d, want %d", got, maxShownRows+1)
-	}
-	if !strings.Contains(tb.HTML(), "5 more rows") {
-		t.Error("html does not say rows were left out")
-	}
-	if got := strings.Count(tb.CSV(), "\n"); got != maxShownRows+6 {
-		t.Errorf("csv lines = %d, want every row", got)
-	}
-}
-
-func TestFormatFloat(t *testing.T) {
-	for in, want := range map[float64]string{
-		0: "0", 1: "1", 12.3456: "12.35", -0.5: "-0.5", 999.96: "1000", 12345.6: "12,346",
-		1e-7: "1e-07", 2.5e20: "2.5e+20", 100: "100", 0.012344: "0.01234",
-	} {
-		if got := FormatFloat(in); got != want {
-			t.Errorf("FormatFloat(%v) = %q, want %q", in, got, want)
-		}
 	}
 }
 

@@ -182,6 +182,14 @@ func hdrRow(row []string, h *hdrhistogram.Histogram) []string {
 	return append(row, ms(float64(h.Max())))
 }
 
+// finite is f, or 0 when it is NaN or infinite (the mean of no values).
+func finite(f float64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return f
+}
+
 // ms formats microseconds as milliseconds, rounded to the nanosecond so
 // that a mean does not print float noise.
 func ms(us float64) string {

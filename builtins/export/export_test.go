@@ -16,6 +16,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/benchbook/benchbook/builtins/internal/hgrm"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
@@ -203,7 +204,7 @@ func checkFooter(t *testing.T, footer []string, h *hdrhistogram.Histogram) {
 }
 
 func TestHGRMEmptyHistogram(t *testing.T) {
-	text := HGRM(hdrhistogram.New(1, 1000, 2), HGRMOptions{})
+	text := hgrm.Text(hdrhistogram.New(1, 1000, 2), hgrm.Options{})
 	lines, footer := parseHGRM(t, text)
 	if len(lines) != 0 || len(footer) != 3 || strings.Contains(text, "NaN") {
 		t.Errorf("empty histogram gave:\n%s", text)

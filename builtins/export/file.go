@@ -12,7 +12,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
-	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/internal/fmtnum"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/record"
@@ -120,7 +120,7 @@ func csvTable(text string) string {
 		b.WriteString("<tr>")
 		for _, cell := range row {
 			if x, err := strconv.ParseFloat(cell, 64); err == nil {
-				b.WriteString(`<td class="num">` + html.EscapeString(display.FormatFloat(x)) + "</td>")
+				b.WriteString(`<td class="num">` + html.EscapeString(fmtnum.Float(x)) + "</td>")
 				continue
 			}
 			b.WriteString("<td>" + html.EscapeString(cell) + "</td>")

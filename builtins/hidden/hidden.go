@@ -6,7 +6,8 @@
 //	                          dies (builtins/internal/child)
 //	__reap_containers TOKEN   removes its containers when it dies
 //	                          (builtins/internal/docker)
-//	__demo FLAGS              serves the demo target (builtins/demo)
+//	__demo FLAGS              serves the demo target
+//	                          (builtins/internal/demotarget)
 //
 // cmd/benchbook's main calls Run first. So does the TestMain of a test
 // binary whose tests start children, containers or the demo: re-executed
@@ -15,11 +16,11 @@
 package hidden
 
 import (
-	"github.com/benchbook/benchbook/builtins/demo"
 	"github.com/benchbook/benchbook/builtins/internal/child"
+	"github.com/benchbook/benchbook/builtins/internal/demotarget"
 	"github.com/benchbook/benchbook/builtins/internal/docker"
 )
 
 // Run runs the hidden mode this process was started in and exits, or
 // returns when it was started in none.
-func Run() { child.RunMode(child.Supervisor, docker.Reaper, demo.Mode) }
+func Run() { child.RunMode(child.Supervisor, docker.Reaper, demotarget.Mode) }

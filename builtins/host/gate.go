@@ -10,6 +10,8 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/benchbook/benchbook/builtins/internal/busybox"
+	"github.com/benchbook/benchbook/builtins/internal/cpusample"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/hostinfo"
@@ -28,21 +30,21 @@ func optFloat(fn, name string, v starlark.Value) (float64, error) {
 }
 
 // measureForeign samples the CPU over d, or until ctx ends.
-func measureForeign(ctx context.Context, d time.Duration, observed []int) (CPUUse, error) {
-	a, err := SampleCPU()
+func measureForeign(ctx context.Context, d time.Duration, observed []int) (cpusample.Usage, error) {
+	a, err := cpusample.Take()
 	if err != nil {
-		return CPUUse{}, err
+		return cpusample.Usage{}, err
 	}
 	select {
 	case <-ctx.Done():
-		return CPUUse{}, ctx.Err()
+		return cpusample.Usage{}, ctx.Err()
 	case <-time.After(d):
 	}
-	b, err := SampleCPU()
+	b, err := cpusample.Take()
 	if err != nil {
-		return CPUUse{}, err
+		return cpusample.Usage{}, err
 	}
-	return Use(a, b, observed), nil
+	return cpusample.Between(a, b, observed), nil
 }
 
 func foreignCPU(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
@@ -50,7 +52,7 @@ func foreignCPU(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tup
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "interval?", &interval); err != nil {
 		return nil, err
 	}
-	u, err := measureForeign(runtime.Context(thread), time.Duration(interval), Observed(thread))
+	u, err := measureForeign(runtime.Context(thread), time.Duration(interval), busybox.Observed(thread))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", fn.Name(), err)
 	}
@@ -127,7 +129,7 @@ func gate(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kw
 }
 
 func gateOptions(thread *starlark.Thread, fn string, maxLoad, maxForeign starlark.Value, wait starval.Duration, poll starval.PositiveDuration) (GateOptions, error) {
-	o := GateOptions{Wait: time.Duration(wait), Poll: time.Duration(poll), Observed: Observed(thread), Progress: runtime.Stderr(thread)}
+	o := GateOptions{Wait: time.Duration(wait), Poll: time.Duration(poll), Observed: busybox.Observed(thread), Progress: runtime.Stderr(thread)}
 	var err error
 	if o.MaxLoad1, err = optFloat(fn, "max_load1", maxLoad); err != nil {
 		return o, err
@@ -147,7 +149,7 @@ func probe(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, k
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", fn.Name(), err)
 	}
-	start, err := SampleCPU()
+	start, err := cpusample.Take()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", fn.Name(), err)
 	}
@@ -155,12 +157,12 @@ func probe(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, k
 		if err := starlark.UnpackArgs(b.Name(), args, kwargs); err != nil {
 			return nil, err
 		}
-		end, err := SampleCPU()
+		end, err := cpusample.Take()
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", b.Name(), err)
 		}
 		after, _ := hostinfo.LoadAvg()
-		u := Use(start, end, Observed(thread))
+		u := cpusample.Between(start, end, busybox.Observed(thread))
 		return starlarkstruct.FromStringDict(starlark.String("probe"), starlark.StringDict{
 			"load1_before": starlark.Float(before[0]),
 			"load1_after":  starlark.Float(after[0]),

@@ -28,11 +28,11 @@ package host
 import (
 	_ "embed"
 	"fmt"
-	"sync"
 
 	"go.starlark.net/starlark"
 	"go.starlark.net/starlarkstruct"
 
+	"github.com/benchbook/benchbook/builtins/internal/busybox"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/hostinfo"
 )
@@ -89,37 +89,6 @@ func loadavg(_ *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwar
 	return loadTuple(l), nil
 }
 
-// observedPIDs are the PIDs host.observe named in one session (one
-// benchbook run), kept with runtime.SessionValue.
-type observedPIDs struct {
-	mu   sync.Mutex
-	pids []int
-}
-
-type observedKey struct{}
-
-func observedIn(thread *starlark.Thread) *observedPIDs {
-	return runtime.SessionValue(thread, observedKey{}, func() *observedPIDs { return &observedPIDs{} })
-}
-
-// Observe counts pid (and its descendants) as part of the measured system
-// rather than foreign load, for the rest of the session. Backends that
-// attach to a server benchbook did not start call it with the server's PID.
-func Observe(thread *starlark.Thread, pid int) {
-	o := observedIn(thread)
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.pids = append(o.pids, pid)
-}
-
-// Observed returns the PIDs observed in the thread's session.
-func Observed(thread *starlark.Thread) []int {
-	o := observedIn(thread)
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return append([]int(nil), o.pids...)
-}
-
 func observe(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
 	var pid int
 	if err := starlark.UnpackArgs(fn.Name(), args, kwargs, "pid", &pid); err != nil {
@@ -128,6 +97,6 @@ func observe(thread *starlark.Thread, fn *starlark.Builtin, args starlark.Tuple,
 	if pid <= 0 {
 		return nil, fmt.Errorf("%s: pid must be > 0, got %d", fn.Name(), pid)
 	}
-	Observe(thread, pid)
+	busybox.Observe(thread, pid)
 	return starlark.None, nil
 }

@@ -7,7 +7,7 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/internal/table"
 )
 
 // Where two answers differ. Printing both answers cut to 80 characters
@@ -29,7 +29,7 @@ func difference(a, b starlark.Value) string {
 	return where(a, b, 0)
 }
 
-func isTable(v starlark.Value) bool { _, ok := v.(*display.Table); return ok }
+func isTable(v starlark.Value) bool { _, ok := v.(*table.Table); return ok }
 
 // differ is an answer that says itself where it differs from another (an
 // HTTP response: its status, a header, or where in its body).
@@ -42,8 +42,8 @@ type differ interface {
 func where(a, b starlark.Value, depth int) string {
 	if depth < 8 {
 		switch x := a.(type) {
-		case *display.Table:
-			if y, ok := b.(*display.Table); ok {
+		case *table.Table:
+			if y, ok := b.(*table.Table); ok {
 				return tableDiff(x, y, depth)
 			}
 		case *starlark.List, starlark.Tuple:
@@ -76,7 +76,7 @@ func at(place, inner string) string {
 	return "at " + place + ": " + inner
 }
 
-func tableDiff(a, b *display.Table, depth int) string {
+func tableDiff(a, b *table.Table, depth int) string {
 	ca, cb := a.Columns(), b.Columns()
 	if !slices.Equal(ca, cb) {
 		return fmt.Sprintf("columns differ: a has %s; b has %s", strings.Join(ca, ", "), strings.Join(cb, ", "))

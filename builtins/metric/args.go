@@ -9,10 +9,10 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/host"
+	"github.com/benchbook/benchbook/builtins/internal/busybox"
 	"github.com/benchbook/benchbook/builtins/internal/metricname"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 // compareArgs are compare's arguments after unpacking.
@@ -346,7 +346,7 @@ func (ex *extractor) runWarnings(r starlark.Value, where string) {
 		if !ok {
 			s = x.String()
 		}
-		if boxed && strings.HasPrefix(s, host.BusyPrefix) {
+		if boxed && strings.HasPrefix(s, busybox.BusyPrefix) {
 			continue // the comparison's Busy line counts it, with its figures
 		}
 		line := where + ": " + s

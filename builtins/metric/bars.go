@@ -13,7 +13,7 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
-	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/internal/fmtnum"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
@@ -62,7 +62,7 @@ func barItem(v starlark.Value) (string, barIndex, error) {
 			label, ok := starlark.AsString(x[0])
 			index, ok2 := starlark.AsFloat(x[1])
 			if ok && ok2 && !math.IsNaN(index) && !math.IsInf(index, 0) {
-				return label, barIndex{index, display.FormatFloat(index)}, nil
+				return label, barIndex{index, fmtnum.Float(index)}, nil
 			}
 		}
 	}

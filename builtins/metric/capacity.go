@@ -10,7 +10,7 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/host"
+	"github.com/benchbook/benchbook/builtins/internal/busybox"
 	"github.com/benchbook/benchbook/builtins/internal/metricname"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/metric/capacity"
@@ -212,7 +212,7 @@ func resolutionArg(v starlark.Value) (abs, rel float64, err error) {
 func runBusy(run starlark.Value) bool {
 	f, ok1 := starval.Number(starval.Attr(run, "foreign_cpu"))
 	s, ok2 := starval.Number(starval.Attr(run, "steal_cpu"))
-	return (ok1 && f >= host.BusyCores(goruntime.NumCPU())) || (ok2 && s >= host.BusyStealCores)
+	return (ok1 && f >= busybox.BusyCores(goruntime.NumCPU())) || (ok2 && s >= busybox.BusyStealCores)
 }
 
 // genBound is why a run's generator may have set the pace, from its

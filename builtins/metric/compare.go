@@ -8,7 +8,7 @@ import (
 	"go.starlark.net/syntax"
 
 	"github.com/benchbook/benchbook/builtins/internal/starval"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 // Comparison is the result of compare(...): stats.Comparison (B against

@@ -8,9 +8,10 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
-	"github.com/benchbook/benchbook/builtins/display"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/builtins/internal/markdown"
+	"github.com/benchbook/benchbook/builtins/internal/table"
 	"github.com/benchbook/benchbook/runtime/record"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 // A notebook's comparisons as one family (issue 32): a notebook that
@@ -304,21 +305,21 @@ func reconcileOutputs(r *record.Record, orig, adjusted map[string]*Comparison) {
 	for i := range r.Cells {
 		for j, out := range r.Cells[i].Outputs {
 			switch x := out.(type) {
-			case *display.Table:
+			case *table.Table:
 				t, loose := reconcileTable(x, changed, byMetric)
 				r.Cells[i].Outputs[j] = t
 				if loose != "" {
 					r.Warnings = append(r.Warnings, fmt.Sprintf("cell %q shows %s in a table that does not tie it to its comparison (no column holds the metric's name, or two comparisons share it): the notebook's code read it unadjusted (c.verdict); in this record %s",
 						r.Cells[i].Name, loose, changedWords(changed, loose)))
 				}
-			case display.Markdown:
+			case markdown.Markdown:
 				s := string(x)
 				for k, c := range adjusted {
 					if c.RawVerdict != c.Verdict && orig[k] != nil {
 						s = strings.ReplaceAll(s, orig[k].Line(), c.Line())
 					}
 				}
-				r.Cells[i].Outputs[j] = display.Markdown(s)
+				r.Cells[i].Outputs[j] = markdown.Markdown(s)
 			}
 		}
 	}
@@ -329,7 +330,7 @@ func reconcileOutputs(r *record.Record, orig, adjusted map[string]*Comparison) {
 // where it showed the unadjusted verdict, and the first verdict word left
 // in a row that names no comparison that some changed comparison had
 // unadjusted ("" when none).
-func reconcileTable(t *display.Table, changed []*Comparison, byMetric map[string][]*Comparison) (*display.Table, string) {
+func reconcileTable(t *table.Table, changed []*Comparison, byMetric map[string][]*Comparison) (*table.Table, string) {
 	rows := make([][]starlark.Value, len(t.Rows()))
 	loose := ""
 	for i, row := range t.Rows() {
@@ -353,7 +354,7 @@ func reconcileTable(t *display.Table, changed []*Comparison, byMetric map[string
 			}
 		}
 	}
-	return display.NewTable(t.Columns(), rows), loose
+	return table.New(t.Columns(), rows), loose
 }
 
 // changedWords lists the changed comparisons whose unadjusted verdict was

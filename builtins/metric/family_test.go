@@ -8,7 +8,8 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/internal/markdown"
+	"github.com/benchbook/benchbook/builtins/internal/table"
 	"github.com/benchbook/benchbook/runtime/record"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
@@ -112,15 +113,15 @@ said = md("p99: " + p99.sentence)
 			t.Fatalf("%s alone: %s", c.Metric, c.Line())
 		}
 	}
-	rows := g["rows"].(*display.Table)
-	md := display.Markdown("p99: " + p99.Line())
+	rows := g["rows"].(*table.Table)
+	md := markdown.Markdown("p99: " + p99.Line())
 	r := &record.Record{
 		Verdict: &Verdict{Status: "kept", Headline: rps, Equivalence: "same"},
 		Named:   []record.Named{{Cell: "compare", Name: "rps", Value: rps}, {Cell: "compare", Name: "p99", Value: p99}, {Cell: "compare", Name: "cpu", Value: cpu}},
 		Cells:   []record.Cell{{Name: "compare", Outputs: []starlark.Value{rows, md}}},
 	}
 	adjustRecord(r)
-	out := r.Cells[0].Outputs[0].(*display.Table)
+	out := r.Cells[0].Outputs[0].(*table.Table)
 	words := map[string]string{}
 	for _, row := range out.Rows() {
 		m, _ := starlark.AsString(row[0])
@@ -138,7 +139,7 @@ said = md("p99: " + p99.sentence)
 	if rows.Rows()[1][2] != starlark.String("IMPROVES") {
 		t.Errorf("the cell's own table changed: %v", rows.Rows()[1])
 	}
-	said := string(r.Cells[0].Outputs[1].(display.Markdown))
+	said := string(r.Cells[0].Outputs[1].(markdown.Markdown))
 	if strings.Contains(said, "IMPROVES -") || !strings.Contains(said, "IMPROVES alone; ~ after Holm over 2 secondary comparisons") {
 		t.Errorf("the sentence a cell wrote: %s", said)
 	}
@@ -166,7 +167,7 @@ said = md("p99: " + p99.sentence)
 	}
 	// A table whose rows do not name the metric cannot be tied to its
 	// comparison: the record says which verdicts changed.
-	bare := display.NewTable([]string{"verdict"}, [][]starlark.Value{{starlark.String("IMPROVES")}})
+	bare := table.New([]string{"verdict"}, [][]starlark.Value{{starlark.String("IMPROVES")}})
 	r = &record.Record{
 		Verdict: &Verdict{Status: "kept", Headline: rps, Equivalence: "same"},
 		Named:   []record.Named{{Cell: "compare", Name: "rps", Value: rps}, {Cell: "compare", Name: "p99", Value: p99}, {Cell: "compare", Name: "cpu", Value: cpu}},

@@ -8,8 +8,9 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/display"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/builtins/internal/fmtnum"
+	"github.com/benchbook/benchbook/builtins/internal/table"
+	"github.com/benchbook/benchbook/runtime/stats"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
@@ -29,7 +30,7 @@ flat = [1.00005, 0.99997, 1.00006, 0.99995, 1.00002, 0.99999, 1.00005, 0.99996, 
 narrow = compare([100 * w for w in wobble], [100.64 * w * f for w, f in zip(wobble, flat)], better = "higher")
 rows = table([{"metric": c.metric, "index": c.index, "95 % CI": c.ci_range} for c in [tiny, narrow]])
 `)
-	md := g["rows"].(*display.Table).Markdown()
+	md := g["rows"].(*table.Table).Markdown()
 	for i, name := range []string{"tiny", "narrow"} {
 		c := g[name].(*Comparison)
 		lo, hi := parseRange(t, c.RatioRange())
@@ -109,7 +110,7 @@ func toF(x any) float64 {
 
 // TestShownIndexSurvivesTables: over indexes from 0.0123 to 54,321 and
 // intervals from a thousandth of a point to half the index wide, the shown
-// index as a table prints it (display.FormatFloat, four significant
+// index as a table prints it (fmtnum.Float, four significant
 // digits) lies inside the shown interval, and the shown interval holds the
 // computed one.
 func TestShownIndexSurvivesTables(t *testing.T) {
@@ -120,10 +121,10 @@ func TestShownIndexSurvivesTables(t *testing.T) {
 				sh := stats.ShowIndex(index, low, high)
 				lo, _ := strconv.ParseFloat(sh.Low, 64)
 				hi, _ := strconv.ParseFloat(sh.High, 64)
-				x, err := strconv.ParseFloat(strings.ReplaceAll(display.FormatFloat(sh.Value()), ",", ""), 64)
+				x, err := strconv.ParseFloat(strings.ReplaceAll(fmtnum.Float(sh.Value()), ",", ""), 64)
 				if err != nil || x < lo || x > hi || lo > low || hi < high {
 					t.Errorf("index %g in [%g, %g]: shown %s in %s to %s, a table shows %s", index, low, high,
-						sh.Index, sh.Low, sh.High, display.FormatFloat(sh.Value()))
+						sh.Index, sh.Low, sh.High, fmtnum.Float(sh.Value()))
 				}
 			}
 		}

@@ -9,7 +9,7 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/host"
+	"github.com/benchbook/benchbook/builtins/internal/busybox"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
 
@@ -64,7 +64,7 @@ type boxVerdict struct {
 // under the same interference. The runs' own busy warnings are this line's
 // parts, so a comparison does not repeat them one by one (issue 52).
 func (b box) warning(aLabel, bLabel string, cores int) boxVerdict {
-	limit := host.BusyCores(cores)
+	limit := busybox.BusyCores(cores)
 	all := append(append([]float64(nil), b.foreignA...), b.foreignB...)
 	var v boxVerdict
 	lo, hi := math.Inf(1), 0.0
@@ -74,7 +74,7 @@ func (b box) warning(aLabel, bLabel string, cores int) boxVerdict {
 		}
 		v.known++
 		lo, hi = math.Min(lo, f), math.Max(hi, f)
-		if f >= limit || b.steal[i] >= host.BusyStealCores {
+		if f >= limit || b.steal[i] >= busybox.BusyStealCores {
 			v.busy++
 		}
 	}

@@ -1,5 +1,5 @@
 // Package metric is the notebook's statistics: compare(), verdict() and the
-// metric module. It is the Starlark face of builtins/metric/stats: compare()
+// metric module. It is the Starlark face of runtime/stats: compare()
 // gathers one metric from the runs of two arms and hands it to
 // stats.Compare, which gives one estimate, one interval and one test that
 // agree: for paired arms (an experiment from abab, or two lists as long) the
@@ -92,9 +92,9 @@ import (
 	"go.starlark.net/starlarkstruct"
 
 	"github.com/benchbook/benchbook/builtins/internal/profile/starprofile"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 // Module is the metric module: metric, compare, equivalent, verdict, bars

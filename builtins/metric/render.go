@@ -10,9 +10,9 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/display"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/builtins/internal/fmtnum"
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 func decodeComparison(data []byte, _ codec.Types) (starlark.Value, error) {
@@ -259,7 +259,7 @@ func verdictClass(v string) string {
 }
 
 // g formats a figure as the record's tables do (11,199 rather than 1.12e+04).
-func g(x float64) string { return display.FormatFloat(x) }
+func g(x float64) string { return fmtnum.Float(x) }
 
 func joinG(xs []float64) string {
 	parts := make([]string, len(xs))

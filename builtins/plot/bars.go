@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/benchbook/benchbook/builtins/internal/starval"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 // barGroup is one metric's pair of bars, as index values (before = 100).

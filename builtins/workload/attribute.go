@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/benchbook/benchbook/builtins/backend/handle"
+	"github.com/benchbook/benchbook/builtins/internal/handle"
 )
 
 // A run's observers measure its window as a whole; a server that counts

@@ -5,21 +5,21 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/host"
+	"github.com/benchbook/benchbook/builtins/internal/busybox"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime"
 )
 
-// withBox puts the box's observer (host.Box: foreign CPU, load average and
+// withBox puts the box's observer (busybox.Observer: foreign CPU, load average and
 // steal over the window) before a run's own observers, so every run
 // records how busy the machine was. The measured system is this process
 // and its descendants, what host.observe named, and the processes of the
 // targets in observe and of every target the notebook started (a
 // container's are the engine's, not ours).
 func withBox(th *starlark.Thread, obs []loadgen.Observer, observe *starlark.List) []loadgen.Observer {
-	own := host.Observed(th)
+	own := busybox.Observed(th)
 	var targets []starlark.Value
 	if observe != nil {
 		for i := range observe.Len() {
@@ -38,7 +38,7 @@ func withBox(th *starlark.Thread, obs []loadgen.Observer, observe *starlark.List
 			own = append(own, int(pid))
 		}
 	}
-	return append([]loadgen.Observer{&host.Box{Own: own}}, obs...)
+	return append([]loadgen.Observer{&busybox.Observer{Own: own}}, obs...)
 }
 
 // noteBox warns on a run whose window the box was busy for, with the
@@ -48,7 +48,7 @@ func (r *Run) noteBox() {
 	if !ok {
 		return
 	}
-	if w := host.BusyWarning(f, r.d.Observed["steal_cpu"], r.d.Observed["load1"], boxCores()); w != "" {
+	if w := busybox.BusyWarning(f, r.d.Observed["steal_cpu"], r.d.Observed["load1"], boxCores()); w != "" {
 		r.d.Warnings = append(r.d.Warnings, w)
 	}
 }

@@ -3,7 +3,8 @@ package workload
 import (
 	"testing"
 
-	"github.com/benchbook/benchbook/builtins/host"
+	"github.com/benchbook/benchbook/builtins/internal/busybox"
+	"github.com/benchbook/benchbook/builtins/internal/cpusample"
 	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
@@ -14,12 +15,12 @@ import (
 // what the measured commands used themselves (counted as foreign, it
 // would be at least that).
 func TestExecRecordsTheBox(t *testing.T) {
-	before, err := host.SampleCPU()
+	before, err := cpusample.Take()
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := mustExec(t, `r = workload.exec(["sh", "-c", "i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done"], runs = 3, warmup = 0)`, nil)
-	after, err := host.SampleCPU()
+	after, err := cpusample.Take()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestExecRecordsTheBox(t *testing.T) {
 		t.Errorf("foreign CPU %.3f core-s over the window, but the box used %.3f during the call, %.3f of it the measured commands: they were counted as foreign",
 			foreign, boxCPU, cmdCPU)
 	}
-	if hasWarning(r, "busy box") != (r.d.Observed["foreign_cpu"] >= host.BusyCores(boxCores()) || r.d.Observed["steal_cpu"] >= host.BusyStealCores) {
+	if hasWarning(r, "busy box") != (r.d.Observed["foreign_cpu"] >= busybox.BusyCores(boxCores()) || r.d.Observed["steal_cpu"] >= busybox.BusyStealCores) {
 		t.Errorf("busy warning %q does not match foreign %.2f, steal %.2f", r.d.Warnings, r.d.Observed["foreign_cpu"], r.d.Observed["steal_cpu"])
 	}
 }

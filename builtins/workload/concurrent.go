@@ -13,8 +13,8 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
-	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/internal/handle"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/benchbook/benchbook/builtins/export"
+	"github.com/benchbook/benchbook/builtins/internal/hgrm"
 	"github.com/benchbook/benchbook/runtime/record"
 )
 
@@ -17,8 +17,8 @@ func (r *Run) Downloads() []record.Download {
 	name := fileName(r.d.Label, r.d.Kind)
 	var out []record.Download
 	if r.d.Hist != nil && r.d.Hist.TotalCount() > 0 {
-		hgrm := export.HGRM(r.d.Hist, export.HGRMOptions{Scale: 1000})
-		out = append(out, record.Download{Name: name + ".hgrm", MIME: "text/plain", Data: []byte(hgrm)})
+		text := hgrm.Text(r.d.Hist, hgrm.Options{Scale: 1000})
+		out = append(out, record.Download{Name: name + ".hgrm", MIME: "text/plain", Data: []byte(text)})
 	}
 	if len(r.d.Windows) > 0 {
 		out = append(out, record.Download{Name: name + "_windows.csv", MIME: "text/csv", Data: r.windowsCSV()})

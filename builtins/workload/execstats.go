@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 // outlierMADs is how far from the median, in scaled median absolute

@@ -10,8 +10,8 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/internal/handle"
 	"github.com/benchbook/benchbook/builtins/internal/profile"
 	"github.com/benchbook/benchbook/builtins/internal/profile/starprofile"
 	"github.com/benchbook/benchbook/builtins/internal/starval"

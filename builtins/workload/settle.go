@@ -11,8 +11,8 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/starval"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 // Warm-up and steady state (issue 32): a target restored from a snapshot

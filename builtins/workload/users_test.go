@@ -12,7 +12,7 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/host"
+	"github.com/benchbook/benchbook/builtins/internal/busybox"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
@@ -172,7 +172,7 @@ free = workload.http(url, users = 20, think = "5ms", duration = "0.5s", warmup =
 // busyBox says whether the run's record says other processes shared the box.
 func busyBox(r *Run) bool {
 	for _, w := range r.d.Warnings {
-		if strings.HasPrefix(w, host.BusyPrefix) {
+		if strings.HasPrefix(w, busybox.BusyPrefix) {
 			return true
 		}
 	}

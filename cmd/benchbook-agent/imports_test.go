@@ -18,6 +18,13 @@ import (
 //     or bench/;
 //   - the shared pieces sit below the modules: builtins/internal/...
 //     imports no builtins package outside builtins/internal;
+//   - a module imports no other module: a module is a top-level folder of
+//     builtins/ other than internal/ (backend, display, metric, workload...),
+//     and a package in one imports only its own module's packages,
+//     builtins/internal/..., runtime/... and outside libraries; what modules
+//     share lives below them, in builtins/internal/<thing>. The exceptions
+//     are the test harnesses (testHarnesses), which run several modules
+//     together and which only _test.go files import (checked here);
 //   - the Starlark-free libraries (starlarkFree) link no Starlark, so the
 //     agents, bench/ and other programs can use them without an
 //     interpreter.
@@ -28,15 +35,23 @@ import (
 const module = "github.com/benchbook/benchbook/"
 
 var starlarkFree = []string{
-	"builtins/internal/cgroup", "builtins/internal/child", "builtins/internal/docker",
-	"builtins/internal/flame", "builtins/internal/guard", "builtins/internal/metricname",
+	"builtins/internal/cgroup", "builtins/internal/child", "builtins/internal/cpusample",
+	"builtins/internal/demotarget", "builtins/internal/docker", "builtins/internal/flame",
+	"builtins/internal/fmtnum", "builtins/internal/guard", "builtins/internal/hgrm",
+	"builtins/internal/metricname",
 	"builtins/internal/profile", "builtins/internal/runattrs",
-	"builtins/metric/gate", "builtins/metric/stats",
+	"builtins/metric/gate",
 	"builtins/workload/fleet", "builtins/workload/fleet/kube", "builtins/workload/loadgen",
-	"runtime/bytesize", "runtime/filehash", "runtime/hostinfo", "runtime/procfs", "runtime/record/svgtext", "runtime/resstate",
+	"runtime/bytesize", "runtime/filehash", "runtime/hostinfo", "runtime/procfs", "runtime/record/svgtext", "runtime/resstate", "runtime/stats",
 }
 
 var pendingUpward = []string{}
+
+// testHarnesses are packages under a module that drive several modules
+// together for tests (the backend conformance suite, the state property
+// tests): exempt from the module rule, so long as no package but a test
+// imports them.
+var testHarnesses = []string{"builtins/backend/backendtest", "builtins/backend/statetest"}
 
 type listed struct {
 	ImportPath string
@@ -53,8 +68,18 @@ func TestImportRules(t *testing.T) {
 			continue
 		}
 		for _, imp := range p.Imports {
-			if to, ok := strings.CutPrefix(imp, module); ok && runsUp(from, to) {
+			to, ok := strings.CutPrefix(imp, module)
+			if !ok {
+				continue
+			}
+			if runsUp(from, to) {
 				upward = append(upward, from+" -> "+to)
+			}
+			if crossesModules(from, to) && !harness(from) {
+				t.Errorf("a module imports another module: %s -> %s (move what they share into builtins/internal/<thing>)", from, to)
+			}
+			if harness(to) {
+				t.Errorf("%s imports the test harness %s, which only tests may import", from, to)
 			}
 		}
 		if slices.Contains(starlarkFree, from) {
@@ -96,6 +121,32 @@ func runsUp(from, to string) bool {
 		return under(to, "cmd") || under(to, "bench")
 	}
 	return false
+}
+
+// moduleOf is the module a module-relative package path belongs to (its
+// top-level folder under builtins/), or "" for a package in none.
+func moduleOf(p string) string {
+	rest, ok := strings.CutPrefix(p, "builtins/")
+	if !ok {
+		return ""
+	}
+	m, _, _ := strings.Cut(rest, "/")
+	if m == "internal" {
+		return ""
+	}
+	return m
+}
+
+// crossesModules says whether from and to are packages of two different
+// modules.
+func crossesModules(from, to string) bool {
+	mf, mt := moduleOf(from), moduleOf(to)
+	return mf != "" && mt != "" && mf != mt
+}
+
+// harness says whether p is one of the test harnesses or a package under one.
+func harness(p string) bool {
+	return slices.ContainsFunc(testHarnesses, func(h string) bool { return p == h || strings.HasPrefix(p, h+"/") })
 }
 
 // goList lists every package of the module with its imports and deps.

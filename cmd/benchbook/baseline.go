@@ -6,9 +6,9 @@ import (
 	"io"
 
 	"github.com/benchbook/benchbook/builtins/metric/gate"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
 	"github.com/benchbook/benchbook/runtime/limits"
 	"github.com/benchbook/benchbook/runtime/record"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 // Regression gates: `benchbook run -baseline old.json nb.star` compares the

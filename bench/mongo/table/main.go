@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 func main() {

@@ -37,7 +37,7 @@ import (
 
 	moremath "github.com/aclements/go-moremath/stats"
 
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 type condition struct {

@@ -25,7 +25,7 @@ import (
 
 	"github.com/benchbook/benchbook/bench/internal/mdsection"
 	"github.com/benchbook/benchbook/builtins/metric/gate"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 // section is the name of this generator's section in RESULTS.md.

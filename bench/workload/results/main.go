@@ -26,7 +26,7 @@ import (
 	"strings"
 
 	"github.com/benchbook/benchbook/bench/internal/mdsection"
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 func main() {

@@ -31,7 +31,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/benchbook/benchbook/builtins/backend/handle"
+	"github.com/benchbook/benchbook/builtins/internal/handle"
 	"github.com/benchbook/benchbook/runtime"
 )
 

@@ -3,8 +3,8 @@ package container
 import (
 	"fmt"
 
-	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/internal/cgroup"
+	"github.com/benchbook/benchbook/builtins/internal/handle"
 	"github.com/benchbook/benchbook/builtins/internal/profile"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
+	"github.com/benchbook/benchbook/builtins/internal/handle"
 )
 
 // sampleEvery is how often wait events are sampled during a window.

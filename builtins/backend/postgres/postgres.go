@@ -15,9 +15,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
-	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/internal/handle"
+	"github.com/benchbook/benchbook/builtins/internal/table"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/redact"
@@ -443,7 +443,7 @@ func (h *Handle) query(th *starlark.Thread, name string, args starlark.Tuple, kw
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return display.NewTable(cols, rows), nil
+	return table.New(cols, rows), nil
 }
 
 // queryRows reads a whole result as Starlark values.

@@ -3,7 +3,7 @@ package postgres
 import (
 	"errors"
 
-	"github.com/benchbook/benchbook/builtins/backend/handle"
+	"github.com/benchbook/benchbook/builtins/internal/handle"
 	"github.com/benchbook/benchbook/builtins/internal/profile"
 )
 

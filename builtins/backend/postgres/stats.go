@@ -14,8 +14,8 @@ import (
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
 
-	"github.com/benchbook/benchbook/builtins/display"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
+	"github.com/benchbook/benchbook/builtins/internal/table"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/procfs"
@@ -380,7 +380,7 @@ func (v *statsValue) Markdown() string {
 func (v *statsValue) statements() starlark.Value { return v.table() }
 
 // table lists the statements, most time first.
-func (v *statsValue) table() *display.Table {
+func (v *statsValue) table() *table.Table {
 	cols := []string{"query", "calls", "rows", "plan_ms", "exec_ms", "shared_blks_hit", "shared_blks_read",
 		"shared_blks_dirtied", "shared_blks_written", "wal_bytes"}
 	var rows [][]starlark.Value
@@ -391,5 +391,5 @@ func (v *statsValue) table() *display.Table {
 			starlark.MakeInt64(st.SharedDirtied), starlark.MakeInt64(st.SharedWritten),
 			starlark.MakeInt64(st.WALBytes)})
 	}
-	return display.NewTable(cols, rows)
+	return table.New(cols, rows)
 }

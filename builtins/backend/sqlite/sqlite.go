@@ -14,9 +14,9 @@ import (
 	"go.starlark.net/starlark"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
-	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
-	"github.com/benchbook/benchbook/builtins/display"
+	"github.com/benchbook/benchbook/builtins/internal/handle"
+	"github.com/benchbook/benchbook/builtins/internal/table"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -157,5 +157,5 @@ func (h *Handle) query(th *starlark.Thread, b *starlark.Builtin, args starlark.T
 	if err := rs.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
-	return display.NewTable(cols, rows), nil
+	return table.New(cols, rows), nil
 }

@@ -39,7 +39,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 // Limit is one limit of an SLO on a run figure.

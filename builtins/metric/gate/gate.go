@@ -38,7 +38,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/benchbook/benchbook/builtins/metric/stats"
+	"github.com/benchbook/benchbook/runtime/stats"
 )
 
 // Figure is one comparison's runs, as a record keeps them.

@@ -222,11 +222,16 @@ func (t *HTTPTarget) GenErr() string {
 
 // Shares are each tag's share of the mix's weights; nil without a mix.
 func (t *HTTPTarget) Shares() map[string]float64 {
+	return MixShares(t.kindTags(), t.draw)
+}
+
+// kindTags are the tags of the mix's requests, one per kind.
+func (t *HTTPTarget) kindTags() []string {
 	tags := make([]string, len(t.kinds))
 	for i, k := range t.kinds {
 		tags[i] = k.tag
 	}
-	return MixShares(tags, t.draw)
+	return tags
 }
 
 // Tags are the mix's tags, in order, each once; nil for an untagged
@@ -234,11 +239,7 @@ func (t *HTTPTarget) Shares() map[string]float64 {
 func (t *HTTPTarget) Tags() []string {
 	switch {
 	case t.draw != nil:
-		tags := make([]string, len(t.kinds))
-		for i, k := range t.kinds {
-			tags[i] = k.tag
-		}
-		return UniqueTags(tags)
+		return UniqueTags(t.kindTags())
 	case t.gen != nil:
 		return []string{}
 	}

@@ -5,7 +5,7 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/backend/handle"
+	"github.com/benchbook/benchbook/builtins/internal/handle"
 )
 
 // Methods maps the Starlark method names of a handle (a cluster, a process,

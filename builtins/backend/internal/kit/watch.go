@@ -9,8 +9,8 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/internal/handle"
 )
 
 // This file holds .watch(count = {...}, allow = [...]) of a process, a

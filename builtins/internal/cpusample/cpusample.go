@@ -1,4 +1,8 @@
-package host
+// Package cpusample reads who used the machine's CPU: a Sample is the CPU
+// time of the machine and of every process at one moment (/proc), and two
+// samples split the CPU used between them into ours (this process, the
+// PIDs observed and their descendants), foreign and stolen.
+package cpusample
 
 import (
 	"fmt"
@@ -8,9 +12,9 @@ import (
 	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
-// CPUSample is the machine's CPU time and every process's, read at one
+// Sample is the machine's CPU time and every process's, read at one
 // moment from /proc. Two samples give who used the CPU in between.
-type CPUSample struct {
+type Sample struct {
 	At    time.Time
 	Busy  uint64          // non-idle ticks of all CPUs (/proc/stat)
 	Steal uint64          // ticks the hypervisor gave to other guests (in Busy)
@@ -22,9 +26,9 @@ type procCPU struct {
 	ticks uint64 // utime + stime + cutime + cstime: reaped children stay counted
 }
 
-// SampleCPU reads /proc/stat and /proc/<pid>/stat of every process.
-func SampleCPU() (CPUSample, error) {
-	s := CPUSample{At: time.Now(), Procs: map[int]procCPU{}}
+// Take reads /proc/stat and /proc/<pid>/stat of every process.
+func Take() (Sample, error) {
+	s := Sample{At: time.Now(), Procs: map[int]procCPU{}}
 	busy, steal, err := busyTicks()
 	if err != nil {
 		return s, err
@@ -53,7 +57,7 @@ func busyTicks() (busy, steal uint64, err error) {
 }
 
 // ours is this process, the given PIDs, and every descendant of them in s.
-func ours(s CPUSample, roots []int) map[int]bool {
+func ours(s Sample, roots []int) map[int]bool {
 	set := map[int]bool{os.Getpid(): true}
 	for _, p := range roots {
 		set[p] = true
@@ -79,21 +83,21 @@ func ours(s CPUSample, roots []int) map[int]bool {
 	return set
 }
 
-// CPUUse splits the CPU used between two samples into ours (this process,
+// Usage splits the CPU used between two samples into ours (this process,
 // the observed PIDs and their descendants) and foreign (everything else),
 // in cores: 1.0 is one CPU busy for the whole interval.
-type CPUUse struct {
+type Usage struct {
 	Ours    float64
 	Foreign float64
 	Steal   float64 // cores the hypervisor gave to other guests
 	Seconds float64
 }
 
-// Use computes the CPU used between a and b (a taken first).
-func Use(a, b CPUSample, observed []int) CPUUse {
+// Between computes the CPU used between a and b (a taken first).
+func Between(a, b Sample, observed []int) Usage {
 	secs := b.At.Sub(a.At).Seconds()
 	if secs <= 0 {
-		return CPUUse{}
+		return Usage{}
 	}
 	set := ours(b, observed)
 	for pid := range ours(a, observed) {
@@ -111,7 +115,7 @@ func Use(a, b CPUSample, observed []int) CPUUse {
 		}
 	}
 	total := float64(b.Busy-a.Busy) / procfs.TicksPerSecond
-	u := CPUUse{Ours: float64(own) / procfs.TicksPerSecond / secs, Seconds: secs}
+	u := Usage{Ours: float64(own) / procfs.TicksPerSecond / secs, Seconds: secs}
 	// Stolen ticks are counted busy but were no process's here: neither
 	// ours nor foreign.
 	u.Steal = float64(b.Steal-a.Steal) / procfs.TicksPerSecond / secs

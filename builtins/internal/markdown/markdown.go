@@ -1,4 +1,6 @@
-package display
+// Package markdown is the Markdown value: text that md() and the verdicts
+// emit, shown in the record exactly as a Markdown cell is.
+package markdown
 
 import (
 	"go.starlark.net/starlark"
@@ -25,7 +27,9 @@ func (m Markdown) Truth() starlark.Bool  { return m != "" }
 func (m Markdown) Hash() (uint32, error) { return starlark.String(m).Hash() }
 
 // HTML renders the Markdown with the record's engine.
-func (m Markdown) HTML() string { return `<div class="md">` + MarkdownToHTML(string(m)) + `</div>` }
+func (m Markdown) HTML() string {
+	return `<div class="md">` + record.MarkdownToHTML(string(m)) + `</div>`
+}
 
 // Markdown returns the text itself.
 func (m Markdown) Markdown() string { return string(m) }
@@ -36,8 +40,5 @@ func (m Markdown) JSON() any { return string(m) }
 // MarshalValue stores the text.
 func (m Markdown) MarshalValue() ([]byte, error) { return []byte(m), nil }
 
-func decodeMarkdown(data []byte, _ codec.Types) (starlark.Value, error) { return Markdown(data), nil }
-
-// MarkdownToHTML renders GitHub-flavoured Markdown with raw HTML disabled:
-// the engine the record uses for Markdown cells.
-func MarkdownToHTML(src string) string { return record.MarkdownToHTML(src) }
+// Decode is the codec decoder of a stored Markdown value.
+func Decode(data []byte, _ codec.Types) (starlark.Value, error) { return Markdown(data), nil }

@@ -4,8 +4,6 @@ import (
 	"math"
 	"strings"
 	"testing"
-
-	"github.com/benchbook/benchbook/builtins/internal/metricname"
 )
 
 // The cases of issue 32's audit, each as it was reported; each failed
@@ -69,19 +67,6 @@ func TestPairedOutlierMovesOneRank(t *testing.T) {
 			t.Errorf("16 pairs with one outlier: %s", c.Sentence())
 		}
 		t.Logf("%d pairs: %s", n, c.Sentence())
-	}
-}
-
-// Case 3: the direction of a metric from its name (its table is tested in
-// builtins/internal/metricname) decides compare's verdict.
-func TestPairedDirection(t *testing.T) {
-	// A 20 % higher write rate improves; 20 % more errors per second worsen.
-	a, b := noisy(8, 100, 0, 0), noisy(8, 120, 0, 4)
-	for name, want := range map[string]string{"write_mb_s": "IMPROVES", "errors_per_s": "WORSENS"} {
-		better, _ := metricname.Direction(name)
-		if c := mustCompare(t, a, b, Options{Metric: name, Better: better}); c.Verdict != want {
-			t.Errorf("%s 20 %% higher: %s, want %s", name, c.Verdict, want)
-		}
 	}
 }
 

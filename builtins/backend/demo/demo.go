@@ -1,6 +1,7 @@
-// Package demo is the embedded demo target, a small search API over SQLite.
-// benchbook runs it as a child process so notebooks have something real to
-// measure on a machine with only Go.
+// Package demo is backend.demo: it starts the embedded demo target, a small
+// search API over SQLite (builtins/internal/demotarget), as a child process,
+// so notebooks have something real to measure on a machine with only Go, and
+// is the notebook's handle to it.
 //
 //	backend.demo(index = False, cache = False, rows = 100000) -> demo
 //	    .url          "http://127.0.0.1:PORT"; GET /search?q=t0042&limit=20,
@@ -23,11 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"os/signal"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,6 +34,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/child"
+	"github.com/benchbook/benchbook/builtins/internal/demotarget"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/procfs"
@@ -50,29 +48,29 @@ var Builtin = starlark.NewBuiltin("backend.demo", start)
 const readyTimeout = 60 * time.Second
 
 func start(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
-	o := serveOptions{rows: defaultRows}
-	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "index?", &o.index, "cache?", &o.cache, "rows?", &o.rows); err != nil {
+	o := demotarget.Options{Rows: demotarget.DefaultRows}
+	if err := starlark.UnpackArgs(b.Name(), args, kwargs, "index?", &o.Index, "cache?", &o.Cache, "rows?", &o.Rows); err != nil {
 		return nil, err
 	}
-	if o.rows <= 0 || o.rows > 10_000_000 {
-		return nil, fmt.Errorf("%s: rows must be in 1..10000000, got %d", b.Name(), o.rows)
+	if o.Rows <= 0 || o.Rows > 10_000_000 {
+		return nil, fmt.Errorf("%s: rows must be in 1..10000000, got %d", b.Name(), o.Rows)
 	}
-	o.data = dataDir()
+	o.Data = demotarget.DataDir()
 	h, err := launch(runtime.Context(th), o)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", b.Name(), err)
 	}
 	runtime.AtExit(th, h.kill)
 	runtime.SessionValue(th, guard.TargetsKey, guard.NewTargets).Add(h)
-	runtime.AddInput(th, runtime.Input{Kind: "server", Name: o.describe()})
+	runtime.AddInput(th, runtime.Input{Kind: "server", Name: describe(o)})
 	return h, nil
 }
 
 // describe is the target's provenance line: what the demo serves, with
 // which options (not its port, which differs from one start to the next).
-func (o serveOptions) describe() string {
+func describe(o demotarget.Options) string {
 	return fmt.Sprintf("demo: benchbook's embedded search API over SQLite, run by this benchbook (index = %s, cache = %s, rows = %d)",
-		pyBool(o.index), pyBool(o.cache), o.rows)
+		pyBool(o.Index), pyBool(o.Cache), o.Rows)
 }
 
 func pyBool(b bool) string {
@@ -82,33 +80,10 @@ func pyBool(b bool) string {
 	return "False"
 }
 
-// dataDir is where the demo keeps its generated databases, shared by every
-// notebook of the user (they are deterministic: one file per rows and index
-// option): the user's cache directory, else a per-user one under /tmp.
-func dataDir() string {
-	if dir, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(dir, "benchbook", "demo")
-	}
-	return filepath.Join(os.TempDir(), "benchbook-demo-"+strconv.Itoa(os.Getuid()))
-}
-
-// Mode is the hidden mode of the demo target ("__demo -rows=N ..."), a
-// child of the benchbook that launched it.
-var Mode = child.Mode{Arg: "__demo", Run: func(args []string) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := Serve(ctx, args); err != nil {
-		fmt.Fprintln(os.Stderr, "demo:", err)
-		stop()
-		os.Exit(1)
-	}
-}}
-
-// launch re-executes this binary in its "__demo" mode (Mode) and waits for
+// launch re-executes this binary in its "__demo" mode (demotarget.Mode) and waits for
 // the line with its address.
-func launch(ctx context.Context, o serveOptions) (*Handle, error) {
-	cmd, err := child.ModeCommand(Mode.Arg, "-index="+strconv.FormatBool(o.index),
-		"-cache="+strconv.FormatBool(o.cache), "-rows="+strconv.Itoa(o.rows), "-data="+o.data)
+func launch(ctx context.Context, o demotarget.Options) (*Handle, error) {
+	cmd, err := child.ModeCommand(demotarget.Mode.Arg, o.Args()...)
 	if err != nil {
 		return nil, fmt.Errorf("start demo: %w", err)
 	}
@@ -176,7 +151,7 @@ func (l *limitedWriter) Write(p []byte) (int, error) {
 // Handle is a running demo target: Starlark type "demo".
 type Handle struct {
 	cmd  *exec.Cmd
-	opts serveOptions
+	opts demotarget.Options
 	url  string
 	done chan struct{}
 	once sync.Once
@@ -196,7 +171,7 @@ func (h *Handle) kill() {
 }
 
 func (h *Handle) String() string {
-	return fmt.Sprintf("demo(url=%s, index=%v, cache=%v, rows=%d)", h.url, h.opts.index, h.opts.cache, h.opts.rows)
+	return fmt.Sprintf("demo(url=%s, index=%v, cache=%v, rows=%d)", h.url, h.opts.Index, h.opts.Cache, h.opts.Rows)
 }
 func (h *Handle) Type() string          { return "demo" }
 func (h *Handle) Freeze()               {}
@@ -214,11 +189,11 @@ func (h *Handle) Attr(name string) (starlark.Value, error) {
 	case "pid":
 		return starlark.MakeInt(h.cmd.Process.Pid), nil
 	case "index":
-		return starlark.Bool(h.opts.index), nil
+		return starlark.Bool(h.opts.Index), nil
 	case "cache":
-		return starlark.Bool(h.opts.cache), nil
+		return starlark.Bool(h.opts.Cache), nil
 	case "rows":
-		return starlark.MakeInt(h.opts.rows), nil
+		return starlark.MakeInt(h.opts.Rows), nil
 	case "stop":
 		return h.method("stop", func() (starlark.Value, error) { h.kill(); return starlark.None, nil }), nil
 	case "cpu":

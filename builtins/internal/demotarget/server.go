@@ -1,4 +1,4 @@
-package demo
+package demotarget
 
 import (
 	"context"
@@ -17,35 +17,42 @@ import (
 	"time"
 )
 
-// serveOptions are the child's flags; Builtin passes them from the
-// notebook's options.
-type serveOptions struct {
-	index bool   // a covering index on (token, score): the performance choice
-	cache bool   // an in-memory response cache
-	rows  int    // rows of items
-	data  string // directory of the database files
-	addr  string // listen address
+// Options are the child's flags; backend.demo passes them from the
+// notebook's options (Args).
+type Options struct {
+	Index bool   // a covering index on (token, score): the performance choice
+	Cache bool   // an in-memory response cache
+	Rows  int    // rows of items
+	Data  string // directory of the database files
+	Addr  string // listen address
 }
 
-func parseServe(args []string, stderr io.Writer) (serveOptions, error) {
-	var o serveOptions
+// Args are o as the child's flags (its listen address left to the child).
+func (o Options) Args() []string {
+	return []string{"-index=" + strconv.FormatBool(o.Index), "-cache=" + strconv.FormatBool(o.Cache),
+		"-rows=" + strconv.Itoa(o.Rows), "-data=" + o.Data}
+}
+
+func parseServe(args []string, stderr io.Writer) (Options, error) {
+	var o Options
 	fs := flag.NewFlagSet("__demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.BoolVar(&o.index, "index", false, "create a covering index for the search")
-	fs.BoolVar(&o.cache, "cache", false, "cache responses in memory")
-	fs.IntVar(&o.rows, "rows", defaultRows, "rows of items")
-	fs.StringVar(&o.data, "data", dataDir(), "database directory")
-	fs.StringVar(&o.addr, "addr", "127.0.0.1:0", "listen address")
+	fs.BoolVar(&o.Index, "index", false, "create a covering index for the search")
+	fs.BoolVar(&o.Cache, "cache", false, "cache responses in memory")
+	fs.IntVar(&o.Rows, "rows", DefaultRows, "rows of items")
+	fs.StringVar(&o.Data, "data", DataDir(), "database directory")
+	fs.StringVar(&o.Addr, "addr", "127.0.0.1:0", "listen address")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
-	if o.rows <= 0 || o.rows > 10_000_000 {
-		return o, fmt.Errorf("demo: -rows must be in 1..10000000, got %d", o.rows)
+	if o.Rows <= 0 || o.Rows > 10_000_000 {
+		return o, fmt.Errorf("demo: -rows must be in 1..10000000, got %d", o.Rows)
 	}
 	return o, nil
 }
 
-const defaultRows = 100_000
+// DefaultRows are the items of a demo started without rows = N.
+const DefaultRows = 100_000
 
 // Serve runs the demo server in this process (the child side): the
 // benchbook binary in its hidden "__demo" mode (Mode). It prints
@@ -56,8 +63,8 @@ func Serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	path := dbPath(o.data, o.rows, o.index)
-	if err := ensureDB(path, o.rows, o.index); err != nil {
+	path := dbPath(o.Data, o.Rows, o.Index)
+	if err := ensureDB(path, o.Rows, o.Index); err != nil {
 		return err
 	}
 	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=query_only(1)")
@@ -67,11 +74,11 @@ func Serve(ctx context.Context, args []string) error {
 	defer db.Close()
 	db.SetMaxOpenConns(2 * goruntime.GOMAXPROCS(0))
 	db.SetMaxIdleConns(2 * goruntime.GOMAXPROCS(0))
-	s, err := newSearcher(db, o.cache)
+	s, err := newSearcher(db, o.Cache)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", o.addr)
+	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}

@@ -19,7 +19,7 @@ type Shown struct {
 
 // Value is the shown index as a number: c.index and the JSON record's
 // "index". It has at most four significant digits, so a table that shows
-// four (display.FormatFloat) shows it unchanged and inside the interval.
+// four (fmtnum.Float) shows it unchanged and inside the interval.
 func (s Shown) Value() float64 {
 	v, err := strconv.ParseFloat(s.Index, 64)
 	if err != nil {
@@ -33,7 +33,7 @@ func (s Shown) Value() float64 {
 const maxShownDecimals = 3
 
 // maxShownDigits bounds the significant digits of a shown index from 1 up:
-// the record's tables show four (display.FormatFloat), and a notebook puts
+// the record's tables show four (fmtnum.Float), and a notebook puts
 // c.index in a table beside c.ci_range, so a fifth digit would be rounded
 // away there and could land the index outside the interval beside it
 // (100.640 in 100.636 to 100.644 shown as 100.6). An interval narrower

@@ -11,6 +11,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/internal/child"
+	"github.com/benchbook/benchbook/builtins/internal/demotarget"
 	"github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
@@ -20,7 +21,7 @@ import (
 // TestMain plays the benchbook binary's part: "__demo" runs the server,
 // "__supervise" the supervisor of the children.
 func TestMain(m *testing.M) {
-	child.RunMode(child.Supervisor, Mode)
+	child.RunMode(child.Supervisor, demotarget.Mode)
 	os.Exit(m.Run())
 }
 
@@ -46,13 +47,13 @@ assert.true(d.rss() > 0)
 assert.true(d.cpu() >= 0)
 `)
 	h := g["d"].(*Handle)
-	resp, err := http.Get(h.url + "/search?q=" + Token(42) + "&limit=5")
+	resp, err := http.Get(h.url + "/search?q=" + demotarget.Token(42) + "&limit=5")
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || strings.Count(string(body), `"id"`) != 5 || !strings.Contains(string(body), Token(42)) {
+	if resp.StatusCode != 200 || strings.Count(string(body), `"id"`) != 5 || !strings.Contains(string(body), demotarget.Token(42)) {
 		t.Fatalf("search: %d %s", resp.StatusCode, body)
 	}
 	get := func(method, path string) (int, string) {

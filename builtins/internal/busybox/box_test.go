@@ -1,9 +1,11 @@
-package host
+package busybox
 
 import (
 	"context"
 	"math"
 	"testing"
+
+	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
 
 // TestBoxLoadOverTheWindow: load1 is the load average over the run's
@@ -18,7 +20,7 @@ func TestBoxLoadOverTheWindow(t *testing.T) {
 		readings = readings[1:]
 		return l, nil
 	}
-	stop, err := (&Box{}).StartObserving(context.Background())
+	stop, err := (&Observer{}).StartObserving(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,5 +35,19 @@ func TestBoxLoadOverTheWindow(t *testing.T) {
 		if v, ok := figs[k]; !ok || v < 0 || math.IsNaN(v) {
 			t.Errorf("%s = %v, %v", k, v, ok)
 		}
+	}
+}
+
+// host.observe names a PID for its own session only: a second session of
+// the same process (a test, an agent) still counts it as foreign.
+func TestObservedIsPerSession(t *testing.T) {
+	a := startest.Thread(t, startest.Options{})
+	b := startest.Thread(t, startest.Options{})
+	Observe(a, 4242)
+	if got := Observed(a); len(got) != 1 || got[0] != 4242 {
+		t.Errorf("session a observed %v, want [4242]", got)
+	}
+	if got := Observed(b); len(got) != 0 {
+		t.Errorf("session b observed %v, want none", got)
 	}
 }

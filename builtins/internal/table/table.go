@@ -1,4 +1,7 @@
-package display
+// Package table is the table value: rows of values under named columns,
+// which table(), the backends' queries, sweeps and decision tables make,
+// and which the record shows (HTML, Markdown, JSON, a CSV download).
+package table
 
 import (
 	"bytes"
@@ -35,9 +38,9 @@ var (
 	_ codec.Marshaler     = (*Table)(nil)
 )
 
-// NewTable returns a table of the given columns. Short rows are padded with
+// New returns a table of the given columns. Short rows are padded with
 // None, long ones cut to the columns.
-func NewTable(columns []string, rows [][]starlark.Value) *Table {
+func New(columns []string, rows [][]starlark.Value) *Table {
 	t := &Table{columns: append([]string(nil), columns...), rows: make([][]starlark.Value, len(rows))}
 	for i, r := range rows {
 		row := make([]starlark.Value, len(columns))
@@ -189,7 +192,7 @@ func (t *Table) columnMethod(_ *starlark.Thread, b *starlark.Builtin, args starl
 	if err := starlark.UnpackArgs("table.column", args, kwargs, "name", &name); err != nil {
 		return nil, err
 	}
-	j := t.columnIndex(name)
+	j := t.ColumnIndex(name)
 	if j < 0 {
 		return nil, fmt.Errorf("table.column: no column %q (columns: %s)", name, strings.Join(t.columns, ", "))
 	}
@@ -200,7 +203,8 @@ func (t *Table) columnMethod(_ *starlark.Thread, b *starlark.Builtin, args starl
 	return starlark.NewList(vals), nil
 }
 
-func (t *Table) columnIndex(name string) int {
+// ColumnIndex is the index of the named column, -1 when there is none.
+func (t *Table) ColumnIndex(name string) int {
 	for j, c := range t.columns {
 		if c == name {
 			return j
@@ -300,9 +304,9 @@ func (t *Table) MarshalValue() ([]byte, error) {
 	return data, nil
 }
 
-// decodeTable rebuilds a table; types decode its cells (a run, a
+// Decode rebuilds a stored table; types decode its cells (a run, a
 // comparison: any module's values).
-func decodeTable(data []byte, types codec.Types) (starlark.Value, error) {
+func Decode(data []byte, types codec.Types) (starlark.Value, error) {
 	v, err := codec.Decode(data, types)
 	if err != nil {
 		return nil, fmt.Errorf("table: %w", err)
@@ -332,5 +336,5 @@ func decodeTable(data []byte, types codec.Types) (starlark.Value, error) {
 		}
 		out[i] = row
 	}
-	return NewTable(names, out), nil
+	return New(names, out), nil
 }

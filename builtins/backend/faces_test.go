@@ -1,9 +1,9 @@
-package handle_test
+package backend_test
 
 import (
-	"github.com/benchbook/benchbook/builtins/backend/handle"
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
 	"github.com/benchbook/benchbook/builtins/internal/guard"
+	"github.com/benchbook/benchbook/builtins/internal/handle"
 	"github.com/benchbook/benchbook/builtins/workload"
 	"github.com/benchbook/benchbook/runtime"
 )

@@ -1,4 +1,4 @@
-package display
+package table
 
 import (
 	"go.starlark.net/starlark"
@@ -30,5 +30,5 @@ func (t *Table) Redacted() (starlark.Value, bool) {
 	if !changed {
 		return t, false
 	}
-	return NewTable(cols, rows), true
+	return New(cols, rows), true
 }

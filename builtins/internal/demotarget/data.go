@@ -1,4 +1,4 @@
-package demo
+package demotarget
 
 import (
 	"database/sql"
