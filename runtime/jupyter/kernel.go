@@ -29,9 +29,10 @@ type Kernel struct {
 
 	shell, control, stdin, iopub, hb zmq4.Socket
 
-	iopubMu sync.Mutex
-	count   int // execution counter
-	history history
+	iopubMu  sync.Mutex
+	count    int       // execution counter
+	failedAt time.Time // when the last execution that stops on error failed, taken before its reply went out (the shell goroutine's alone)
+	history  history
 
 	mu      sync.Mutex
 	cancel  context.CancelFunc // of the running execution; nil when idle
@@ -248,6 +249,11 @@ func (k *Kernel) handle(sock zmq4.Socket, m *Message) (abort bool) {
 		fmt.Fprintf(k.log, "kernel: ignored %s\n", m.Header.MsgType)
 		return false
 	}
+	if abort {
+		// Before the reply goes out: a client that answers it at once
+		// stamps its next request later than this, and that one runs.
+		k.failedAt = time.Now()
+	}
 	k.replyMeta(sock, m, replyType(m.Header.MsgType), content, meta)
 	return abort
 }
@@ -271,7 +277,7 @@ const abortWindow = 200 * time.Millisecond
 // is later: a frontend that runs the next cell once the last is answered)
 // runs; so do the requests of other kinds among them.
 func (k *Kernel) abortFollowing(q <-chan *Message) {
-	failed := time.Now()
+	failed := k.failedAt
 	quiet := time.NewTimer(abortWindow)
 	defer quiet.Stop()
 	for {
@@ -286,7 +292,7 @@ func (k *Kernel) abortFollowing(q <-chan *Message) {
 			}
 			if m.Header.MsgType != "execute_request" || sentAfter(m, failed) {
 				if k.handle(k.shell, m) {
-					failed = time.Now() // another failure: abort what was sent before it
+					failed = k.failedAt // another failure: abort what was sent before it
 				}
 			} else {
 				k.publishStatus(m, "busy")
