@@ -20,16 +20,18 @@ import (
 	"github.com/benchbook/benchbook/builtins/metric"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/record"
+	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )
 
 // runBound is how long one input may run (both runs and the renders); each
 // run's context ends after cellBound, which cancels the cell running then,
 // so only a hang outside Starlark's reach (a builtin, the engine, a render)
 // passes runBound.
-const (
-	cellBound = time.Second
-	runBound  = 20 * time.Second
-)
+// Under -race, whose instrumented code runs 5-10x slower (a seed's 1.4 MB
+// of Markdown took 20 s there at load 10, 2 s without), runBound is 60 s.
+const cellBound = time.Second
+
+var runBound = map[bool]time.Duration{false: 20 * time.Second, true: 60 * time.Second}[timing.Race]
 
 // FuzzNotebook runs whole notebooks. Seeds: each notebook of the project,
 // each of its cells alone, random recombinations of cells and mutations of
