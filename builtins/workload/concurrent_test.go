@@ -2,8 +2,10 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/runtime/codec"
+	"github.com/benchbook/benchbook/runtime/hostinfo"
 	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )
 
@@ -176,6 +179,25 @@ s = workload.concurrent({"a": lambda: workload.http(url + "/a", clients = 2), "b
 // (measured over 7 runs), so the bounds here are 40 and 30 ms.
 func TestConcurrentWithAFleet(t *testing.T) {
 	timing.Only(t, "the scenarios' windows are compared to 10 ms")
+	// At load >= cores a late edge is tried again, up to 3 times; the
+	// counts are checked every time.
+	for attempt := 1; ; attempt++ {
+		late := fleetWindows(t)
+		load, _ := hostinfo.LoadAvg()
+		if len(late) == 0 || attempt == 3 || load[0] < float64(goruntime.NumCPU()) {
+			for _, e := range late {
+				t.Error(e)
+			}
+			return
+		}
+		t.Logf("attempt %d at load %.1f on %d cores: %q; again", attempt, load[0], goruntime.NumCPU(), late)
+	}
+}
+
+// fleetWindows runs the fleet's scenario beside this process's once,
+// checks the counts, and returns how the scenarios' edges missed their
+// bounds.
+func fleetWindows(t *testing.T) (late []string) {
 	log := newArrivals()
 	srv := httptest.NewServer(log)
 	defer srv.Close()
@@ -217,11 +239,12 @@ assert.eq(s["agents"].by_tag["one"].share, 0.75)
 	t.Logf("here %s..%s, agents %s..%s; agents %+v", first("/here").Format("05.000000"), last("/here").Format("05.000000"),
 		first("/a1", "/a2").Format("05.000000"), last("/a1", "/a2").Format("05.000000"), agents.d.Agents)
 	if d := first("/here").Sub(first("/a1", "/a2")).Abs(); d > 40*time.Millisecond {
-		t.Errorf("the scenarios began %s apart", d)
+		late = append(late, fmt.Sprintf("the scenarios began %s apart", d))
 	}
 	if d := last("/here").Sub(last("/a1", "/a2")).Abs(); d > 30*time.Millisecond {
-		t.Errorf("the scenarios ended %s apart", d)
+		late = append(late, fmt.Sprintf("the scenarios ended %s apart", d))
 	}
+	return late
 }
 
 // arrivals notes, by path, how many requests came and the first and last.

@@ -2,12 +2,15 @@ package loadgen
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	goruntime "runtime"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/benchbook/benchbook/runtime/hostinfo"
 	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )
 
@@ -46,6 +49,26 @@ func (a *arrivalLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // tag), and every result has the same measured window.
 func TestConcurrentScenariosShareOneWindow(t *testing.T) {
 	timing.Only(t, "the scenarios' windows are compared to 10 ms")
+	// The windows' edges are the box's scheduling too: at load >= cores
+	// (tests elsewhere on a shared box) a late one is tried again, up to 3
+	// times; the counts are checked every time.
+	for attempt := 1; ; attempt++ {
+		late := concurrentWindows(t)
+		load, _ := hostinfo.LoadAvg()
+		if len(late) == 0 || attempt == 3 || load[0] < float64(goruntime.NumCPU()) {
+			for _, e := range late {
+				t.Error(e)
+			}
+			return
+		}
+		t.Logf("attempt %d at load %.1f on %d cores: %q; again", attempt, load[0], goruntime.NumCPU(), late)
+	}
+}
+
+// concurrentWindows runs the three scenarios once, checks their counts,
+// and returns how their first and last requests missed each other's by
+// more than 10 ms.
+func concurrentWindows(t *testing.T) (late []string) {
 	log := newArrivalLog()
 	srv := httptest.NewServer(log)
 	defer srv.Close()
@@ -83,12 +106,13 @@ func TestConcurrentScenariosShareOneWindow(t *testing.T) {
 	paths := []string{"/slow", "/b", "/m1"}
 	for _, p := range paths[1:] {
 		if d := log.first[p].Sub(log.first[paths[0]]).Abs(); d > 10*time.Millisecond {
-			t.Errorf("%s began %s apart from %s", p, d, paths[0])
+			late = append(late, fmt.Sprintf("%s began %s apart from %s", p, d, paths[0]))
 		}
 		if d := log.last[p].Sub(log.last[paths[0]]).Abs(); d > 10*time.Millisecond {
-			t.Errorf("%s ended %s apart from %s", p, d, paths[0])
+			late = append(late, fmt.Sprintf("%s ended %s apart from %s", p, d, paths[0]))
 		}
 	}
+	return late
 }
 
 // TestConcurrentInterruptKeepsEveryScenario: Ctrl-C stops every scenario
