@@ -38,7 +38,7 @@ func TestContainerNotebook(t *testing.T) {
 	if err := os.WriteFile(nb, src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"run", "-p", "duration=1s", "-p", "pairs=1", "-p", "rows=20000", "-p", "clients=2", nb}
+	args := []string{"run", "-p", "duration=2s", "-p", "pairs=1", "-p", "rows=20000", "-p", "clients=2", nb}
 	code, _, stderr := runCLI(t, args...)
 	if code != 0 || !strings.Contains(stderr, "restored from its snapshot") {
 		t.Fatalf("first run: exit %d (want 0, with a restore between arms)\n%s", code, stderr)

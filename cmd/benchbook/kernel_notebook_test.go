@@ -90,7 +90,7 @@ var quickstartCells = []string{"params", "runs", "compare", "charts", "data", "d
 // renamed: the name benchbook convert recorded in it leads the kernel to
 // the run's cache, so every cell is a hit there too.
 func TestKernelNbconvertSharesTheCache(t *testing.T) {
-	params := []string{"-p", "duration=0.3s", "-p", "pairs=2", "-p", "rows=2000"}
+	params := []string{"-p", "duration=1s", "-p", "pairs=2", "-p", "rows=2000"}
 	env := withoutSessionName(installKernel(t, params...))
 
 	t.Run("nbconvert then run", func(t *testing.T) {
