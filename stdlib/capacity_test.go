@@ -141,11 +141,13 @@ func checkStored(t *testing.T, v starlark.Value) {
 // system, so each waits N·S/c (the service they queue behind and their
 // own): p99 <= 50 ms holds while N·S/c <= 50 ms, 9 users with a service
 // that is never shorter than asked (10 would need exactly 10 ms). For the
-// service the server gave (mean m, sd s), a wait is the sum of about N/c
-// services: the truth lies between the largest N whose wait's p99,
-// N/c·m + 2.33·sqrt(N/c)·s, is <= 50 ms, and floor(50 ms · c / m), a p99
-// as short as the mean wait. The interval must meet that range (at a mean
-// of 10.6 ms a search found 8; the mean's model says 9).
+// service the server gave (mean m, sd s), the users queue in turn, so a
+// request waits through N/c services on average but ceil(N/c) at worst
+// (9 users on 2 workers wait 4 and 5 services by turns): the p99 is the
+// worst wait, and the truth lies between the largest N whose
+// ceil(N/c)·m + 2.33·sqrt(ceil(N/c))·s is <= 50 ms and the largest whose
+// ceil(N/c)·m is. The interval must meet that range (at a mean of 10.4 ms
+// every search found 8: the mean wait's model, N·m/c, said 9).
 func TestCapacityOfWorkersAtZeroThink(t *testing.T) {
 	timing.Only(t, "a capacity search against a real server")
 	w := newWorkers(2, 10*time.Millisecond)
@@ -153,14 +155,17 @@ func TestCapacityOfWorkersAtZeroThink(t *testing.T) {
 cap = capacity(lambda n: workload.http(url, users = n, duration = "0.3s", warmup = "0.1s"),
                {"p99": 50}, 4, 16, confidence = 0.9, name = "NAME")
 `, func() (float64, float64) {
-		m, sd, lo := ms(w.meanService()), w.serviceSD(), 0.0
-		for n := 1.0; ; n++ {
-			if k := n / 2; k*m+2.33*math.Sqrt(k)*sd > 50 {
-				break
+		m, sd, lo, hi := ms(w.meanService()), w.serviceSD(), 0.0, 0.0
+		for n := 1.0; n < 100; n++ {
+			k := math.Ceil(n / 2) // the services a request waits through, its own included, at worst
+			if k*m+2.33*math.Sqrt(k)*sd <= 50 {
+				lo = n
 			}
-			lo = n
+			if k*m <= 50 {
+				hi = n
+			}
 		}
-		return lo, math.Floor(50 * 2 / m)
+		return lo, hi
 	})
 }
 
@@ -183,8 +188,12 @@ func TestCapacityOfWorkersWithThinkTime(t *testing.T) {
 cap = capacity(lambda n: workload.http(url, users = n, think = "40ms", duration = "0.4s", warmup = "0.2s"),
                {"mean": %.3f}, 24, 64, confidence = 0.9, name = "NAME")
 `, limit), func() (float64, float64) {
-		n := math.Floor((limit + think) * c / ms(w.meanService()))
-		return n, n
+		// The law's crossing for the service given, within 2 %: the
+		// service drifts between the calibration and the search (4.58 ->
+		// 4.63 ms), and a worker's wake-up after each service adds to it
+		// (a crossing at 37.03 users was found at 35 to 36).
+		n := (limit + think) * c / ms(w.meanService())
+		return math.Floor(n / 1.02), math.Floor(n * 1.02)
 	})
 }
 
