@@ -1,16 +1,40 @@
 package netpoll
 
 import (
+	"fmt"
+	goruntime "runtime"
 	"testing"
 	"time"
+
+	"github.com/benchbook/benchbook/runtime/hostinfo"
 )
 
 // TestWaitForPrecision: both ways WaitFor sleeps (epoll_pwait2's timespec,
 // and the timerfd where it is missing) wake after the asked time and well
 // before the next whole millisecond that epoll_wait's timeout would round
 // to: the open loop's requests leave on time, not up to 1 ms late.
+//
+// At load >= cores (the race pass runs three packages at once on 2 cores) a
+// batch with too many late wake-ups is tried again, up to 3 times; early
+// ones and the wrong wait are errors at once.
 func TestWaitForPrecision(t *testing.T) {
 	defer noPwait2.Store(noPwait2.Load())
+	for attempt := 1; ; attempt++ {
+		late := waitForPrecision(t)
+		load, _ := hostinfo.LoadAvg()
+		if len(late) == 0 || attempt == 3 || load[0] < float64(goruntime.NumCPU()) {
+			for _, e := range late {
+				t.Error(e)
+			}
+			return
+		}
+		t.Logf("attempt %d at load %.1f on %d cores: %q; again", attempt, load[0], goruntime.NumCPU(), late)
+	}
+}
+
+// waitForPrecision measures 50 waits each way and returns how too many
+// woke late.
+func waitForPrecision(t *testing.T) (lateErrs []string) {
 	for _, timerfd := range []bool{false, true} {
 		noPwait2.Store(timerfd)
 		p, err := NewPoller(1)
@@ -38,10 +62,11 @@ func TestWaitForPrecision(t *testing.T) {
 		}
 		// A loaded machine delays some wake-ups; most must be on time.
 		if len(late) > 15 {
-			t.Errorf("timerfd %v: %d of 50 waits of %s took over 0.9 ms: %v", timerfd, len(late), d, late)
+			lateErrs = append(lateErrs, fmt.Sprintf("timerfd %v: %d of 50 waits of %s took over 0.9 ms: %v", timerfd, len(late), d, late))
 		}
 		if usedTimer != timerfd {
 			t.Errorf("timerfd %v: the poller's timerfd was used: %v", timerfd, usedTimer)
 		}
 	}
+	return lateErrs
 }
