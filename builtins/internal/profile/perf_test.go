@@ -16,12 +16,14 @@ import (
 
 	"github.com/benchbook/benchbook/runtime/hostinfo"
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
+	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )
 
 // The hot server's arm A spends five times the work in hotA that it
 // spends in hotB: a profile of it under load must say so, with the frames
 // named and the samples standing for the CPU the process used.
 func TestPerfSamplesHotServer(t *testing.T) {
+	timing.Only(t, "the CPU the samples stand for against /proc's: the race pass's three packages at once on 2 cores starved perf's reader to 0.77 of the CPU twice in a row")
 	needPerf(t)
 	// A box loaded far past its cores starves perf's own reader, and the
 	// samples can fall short of the CPU: the figures then warn (below
@@ -401,6 +403,7 @@ func TestPerfCountsAProcessOnce(t *testing.T) {
 // and the sending of disable, and at most the CPU used between the sending
 // of enable and the acknowledgement of disable.
 func TestPerfArmedWindow(t *testing.T) {
+	timing.Only(t, "the CPU a window's samples stand for against /proc's: the race pass's load put 72 ms of samples in a 151 ms window")
 	needPerf(t)
 	sp := spinner(t, 30*time.Second)
 	pid := sp.Process.Pid

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/runtime/hostinfo"
+	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )
 
 // TestWaitForPrecision: both ways WaitFor sleeps (epoll_pwait2's timespec,
@@ -14,10 +15,11 @@ import (
 // before the next whole millisecond that epoll_wait's timeout would round
 // to: the open loop's requests leave on time, not up to 1 ms late.
 //
-// At load >= cores (the race pass runs three packages at once on 2 cores) a
-// batch with too many late wake-ups is tried again, up to 3 times; early
+// It runs in the timing step (without -race, one package at a time); at
+// load >= cores a batch with too many late wake-ups is tried again, up to 3 times; early
 // ones and the wrong wait are errors at once.
 func TestWaitForPrecision(t *testing.T) {
+	timing.Only(t, "wake-up precision to 0.6 ms: the race pass's load woke 16 of 50 late")
 	defer noPwait2.Store(noPwait2.Load())
 	for attempt := 1; ; attempt++ {
 		late := waitForPrecision(t)
