@@ -22,11 +22,13 @@ type Client interface {
 	Stopper
 }
 
-// maker is a client whose request a generator may make: make makes the
-// next one (Do then sends it) and returns its tag, so that the worker
-// starts the request's clock after the generator.
-type maker interface {
-	make(req Request) (tag string)
+// Maker is a client whose request a generator may make: Make makes the
+// next one (the next Do sends it) and returns its tag, so that a closed
+// loop's worker starts the request's clock after the generator. A request
+// Make could not make (a generator error) is still Do's to count: Do
+// returns its class (ClassGenerator) and tag without sending.
+type Maker interface {
+	Make(req Request) (tag string)
 }
 
 // Stopper is what the engine needs of every worker's client or loop.
@@ -72,6 +74,8 @@ var (
 	_ Tagged = (*SQLTarget)(nil)
 	_ Client = (*httpClient)(nil)
 	_ Client = (*sqlClient)(nil)
+	_ Maker  = (*httpClient)(nil)
+	_ Maker  = (*sqlClient)(nil)
 )
 
 // Spec is what every load kind shares: the loop's shape and its timing.
@@ -325,11 +329,11 @@ func (r *engine) closedWorker(c Client, rec *recorder, stream int64) {
 			return
 		}
 		req, tag := Request{Seq: seq, Stream: stream}, ""
-		if m, ok := c.(maker); ok {
+		if m, ok := c.(Maker); ok {
 			// The request starts once made: the generator's time (and
 			// its wait for another's, one call at a time) is not the
 			// target's, and a user waiting for it sent late.
-			tag = m.make(req)
+			tag = m.Make(req)
 			if t0 = time.Now(); !t0.Before(r.end) || r.ctx.Err() != nil {
 				return // made after the run's end: not started
 			}

@@ -45,13 +45,13 @@ type httpClient struct {
 
 	closeAfter bool // the response said the connection ends
 
-	made      bool   // make made the next request: do sends it
+	made      bool   // Make made the next request: Do sends it
 	madeReq   []byte // its bytes (the builder's buffer)
 	madeClass string // or why it could not be made
 }
 
-// make makes the next request (see maker): a generator's, or a mix's draw.
-func (c *httpClient) make(r Request) string {
+// Make makes the next request (see Maker): a generator's, or a mix's draw.
+func (c *httpClient) Make(r Request) string {
 	c.madeReq, c.madeClass = c.request(r.Stream, r.Seq)
 	c.made = true
 	return c.tag

@@ -288,6 +288,32 @@ type sqlClient struct {
 	stop    func() bool
 	aborted atomic.Bool
 	cur     atomic.Pointer[pgconn.PgConn]
+
+	made bool // Make made the next request: Do sends it
+	next sqlMade
+}
+
+// sqlMade is a request made: its script, its arguments and its tag, or
+// the generator's failure to make it.
+type sqlMade struct {
+	k      *sqlKind
+	args   []any
+	tag    string
+	genErr bool
+}
+
+// Make makes the next request (see Maker): its script (a mix's draw) and
+// its generator's arguments.
+func (c *sqlClient) Make(r Request) string {
+	c.next, c.made = c.t.made(r.Stream, r.Seq), true
+	return c.next.tag
+}
+
+// made makes request seq of stream.
+func (t *SQLTarget) made(stream, seq int64) sqlMade {
+	k := t.pick(stream, seq)
+	args, tag, err := k.argsOf(seq, t.tagged)
+	return sqlMade{k: k, args: args, tag: tag, genErr: err != nil}
 }
 
 // prepare prepares every statement once before the run, so a statement the
@@ -419,9 +445,13 @@ func (c *sqlClient) watch(ctx context.Context) {
 
 func (c *sqlClient) Do(ctx context.Context, r Request) (string, string) {
 	c.watch(ctx)
-	k := c.t.pick(r.Stream, r.Seq)
-	args, tag, err := k.argsOf(r.Seq, c.t.tagged)
-	if err != nil {
+	m := c.next
+	if !c.made {
+		m = c.t.made(r.Stream, r.Seq)
+	}
+	c.made, c.next = false, sqlMade{}
+	k, args, tag := m.k, m.args, m.tag
+	if m.genErr {
 		return ClassGenerator, tag
 	}
 	t0 := time.Now()

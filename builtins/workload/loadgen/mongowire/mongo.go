@@ -128,6 +128,7 @@ var (
 	_ loadgen.Target = (*MongoTarget)(nil)
 	_ loadgen.Tagged = (*MongoTarget)(nil)
 	_ loadgen.Client = (*mongoClient)(nil)
+	_ loadgen.Maker  = (*mongoClient)(nil)
 )
 
 // OpenMongo connects Conns connections up front (the run does not measure
@@ -233,6 +234,25 @@ func (t *MongoTarget) NewClient() loadgen.Client { return &mongoClient{t: t} }
 type mongoClient struct {
 	t    *MongoTarget
 	docs int64
+
+	made bool // Make made the next request: Do sends it
+	next mongoMade
+}
+
+// mongoMade is a request made: its kind, its arguments (nil when the
+// generator failed) and its tag.
+type mongoMade struct {
+	k   *mongoKind
+	req *MongoRequest
+	tag string
+}
+
+// Make makes the next request (see loadgen.Maker): a mix's draw and its
+// generator's arguments.
+func (c *mongoClient) Make(r loadgen.Request) string {
+	k, req, tag := c.t.request(r.Stream, r.Seq)
+	c.next, c.made = mongoMade{k, req, tag}, true
+	return tag
 }
 
 // Abort: operations run under the load context, which Ctrl-C cancels, and
@@ -246,7 +266,12 @@ func (c *mongoClient) Close() {
 }
 
 func (c *mongoClient) Do(ctx context.Context, r loadgen.Request) (string, string) {
-	k, req, tag := c.t.request(r.Stream, r.Seq)
+	m := c.next
+	if !c.made {
+		m.k, m.req, m.tag = c.t.request(r.Stream, r.Seq)
+	}
+	c.made, c.next = false, mongoMade{}
+	k, req, tag := m.k, m.req, m.tag
 	if req == nil {
 		return loadgen.ClassGenerator, tag
 	}
