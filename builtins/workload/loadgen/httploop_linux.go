@@ -121,9 +121,10 @@ func (l *httpLoop) send(r *engine, rec *recorder, c *httpConn, now time.Time) bo
 		if now = time.Now(); !now.Before(r.end) {
 			return false // made after the run's end: not started
 		}
+		c.made = now
 	}
 	measured := !now.Before(r.measureAt)
-	c.made, c.tag = now, c.req.tag
+	c.tag = c.req.tag
 	if class != "" {
 		r.finished(rec, now, time.Now(), measured, class, c.req.tag)
 		return false

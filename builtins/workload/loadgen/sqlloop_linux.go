@@ -155,9 +155,9 @@ func (l *sqlLoop) begin(r *engine, rec *recorder, s *slot, now time.Time) bool {
 		if now = time.Now(); !now.Before(r.end) {
 			return false // made after the run's end: not started
 		}
+		s.made = now
 	}
 	measured := !now.Before(r.measureAt)
-	s.made = now
 	if class != "" {
 		r.finished(rec, now, time.Now(), measured, class, s.tag)
 		return false
