@@ -3,9 +3,9 @@
 # what the fuzzer found interesting into its package's seed corpus
 # (testdata/fuzz), which every `go test` replays.
 #   FuzzRespParser: the HTTP response parser both HTTP loops use, against
-#                   net/http's ReadResponse (builtins/workload/loadgen).
+#                   net/http's ReadResponse (builtins/workload/loadgen/h1wire).
 #   FuzzPGReader:   the SQL loop's PostgreSQL message framing, against
-#                   pgproto3's Frontend (builtins/workload/loadgen).
+#                   pgproto3's Frontend (builtins/workload/loadgen/pgwire).
 #   FuzzNotebook:   whole notebooks made of the project's own cells and
 #                   mutations, run twice and rendered (runtime/nbfuzz).
 # A failing input is written to testdata/fuzz by `go test` itself.
@@ -17,7 +17,8 @@ par=${FUZZPARALLEL:+-parallel $FUZZPARALLEL}
 for f in ${FUZZERS:-FuzzRespParser FuzzPGReader FuzzNotebook}; do
 	case $f in
 	FuzzNotebook) pkg=runtime/nbfuzz ;;
-	*) pkg=builtins/workload/loadgen ;;
+	FuzzRespParser) pkg=builtins/workload/loadgen/h1wire ;;
+	*) pkg=builtins/workload/loadgen/pgwire ;;
 	esac
 	cache=$(go env GOCACHE)/fuzz/github.com/benchbook/benchbook/$pkg
 	echo "== $f for $t"

@@ -9,8 +9,10 @@
 #   bench/workload/abba.sh A_DIR B_DIR [rounds]
 #
 # Each DIR holds one build: wlbench (go build ./bench/workload), wlbench-slow
-# (the same with -tags slowloop) and loadgen.test (go test -c
-# ./builtins/workload/loadgen), made from a checkout of that commit, e.g.
+# (the same with -tags slowloop), loadgen.test (go test -c
+# ./builtins/workload/loadgen) and, from the split of HTTP/1 into its own
+# package on, h1wire.test (go test -c ./builtins/workload/loadgen/h1wire:
+# BenchmarkRespParser moved there), made from a checkout of that commit, e.g.
 #   git worktree add /tmp/a <commit> && (cd /tmp/a && go build -o $A/wlbench ./bench/workload && ...)
 # and a file rev naming the commit. Every run's whole output goes to
 # bench/workload/raw/<UTC time>[-LABEL]/ with the 1-minute load average
@@ -35,6 +37,9 @@ run() { # run ROUND STEP NAME DIR OTHER
 		"$bins/guard.test" -test.count=1 -test.run '^TestHTTPClosedCPUGuard$' -test.v) >>"$out-guard.txt" 2>&1
 	echo "# load $(cut -d' ' -f1-3 /proc/loadavg) at $(date -u +%T)" >"$out-bench.txt"
 	(cd builtins/workload/loadgen && "$4/loadgen.test" -test.run '^$' -test.bench "$benches" -test.benchtime 1s -test.benchmem) >>"$out-bench.txt" 2>&1
+	if [ -x "$4/h1wire.test" ]; then
+		(cd builtins/workload/loadgen/h1wire && "$4/h1wire.test" -test.run '^$' -test.bench "$benches" -test.benchtime 1s -test.benchmem) >>"$out-bench.txt" 2>&1
+	fi
 }
 for i in $(seq "$rounds"); do
 	run "$i" 1 A "$A" "$B"

@@ -47,7 +47,7 @@ import (
 //     quiet window, 0.96-1.08x at load 10): the slowed build measures
 //     1.17-1.19x the plain one in the same rounds, a plain build ~1.0x.
 //   - the self-check: a build made slower on purpose (-tags slowloop: 20 %
-//     more CPU per request, loadgen/slowdown_on.go) runs in the same rounds
+//     more CPU per request, loadgen/h1wire/slowdown_on.go) runs in the same rounds
 //     as the plain one, and the guard must see the difference: slowed over
 //     plain, round by round, at least resolvedRatio at the median of the
 //     rounds (1.14-1.21 in 16 runs at load 7-12). A measurement that

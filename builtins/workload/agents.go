@@ -14,6 +14,8 @@ import (
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/h1wire"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/pgwire"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 )
@@ -386,7 +388,7 @@ func (h *httpArgs) onFleet(th *starlark.Thread, name string, f *Fleet) (*fleetLo
 	if err != nil {
 		return nil, err
 	}
-	tgt, err := loadgen.NewHTTPTarget(hs) // refuse a bad URL here, not on every agent
+	tgt, err := h1wire.NewHTTPTarget(hs) // refuse a bad URL here, not on every agent
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -401,7 +403,7 @@ func (s *sqlArgs) onFleet(th *starlark.Thread, name string, f *Fleet, label *str
 	if sq.DSN, err = dsnOf(name, s.db); err != nil {
 		return nil, err
 	}
-	var ls loadgen.SQLSpec
+	var ls pgwire.SQLSpec
 	if _, err := s.script(name, th, &ls, false); err != nil {
 		return nil, err
 	}
@@ -416,7 +418,7 @@ func (s *sqlArgs) onFleet(th *starlark.Thread, name string, f *Fleet, label *str
 		}
 		sq.Requests = append(sq.Requests, r)
 	}
-	shares, err := loadgen.SQLShares(ls) // refuse a bad mix here, not on every agent
+	shares, err := pgwire.SQLShares(ls) // refuse a bad mix here, not on every agent
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/fleet/fleettest"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/h1wire"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
@@ -101,7 +102,7 @@ func TestLocalFleetOfTwoIsLossless(t *testing.T) {
 	defer srv.Close()
 	spec := loadgen.Spec{Clients: 4, Duration: time.Second, Warmup: 200 * time.Millisecond, Window: 500 * time.Millisecond, Timeout: 2 * time.Second}
 	tl := &teeLauncher{Launcher: &fleet.Local{}}
-	m, err := fleet.RunLoad(context.Background(), tl, 2, "http", fleet.Load{Spec: spec, HTTP: &loadgen.HTTPSpec{URL: srv.URL + "/x"}}, fleet.Options{})
+	m, err := fleet.RunLoad(context.Background(), tl, 2, "http", fleet.Load{Spec: spec, HTTP: &h1wire.HTTPSpec{URL: srv.URL + "/x"}}, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func TestFleetRunWithALostAgentIsInvalid(t *testing.T) {
 	tl := &teeLauncher{Launcher: &fleet.Local{}}
 	kill := &killLauncher{Launcher: tl}
 	o := fleet.Options{Hang: 5 * time.Second, OnStart: func(at time.Time) { kill.killAt(at.Add(700 * time.Millisecond)) }}
-	m, err := fleet.RunLoad(context.Background(), kill, 2, "http", fleet.Load{Spec: spec, HTTP: &loadgen.HTTPSpec{URL: srv.URL + "/"}}, o)
+	m, err := fleet.RunLoad(context.Background(), kill, 2, "http", fleet.Load{Spec: spec, HTTP: &h1wire.HTTPSpec{URL: srv.URL + "/"}}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +357,7 @@ func TestSSHFleetRealGenerator(t *testing.T) {
 	defer srv.Close()
 	spec := loadgen.Spec{Rate: 300, Arrival: "poisson", Duration: time.Second, Warmup: 200 * time.Millisecond, Window: 500 * time.Millisecond, Timeout: time.Second, MaxInflight: 16}
 	tl := &teeLauncher{Launcher: &fleet.SSH{Hosts: []string{"root@127.0.0.1", "root@127.0.0.1"}, Command: client, Binary: os.Args[0], Dir: t.TempDir()}}
-	m, err := fleet.RunLoad(context.Background(), tl, 2, "http", fleet.Load{Spec: spec, HTTP: &loadgen.HTTPSpec{URL: srv.URL + "/"}}, fleet.Options{})
+	m, err := fleet.RunLoad(context.Background(), tl, 2, "http", fleet.Load{Spec: spec, HTTP: &h1wire.HTTPSpec{URL: srv.URL + "/"}}, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"go.starlark.net/starlark"
 
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/h1wire"
 	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
@@ -110,13 +111,13 @@ func (h *httpArgs) dest() string {
 
 // target converts url, headers, body, request and requests into a
 // loadgen target.
-func (h *httpArgs) target(name string, th *starlark.Thread, timeout time.Duration) (*loadgen.HTTPTarget, func() string, error) {
+func (h *httpArgs) target(name string, th *starlark.Thread, timeout time.Duration) (*h1wire.HTTPTarget, func() string, error) {
 	spec, check, err := h.spec(name, th, true)
 	if err != nil {
 		return nil, nil, err
 	}
 	spec.Timeout = timeout
-	t, err := loadgen.NewHTTPTarget(spec)
+	t, err := h1wire.NewHTTPTarget(spec)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -125,8 +126,8 @@ func (h *httpArgs) target(name string, th *starlark.Thread, timeout time.Duratio
 
 // spec converts the arguments into a loadgen spec; gens says generators
 // may run (not on agents).
-func (h *httpArgs) spec(name string, th *starlark.Thread, gens bool) (loadgen.HTTPSpec, func() string, error) {
-	spec := loadgen.HTTPSpec{URL: h.url, Method: h.method, Insecure: h.insecure, Seed: h.seed.n}
+func (h *httpArgs) spec(name string, th *starlark.Thread, gens bool) (h1wire.HTTPSpec, func() string, error) {
+	spec := h1wire.HTTPSpec{URL: h.url, Method: h.method, Insecure: h.insecure, Seed: h.seed.n}
 	var err error
 	if spec.Headers, err = headerPairs(name, h.headers); err != nil {
 		return spec, nil, err
@@ -178,16 +179,16 @@ func bodyBytes(name string, v starlark.Value) ([]byte, error) {
 // Starlark callable serialized behind a mutex (with a check for after the
 // run: see starlarkCaller). A Starlark generator may name each request's
 // tag (taggedRequest); one that names none leaves the run untagged.
-func (h *httpArgs) generator(name string, th *starlark.Thread, t *loadgen.HTTPSpec) (func() string, error) {
+func (h *httpArgs) generator(name string, th *starlark.Thread, t *h1wire.HTTPSpec) (func() string, error) {
 	if h.request == starlark.None {
 		return noWarning, nil
 	}
 	if g, ok := h.request.(interface{ Func() any }); ok {
 		recordGenInput(th, g)
 		if f, ok := g.Func().(func(int64) (string, string)); ok {
-			t.Tagged = recovered(func(seq int64) (loadgen.HTTPRequest, error) {
+			t.Tagged = recovered(func(seq int64) (h1wire.HTTPRequest, error) {
 				p, tag := f(seq)
-				return loadgen.HTTPRequest{URL: p, Tag: tag}, nil
+				return h1wire.HTTPRequest{URL: p, Tag: tag}, nil
 			})
 			return noWarning, nil
 		}
@@ -200,10 +201,10 @@ func (h *httpArgs) generator(name string, th *starlark.Thread, t *loadgen.HTTPSp
 		return nil, fmt.Errorf("%s: request must be a function, got %s", name, h.request.Type())
 	}
 	call, check := starlarkCaller(th, fn)
-	t.Tagged = func(seq int64) (loadgen.HTTPRequest, error) {
+	t.Tagged = func(seq int64) (h1wire.HTTPRequest, error) {
 		v, err := call(seq)
 		if err != nil {
-			return loadgen.HTTPRequest{}, err
+			return h1wire.HTTPRequest{}, err
 		}
 		return taggedRequest(v)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"go.starlark.net/starlark"
 
-	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/h1wire"
 	"github.com/benchbook/benchbook/runtime/redact"
 )
 
@@ -107,14 +107,14 @@ func checks(fs ...func() string) func() string {
 
 // httpMix reads workload.http's requests = [...] into spec.Requests.
 // gens says whether generators are allowed (not on agents).
-func (h *httpArgs) httpMix(name string, th *starlark.Thread, spec *loadgen.HTTPSpec, gens bool) (func() string, error) {
+func (h *httpArgs) httpMix(name string, th *starlark.Thread, spec *h1wire.HTTPSpec, gens bool) (func() string, error) {
 	entries, err := mixEntries(name, h.requests, "url", "method", "body", "headers")
 	if err != nil {
 		return nil, err
 	}
 	var cs []func() string
 	for i, e := range entries {
-		rq := loadgen.HTTPRequest{}
+		rq := h1wire.HTTPRequest{}
 		if rq.Tag, rq.Weight, err = tagAndWeight(name, i, e); err != nil {
 			return nil, err
 		}
@@ -196,8 +196,8 @@ func pathGen(where string, th *starlark.Thread, v starlark.Value) (func(int64) (
 // taggedRequest converts what a request generator returned: a path (or
 // same-host URL), a (path, tag) tuple, or a dict with url, method, body,
 // headers and tag.
-func taggedRequest(v starlark.Value) (loadgen.HTTPRequest, error) {
-	var rq loadgen.HTTPRequest
+func taggedRequest(v starlark.Value) (h1wire.HTTPRequest, error) {
+	var rq h1wire.HTTPRequest
 	switch x := v.(type) {
 	case starlark.String:
 		rq.URL = string(x)
@@ -224,8 +224,8 @@ func taggedRequest(v starlark.Value) (loadgen.HTTPRequest, error) {
 }
 
 // requestDict reads a generated request dict.
-func requestDict(d *starlark.Dict) (loadgen.HTTPRequest, error) {
-	var rq loadgen.HTTPRequest
+func requestDict(d *starlark.Dict) (h1wire.HTTPRequest, error) {
+	var rq h1wire.HTTPRequest
 	for _, kv := range d.Items() {
 		k, _ := starlark.AsString(kv[0])
 		var err error

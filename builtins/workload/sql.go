@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/internal/guard"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/pgwire"
 	"github.com/benchbook/benchbook/runtime"
 )
 
@@ -85,8 +86,8 @@ func sqlBuiltin(th *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, k
 }
 
 // target converts db, query or queries and args, and opens the target.
-func (s *sqlArgs) target(name string, th *starlark.Thread, spec loadgen.Spec) (*loadgen.SQLTarget, func() string, error) {
-	sq := loadgen.SQLSpec{Conns: spec.Clients, Timeout: spec.Timeout}
+func (s *sqlArgs) target(name string, th *starlark.Thread, spec loadgen.Spec) (*pgwire.SQLTarget, func() string, error) {
+	sq := pgwire.SQLSpec{Conns: spec.Clients, Timeout: spec.Timeout}
 	if sq.Conns == 0 {
 		sq.Conns = spec.MaxInflight
 	}
@@ -103,7 +104,7 @@ func (s *sqlArgs) target(name string, th *starlark.Thread, spec loadgen.Spec) (*
 	if err := runtime.TouchValue(th, s.db); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
-	t, err := loadgen.OpenSQL(runtime.Context(th), sq)
+	t, err := pgwire.OpenSQL(runtime.Context(th), sq)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -127,13 +128,13 @@ func dsnOf(name string, db starlark.Value) (string, error) {
 
 // statements reads query or queries: a list of SQL strings (tagged by their
 // first word) or a dict tag -> SQL.
-func (s *sqlArgs) statements(name string) ([]loadgen.Statement, error) {
-	var out []loadgen.Statement
+func (s *sqlArgs) statements(name string) ([]pgwire.Statement, error) {
+	var out []pgwire.Statement
 	switch {
 	case s.query != "" && s.queries != starlark.None:
 		return nil, fmt.Errorf("%s: give query or queries, not both", name)
 	case s.query != "":
-		out = append(out, loadgen.Statement{SQL: s.query})
+		out = append(out, pgwire.Statement{SQL: s.query})
 	case s.queries == starlark.None:
 		return nil, fmt.Errorf("%s: query (a SQL string) or queries is required", name)
 	default:
@@ -145,8 +146,8 @@ func (s *sqlArgs) statements(name string) ([]loadgen.Statement, error) {
 	return out, nil
 }
 
-func queryList(name string, v starlark.Value) ([]loadgen.Statement, error) {
-	var out []loadgen.Statement
+func queryList(name string, v starlark.Value) ([]pgwire.Statement, error) {
+	var out []pgwire.Statement
 	switch v := v.(type) {
 	case *starlark.Dict:
 		for _, kv := range v.Items() {
@@ -155,7 +156,7 @@ func queryList(name string, v starlark.Value) ([]loadgen.Statement, error) {
 			if !ok1 || !ok2 {
 				return nil, fmt.Errorf("%s: queries: want tag -> SQL strings, got %s: %s", name, kv[0].Type(), kv[1].Type())
 			}
-			out = append(out, loadgen.Statement{Tag: tag, SQL: q})
+			out = append(out, pgwire.Statement{Tag: tag, SQL: q})
 		}
 	case starlark.Indexable:
 		for i := range v.Len() {
@@ -163,7 +164,7 @@ func queryList(name string, v starlark.Value) ([]loadgen.Statement, error) {
 			if !ok {
 				return nil, fmt.Errorf("%s: queries[%d]: want a SQL string, got %s", name, i, v.Index(i).Type())
 			}
-			out = append(out, loadgen.Statement{SQL: q})
+			out = append(out, pgwire.Statement{SQL: q})
 		}
 	default:
 		return nil, fmt.Errorf("%s: queries must be a list of SQL strings or a dict tag -> SQL, got %s", name, v.Type())
@@ -176,7 +177,7 @@ func queryList(name string, v starlark.Value) ([]loadgen.Statement, error) {
 
 // script reads query or queries and args, or requests (a mix), into sq;
 // gens says generators may run (not on agents).
-func (s *sqlArgs) script(name string, th *starlark.Thread, sq *loadgen.SQLSpec, gens bool) (func() string, error) {
+func (s *sqlArgs) script(name string, th *starlark.Thread, sq *pgwire.SQLSpec, gens bool) (func() string, error) {
 	sq.Seed = s.seed.n
 	if s.requests != starlark.None {
 		if s.query != "" || s.queries != starlark.None || s.args != starlark.None {
@@ -197,7 +198,7 @@ func (s *sqlArgs) script(name string, th *starlark.Thread, sq *loadgen.SQLSpec, 
 }
 
 // sqlMix reads requests = [{"sql": ..., "args": ..., "tag": ..., "weight": ...}].
-func (s *sqlArgs) sqlMix(name string, th *starlark.Thread, sq *loadgen.SQLSpec, gens bool) (func() string, error) {
+func (s *sqlArgs) sqlMix(name string, th *starlark.Thread, sq *pgwire.SQLSpec, gens bool) (func() string, error) {
 	entries, err := mixEntries(name, s.requests, "sql", "args")
 	if err != nil {
 		return nil, err
@@ -205,7 +206,7 @@ func (s *sqlArgs) sqlMix(name string, th *starlark.Thread, sq *loadgen.SQLSpec, 
 	var cs []func() string
 	for i, e := range entries {
 		where := fmt.Sprintf("%s: requests[%d]", name, i)
-		rq := loadgen.SQLRequest{}
+		rq := pgwire.SQLRequest{}
 		if rq.Tag, rq.Weight, err = tagAndWeight(name, i, e); err != nil {
 			return nil, err
 		}
@@ -214,7 +215,7 @@ func (s *sqlArgs) sqlMix(name string, th *starlark.Thread, sq *loadgen.SQLSpec, 
 			return nil, fmt.Errorf("%s: sql is required (a statement, or a list of them run in order)", where)
 		}
 		if str, isStr := starlark.AsString(q); isStr {
-			rq.Statements = []loadgen.Statement{{SQL: str}}
+			rq.Statements = []pgwire.Statement{{SQL: str}}
 		} else if rq.Statements, err = queryList(where+": sql", q); err != nil {
 			return nil, err
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/h1wire"
 )
 
 // The agent links no Starlark, none of the engine's renderers and not the
@@ -54,7 +55,7 @@ func TestAgentRunsAFleetShare(t *testing.T) {
 	defer srv.Close()
 	spec := loadgen.Spec{Rate: 200, Duration: 500 * time.Millisecond, Window: 250 * time.Millisecond, Timeout: time.Second, MaxInflight: 8}
 	m, err := fleet.RunLoad(context.Background(), &fleet.Local{Binary: os.Args[0]}, 2, "http",
-		fleet.Load{Spec: spec, HTTP: &loadgen.HTTPSpec{URL: srv.URL + "/"}}, fleet.Options{})
+		fleet.Load{Spec: spec, HTTP: &h1wire.HTTPSpec{URL: srv.URL + "/"}}, fleet.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/hidden"
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/h1wire"
 )
 
 func main() {
@@ -169,11 +170,11 @@ func arm(args []string) error {
 	d, _ := time.ParseDuration(args[3])
 	spec := loadgen.Spec{Rate: rate, Arrival: "constant", Duration: d, Warmup: time.Second, Window: time.Second,
 		Timeout: 2 * time.Second, MaxInflight: 64}
-	hs := loadgen.HTTPSpec{URL: "http://" + args[1] + "/"}
+	hs := h1wire.HTTPSpec{URL: "http://" + args[1] + "/"}
 	var l line
 	switch args[0] {
 	case "one":
-		t, err := loadgen.NewHTTPTarget(hs)
+		t, err := h1wire.NewHTTPTarget(hs)
 		if err != nil {
 			return err
 		}

@@ -11,31 +11,33 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/h1wire"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/pgwire"
 )
 
 // Load is what an agent of an http or sql fleet runs (Spec.Load): the
 // generator's spec, with this agent's share, and its target.
 type Load struct {
-	Spec loadgen.Spec      `json:"spec"`
-	HTTP *loadgen.HTTPSpec `json:"http,omitempty"`
-	SQL  *SQLLoad          `json:"sql,omitempty"`
+	Spec loadgen.Spec     `json:"spec"`
+	HTTP *h1wire.HTTPSpec `json:"http,omitempty"`
+	SQL  *SQLLoad         `json:"sql,omitempty"`
 }
 
-// SQLLoad is loadgen.SQLSpec's plain part, with static args.
+// SQLLoad is pgwire.SQLSpec's plain part, with static args.
 type SQLLoad struct {
-	DSN        string              `json:"dsn"`
-	Statements []loadgen.Statement `json:"statements"`
-	Args       json.RawMessage     `json:"args,omitempty"` // static args; decodeArgs reads them
-	Requests   []SQLLoadRequest    `json:"requests,omitempty"`
-	Seed       uint64              `json:"seed,omitempty"`
+	DSN        string             `json:"dsn"`
+	Statements []pgwire.Statement `json:"statements"`
+	Args       json.RawMessage    `json:"args,omitempty"` // static args; decodeArgs reads them
+	Requests   []SQLLoadRequest   `json:"requests,omitempty"`
+	Seed       uint64             `json:"seed,omitempty"`
 }
 
-// SQLLoadRequest is a mix's loadgen.SQLRequest, with static args.
+// SQLLoadRequest is a mix's pgwire.SQLRequest, with static args.
 type SQLLoadRequest struct {
-	Tag        string              `json:"tag,omitempty"`
-	Weight     float64             `json:"weight,omitempty"`
-	Statements []loadgen.Statement `json:"statements"`
-	Args       json.RawMessage     `json:"args,omitempty"`
+	Tag        string             `json:"tag,omitempty"`
+	Weight     float64            `json:"weight,omitempty"`
+	Statements []pgwire.Statement `json:"statements"`
+	Args       json.RawMessage    `json:"args,omitempty"`
 }
 
 // RunLoad runs load (its Spec the whole run's) on n agents that l
@@ -129,13 +131,13 @@ func (l Load) target(ctx context.Context, kind string) (loadgen.Target, func(), 
 	case kind == "http" && l.HTTP != nil:
 		h := *l.HTTP
 		h.Timeout = l.Spec.Timeout
-		t, err := loadgen.NewHTTPTarget(h)
+		t, err := h1wire.NewHTTPTarget(h)
 		if err != nil {
 			return nil, nil, fmt.Errorf("agent: %w", err)
 		}
 		return t, func() {}, nil
 	case kind == "sql" && l.SQL != nil:
-		sq := loadgen.SQLSpec{DSN: l.SQL.DSN, Statements: l.SQL.Statements, Conns: l.Spec.Clients, Timeout: l.Spec.Timeout, Seed: l.SQL.Seed}
+		sq := pgwire.SQLSpec{DSN: l.SQL.DSN, Statements: l.SQL.Statements, Conns: l.Spec.Clients, Timeout: l.Spec.Timeout, Seed: l.SQL.Seed}
 		if sq.Conns == 0 {
 			sq.Conns = l.Spec.MaxInflight
 		}
@@ -144,13 +146,13 @@ func (l Load) target(ctx context.Context, kind string) (loadgen.Target, func(), 
 			return nil, nil, fmt.Errorf("agent: args: %w", err)
 		}
 		for i, rq := range l.SQL.Requests {
-			r := loadgen.SQLRequest{Tag: rq.Tag, Weight: rq.Weight, Statements: rq.Statements}
+			r := pgwire.SQLRequest{Tag: rq.Tag, Weight: rq.Weight, Statements: rq.Statements}
 			if r.Args, err = staticArgs(rq.Args); err != nil {
 				return nil, nil, fmt.Errorf("agent: requests[%d]: args: %w", i, err)
 			}
 			sq.Requests = append(sq.Requests, r)
 		}
-		t, err := loadgen.OpenSQL(ctx, sq)
+		t, err := pgwire.OpenSQL(ctx, sq)
 		if err != nil {
 			return nil, nil, fmt.Errorf("agent: %w", err)
 		}

@@ -10,10 +10,10 @@
 //     (open loop: a pacer fixes every request's intended start, and latency
 //     is measured from it, so a stalled target shows in the tail instead of
 //     being hidden: coordinated omission corrected).
-//  2. A Target makes clients: NewHTTPTarget (a lean HTTP/1.1 client over raw
-//     keep-alive connections; respParser reads responses as net/http does)
-//     or OpenSQL (a pgx pool with prepared statements; pgReader reads the
-//     backend's messages).
+//  2. A Target makes clients: h1wire.NewHTTPTarget (a lean HTTP/1.1 client
+//     over raw keep-alive connections; its parser reads responses as
+//     net/http does), pgwire.OpenSQL (a pgx pool with prepared statements,
+//     and its own reader of the backend's messages) or mongowire.OpenMongo.
 //  3. Run drives it: the closed loop as epoll loops of many connections
 //     each where the target allows (plain HTTP, SQL on Linux; one per P
 //     but one, as wrk -t and pgbench -j do), else a goroutine per client;
@@ -35,12 +35,13 @@
 //
 // The engine is this package; a wire protocol is a package that imports
 // it, never the reverse: it implements Target (NewClient) and Client (Do,
-// Abort, Close), and Tagged for a mix; the event-loop interfaces of
-// drive_linux.go (many connections from one goroutine) are not yet
-// exported, so the protocols that use them stay here for now. The
+// Abort, Close), Maker where a generator makes requests, and Tagged for a
+// mix; a protocol that drives many connections from one goroutine is
+// Multiplexed, its Loop built on LoopBase and LoopOps (drive_linux.go)
+// and, for the open loop, OpenOps and OpenRunner (openpoll_linux.go). The
 // error classes and Classify are the engine's, so a fault reads the same
 // whichever protocol met it. Under it, package netpoll holds what the
 // protocols' loops share: the epoll Poller, Detach and raw socket reads
-// and writes (RawConn). mongowire is MongoDB's; HTTP/1 and PostgreSQL are
-// still in this package (http*.go, respparser.go; sql*.go, pgreader.go).
+// and writes (RawConn). Beside it: h1wire (HTTP/1.1), pgwire (PostgreSQL)
+// and mongowire (MongoDB).
 package loadgen

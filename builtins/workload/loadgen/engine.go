@@ -38,19 +38,32 @@ type Stopper interface {
 	Close()
 }
 
-// multiplexed is a target whose closed loop drives many clients from one
+// Multiplexed is a target whose closed loop drives many clients from one
 // goroutine (sql and plain http on Linux, as pgbench and wrk do); the engine
 // runs such loops, one per P but one, instead of a goroutine per client.
-// newLoop returns nil when this target cannot be multiplexed.
-type multiplexed interface {
-	newLoop(clients int) loop
+// NewLoop returns nil when this target cannot be multiplexed (then each
+// client is a goroutine's: https, SQL over TLS). On Linux a loop embeds
+// LoopBase and drives its clients through it (drive_linux.go).
+type Multiplexed interface {
+	NewLoop(clients int) Loop
 }
 
-// loop drives its share of a closed loop's clients until the run ends,
-// recording into rec exactly as closedWorker does.
-type loop interface {
-	run(r *engine, rec *recorder)
+// Loop drives its share of a closed loop's clients until the run ends,
+// recording each outcome as closedWorker does (LoopBase.DriveClosed). The
+// engine registers it as a Stopper: Abort wakes it to see the run's end,
+// Close (after RunClosed returned) releases its connections.
+type Loop interface {
+	RunClosed(run LoopRun)
 	Stopper
+}
+
+// LoopRun is what the engine hands a loop it starts: the run, the
+// recorder the loop records into and, in an open loop, its share of the
+// schedule. A loop passes it on to LoopBase.DriveClosed or DriveOpen.
+type LoopRun struct {
+	r     *engine
+	rec   *recorder
+	sched *schedule // open loop only
 }
 
 // Request is one Request as the engine hands it to a client.
@@ -61,22 +74,12 @@ type Request struct {
 	Measured bool      // inside the measurement window (not warmup)
 }
 
-// Target makes clients; each worker gets its own. NewHTTPTarget and
-// OpenSQL make the two kinds.
+// Target makes clients; each worker gets its own. The wire protocols'
+// packages make them (h1wire.NewHTTPTarget, pgwire.OpenSQL,
+// mongowire.OpenMongo).
 type Target interface {
 	NewClient() Client
 }
-
-var (
-	_ Target = (*HTTPTarget)(nil)
-	_ Target = (*SQLTarget)(nil)
-	_ Tagged = (*HTTPTarget)(nil)
-	_ Tagged = (*SQLTarget)(nil)
-	_ Client = (*httpClient)(nil)
-	_ Client = (*sqlClient)(nil)
-	_ Maker  = (*httpClient)(nil)
-	_ Maker  = (*sqlClient)(nil)
-)
 
 // Spec is what every load kind shares: the loop's shape and its timing.
 // Its plain fields travel as JSON (for agents that run one spec each).
@@ -268,14 +271,14 @@ func (r *engine) deadline(t time.Time) time.Time {
 // SeqBase + 1 so that a fleet's agents draw from streams of their own.
 func (r *engine) closedLoop() {
 	stream := r.spec.SeqBase + 1
-	if m, ok := r.tgt.(multiplexed); ok {
+	if m, ok := r.tgt.(Multiplexed); ok {
 		// A loop holds its P while it waits in epoll_wait, so one P is left
 		// for the rest of the process (progress, timers, GC); on a 2-core box
 		// that also leaves the target a core, as wrk -t1 and pgbench -j 1 do.
 		n := min(max(runtime.GOMAXPROCS(0)-1, 1), r.spec.Clients)
 		for i := range n {
 			k := r.spec.Clients/n + btoi(i < r.spec.Clients%n)
-			l := m.newLoop(k)
+			l := m.NewLoop(k)
 			if l == nil {
 				break // this target cannot (https): a goroutine per client
 			}
@@ -284,7 +287,7 @@ func (r *engine) closedLoop() {
 			}
 			stream += int64(k)
 			rec := r.register(l)
-			r.wg.Go(func() { l.run(r, rec) })
+			r.wg.Go(func() { l.RunClosed(LoopRun{r: r, rec: rec}) })
 			if i == n-1 {
 				return
 			}

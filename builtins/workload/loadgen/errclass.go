@@ -55,7 +55,7 @@ func Classify(err error) string {
 		return ClassClosed
 	case errors.Is(err, net.ErrClosed), errors.Is(err, context.Canceled):
 		return ClassInterrupted
-	case errors.Is(err, errMalformed), errors.Is(err, errUnsupported):
+	case errors.Is(err, ErrMalformed):
 		return ClassMalformed
 	}
 	var dnsErr *net.DNSError
@@ -70,6 +70,11 @@ func Classify(err error) string {
 	}
 	return ClassOther
 }
+
+// ErrMalformed is a response that breaks its protocol's framing rules (a
+// wire protocol's parser returns it, or an error wrapping it); Classify
+// names it ClassMalformed.
+var ErrMalformed = errors.New("malformed response")
 
 var statusClasses sync.Map // int -> string, so error paths do not allocate
 

@@ -1,4 +1,4 @@
-package loadgen
+package loadgen_test
 
 import (
 	"context"
@@ -12,6 +12,9 @@ import (
 
 	"github.com/benchbook/benchbook/runtime/hostinfo"
 	"github.com/benchbook/benchbook/runtime/testsupport/timing"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/h1wire"
 )
 
 // arrivals is the oracle of the concurrent tests: a net/http server that
@@ -72,21 +75,21 @@ func concurrentWindows(t *testing.T) (late []string) {
 	log := newArrivalLog()
 	srv := httptest.NewServer(log)
 	defer srv.Close()
-	target := func(spec HTTPSpec) Target {
+	target := func(spec h1wire.HTTPSpec) loadgen.Target {
 		spec.URL = srv.URL + spec.URL
-		tgt, err := NewHTTPTarget(spec)
+		tgt, err := h1wire.NewHTTPTarget(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return tgt
 	}
-	common := Spec{Duration: 800 * time.Millisecond, Window: 200 * time.Millisecond, Timeout: time.Second}
+	common := loadgen.Spec{Duration: 800 * time.Millisecond, Window: 200 * time.Millisecond, Timeout: time.Second}
 	closed, open, mixed := common, common, common
 	closed.Clients, open.Rate, open.MaxInflight, mixed.Rate, mixed.MaxInflight = 2, 500, 16, 300, 16
-	res := RunConcurrent(context.Background(), nil, []Scenario{
-		{Spec: closed, Target: target(HTTPSpec{URL: "/slow"})},
-		{Spec: open, Target: target(HTTPSpec{URL: "/b"})},
-		{Spec: mixed, Target: target(HTTPSpec{URL: "/", Requests: []HTTPRequest{{URL: "/m1", Tag: "one"}, {URL: "/m2", Tag: "two"}}})},
+	res := loadgen.RunConcurrent(context.Background(), nil, []loadgen.Scenario{
+		{Spec: closed, Target: target(h1wire.HTTPSpec{URL: "/slow"})},
+		{Spec: open, Target: target(h1wire.HTTPSpec{URL: "/b"})},
+		{Spec: mixed, Target: target(h1wire.HTTPSpec{URL: "/", Requests: []h1wire.HTTPRequest{{URL: "/m1", Tag: "one"}, {URL: "/m2", Tag: "two"}}})},
 	}, time.Time{})
 	log.mu.Lock()
 	defer log.mu.Unlock()
@@ -126,20 +129,20 @@ func TestConcurrentInterruptKeepsEveryScenario(t *testing.T) {
 		}
 	}))
 	defer slow.Close()
-	tgt := func() Target {
-		t, err := NewHTTPTarget(HTTPSpec{URL: slow.URL + "/", Requests: []HTTPRequest{{URL: "/a", Tag: "a"}, {URL: "/b", Tag: "b"}}})
+	tgt := func() loadgen.Target {
+		t, err := h1wire.NewHTTPTarget(h1wire.HTTPSpec{URL: slow.URL + "/", Requests: []h1wire.HTTPRequest{{URL: "/a", Tag: "a"}, {URL: "/b", Tag: "b"}}})
 		if err != nil {
 			panic(err)
 		}
 		return t
 	}
-	common := Spec{Duration: 10 * time.Second, Warmup: 100 * time.Millisecond, Window: time.Second, Timeout: time.Second}
+	common := loadgen.Spec{Duration: 10 * time.Second, Warmup: 100 * time.Millisecond, Window: time.Second, Timeout: time.Second}
 	a, b := common, common
 	a.Clients, b.Rate, b.MaxInflight = 3, 100, 4
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(600*time.Millisecond, cancel)
 	start := time.Now()
-	res := RunConcurrent(ctx, nil, []Scenario{{Spec: a, Target: tgt()}, {Spec: b, Target: tgt()}}, time.Time{})
+	res := loadgen.RunConcurrent(ctx, nil, []loadgen.Scenario{{Spec: a, Target: tgt()}, {Spec: b, Target: tgt()}}, time.Time{})
 	if el := time.Since(start); el > 3*time.Second {
 		t.Errorf("the interrupted group took %s to return", el)
 	}
@@ -147,7 +150,7 @@ func TestConcurrentInterruptKeepsEveryScenario(t *testing.T) {
 		if !r.Interrupted || r.Count == 0 || r.Undecided == 0 {
 			t.Errorf("scenario %d: interrupted %v, count %d, undecided %d: want its figures kept and the cut short undecided", i, r.Interrupted, r.Count, r.Undecided)
 		}
-		if got := r.Count + SumErrors(r.Errors) + r.Dropped + r.Undecided; got != r.Intended {
+		if got := r.Count + loadgen.SumErrors(r.Errors) + r.Dropped + r.Undecided; got != r.Intended {
 			t.Errorf("scenario %d: %d accounted for, %d intended", i, got, r.Intended)
 		}
 		checkTagAccounts(t, r)
@@ -160,12 +163,12 @@ func TestConcurrentStartsAtTheGivenInstant(t *testing.T) {
 	log := newArrivalLog()
 	srv := httptest.NewServer(log)
 	defer srv.Close()
-	tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/x"})
+	tgt, err := h1wire.NewHTTPTarget(h1wire.HTTPSpec{URL: srv.URL + "/x"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := time.Now().Add(300 * time.Millisecond)
-	res := RunConcurrent(context.Background(), nil, []Scenario{{Spec: Spec{Clients: 1, Duration: 200 * time.Millisecond, Window: time.Second, Timeout: time.Second}, Target: tgt}}, at)
+	res := loadgen.RunConcurrent(context.Background(), nil, []loadgen.Scenario{{Spec: loadgen.Spec{Clients: 1, Duration: 200 * time.Millisecond, Window: time.Second, Timeout: time.Second}, Target: tgt}}, at)
 	log.mu.Lock()
 	defer log.mu.Unlock()
 	if first := log.first["/x"]; first.Before(at) || res[0].Count == 0 {

@@ -1,4 +1,4 @@
-package loadgen
+package loadgen_test
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/h1wire"
 )
 
 // TestStallMakesRequestsLate: bench/workload/results decides whether an
@@ -35,20 +38,20 @@ func TestStallMakesRequestsLate(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/"})
+	tgt, err := h1wire.NewHTTPTarget(h1wire.HTTPSpec{URL: srv.URL + "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := Spec{Rate: rate, Duration: 1500 * time.Millisecond, Window: time.Second, Timeout: 5 * time.Second, MaxInflight: 2}
-	res := Run(context.Background(), spec, tgt)
+	spec := loadgen.Spec{Rate: rate, Duration: 1500 * time.Millisecond, Window: time.Second, Timeout: 5 * time.Second, MaxInflight: 2}
+	res := loadgen.Run(context.Background(), spec, tgt)
 	onTime := res.Intended - res.Late - res.Dropped - res.Undecided
 	t.Logf("intended %d, count %d, late %d, dropped %d, undecided %d, errors %v, lag p99 %.1f ms",
-		res.Intended, res.Count, res.Late, res.Dropped, res.Undecided, res.Errors, QuantileMs(res.Lag, 99))
+		res.Intended, res.Count, res.Late, res.Dropped, res.Undecided, res.Errors, loadgen.QuantileMs(res.Lag, 99))
 	if res.Count != res.Intended {
 		t.Errorf("count %d, want every one of the %d intended requests answered", res.Count, res.Intended)
 	}
-	// Due in the stall, less lateAfter at its end, less the two in the slots.
-	minLate := int64(rate*(stallFor-lateAfter).Seconds()) - 2
+	// Due in the stall, less loadgen.LateAfter at its end, less the two in the slots.
+	minLate := int64(rate*(stallFor-loadgen.LateAfter).Seconds()) - 2
 	if res.Late < minLate {
 		t.Errorf("late %d, want at least %d: the requests due in a %s stall with both slots held", res.Late, minLate, stallFor)
 	}
@@ -73,17 +76,16 @@ func TestBacklogAnsweredAfterWindow(t *testing.T) {
 		mu.Unlock()
 	}))
 	defer srv.Close()
-	tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/"})
+	tgt, err := h1wire.NewHTTPTarget(h1wire.HTTPSpec{URL: srv.URL + "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := Spec{Rate: rate, Duration: time.Second, Window: time.Second, Timeout: 5 * time.Second, MaxInflight: 2}
-	r := newEngine(context.Background(), spec, tgt)
-	res := r.run()
+	spec := loadgen.Spec{Rate: rate, Duration: time.Second, Window: time.Second, Timeout: 5 * time.Second, MaxInflight: 2}
+	res, measureAt, end := runWindow(spec, tgt)
 	mu.Lock()
 	var inside int64
 	for _, f := range finished {
-		if !f.Before(r.measureAt) && f.Before(r.end) {
+		if !f.Before(measureAt) && f.Before(end) {
 			inside++
 		}
 	}

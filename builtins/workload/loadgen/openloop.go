@@ -25,10 +25,10 @@ import (
 // its own connection, up to maxInflight) whenever an unclaimed job is
 // overdue, i.e. every worker is busy.
 
-// job is one open-loop request: its number and intended start.
-type job struct {
-	seq int64
-	due time.Time
+// Job is one open-loop request: its number and intended start.
+type Job struct {
+	Seq int64
+	Due time.Time
 }
 
 // schedule hands out jobs in order, every stride-th of the pacer's from
@@ -39,7 +39,7 @@ type schedule struct {
 	start  time.Time
 	total  time.Duration
 	stride int64
-	next   job
+	next   Job
 	done   bool
 }
 
@@ -56,34 +56,34 @@ func newSchedule(p pacer, start time.Time, total time.Duration, seqBase, first, 
 // advance computes job seq; it is the caller's to hold mu.
 func (s *schedule) advance(seq int64) {
 	off := s.p.next()
-	s.next = job{seq: seq, due: s.start.Add(off)}
+	s.next = Job{Seq: seq, Due: s.start.Add(off)}
 	s.done = off >= s.total
 }
 
 // claim takes the next job; false when the schedule is over.
-func (s *schedule) claim() (job, bool) {
+func (s *schedule) claim() (Job, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.take()
 }
 
-func (s *schedule) take() (job, bool) {
+func (s *schedule) take() (Job, bool) {
 	if s.done {
-		return job{}, false
+		return Job{}, false
 	}
 	j := s.next
 	for range s.stride - 1 {
 		s.p.next() // another loop's
 	}
-	s.advance(j.seq + s.stride)
+	s.advance(j.Seq + s.stride)
 	return j, true
 }
 
 // claimDue appends to q every job due by now, in one lock.
-func (s *schedule) claimDue(now time.Time, q []job) []job {
+func (s *schedule) claimDue(now time.Time, q []Job) []Job {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for !s.done && !s.next.due.After(now) {
+	for !s.done && !s.next.Due.After(now) {
 		j, _ := s.take()
 		q = append(q, j)
 	}
@@ -91,7 +91,7 @@ func (s *schedule) claimDue(now time.Time, q []job) []job {
 }
 
 // peek returns the next unclaimed job.
-func (s *schedule) peek() (job, bool) {
+func (s *schedule) peek() (Job, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.next, !s.done
@@ -104,11 +104,11 @@ func (s *schedule) abandon(r *engine, rec *recorder) {
 	stop := r.stopTime()
 	for {
 		j, ok := s.claim()
-		if !ok || !j.due.Before(stop) || !j.due.Before(r.end) {
+		if !ok || !j.Due.Before(stop) || !j.Due.Before(r.end) {
 			return
 		}
-		if r.inMeasurement(j.due) {
-			rec.undecide(r.tagOf(j.seq))
+		if r.inMeasurement(j.Due) {
+			rec.undecide(r.tagOf(j.Seq))
 		}
 	}
 }
@@ -160,7 +160,7 @@ func (r *engine) openLoop() {
 			if !ok || now.After(r.hardEnd) {
 				return
 			}
-			switch behind := now.Sub(j.due); {
+			switch behind := now.Sub(j.Due); {
 			case behind > lateAfter: // a stall: enough workers for every overdue job
 				r.spawn(1 + int(behind.Seconds()*r.spec.Rate))
 			case behind > watchEvery: // a little behind (or timer slack): one more
@@ -229,25 +229,26 @@ func openLoops(s Spec) int {
 	return max(min(runtime.GOMAXPROCS(0)-1, s.MaxInflight), 1)
 }
 
-// openRunner is a multiplexed loop that can also run its share of an open
-// loop: the jobs of s on its clients, as they fall due.
-type openRunner interface {
-	runOpen(r *engine, rec *recorder, s *schedule)
+// OpenRunner is a multiplexed loop that can also run its share of an open
+// loop: the jobs of run's schedule on its clients, as they fall due
+// (LoopBase.DriveOpen).
+type OpenRunner interface {
+	RunOpen(run LoopRun)
 }
 
 // openEventLoops starts the open loop's event loops, if the target has
 // them: one per P but one (as the closed loop), max_inflight split between
 // them, loop i taking every n-th request of the schedule from the i-th.
 func (r *engine) openEventLoops() bool {
-	m, ok := r.tgt.(multiplexed)
+	m, ok := r.tgt.(Multiplexed)
 	if !ok {
 		return false
 	}
 	n := openLoops(r.spec)
-	loops := make([]openRunner, 0, n)
+	loops := make([]OpenRunner, 0, n)
 	for i := range n {
-		l := m.newLoop(r.spec.MaxInflight/n + btoi(i < r.spec.MaxInflight%n))
-		o, ok := l.(openRunner)
+		l := m.NewLoop(r.spec.MaxInflight/n + btoi(i < r.spec.MaxInflight%n))
+		o, ok := l.(OpenRunner)
 		if !ok {
 			if l != nil {
 				l.Close()
@@ -260,8 +261,8 @@ func (r *engine) openEventLoops() bool {
 	for i, o := range loops {
 		s := newSchedule(newPacer(r.spec.Arrival, r.spec.Rate, r.spec.SeqBase), r.start, r.spec.Warmup+r.spec.Duration, r.spec.SeqBase, int64(i), int64(n))
 		r.scheds = append(r.scheds, s)
-		rec := r.register(o.(loop))
-		r.wg.Go(func() { o.runOpen(r, rec, s) })
+		rec := r.register(o.(Loop))
+		r.wg.Go(func() { o.RunOpen(LoopRun{r: r, rec: rec, sched: s}) })
 	}
 	return true
 }
@@ -278,31 +279,31 @@ func (r *engine) openWorker(c Client, rec *recorder, sched *schedule) {
 		if !ok {
 			return
 		}
-		measured := r.inMeasurement(j.due)
-		if !sl.until(r.ctx, r.sendAt(j.due)) {
-			if measured && j.due.Before(r.stopTime()) {
-				rec.undecide(r.tagOf(j.seq))
+		measured := r.inMeasurement(j.Due)
+		if !sl.until(r.ctx, r.sendAt(j.Due)) {
+			if measured && j.Due.Before(r.stopTime()) {
+				rec.undecide(r.tagOf(j.Seq))
 			}
 			return
 		}
 		sent := time.Now()
-		if waited := sent.Sub(j.due); waited > r.spec.Timeout {
+		if waited := sent.Sub(j.Due); waited > r.spec.Timeout {
 			if measured {
-				rec.drop(waited, r.windowOf(j.due), r.tagOf(j.seq))
+				rec.drop(waited, r.windowOf(j.Due), r.tagOf(j.Seq))
 			}
 			continue
 		}
-		class, tag := c.Do(r.loadCtx, Request{Seq: j.seq, Deadline: r.deadline(sent), Measured: measured})
+		class, tag := c.Do(r.loadCtx, Request{Seq: j.Seq, Deadline: r.deadline(sent), Measured: measured})
 		if r.ctx.Err() != nil {
 			// Interrupted mid-request: not a measurement. A job due at or
 			// after the stop is not intended (see intended), even when its
 			// timer fired in the same instant as Ctrl-C.
-			if measured && j.due.Before(r.stopTime()) {
+			if measured && j.Due.Before(r.stopTime()) {
 				rec.undecide(tag)
 			}
 			return
 		}
-		r.openFinished(rec, j.due, sent, time.Now(), measured, class, tag)
+		r.openFinished(rec, j.Due, sent, time.Now(), measured, class, tag)
 	}
 }
 

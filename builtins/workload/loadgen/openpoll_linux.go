@@ -7,17 +7,18 @@ import (
 	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
-// openOps is a multiplexed loop's part in driveOpen, beside the closed
-// loop's (client, expire, ready). The loop records each request's outcome
-// through engine.settled, which measures it from its intended start.
-type openOps interface {
-	loopOps
-	// launch sends j on client i (dialling first if i has no connection);
+// OpenOps is a multiplexed loop's part in driveOpen, beside the closed
+// loop's (Client, Expire, Ready). The loop records each request's outcome
+// through LoopBase.Settled, which measures it from its intended start.
+type OpenOps interface {
+	LoopOps
+	// Launch sends j on client i (dialling first if i has no connection);
 	// a failure to send is recorded at once and leaves i idle.
-	launch(i int, j job, now time.Time)
-	// stamped says whether responses carry the kernel's time of arrival
-	// (so far every one has): then the loop need not wake for each.
-	stamped() bool
+	Launch(i int, j Job, now time.Time)
+	// Stamped says whether responses carry the kernel's time of arrival
+	// (so far every one has): then the loop need not wake for each
+	// (LoopBase has it).
+	Stamped() bool
 }
 
 // openDriver is one event loop's share of an open loop: its schedule, its
@@ -26,14 +27,14 @@ type openOps interface {
 type openDriver struct {
 	r     *engine
 	rec   *recorder
-	ops   openOps
+	ops   OpenOps
 	sched *schedule
 
 	slots int    // clients this loop may have: its share of max_inflight
 	used  int    // clients 0..used-1 have been launched at least once
 	free  []int  // idle clients, the most recently used last (its connection is warm)
 	idle  []bool // whether client i is in free
-	queue []job  // due and not yet sent, oldest first, from head
+	queue []Job  // due and not yet sent, oldest first, from head
 	head  int
 
 	nextExpire time.Time // no request in flight has a deadline before this
@@ -46,7 +47,7 @@ type openDriver struct {
 // and sleeps until the next job is due, a deadline passes or a socket is
 // ready. A job that waits for a client is measured from its intended
 // start like every other, so the wait shows in the percentiles.
-func (r *engine) driveOpen(p *netpoll.Poller, ops openOps, slots int, s *schedule, rec *recorder) {
+func (r *engine) driveOpen(p *netpoll.Poller, ops OpenOps, slots int, s *schedule, rec *recorder) {
 	d := &openDriver{r: r, rec: rec, ops: ops, sched: s, slots: slots, idle: make([]bool, slots)}
 	for {
 		now := time.Now()
@@ -71,11 +72,11 @@ func (r *engine) driveOpen(p *netpoll.Poller, ops openOps, slots int, s *schedul
 		switch {
 		case d.head < len(d.queue):
 			mode = netpoll.WaitBacklog
-		case scheduled && ops.stamped(): // not at the end: wake for the last responses
+		case scheduled && ops.Stamped(): // not at the end: wake for the last responses
 			mode = netpoll.WaitQuiet
 		}
 		for _, ev := range p.WaitFor(time.Until(wake), mode) {
-			ops.ready(ev)
+			ops.Ready(ev)
 			d.settle(int(ev.Fd))
 		}
 	}
@@ -87,10 +88,10 @@ func (d *openDriver) dispatch(now time.Time) {
 	r := d.r
 	for d.head < len(d.queue) {
 		j := d.queue[d.head]
-		if waited := now.Sub(j.due); waited > r.spec.Timeout {
+		if waited := now.Sub(j.Due); waited > r.spec.Timeout {
 			d.head++
-			if r.inMeasurement(j.due) {
-				d.rec.drop(waited, r.windowOf(j.due), r.tagOf(j.seq))
+			if r.inMeasurement(j.Due) {
+				d.rec.drop(waited, r.windowOf(j.Due), r.tagOf(j.Seq))
 			}
 			continue
 		}
@@ -100,9 +101,9 @@ func (d *openDriver) dispatch(now time.Time) {
 		}
 		d.head++
 		now = time.Now() // a dial takes a while: each send is timed on its own
-		d.ops.launch(i, j, now)
-		if c := d.ops.client(i); c.busy && c.deadline.Before(d.nextExpire) {
-			d.nextExpire = c.deadline
+		d.ops.Launch(i, j, now)
+		if c := d.ops.Client(i); c.Busy && c.Deadline.Before(d.nextExpire) {
+			d.nextExpire = c.Deadline
 		}
 		d.settle(i)
 	}
@@ -130,7 +131,7 @@ func (d *openDriver) take() (int, bool) {
 
 // settle puts client i back among the idle ones once its request is over.
 func (d *openDriver) settle(i int) {
-	if i < d.used && !d.idle[i] && !d.ops.client(i).busy {
+	if i < d.used && !d.idle[i] && !d.ops.Client(i).Busy {
 		d.idle[i] = true
 		d.free = append(d.free, i)
 	}
@@ -140,17 +141,17 @@ func (d *openDriver) settle(i int) {
 func (d *openDriver) expire(now time.Time) {
 	d.nextExpire = now.Add(d.r.spec.Timeout)
 	for i := range d.used {
-		c := d.ops.client(i)
-		if !c.busy {
+		c := d.ops.Client(i)
+		if !c.Busy {
 			continue
 		}
-		if !now.Before(c.deadline) {
-			d.ops.expire(i, now)
+		if !now.Before(c.Deadline) {
+			d.ops.Expire(i, now)
 			d.settle(i)
 			continue
 		}
-		if c.deadline.Before(d.nextExpire) {
-			d.nextExpire = c.deadline
+		if c.Deadline.Before(d.nextExpire) {
+			d.nextExpire = c.Deadline
 		}
 	}
 }
@@ -165,11 +166,11 @@ func (d *openDriver) wakeAt(now time.Time) (time.Time, bool) {
 		wake = minTime(wake, d.nextExpire)
 	}
 	if d.head < len(d.queue) {
-		wake = minTime(wake, d.queue[d.head].due.Add(d.r.spec.Timeout))
+		wake = minTime(wake, d.queue[d.head].Due.Add(d.r.spec.Timeout))
 	}
 	j, scheduled := d.sched.peek()
 	if scheduled {
-		wake = minTime(wake, d.r.sendAt(j.due))
+		wake = minTime(wake, d.r.sendAt(j.Due))
 	}
 	return wake, scheduled || busy > 0 || d.head < len(d.queue)
 }
@@ -179,13 +180,13 @@ func (d *openDriver) wakeAt(now time.Time) (time.Time, bool) {
 func (d *openDriver) interrupted() {
 	r, stop := d.r, d.r.stopTime()
 	for i := range d.used {
-		if c := d.ops.client(i); c.busy && c.measured && c.due.Before(stop) {
-			d.rec.undecide(c.tag) // busy stays: close drops the connection
+		if c := d.ops.Client(i); c.Busy && c.Measured && c.Due.Before(stop) {
+			d.rec.undecide(c.Tag) // busy stays: close drops the connection
 		}
 	}
 	for _, j := range d.queue[d.head:] {
-		if r.inMeasurement(j.due) && j.due.Before(stop) {
-			d.rec.undecide(r.tagOf(j.seq))
+		if r.inMeasurement(j.Due) && j.Due.Before(stop) {
+			d.rec.undecide(r.tagOf(j.Seq))
 		}
 	}
 }
@@ -205,20 +206,20 @@ type arrivals struct {
 	oob                    [64]byte
 }
 
-func (a *arrivals) stamped() bool { return a.stamps && !a.noStamps }
+func (a *arrivals) Stamped() bool { return a.stamps && !a.noStamps }
 
-// watch asks fd's socket for receive times, in an open loop or one of
+// Watch asks fd's socket for receive times, in an open loop or one of
 // users who think.
-func (a *arrivals) watch(fd int) {
+func (a *arrivals) Watch(fd int) {
 	if (a.open || a.users) && !a.noStamps && syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1) != nil {
 		a.noStamps = true
 	}
 }
 
-// read reads what fd has into b, and when it came: the kernel's receive
+// Read reads what fd has into b, and when it came: the kernel's receive
 // time where the loop asked for it, else now. (A closed or failed
 // connection has no such time: read late, its failure is timed late.)
-func (a *arrivals) read(fd int, b []byte) (int, time.Time, error) {
+func (a *arrivals) Read(fd int, b []byte) (int, time.Time, error) {
 	if !(a.open || a.users) || a.noStamps {
 		n, err := netpoll.RawRead(fd, b)
 		return n, time.Now(), err
@@ -242,15 +243,15 @@ func (a *arrivals) read(fd int, b []byte) (int, time.Time, error) {
 
 // settled records the outcome of client c's request, decided at end: from
 // its start in a closed loop, from its intended start in an open one.
-func (r *engine) settled(rec *recorder, c *inflight, end time.Time, class string) {
-	if c.due.IsZero() {
-		r.finished(rec, c.t0, end, c.measured, class, c.tag)
+func (r *engine) settled(rec *recorder, c *Inflight, end time.Time, class string) {
+	if c.Due.IsZero() {
+		r.finished(rec, c.T0, end, c.Measured, class, c.Tag)
 		if r.thinking() {
 			c.thinkFrom(end)
 		}
 		return
 	}
-	r.openFinished(rec, c.due, c.t0, end, c.measured, class, c.tag)
+	r.openFinished(rec, c.Due, c.T0, end, c.Measured, class, c.Tag)
 }
 
 func minTime(a, b time.Time) time.Time {

@@ -1,15 +1,18 @@
-package loadgen
+package loadgen_test
 
 import (
 	"context"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
+	"github.com/benchbook/benchbook/runtime/testsupport/timing"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/h1wire"
 )
 
 // TestOpenEventLoop: a plain-HTTP open loop runs on event loops, not
@@ -24,25 +27,26 @@ func TestOpenEventLoop(t *testing.T) {
 	for _, timerfd := range []bool{false, true} {
 		netpoll.UseTimerfd(timerfd)
 		seen.Store(0)
-		tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/"})
+		tgt, err := h1wire.NewHTTPTarget(h1wire.HTTPSpec{URL: srv.URL + "/"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec := Spec{Rate: 1000, Duration: time.Second, Warmup: 200 * time.Millisecond, Window: time.Second, Timeout: time.Second, MaxInflight: 16}
-		r := newEngine(context.Background(), spec, tgt)
-		res := r.run()
+		spec := loadgen.Spec{Rate: 1000, Duration: time.Second, Warmup: 200 * time.Millisecond, Window: time.Second, Timeout: time.Second, MaxInflight: 16}
+		s := spy(tgt)
+		res := loadgen.Run(context.Background(), spec, s)
+		loops, workers := s.counts()
 		t.Logf("timerfd %v: loops %d, workers %d, intended %d, count %d, errors %v, dropped %d, lag p50 %.3f ms p99 %.3f ms, server saw %d",
-			timerfd, r.loops, r.workers, res.Intended, res.Count, res.Errors, res.Dropped, QuantileMs(res.Lag, 50), QuantileMs(res.Lag, 99), seen.Load())
-		if r.loops == 0 || r.workers != 0 {
-			t.Errorf("timerfd %v: %d event loops and %d workers ran the open loop, want loops alone", timerfd, r.loops, r.workers)
+			timerfd, loops, workers, res.Intended, res.Count, res.Errors, res.Dropped, loadgen.QuantileMs(res.Lag, 50), loadgen.QuantileMs(res.Lag, 99), seen.Load())
+		if loops == 0 || workers != 0 {
+			t.Errorf("timerfd %v: %d event loops and %d workers ran the open loop, want loops alone", timerfd, loops, workers)
 		}
-		if res.Intended != 1000 || res.Count+SumErrors(res.Errors)+res.Dropped != res.Intended {
+		if res.Intended != 1000 || res.Count+loadgen.SumErrors(res.Errors)+res.Dropped != res.Intended {
 			t.Errorf("timerfd %v: intended %d (want 1000) = count %d + errors %v + dropped %d?", timerfd, res.Intended, res.Count, res.Errors, res.Dropped)
 		}
 		if got, want := seen.Load(), int64(1200); got != want { // warmup included
 			t.Errorf("timerfd %v: the server saw %d requests, want %d", timerfd, got, want)
 		}
-		if lag := QuantileMs(res.Lag, 50); !raceEnabled && lag > 0.4 {
+		if lag := loadgen.QuantileMs(res.Lag, 50); !timing.Race && lag > 0.4 {
 			t.Errorf("timerfd %v: dispatch lag p50 %.2f ms, want < 0.4", timerfd, lag)
 		}
 	}
@@ -56,19 +60,23 @@ func TestOpenEventLoop(t *testing.T) {
 func TestLateReadTimedAtArrival(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	defer srv.Close()
-	tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/"})
+	tgt, err := h1wire.NewHTTPTarget(h1wire.HTTPSpec{URL: srv.URL + "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := Spec{Rate: 50, Duration: time.Second, Warmup: 100 * time.Millisecond, Window: time.Second, Timeout: time.Second, MaxInflight: 4}
-	r := newEngine(context.Background(), spec, tgt)
-	res := r.run()
-	l, ok := r.clients[0].(*httpLoop)
-	if !ok || !l.stamped() {
+	spec := loadgen.Spec{Rate: 50, Duration: time.Second, Warmup: 100 * time.Millisecond, Window: time.Second, Timeout: time.Second, MaxInflight: 4}
+	s := spy(tgt)
+	res := loadgen.Run(context.Background(), spec, s)
+	var l interface{ Stamped() bool }
+	ok := len(s.loops) > 0
+	if ok {
+		l, ok = s.loops[0].(interface{ Stamped() bool })
+	}
+	if !ok || !l.Stamped() {
 		t.Fatalf("the open loop did not read with kernel receive times (loop %v)", ok)
 	}
-	svc := QuantileMs(res.Service, 50)
-	t.Logf("count %d, service p50 %.3f ms p99 %.3f ms, latency p50 %.3f ms", res.Count, svc, QuantileMs(res.Service, 99), QuantileMs(res.Hist, 50))
+	svc := loadgen.QuantileMs(res.Service, 50)
+	t.Logf("count %d, service p50 %.3f ms p99 %.3f ms, latency p50 %.3f ms", res.Count, svc, loadgen.QuantileMs(res.Service, 99), loadgen.QuantileMs(res.Hist, 50))
 	if res.Count != 50 {
 		t.Errorf("count %d, want 50", res.Count)
 	}
@@ -82,48 +90,15 @@ func TestLateReadTimedAtArrival(t *testing.T) {
 // (and never leave before it), and the rate and the account still hold.
 func TestOpenLoopTick(t *testing.T) {
 	tgt, seen := countedTarget(t)
-	spec := Spec{Rate: 2000, Duration: time.Second, Window: time.Second, Timeout: time.Second, MaxInflight: 16, Tick: time.Millisecond}
-	res := newEngine(context.Background(), spec, tgt).run()
-	lag := QuantileMs(res.Lag, 50)
-	t.Logf("count %d, server saw %d, lag p50 %.3f ms p99 %.3f ms, latency p50 %.3f ms", res.Count, seen.Load(), lag, QuantileMs(res.Lag, 99), QuantileMs(res.Hist, 50))
+	spec := loadgen.Spec{Rate: 2000, Duration: time.Second, Window: time.Second, Timeout: time.Second, MaxInflight: 16, Tick: time.Millisecond}
+	res := loadgen.Run(context.Background(), spec, tgt)
+	lag := loadgen.QuantileMs(res.Lag, 50)
+	t.Logf("count %d, server saw %d, lag p50 %.3f ms p99 %.3f ms, latency p50 %.3f ms", res.Count, seen.Load(), lag, loadgen.QuantileMs(res.Lag, 99), loadgen.QuantileMs(res.Hist, 50))
 	if res.Count != 2000 || seen.Load() != 2000 {
 		t.Errorf("count %d, server saw %d, want 2000", res.Count, seen.Load())
 	}
-	if !raceEnabled && (lag < 0.25 || lag > 1.5) {
+	if !timing.Race && (lag < 0.25 || lag > 1.5) {
 		t.Errorf("dispatch lag p50 %.3f ms, want about half the 1 ms tick", lag)
-	}
-}
-
-// TestArrivalsWithoutStamps: a read that comes without a receive time does
-// not end the loop's hope of them before any came (the kernel turns them on
-// a moment after the first socket asks), but ends it once they had come: a
-// response read late must never be timed at the read. A unix socket, which
-// has no receive times, stands in for both.
-func TestArrivalsWithoutStamps(t *testing.T) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(fds[0])
-	defer syscall.Close(fds[1])
-	a := &arrivals{open: true}
-	b := make([]byte, 64)
-	for i, stampedBefore := range []bool{false, true} {
-		a.stamps = stampedBefore
-		if _, err := syscall.Write(fds[1], []byte("response")); err != nil {
-			t.Fatal(err)
-		}
-		before := time.Now()
-		n, at, err := a.read(fds[0], b)
-		if n != 8 || err != nil || at.Before(before) {
-			t.Fatalf("read %d: %d bytes, err %v, timed %s (before the read)", i, n, err, at)
-		}
-		if a.noStamps != stampedBefore {
-			t.Errorf("read %d without a receive time, stamps seen before %v: noStamps %v", i, stampedBefore, a.noStamps)
-		}
-		if a.stamped() {
-			t.Errorf("read %d: stamped() with no receive time ever read", i)
-		}
 	}
 }
 
@@ -132,16 +107,20 @@ func TestArrivalsWithoutStamps(t *testing.T) {
 // says which tick ran.
 func TestOpenLoopAutoTick(t *testing.T) {
 	tgt, seen := countedTarget(t)
-	spec := Spec{Rate: 8000, Duration: 500 * time.Millisecond, Window: 500 * time.Millisecond, Timeout: time.Second, MaxInflight: 64, TickAuto: true}
-	r := newEngine(context.Background(), spec, tgt)
-	res := r.run()
-	want := AutoTick(spec.Rate / float64(openLoops(spec)))
+	spec := loadgen.Spec{Rate: 8000, Duration: 500 * time.Millisecond, Window: 500 * time.Millisecond, Timeout: time.Second, MaxInflight: 64, TickAuto: true}
+	s := spy(tgt)
+	res := loadgen.Run(context.Background(), spec, s)
+	loops, _ := s.counts()
+	if loops == 0 {
+		t.Fatal("the open loop ran on no event loop")
+	}
+	want := loadgen.AutoTick(spec.Rate / float64(loops))
 	t.Logf("loops %d, tick %s, count %d, server saw %d, lag p50 %.3f ms p99 %.3f ms, latency p50 %.3f ms",
-		r.loops, res.Tick, res.Count, seen.Load(), QuantileMs(res.Lag, 50), QuantileMs(res.Lag, 99), QuantileMs(res.Hist, 50))
+		loops, res.Tick, res.Count, seen.Load(), loadgen.QuantileMs(res.Lag, 50), loadgen.QuantileMs(res.Lag, 99), loadgen.QuantileMs(res.Hist, 50))
 	if res.Tick != want {
 		t.Errorf("result tick %s, want %s", res.Tick, want)
 	}
-	if res.Intended != 4000 || res.Count+SumErrors(res.Errors)+res.Dropped != res.Intended || seen.Load() != res.Intended {
+	if res.Intended != 4000 || res.Count+loadgen.SumErrors(res.Errors)+res.Dropped != res.Intended || seen.Load() != res.Intended {
 		t.Errorf("intended %d (want 4000) = count %d + errors %v + dropped %d, server saw %d", res.Intended, res.Count, res.Errors, res.Dropped, seen.Load())
 	}
 	// The sends' lag is logged, not asserted: on a loaded machine the
@@ -151,11 +130,11 @@ func TestOpenLoopAutoTick(t *testing.T) {
 
 // countedTarget is an HTTP target on a loopback server that counts the
 // requests it saw.
-func countedTarget(t *testing.T) (*HTTPTarget, *atomic.Int64) {
+func countedTarget(t *testing.T) (*h1wire.HTTPTarget, *atomic.Int64) {
 	seen := new(atomic.Int64)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { seen.Add(1) }))
 	t.Cleanup(srv.Close)
-	tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/"})
+	tgt, err := h1wire.NewHTTPTarget(h1wire.HTTPSpec{URL: srv.URL + "/"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,8 @@ package loadgen
 
 import (
 	"bytes"
-	"context"
-	"crypto/tls"
 	"io"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -74,28 +70,6 @@ func TestRawConn(t *testing.T) {
 	}
 	if _, err := c.Write([]byte("x")); Classify(err) != "interrupted" {
 		t.Errorf("write on a closed conn: %v classified %q, want interrupted", err, Classify(err))
-	}
-}
-
-// TestHTTPSOverRawConn: TLS runs on top of the raw socket reads and writes.
-func TestHTTPSOverRawConn(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "hello\n") }))
-	defer srv.Close()
-	tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	roots := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
-	tgt.tls = &tls.Config{ServerName: tgt.tls.ServerName, RootCAs: roots}
-	c := tgt.NewClient()
-	defer c.Close()
-	for i := range 20 {
-		if class, _ := c.Do(context.Background(), Request{Seq: int64(i), Deadline: time.Now().Add(5 * time.Second)}); class != "" {
-			t.Fatalf("request %d: %s", i, class)
-		}
-	}
-	if _, ok := c.(*httpClient).conn.(*tls.Conn).NetConn().(*netpoll.RawConn); !ok {
-		t.Errorf("the TLS connection does not run over a netpoll.RawConn")
 	}
 }
 

@@ -1,4 +1,4 @@
-package loadgen
+package loadgen_test
 
 import (
 	"context"
@@ -12,6 +12,9 @@ import (
 
 	"github.com/benchbook/benchbook/runtime/hostinfo"
 	"github.com/benchbook/benchbook/runtime/testsupport/timing"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/h1wire"
 )
 
 // TestSlowGeneratorDelaysSendsNotResponses: users whose requests a
@@ -53,15 +56,15 @@ func TestSlowGeneratorDelaysSendsNotResponses(t *testing.T) {
 				}
 				return "/slow", nil
 			}
-			run := func(gen func(int64) (string, error)) *Result {
-				tgt, err := NewHTTPTarget(HTTPSpec{URL: srv.URL + "/", Insecure: tls, Gen: gen})
+			run := func(gen func(int64) (string, error)) *loadgen.Result {
+				tgt, err := h1wire.NewHTTPTarget(h1wire.HTTPSpec{URL: srv.URL + "/", Insecure: tls, Gen: gen})
 				if err != nil {
 					t.Fatal(err)
 				}
-				spec := Spec{Clients: users, Think: think, Warmup: 200 * time.Millisecond,
+				spec := loadgen.Spec{Clients: users, Think: think, Warmup: 200 * time.Millisecond,
 					Duration: 600 * time.Millisecond, Window: 600 * time.Millisecond, Timeout: 5 * time.Second}
-				res := newEngine(context.Background(), spec, tgt).run()
-				if SumErrors(res.Errors) != 0 || res.Count == 0 {
+				res := loadgen.Run(context.Background(), spec, tgt)
+				if loadgen.SumErrors(res.Errors) != 0 || res.Count == 0 {
 					t.Fatalf("count %d, errors %v", res.Count, res.Errors)
 				}
 				return res
@@ -91,13 +94,13 @@ func TestSlowGeneratorDelaysSendsNotResponses(t *testing.T) {
 
 // slowGenErrors checks a slow generator's run (and the same users' without
 // it) against what the generator's known cost implies.
-func slowGenErrors(t *testing.T, slow, free *Result, users int, think, g time.Duration, x float64) (errs []string) {
+func slowGenErrors(t *testing.T, slow, free *loadgen.Result, users int, think, g time.Duration, x float64) (errs []string) {
 	t.Helper()
 	cycle := float64(users) / x * 1e3 // ms, by the law N = X (R + Z)
 	wait := cycle - think.Seconds()*1e3 - slow.Hist.Mean()/1e3
-	lat, lag, meanLag := QuantileMs(slow.Hist, 50), QuantileMs(slow.Lag, 50), slow.Lag.Mean()/1e3
+	lat, lag, meanLag := loadgen.QuantileMs(slow.Hist, 50), loadgen.QuantileMs(slow.Lag, 50), slow.Lag.Mean()/1e3
 	t.Logf("slow generator (%s a call): %.0f req/s (it can make %.0f), cycle %.2f ms: latency p50 %.3f ms mean %.3f, send delay p50 %.2f ms mean %.2f, late %d of %d; without a generator: latency p50 %.3f ms, send delay p50 %.3f ms",
-		g, x, 1/g.Seconds(), cycle, lat, slow.Hist.Mean()/1e3, lag, meanLag, slow.Late, slow.Intended, QuantileMs(free.Hist, 50), QuantileMs(free.Lag, 50))
+		g, x, 1/g.Seconds(), cycle, lat, slow.Hist.Mean()/1e3, lag, meanLag, slow.Late, slow.Intended, loadgen.QuantileMs(free.Hist, 50), loadgen.QuantileMs(free.Lag, 50))
 	if lat > g.Seconds()*1e3/2 {
 		errs = append(errs, fmt.Sprintf("latency p50 %.3f ms from a server that answers at once: the generator's %s a call is in it", lat, g))
 	}
@@ -107,7 +110,7 @@ func slowGenErrors(t *testing.T, slow, free *Result, users int, think, g time.Du
 	if lag < 0.02*cycle {
 		errs = append(errs, fmt.Sprintf("median send delay %.2f ms, under 2 %% of a %.2f ms cycle: the run would not say gen_bound", lag, cycle))
 	}
-	if f := QuantileMs(free.Lag, 50); f > lag/5 {
+	if f := loadgen.QuantileMs(free.Lag, 50); f > lag/5 {
 		errs = append(errs, fmt.Sprintf("without a generator the users' sends are late by %.3f ms (p50), with one %.3f ms", f, lag))
 	}
 	return errs

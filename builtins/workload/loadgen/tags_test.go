@@ -1,4 +1,4 @@
-package loadgen
+package loadgen_test
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/h1wire"
 )
 
 // pathCounter is the oracle of the tag tests: a net/http server that
@@ -40,7 +43,7 @@ func (p *pathCounter) reset() map[string]int64 {
 
 // mixRequests is the mix the tag tests send: three kinds, two sharing the
 // tag "read", one failing.
-var mixRequests = []HTTPRequest{
+var mixRequests = []h1wire.HTTPRequest{
 	{Tag: "read", URL: "/items/1", Weight: 3},
 	{Tag: "read", URL: "/items/2", Weight: 1},
 	{Tag: "write", URL: "/items", Method: "POST", Body: []byte(`{"n":1}`), Weight: 2},
@@ -65,22 +68,22 @@ func TestTagsCountEveryRequestOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		url  string
-		spec Spec
+		spec loadgen.Spec
 	}{
-		{"closed loop", plain.URL, Spec{Clients: 6}},
-		{"open loop", plain.URL, Spec{Rate: 1500, MaxInflight: 32}},
-		{"closed https", tlsSrv.URL, Spec{Clients: 3}},
-		{"open https", tlsSrv.URL, Spec{Rate: 800, MaxInflight: 16}},
+		{"closed loop", plain.URL, loadgen.Spec{Clients: 6}},
+		{"open loop", plain.URL, loadgen.Spec{Rate: 1500, MaxInflight: 32}},
+		{"closed https", tlsSrv.URL, loadgen.Spec{Clients: 3}},
+		{"open https", tlsSrv.URL, loadgen.Spec{Rate: 800, MaxInflight: 16}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tgt, err := NewHTTPTarget(HTTPSpec{URL: tc.url, Requests: mixRequests, Seed: 7, Insecure: true})
+			tgt, err := h1wire.NewHTTPTarget(h1wire.HTTPSpec{URL: tc.url, Requests: mixRequests, Seed: 7, Insecure: true})
 			if err != nil {
 				t.Fatal(err)
 			}
 			spec := tc.spec
 			spec.Duration, spec.Window, spec.Timeout = 700*time.Millisecond, 200*time.Millisecond, 5*time.Second
 			oracle.reset()
-			res := Run(context.Background(), spec, tgt)
+			res := loadgen.Run(context.Background(), spec, tgt)
 			served := oracle.reset()
 			checkTagAccounts(t, res)
 			byTag := map[string]int64{}
@@ -103,7 +106,7 @@ func TestTagsCountEveryRequestOnce(t *testing.T) {
 			if res.Tags["read"].Count+res.Tags["write"].Count != res.Count {
 				t.Errorf("the successes of read and write (%d + %d) are not the run's %d", res.Tags["read"].Count, res.Tags["write"].Count, res.Count)
 			}
-			mix, _ := NewMix([]float64{3, 1, 2, 1}, 7)
+			mix, _ := loadgen.NewMix([]float64{3, 1, 2, 1}, 7)
 			sh := mix.Shares()
 			chiSquare(t, map[string]int64{"read": byTag["read"], "write": byTag["write"], "broken": byTag["broken"]},
 				map[string]float64{"read": sh[0] + sh[1], "write": sh[2], "broken": sh[3]})
@@ -113,16 +116,16 @@ func TestTagsCountEveryRequestOnce(t *testing.T) {
 
 // checkTagAccounts: each tag's counts add up to its intended, its
 // histograms hold its decided requests, and the tags sum to the run.
-func checkTagAccounts(t *testing.T, res *Result) {
+func checkTagAccounts(t *testing.T, res *loadgen.Result) {
 	t.Helper()
 	if res.Tags == nil {
 		return
 	}
-	var sum Result
+	var sum loadgen.Result
 	sum.Errors = map[string]int64{}
 	var hist, windows int64
 	for tag, r := range res.Tags {
-		decided := r.Count + SumErrors(r.Errors) + r.Dropped
+		decided := r.Count + loadgen.SumErrors(r.Errors) + r.Dropped
 		if got := decided + r.Undecided; got != r.Intended {
 			t.Errorf("tag %s: %d accounted for, %d intended", tag, got, r.Intended)
 		}
@@ -136,11 +139,13 @@ func checkTagAccounts(t *testing.T, res *Result) {
 		sum.Count += r.Count
 		sum.Dropped += r.Dropped
 		sum.Undecided += r.Undecided
-		addCounts(sum.Errors, r.Errors)
+		for k, v := range r.Errors {
+			sum.Errors[k] += v
+		}
 		hist += r.Hist.TotalCount()
 	}
 	if sum.Intended != res.Intended || sum.Count != res.Count || sum.Dropped != res.Dropped || sum.Undecided != res.Undecided ||
-		SumErrors(sum.Errors) != SumErrors(res.Errors) || hist != res.Hist.TotalCount() {
+		loadgen.SumErrors(sum.Errors) != loadgen.SumErrors(res.Errors) || hist != res.Hist.TotalCount() {
 		t.Errorf("the tags sum to intended %d, count %d, errors %v, dropped %d, undecided %d, hist %d; the run has %d, %d, %v, %d, %d, %d",
 			sum.Intended, sum.Count, sum.Errors, sum.Dropped, sum.Undecided, hist, res.Intended, res.Count, res.Errors, res.Dropped, res.Undecided, res.Hist.TotalCount())
 	}
@@ -200,7 +205,7 @@ func TestMixDrawsItsWeights(t *testing.T) {
 	for _, streams := range []int{1, 8} {
 		rejected := 0
 		for seed := range seeds {
-			m, err := NewMix(weights, uint64(seed))
+			m, err := loadgen.NewMix(weights, uint64(seed))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,7 +230,7 @@ func TestMixDrawsItsWeights(t *testing.T) {
 			t.Errorf("%d streams: %d of %d seeds rejected at 1 %%: the draw does not follow its weights", streams, rejected, seeds)
 		}
 	}
-	m, _ := NewMix(weights, 1)
+	m, _ := loadgen.NewMix(weights, 1)
 	same := 0
 	for seq := range int64(1000) {
 		if m.Pick(1, seq) == m.Pick(2, seq) {
@@ -241,11 +246,11 @@ func TestMixDrawsItsWeights(t *testing.T) {
 // TestNewMixRefusesBadWeights names the request whose weight is wrong.
 func TestNewMixRefusesBadWeights(t *testing.T) {
 	for _, w := range [][]float64{{1, 0}, {1, -2}, {math.Inf(1)}, {math.NaN()}, nil} {
-		if _, err := NewMix(w, 0); err == nil {
+		if _, err := loadgen.NewMix(w, 0); err == nil {
 			t.Errorf("weights %v accepted", w)
 		}
 	}
-	if _, err := NewMix([]float64{1, -2}, 0); err == nil || !strings.Contains(err.Error(), "requests[1]") {
+	if _, err := loadgen.NewMix([]float64{1, -2}, 0); err == nil || !strings.Contains(err.Error(), "requests[1]") {
 		t.Errorf("error %v does not name requests[1]", err)
 	}
 }
@@ -262,19 +267,19 @@ func TestTaggedGeneratorAndInterrupt(t *testing.T) {
 		}
 	}))
 	defer slow.Close()
-	gen := func(seq int64) (HTTPRequest, error) {
+	gen := func(seq int64) (h1wire.HTTPRequest, error) {
 		tag := []string{"a", "b", "c"}[seq%3]
-		return HTTPRequest{URL: "/" + tag, Tag: tag}, nil
+		return h1wire.HTTPRequest{URL: "/" + tag, Tag: tag}, nil
 	}
-	for _, loop := range []Spec{{Rate: 200, MaxInflight: 8}, {Clients: 4}} {
-		tgt, err := NewHTTPTarget(HTTPSpec{URL: slow.URL, Tagged: gen})
+	for _, loop := range []loadgen.Spec{{Rate: 200, MaxInflight: 8}, {Clients: 4}} {
+		tgt, err := h1wire.NewHTTPTarget(h1wire.HTTPSpec{URL: slow.URL, Tagged: gen})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(600*time.Millisecond, cancel)
 		loop.Duration, loop.Warmup, loop.Window, loop.Timeout = 5*time.Second, 100*time.Millisecond, time.Second, time.Second
-		res := Run(ctx, loop, tgt)
+		res := loadgen.Run(ctx, loop, tgt)
 		cancel()
 		if !res.Interrupted || res.Undecided == 0 {
 			t.Errorf("%+v: interrupted %v, undecided %d", loop, res.Interrupted, res.Undecided)
@@ -296,7 +301,7 @@ func TestTaggedGeneratorAndInterrupt(t *testing.T) {
 
 // BenchmarkPickMix is the cost of one draw from a mix of four.
 func BenchmarkPickMix(b *testing.B) {
-	m, _ := NewMix([]float64{5, 3, 1.5, 0.5}, 1)
+	m, _ := loadgen.NewMix([]float64{5, 3, 1.5, 0.5}, 1)
 	var n int
 	for i := range b.N {
 		n += m.Pick(3, int64(i))

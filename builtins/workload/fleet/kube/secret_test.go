@@ -21,6 +21,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/builtins/workload/loadgen/pgwire"
 )
 
 const (
@@ -81,7 +82,7 @@ func sqlSpecs(t *testing.T, n int) []fleet.Spec {
 	t.Helper()
 	load := fleet.Load{
 		Spec: loadgen.Spec{Clients: 4, Duration: time.Second, Label: "SELECT 1"},
-		SQL:  &fleet.SQLLoad{DSN: leakDSN, Statements: []loadgen.Statement{{SQL: "SELECT 1"}}},
+		SQL:  &fleet.SQLLoad{DSN: leakDSN, Statements: []pgwire.Statement{{SQL: "SELECT 1"}}},
 	}
 	b, err := json.Marshal(load)
 	if err != nil {

@@ -1,4 +1,4 @@
-package loadgen
+package h1wire
 
 import (
 	"io"
@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
@@ -18,7 +19,7 @@ import (
 type httpLoop struct {
 	t     *HTTPTarget
 	conns []*httpConn
-	loopBase
+	loadgen.LoopBase
 }
 
 // httpConn is one client of the loop.
@@ -32,10 +33,17 @@ type httpConn struct {
 
 	writing bool
 	seq     int64
-	inflight
+	loadgen.Inflight
 }
 
-func (t *HTTPTarget) newLoop(clients int) loop {
+var (
+	_ loadgen.Multiplexed = (*HTTPTarget)(nil)
+	_ loadgen.OpenOps     = (*httpLoop)(nil)
+	_ loadgen.OpenRunner  = (*httpLoop)(nil)
+)
+
+// NewLoop is a loop of clients connections for plain HTTP; nil over TLS.
+func (t *HTTPTarget) NewLoop(clients int) loadgen.Loop {
 	if t.tls != nil {
 		return nil // crypto/tls needs a blocking net.Conn: httpClient
 	}
@@ -43,63 +51,65 @@ func (t *HTTPTarget) newLoop(clients int) loop {
 	for i := range clients {
 		l.conns = append(l.conns, &httpConn{id: i, req: requestBuilder{t: t}, fd: -1}) // in: at the first dial
 	}
-	l.p, l.err = netpoll.NewPoller(clients)
+	l.Poller, l.PollErr = netpoll.NewPoller(clients)
 	return l
 }
 
-func (l *httpLoop) Abort() { l.p.Wakeup() }
+func (l *httpLoop) Abort() { l.Poller.Wakeup() }
 
 func (l *httpLoop) Close() {
 	for _, c := range l.conns {
 		l.drop(c)
 	}
-	l.p.Close()
+	l.Poller.Close()
 }
 
-func (l *httpLoop) run(r *engine, rec *recorder) { l.runClosed(r, rec, l, len(l.conns)) }
+func (l *httpLoop) RunClosed(run loadgen.LoopRun) { l.DriveClosed(run, l, len(l.conns)) }
 
-// runOpen runs the open-loop jobs of s on the loop's connections (see
+// RunOpen runs the open-loop jobs of run on the loop's connections (see
 // driveOpen).
-func (l *httpLoop) runOpen(r *engine, rec *recorder, s *schedule) {
-	l.runOpenOn(r, rec, s, l, len(l.conns), l.t)
+func (l *httpLoop) RunOpen(run loadgen.LoopRun) {
+	l.DriveOpen(run, l, len(l.conns), l.t)
 }
 
-// launch sends job j on connection i, measured from j's intended start.
+// Launch sends job j on connection i, measured from j's intended start.
 // The request is made first, so that a failed dial counts in its tag.
-func (l *httpLoop) launch(i int, j job, now time.Time) {
-	r, c := l.r, l.conns[i]
-	c.due, c.measured, c.t0 = j.due, r.inMeasurement(j.due), now
-	req, class := c.req.request(0, j.seq)
-	c.tag = c.req.tag
+func (l *httpLoop) Launch(i int, j loadgen.Job, now time.Time) {
+	c := l.conns[i]
+	c.Due, c.Measured, c.T0 = j.Due, l.InMeasurement(j.Due), now
+	req, class := c.req.request(0, j.Seq)
+	c.Tag = c.req.tag
 	if class != "" {
-		r.settled(l.rec, &c.inflight, time.Now(), class)
+		l.Settled(&c.Inflight, time.Now(), class)
 		return
 	}
 	if c.fd < 0 {
-		if class := l.dial(r, c, now); class != "" {
-			r.settled(l.rec, &c.inflight, time.Now(), class)
+		if class := l.dial(c, now); class != "" {
+			l.Settled(&c.Inflight, time.Now(), class)
 			return
 		}
 	}
-	c.busy, c.deadline = true, r.deadline(now)
+	c.Busy, c.Deadline = true, l.Deadline(now)
 	c.resp.reset(c.req.noBody)
 	slowdown()
-	l.flush(r, l.rec, c, req)
+	l.flush(c, req)
 }
 
-func (l *httpLoop) client(i int) *inflight { return &l.conns[i].inflight }
+func (l *httpLoop) Client(i int) *loadgen.Inflight { return &l.conns[i].Inflight }
 
-func (l *httpLoop) start(i int, now time.Time) bool { return l.send(l.r, l.rec, l.conns[i], now) }
+func (l *httpLoop) Start(i int, now time.Time) bool { return l.send(l.conns[i], now) }
 
-func (l *httpLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.conns[i], ClassTimeout, now) }
+func (l *httpLoop) Expire(i int, now time.Time) {
+	l.fail(l.conns[i], loadgen.ClassTimeout, now)
+}
 
-func (l *httpLoop) ready(ev syscall.EpollEvent) {
+func (l *httpLoop) Ready(ev syscall.EpollEvent) {
 	c := l.conns[ev.Fd]
 	if c.fd >= 0 && ev.Events&syscall.EPOLLOUT != 0 && c.writing {
-		l.flush(l.r, l.rec, c, c.out)
+		l.flush(c, c.out)
 	}
 	if c.fd >= 0 && ev.Events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
-		l.receive(l.r, l.rec, c)
+		l.receive(c)
 	}
 }
 
@@ -108,59 +118,59 @@ func (l *httpLoop) ready(ev syscall.EpollEvent) {
 //
 // The request is made before a dial, so that a refused one counts in its
 // tag; the next request is made again after the retry wait. A request a
-// generator made starts when it was made (c.made): the generator's time
+// generator made starts when it was made (c.Made): the generator's time
 // is not the target's.
-func (l *httpLoop) send(r *engine, rec *recorder, c *httpConn, now time.Time) bool {
-	c.made, c.tag = now, ""
-	if c.fd < 0 && now.Before(c.retryAt) {
+func (l *httpLoop) send(c *httpConn, now time.Time) bool {
+	c.Made, c.Tag = now, ""
+	if c.fd < 0 && now.Before(c.RetryAt) {
 		return false
 	}
-	req, class := c.req.request(l.streams+int64(c.id), c.seq)
+	req, class := c.req.request(l.Stream(c.id), c.seq)
 	c.seq++
 	if l.t.generates {
-		if now = time.Now(); !now.Before(r.end) {
+		if now = time.Now(); !now.Before(l.End()) {
 			return false // made after the run's end: not started
 		}
-		c.made = now
+		c.Made = now
 	}
-	measured := !now.Before(r.measureAt)
-	c.tag = c.req.tag
+	measured := !now.Before(l.MeasureAt())
+	c.Tag = c.req.tag
 	if class != "" {
-		r.finished(rec, now, time.Now(), measured, class, c.req.tag)
+		l.Finished(now, time.Now(), measured, class, c.req.tag)
 		return false
 	}
 	if c.fd < 0 {
-		if class := l.dial(r, c, now); class != "" {
-			c.retryAt = time.Now().Add(retryAfter)
-			r.finished(rec, now, time.Now(), measured, class, c.req.tag)
+		if class := l.dial(c, now); class != "" {
+			c.RetryAt = time.Now().Add(loadgen.RetryAfter)
+			l.Finished(now, time.Now(), measured, class, c.req.tag)
 			return false
 		}
 	}
-	c.busy, c.t0, c.measured, c.deadline = true, now, measured, r.deadline(now)
+	c.Busy, c.T0, c.Measured, c.Deadline = true, now, measured, l.Deadline(now)
 	c.resp.reset(c.req.noBody)
 	slowdown()
-	l.flush(r, rec, c, req)
-	return c.busy
+	l.flush(c, req)
+	return c.Busy
 }
 
 // dial connects c (a blocking connect, bounded by the request's deadline:
 // once per client, and again after the server closed the connection).
-func (l *httpLoop) dial(r *engine, c *httpConn, now time.Time) string {
-	d := net.Dialer{Deadline: r.deadline(now)}
-	conn, err := d.DialContext(r.loadCtx, "tcp", l.t.addr)
+func (l *httpLoop) dial(c *httpConn, now time.Time) string {
+	d := net.Dialer{Deadline: l.Deadline(now)}
+	conn, err := d.DialContext(l.LoadContext(), "tcp", l.t.addr)
 	if err != nil {
-		return Classify(err)
+		return loadgen.Classify(err)
 	}
 	fd, err := netpoll.Detach(conn)
 	if err == nil {
-		if err = l.p.Add(fd, c.id); err != nil {
+		if err = l.Poller.Add(fd, c.id); err != nil {
 			syscall.Close(fd)
 		}
 	}
 	if err != nil {
-		return Classify(err)
+		return loadgen.Classify(err)
 	}
-	l.watch(fd)
+	l.Watch(fd)
 	c.fd, c.writing = fd, false
 	if c.in == nil {
 		c.in = make([]byte, 16<<10)
@@ -170,44 +180,44 @@ func (l *httpLoop) dial(r *engine, c *httpConn, now time.Time) string {
 
 // flush writes b (a request, or what is left of one) without blocking and
 // keeps what the socket buffer could not take, asking for EPOLLOUT.
-func (l *httpLoop) flush(r *engine, rec *recorder, c *httpConn, b []byte) {
+func (l *httpLoop) flush(c *httpConn, b []byte) {
 	w, err := netpoll.RawWrite(c.fd, b)
 	if err != nil {
-		l.fail(r, rec, c, Classify(err), time.Now())
+		l.fail(c, loadgen.Classify(err), time.Now())
 		return
 	}
 	c.out = append(c.out[:0], b[w:]...)
 	if want := len(c.out) > 0; want != c.writing {
 		c.writing = want
-		l.p.Want(c.fd, c.id, want)
+		l.Poller.Want(c.fd, c.id, want)
 	}
 }
 
 // receive reads what c's connection has and feeds it to the response.
-func (l *httpLoop) receive(r *engine, rec *recorder, c *httpConn) {
-	n, now, err := l.read(c.fd, c.in)
+func (l *httpLoop) receive(c *httpConn) {
+	n, now, err := l.Read(c.fd, c.in)
 	switch {
-	case err == io.EOF && !c.busy:
+	case err == io.EOF && !c.Busy:
 		l.drop(c) // the server closed an idle keep-alive connection
 		return
 	case err == io.EOF:
 		done, perr := c.resp.eof()
 		if !done {
-			l.fail(r, rec, c, Classify(perr), now)
+			l.fail(c, loadgen.Classify(perr), now)
 			return
 		}
 		l.drop(c)
-		l.finish(r, rec, c, now)
+		l.finish(c, now)
 		return
 	case err != nil:
-		l.fail(r, rec, c, Classify(err), now)
+		l.fail(c, loadgen.Classify(err), now)
 		return
-	case n == 0 || !c.busy:
+	case n == 0 || !c.Busy:
 		return
 	}
 	used, done, err := c.resp.feed(c.in[:n])
 	if err != nil {
-		l.fail(r, rec, c, Classify(err), now)
+		l.fail(c, loadgen.Classify(err), now)
 		return
 	}
 	if !done {
@@ -216,29 +226,29 @@ func (l *httpLoop) receive(r *engine, rec *recorder, c *httpConn) {
 	if c.resp.closeAfter || used < n {
 		l.drop(c) // closing, or bytes no request asked for
 	}
-	l.finish(r, rec, c, now)
-	if !l.open && !r.thinking() && now.Before(r.end) && r.ctx.Err() == nil {
-		l.send(r, rec, c, now) // back to back, as closedWorker
+	l.finish(c, now)
+	if !l.Open() && !l.Thinking() && now.Before(l.End()) && !l.Interrupted() {
+		l.send(c, now) // back to back, as closedWorker
 	}
 }
 
 // finish records the response c just completed.
-func (l *httpLoop) finish(r *engine, rec *recorder, c *httpConn, now time.Time) {
-	c.busy = false
+func (l *httpLoop) finish(c *httpConn, now time.Time) {
+	c.Busy = false
 	class := ""
 	if c.resp.status >= 400 {
-		class = StatusClass(c.resp.status)
+		class = loadgen.StatusClass(c.resp.status)
 	}
-	r.settled(rec, &c.inflight, now, class)
+	l.Settled(&c.Inflight, now, class)
 }
 
 // fail ends the request in flight with a transport error and closes the
 // connection; the next request dials again.
-func (l *httpLoop) fail(r *engine, rec *recorder, c *httpConn, class string, now time.Time) {
+func (l *httpLoop) fail(c *httpConn, class string, now time.Time) {
 	l.drop(c)
-	if c.busy {
-		c.busy = false
-		r.settled(rec, &c.inflight, now, class)
+	if c.Busy {
+		c.Busy = false
+		l.Settled(&c.Inflight, now, class)
 	}
 }
 
@@ -246,7 +256,7 @@ func (l *httpLoop) drop(c *httpConn) {
 	if c.fd < 0 {
 		return
 	}
-	l.p.Del(c.fd)
+	l.Poller.Del(c.fd)
 	syscall.Close(c.fd)
 	c.fd, c.out, c.writing = -1, c.out[:0], false
 }

@@ -1,4 +1,4 @@
-package loadgen
+package pgwire
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
@@ -27,7 +28,7 @@ type sqlLoop struct {
 	t     *SQLTarget
 	h     *sqlHists
 	slots []*slot
-	loopBase
+	loadgen.LoopBase
 }
 
 // slot is one client of the loop: its connection and its request in flight.
@@ -50,10 +51,17 @@ type slot struct {
 	end       int       // past the script's last statement
 	ts        time.Time // the statement's start
 	failed    string    // the request's error class, once the server said so
-	inflight
+	loadgen.Inflight
 }
 
-func (t *SQLTarget) newLoop(clients int) loop {
+var (
+	_ loadgen.Multiplexed = (*SQLTarget)(nil)
+	_ loadgen.OpenOps     = (*sqlLoop)(nil)
+	_ loadgen.OpenRunner  = (*sqlLoop)(nil)
+)
+
+// NewLoop is a loop of clients connections read raw; nil over TLS.
+func (t *SQLTarget) NewLoop(clients int) loadgen.Loop {
 	if !t.raw {
 		return nil // TLS: the socket carries ciphertext; workers use pgx (SQLTarget.raw)
 	}
@@ -61,53 +69,53 @@ func (t *SQLTarget) newLoop(clients int) loop {
 	for i := range clients {
 		l.slots = append(l.slots, &slot{id: i, fd: -1, in: make([]byte, 8192)})
 	}
-	l.p, l.err = netpoll.NewPoller(clients) // before the engine registers l: abort uses it
+	l.Poller, l.PollErr = netpoll.NewPoller(clients) // before the engine registers l: abort uses it
 	return l
 }
 
 // Abort wakes the loop, which sees the run's context cancelled and returns.
-func (l *sqlLoop) Abort() { l.p.Wakeup() }
+func (l *sqlLoop) Abort() { l.Poller.Wakeup() }
 
 // Close ends the slots' connections, idle ones with a Terminate (as the
 // pool would on closing), and the poller. It runs after run has returned.
 func (l *sqlLoop) Close() {
 	for _, s := range l.slots {
-		if s.pc != nil && !s.busy && len(s.out) == 0 {
+		if s.pc != nil && !s.Busy && len(s.out) == 0 {
 			msg, _ := (&pgproto3.Terminate{}).Encode(nil)
 			netpoll.RawWrite(s.fd, msg)
 		}
 		l.drop(s)
 	}
-	l.p.Close()
+	l.Poller.Close()
 }
 
-func (l *sqlLoop) run(r *engine, rec *recorder) { l.runClosed(r, rec, l, len(l.slots)) }
+func (l *sqlLoop) RunClosed(run loadgen.LoopRun) { l.DriveClosed(run, l, len(l.slots)) }
 
-// runOpen runs the open-loop jobs of s on the loop's connections (see
+// RunOpen runs the open-loop jobs of run on the loop's connections (see
 // driveOpen): each slot acquires a connection the first time it is needed
 // and keeps it, so acquire holds those waits, not one per request.
-func (l *sqlLoop) runOpen(r *engine, rec *recorder, s *schedule) {
-	l.runOpenOn(r, rec, s, l, len(l.slots), l.t)
+func (l *sqlLoop) RunOpen(run loadgen.LoopRun) {
+	l.DriveOpen(run, l, len(l.slots), l.t)
 }
 
-// launch runs job j's script on slot i, measured from j's intended start.
-func (l *sqlLoop) launch(i int, j job, now time.Time) {
-	r, s := l.r, l.slots[i]
-	s.due, s.measured, s.t0 = j.due, r.inMeasurement(j.due), now
-	if class := l.script(s, 0, j.seq); class != "" {
-		r.settled(l.rec, &s.inflight, time.Now(), class)
+// Launch runs job j's script on slot i, measured from j's intended start.
+func (l *sqlLoop) Launch(i int, j loadgen.Job, now time.Time) {
+	s := l.slots[i]
+	s.Due, s.Measured, s.T0 = j.Due, l.InMeasurement(j.Due), now
+	if class := l.script(s, 0, j.Seq); class != "" {
+		l.Settled(&s.Inflight, time.Now(), class)
 		return
 	}
 	if s.pc == nil {
-		if class := l.connect(r, s, now, s.measured); class != "" {
-			r.settled(l.rec, &s.inflight, time.Now(), class)
+		if class := l.connect(s, now, s.Measured); class != "" {
+			l.Settled(&s.Inflight, time.Now(), class)
 			return
 		}
 		now = time.Now()
 	}
-	s.busy, s.failed = true, ""
-	s.deadline = r.deadline(now)
-	l.send(r, l.rec, s, now)
+	s.Busy, s.failed = true, ""
+	s.Deadline = l.Deadline(now)
+	l.send(s, now)
 }
 
 // script sets slot s up for request seq of stream: its script (a mix's
@@ -116,25 +124,27 @@ func (l *sqlLoop) script(s *slot, stream, seq int64) string {
 	k := l.t.pick(stream, seq)
 	s.stmt, s.end, s.generated = k.first, k.end, k.args != nil
 	var err error
-	if s.args, s.tag, err = k.argsOf(seq, l.t.tagged); err != nil {
-		return ClassGenerator
+	if s.args, s.Tag, err = k.argsOf(seq, l.t.tagged); err != nil {
+		return loadgen.ClassGenerator
 	}
 	return ""
 }
 
-func (l *sqlLoop) client(i int) *inflight { return &l.slots[i].inflight }
+func (l *sqlLoop) Client(i int) *loadgen.Inflight { return &l.slots[i].Inflight }
 
-func (l *sqlLoop) start(i int, now time.Time) bool { return l.begin(l.r, l.rec, l.slots[i], now) }
+func (l *sqlLoop) Start(i int, now time.Time) bool { return l.begin(l.slots[i], now) }
 
-func (l *sqlLoop) expire(i int, now time.Time) { l.fail(l.r, l.rec, l.slots[i], ClassTimeout, now) }
+func (l *sqlLoop) Expire(i int, now time.Time) {
+	l.fail(l.slots[i], loadgen.ClassTimeout, now)
+}
 
-func (l *sqlLoop) ready(ev syscall.EpollEvent) {
+func (l *sqlLoop) Ready(ev syscall.EpollEvent) {
 	s := l.slots[ev.Fd]
 	if s.pc != nil && ev.Events&syscall.EPOLLOUT != 0 && s.writing {
-		l.flush(l.r, l.rec, s)
+		l.flush(s)
 	}
 	if s.pc != nil && ev.Events&(syscall.EPOLLIN|syscall.EPOLLERR|syscall.EPOLLHUP) != 0 {
-		l.receive(l.r, l.rec, s)
+		l.receive(s)
 	}
 }
 
@@ -144,49 +154,49 @@ func (l *sqlLoop) ready(ev syscall.EpollEvent) {
 // The script is chosen before a connection is acquired, so that a failed
 // acquire counts in its tag; the next request is chosen again after the
 // retry wait.
-func (l *sqlLoop) begin(r *engine, rec *recorder, s *slot, now time.Time) bool {
-	s.made, s.tag = now, ""
-	if s.pc == nil && now.Before(s.retryAt) {
+func (l *sqlLoop) begin(s *slot, now time.Time) bool {
+	s.Made, s.Tag = now, ""
+	if s.pc == nil && now.Before(s.RetryAt) {
 		return false
 	}
 	s.seq++
-	class := l.script(s, l.streams+int64(s.id), s.seq-1)
+	class := l.script(s, l.Stream(s.id), s.seq-1)
 	if s.generated { // the generator's time is not the target's (httpLoop.send)
-		if now = time.Now(); !now.Before(r.end) {
+		if now = time.Now(); !now.Before(l.End()) {
 			return false // made after the run's end: not started
 		}
-		s.made = now
+		s.Made = now
 	}
-	measured := !now.Before(r.measureAt)
+	measured := !now.Before(l.MeasureAt())
 	if class != "" {
-		r.finished(rec, now, time.Now(), measured, class, s.tag)
+		l.Finished(now, time.Now(), measured, class, s.Tag)
 		return false
 	}
 	if s.pc == nil {
-		if class := l.connect(r, s, now, measured); class != "" {
+		if class := l.connect(s, now, measured); class != "" {
 			end := time.Now()
-			s.retryAt = end.Add(retryAfter)
-			r.finished(rec, now, end, measured, class, s.tag)
+			s.RetryAt = end.Add(loadgen.RetryAfter)
+			l.Finished(now, end, measured, class, s.Tag)
 			return false
 		}
 		now = time.Now()
-		measured = !now.Before(r.measureAt)
+		measured = !now.Before(l.MeasureAt())
 	}
-	s.busy, s.failed = true, ""
-	s.t0, s.measured, s.deadline = now, measured, r.deadline(now)
-	l.send(r, rec, s, now)
-	return s.busy
+	s.Busy, s.failed = true, ""
+	s.T0, s.Measured, s.Deadline = now, measured, l.Deadline(now)
+	l.send(s, now)
+	return s.Busy
 }
 
 // connect acquires slot s's connection from the pool, prepares the script
 // on it and adds it to the epoll set. The acquire wait is recorded: in a
 // closed loop each client acquires once, and again after its connection broke.
-func (l *sqlLoop) connect(r *engine, s *slot, now time.Time, measured bool) string {
-	ctx, cancel := context.WithDeadline(r.loadCtx, r.deadline(now))
+func (l *sqlLoop) connect(s *slot, now time.Time, measured bool) string {
+	ctx, cancel := context.WithDeadline(l.LoadContext(), l.Deadline(now))
 	defer cancel()
 	pc, err := l.t.pool.Acquire(ctx)
 	if err != nil {
-		return Classify(err)
+		return loadgen.Classify(err)
 	}
 	if measured {
 		recordUs(l.h.acquire, time.Since(now))
@@ -196,7 +206,7 @@ func (l *sqlLoop) connect(r *engine, s *slot, now time.Time, measured bool) stri
 		sd, err := pc.Conn().Prepare(ctx, st.name, st.SQL)
 		if err != nil {
 			_ = pc.Hijack().PgConn().Conn().Close() // its state is unknown: not back to the pool
-			return Classify(err)
+			return loadgen.Classify(err)
 		}
 		s.sds = append(s.sds, sd)
 	}
@@ -208,29 +218,29 @@ func (l *sqlLoop) connect(r *engine, s *slot, now time.Time, measured bool) stri
 	s.pc = pc.Hijack()
 	fd, err := netpoll.Detach(s.pc.PgConn().Conn())
 	if err == nil {
-		if err = l.p.Add(fd, s.id); err != nil {
+		if err = l.Poller.Add(fd, s.id); err != nil {
 			syscall.Close(fd)
 		}
 	}
 	if err != nil {
 		s.pc = nil
-		return Classify(err)
+		return loadgen.Classify(err)
 	}
-	l.watch(fd)
+	l.Watch(fd)
 	s.fd, s.out, s.writing = fd, s.out[:0], false
 	s.rd.reset()
 	return ""
 }
 
 // send encodes the statement in flight as Bind, Execute, Sync and writes it.
-func (l *sqlLoop) send(r *engine, rec *recorder, s *slot, now time.Time) {
+func (l *sqlLoop) send(s *slot, now time.Time) {
 	st, sd := l.t.stmts[s.stmt], s.sds[s.stmt]
 	if len(s.args) < st.nparams {
-		l.finish(r, rec, s, now, ClassFewArgs)
+		l.finish(s, now, loadgen.ClassFewArgs)
 		return
 	}
 	if err := s.eqb.Build(s.pc.TypeMap(), sd, s.args[:st.nparams]); err != nil {
-		l.finish(r, rec, s, now, Classify(err))
+		l.finish(s, now, loadgen.Classify(err))
 		return
 	}
 	var err error
@@ -241,78 +251,78 @@ func (l *sqlLoop) send(r *engine, rec *recorder, s *slot, now time.Time) {
 	}
 	if err != nil {
 		s.out = s.out[:0]
-		l.finish(r, rec, s, now, Classify(err))
+		l.finish(s, now, loadgen.Classify(err))
 		return
 	}
 	s.ts = now
-	l.flush(r, rec, s)
+	l.flush(s)
 }
 
 // flush writes what is pending without blocking, and asks for EPOLLOUT
 // while the socket buffer is full.
-func (l *sqlLoop) flush(r *engine, rec *recorder, s *slot) {
+func (l *sqlLoop) flush(s *slot) {
 	w, err := netpoll.RawWrite(s.fd, s.out)
 	if err != nil {
 		s.out = s.out[:0]
-		l.fail(r, rec, s, Classify(err), time.Now())
+		l.fail(s, loadgen.Classify(err), time.Now())
 		return
 	}
 	s.out = s.out[:copy(s.out, s.out[w:])]
 	if want := len(s.out) > 0; want != s.writing {
 		s.writing = want
-		l.p.Want(s.fd, s.id, want)
+		l.Poller.Want(s.fd, s.id, want)
 	}
 }
 
 // receive reads what slot s's connection has and handles every whole
 // message in it that the loop acts on.
-func (l *sqlLoop) receive(r *engine, rec *recorder, s *slot) {
-	n, now, err := l.read(s.fd, s.in)
+func (l *sqlLoop) receive(s *slot) {
+	n, now, err := l.Read(s.fd, s.in)
 	if err != nil {
-		l.fail(r, rec, s, Classify(err), now)
+		l.fail(s, loadgen.Classify(err), now)
 		return
 	}
 	for off := 0; s.pc != nil && off < n; {
 		typ, body, used, ok, err := s.rd.next(s.in[off:n])
 		off += used
 		if err != nil {
-			l.fail(r, rec, s, Classify(err), now)
+			l.fail(s, loadgen.Classify(err), now)
 			return
 		}
 		if ok {
-			l.message(r, rec, s, typ, body, now)
+			l.message(s, typ, body, now)
 		}
 	}
 }
 
 // message handles one backend message of the statement in flight.
-func (l *sqlLoop) message(r *engine, rec *recorder, s *slot, typ byte, body []byte, now time.Time) {
-	if !s.busy {
+func (l *sqlLoop) message(s *slot, typ byte, body []byte, now time.Time) {
+	if !s.Busy {
 		return // a notice or parameter status between requests
 	}
 	switch typ {
 	case 'E':
 		var msg pgproto3.ErrorResponse
 		if err := msg.Decode(body); err != nil {
-			s.failed = ClassMalformed
+			s.failed = loadgen.ClassMalformed
 		} else if s.failed == "" {
-			s.failed = Classify(pgconn.ErrorResponseToPgError(&msg))
+			s.failed = loadgen.Classify(pgconn.ErrorResponseToPgError(&msg))
 		}
 	case 'Z': // ReadyForQuery: the statement is over
 		if s.failed != "" {
-			l.finish(r, rec, s, now, s.failed)
+			l.finish(s, now, s.failed)
 			return
 		}
-		if s.measured {
+		if s.Measured {
 			recordUs(l.h.byTag[s.stmt], now.Sub(s.ts))
 		}
 		if s.stmt++; s.stmt < s.end {
-			l.send(r, rec, s, now)
+			l.send(s, now)
 			return
 		}
-		l.finish(r, rec, s, now, "")
-		if !l.open && !r.thinking() && now.Before(r.end) && r.ctx.Err() == nil {
-			l.begin(r, rec, s, now) // back to back, as closedWorker
+		l.finish(s, now, "")
+		if !l.Open() && !l.Thinking() && now.Before(l.End()) && !l.Interrupted() {
+			l.begin(s, now) // back to back, as closedWorker
 		}
 	}
 	// BindComplete, DataRow, CommandComplete, notices: nothing to do.
@@ -320,20 +330,20 @@ func (l *sqlLoop) message(r *engine, rec *recorder, s *slot, typ byte, body []by
 
 // fail ends the request in flight with a transport error and drops the
 // connection; the slot acquires a new one for its next request.
-func (l *sqlLoop) fail(r *engine, rec *recorder, s *slot, class string, now time.Time) {
+func (l *sqlLoop) fail(s *slot, class string, now time.Time) {
 	l.drop(s)
 	if s.failed != "" {
 		class = s.failed // the server said why before it hung up (57P01: terminated)
 	}
-	if s.busy {
-		l.finish(r, rec, s, now, class)
+	if s.Busy {
+		l.finish(s, now, class)
 	}
 }
 
 // finish records the request in flight, ended at now.
-func (l *sqlLoop) finish(r *engine, rec *recorder, s *slot, now time.Time, class string) {
-	s.busy = false
-	r.settled(rec, &s.inflight, now, class)
+func (l *sqlLoop) finish(s *slot, now time.Time, class string) {
+	s.Busy = false
+	l.Settled(&s.Inflight, now, class)
 }
 
 // drop closes slot s's connection: its protocol state is unknown (a
@@ -342,7 +352,7 @@ func (l *sqlLoop) drop(s *slot) {
 	if s.pc == nil {
 		return
 	}
-	l.p.Del(s.fd)
+	l.Poller.Del(s.fd)
 	syscall.Close(s.fd)
 	s.pc, s.fd, s.out, s.writing = nil, -1, s.out[:0], false
 	s.rd.reset()

@@ -1,4 +1,4 @@
-package loadgen
+package pgwire
 
 // ResetFigures forgets what earlier runs on this target measured (the
 // per-statement and pool-acquire histograms): a warm-up's probe runs must

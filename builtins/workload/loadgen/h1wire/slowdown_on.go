@@ -1,6 +1,6 @@
 //go:build slowloop
 
-package loadgen
+package h1wire
 
 import (
 	"syscall"

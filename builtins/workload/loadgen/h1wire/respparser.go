@@ -1,11 +1,13 @@
-package loadgen
+package h1wire
 
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
+	"fmt"
 	"io"
 	"math"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 )
 
 // respParser reads one HTTP/1.x response from bytes as they arrive, for
@@ -58,12 +60,12 @@ const (
 
 var (
 	// errMalformed is a response that breaks HTTP/1.1's framing rules.
-	errMalformed = errors.New("malformed response")
+	errMalformed = loadgen.ErrMalformed
 	// errUnsupported is a response net/http would read but this parser
 	// refuses, deliberately: a folded (obs-fold) header line, a status code
 	// below 100, a header block over maxHeader, a chunk larger than any
 	// connection carries. Both are "malformed response" to the run.
-	errUnsupported = errors.New("malformed response (unsupported)")
+	errUnsupported = fmt.Errorf("%w (unsupported)", loadgen.ErrMalformed)
 )
 
 // reset readies p for the next response.

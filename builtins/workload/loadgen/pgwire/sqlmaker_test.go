@@ -1,4 +1,4 @@
-package loadgen
+package pgwire
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/runtime/testsupport/pgtest"
 	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )
@@ -38,35 +39,35 @@ func TestSQLGeneratorTimeIsNotLatency(t *testing.T) {
 	if tgt.raw {
 		t.Fatal("a TLS connection read raw: the run would not go through sqlClient")
 	}
-	res := Run(context.Background(), Spec{Clients: 2, Warmup: 100 * time.Millisecond, Duration: 600 * time.Millisecond,
+	res := loadgen.Run(context.Background(), loadgen.Spec{Clients: 2, Warmup: 100 * time.Millisecond, Duration: 600 * time.Millisecond,
 		Window: 600 * time.Millisecond, Timeout: 5 * time.Second}, tgt)
 	checkGeneratorNotLatency(t, res, g)
 }
 
 // checkGeneratorNotLatency checks a run whose generator slept g per
 // request, named good requests "good" and failed every fourth as "bad".
-func checkGeneratorNotLatency(t *testing.T, res *Result, g time.Duration) {
+func checkGeneratorNotLatency(t *testing.T, res *loadgen.Result, g time.Duration) {
 	t.Helper()
 	good, bad := res.Tags["good"], res.Tags["bad"]
 	if good == nil || bad == nil {
 		t.Fatalf("tags %v: want good and bad", res.Tags)
 	}
 	t.Logf("count %d, errors %v, intended %d; latency p50 %.3f ms p99 %.3f ms (generator %s a request); bad: count %d errors %v p50 %.3f ms",
-		res.Count, res.Errors, res.Intended, QuantileMs(res.Hist, 50), QuantileMs(res.Hist, 99), g, bad.Count, bad.Errors, QuantileMs(bad.Hist, 50))
-	if res.Count == 0 || len(res.Errors) != 1 || res.Errors[ClassGenerator] == 0 {
+		res.Count, res.Errors, res.Intended, loadgen.QuantileMs(res.Hist, 50), loadgen.QuantileMs(res.Hist, 99), g, bad.Count, bad.Errors, loadgen.QuantileMs(bad.Hist, 50))
+	if res.Count == 0 || len(res.Errors) != 1 || res.Errors[loadgen.ClassGenerator] == 0 {
 		t.Errorf("count %d, errors %v: want successes and generator errors only", res.Count, res.Errors)
 	}
-	if bad.Count != 0 || bad.Errors[ClassGenerator] != res.Errors[ClassGenerator] || SumErrors(good.Errors) != 0 {
+	if bad.Count != 0 || bad.Errors[loadgen.ClassGenerator] != res.Errors[loadgen.ClassGenerator] || loadgen.SumErrors(good.Errors) != 0 {
 		t.Errorf("bad: count %d errors %v, good: errors %v; run's errors %v: each generator error once, in its tag",
 			bad.Count, bad.Errors, good.Errors, res.Errors)
 	}
-	if got := res.Count + SumErrors(res.Errors); got != res.Intended || good.Count != res.Count {
+	if got := res.Count + loadgen.SumErrors(res.Errors); got != res.Intended || good.Count != res.Count {
 		t.Errorf("%d accounted for, %d intended, good %d of %d: every request once", got, res.Intended, good.Count, res.Count)
 	}
-	if p := QuantileMs(res.Hist, 50); p > g.Seconds()*1e3/2 {
+	if p := loadgen.QuantileMs(res.Hist, 50); p > g.Seconds()*1e3/2 {
 		t.Errorf("latency p50 %.3f ms: the generator's %s a request is in it", p, g)
 	}
-	if p := QuantileMs(bad.Hist, 50); p > g.Seconds()*1e3/2 {
+	if p := loadgen.QuantileMs(bad.Hist, 50); p > g.Seconds()*1e3/2 {
 		t.Errorf("a failed generator's latency p50 %.3f ms: its %s is in it", p, g)
 	}
 	for _, w := range res.Warnings {

@@ -1,4 +1,4 @@
-package loadgen
+package h1wire
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 )
 
 // TestRespParser feeds responses whole and split at every byte, and checks
@@ -85,13 +87,13 @@ func TestReplyWithoutStatusLine(t *testing.T) {
 		eof        bool
 		class      string
 	}{
-		{"text then close", "hello", true, ClassMalformed},
-		{"line then close", "hello world\r\n", true, ClassMalformed},
-		{"line, kept open", "SSH-2.0-OpenSSH_9.2\r\nmore", false, ClassMalformed},
-		{"bad header then close", "HTTP/1.1 200 OK\r\nno colon here", true, ClassMalformed},
-		{"status then close", "HTTP/1.1 200 OK\r\nX: y\r\n", true, ClassClosed},
-		{"half a status then close", "HTTP/1.1 20", true, ClassMalformed},
-		{"nothing then close", "", true, ClassClosed},
+		{"text then close", "hello", true, loadgen.ClassMalformed},
+		{"line then close", "hello world\r\n", true, loadgen.ClassMalformed},
+		{"line, kept open", "SSH-2.0-OpenSSH_9.2\r\nmore", false, loadgen.ClassMalformed},
+		{"bad header then close", "HTTP/1.1 200 OK\r\nno colon here", true, loadgen.ClassMalformed},
+		{"status then close", "HTTP/1.1 200 OK\r\nX: y\r\n", true, loadgen.ClassClosed},
+		{"half a status then close", "HTTP/1.1 20", true, loadgen.ClassMalformed},
+		{"nothing then close", "", true, loadgen.ClassClosed},
 	} {
 		for split := 0; split <= len(tc.data); split++ {
 			var p respParser
@@ -103,8 +105,8 @@ func TestReplyWithoutStatusLine(t *testing.T) {
 			if err == nil && tc.eof {
 				_, err = p.eof()
 			}
-			if err == nil || Classify(err) != tc.class {
-				t.Errorf("%s (split %d): %v, class %q, want %q", tc.name, split, err, Classify(err), tc.class)
+			if err == nil || loadgen.Classify(err) != tc.class {
+				t.Errorf("%s (split %d): %v, class %q, want %q", tc.name, split, err, loadgen.Classify(err), tc.class)
 				break
 			}
 		}

@@ -1,4 +1,4 @@
-package loadgen
+package h1wire
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
@@ -26,7 +27,7 @@ type HTTPTarget struct {
 	tls       *tls.Config
 	host      string                               // Host header
 	kinds     []httpKind                           // the one request, or a mix's
-	draw      *Mix                                 // a mix's draw; nil: kinds[0] every time
+	draw      *loadgen.Mix                         // a mix's draw; nil: kinds[0] every time
 	gen       func(seq int64) (HTTPRequest, error) // a tagged generator (HTTPSpec.Tagged)
 	defaults  HTTPSpec                             // what a generated request leaves out
 	timeout   time.Duration                        // connect timeout bound
@@ -51,13 +52,20 @@ type httpClient struct {
 }
 
 // Make makes the next request (see Maker): a generator's, or a mix's draw.
-func (c *httpClient) Make(r Request) string {
+func (c *httpClient) Make(r loadgen.Request) string {
 	c.madeReq, c.madeClass = c.request(r.Stream, r.Seq)
 	c.made = true
 	return c.tag
 }
 
-func (t *HTTPTarget) NewClient() Client {
+var (
+	_ loadgen.Target = (*HTTPTarget)(nil)
+	_ loadgen.Tagged = (*HTTPTarget)(nil)
+	_ loadgen.Client = (*httpClient)(nil)
+	_ loadgen.Maker  = (*httpClient)(nil)
+)
+
+func (t *HTTPTarget) NewClient() loadgen.Client {
 	return &httpClient{requestBuilder: requestBuilder{t: t}}
 }
 
@@ -91,13 +99,13 @@ func (c *httpClient) drop() {
 	}
 }
 
-func (c *httpClient) Do(ctx context.Context, r Request) (string, string) {
+func (c *httpClient) Do(ctx context.Context, r loadgen.Request) (string, string) {
 	if c.aborted.Load() {
 		if !c.made {
 			c.request(r.Stream, r.Seq) // for its tag: Ctrl-C leaves it undecided
 		}
 		c.made = false
-		return ClassInterrupted, c.tag
+		return loadgen.ClassInterrupted, c.tag
 	}
 	deadline := r.Deadline
 	req, class := c.madeReq, c.madeClass
@@ -138,12 +146,12 @@ func (c *requestBuilder) request(stream, seq int64) ([]byte, string) {
 	p, err := k.gen(seq)
 	if err != nil {
 		t.genErr.CompareAndSwap(nil, err.Error())
-		return nil, ClassGenerator
+		return nil, loadgen.ClassGenerator
 	}
 	if len(p) >= 4 && p[:4] == "http" {
 		uri, ok := sameHostURI(p, t)
 		if !ok {
-			return nil, ClassOffHost
+			return nil, loadgen.ClassOffHost
 		}
 		c.wbuf = k.appendRequest(c.wbuf[:0], uri)
 		return c.wbuf, ""
@@ -160,11 +168,11 @@ func (c *requestBuilder) request(stream, seq int64) ([]byte, string) {
 // the spec's method, headers and body where it gives none.
 func (c *requestBuilder) generated(seq int64) ([]byte, string) {
 	t := c.t
-	c.tag, c.noBody = Untagged, false
+	c.tag, c.noBody = loadgen.Untagged, false
 	rq, err := t.gen(seq)
 	if err != nil {
 		t.genErr.CompareAndSwap(nil, err.Error())
-		return nil, ClassGenerator
+		return nil, loadgen.ClassGenerator
 	}
 	c.tag = rq.Tag
 	k := httpKind{method: strings.ToUpper(or(rq.Method, t.defaults.Method, "GET")), body: t.defaults.Body, headers: t.kinds[0].headers}
@@ -174,7 +182,7 @@ func (c *requestBuilder) generated(seq int64) ([]byte, string) {
 	if len(rq.Headers) > 0 {
 		if k.headers, err = t.headerLines(t.defaults.Headers, rq.Headers); err != nil {
 			t.genErr.CompareAndSwap(nil, err.Error())
-			return nil, ClassGenerator
+			return nil, loadgen.ClassGenerator
 		}
 	}
 	uri := t.kinds[0].base
@@ -182,11 +190,11 @@ func (c *requestBuilder) generated(seq int64) ([]byte, string) {
 	case strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://"):
 		var ok bool
 		if uri, ok = sameHostURI(p, t); !ok {
-			return nil, ClassOffHost
+			return nil, loadgen.ClassOffHost
 		}
 	case strings.ContainsAny(p+k.method, " \r\n"):
 		t.genErr.CompareAndSwap(nil, fmt.Sprintf("malformed request: %s %q", k.method, p))
-		return nil, ClassGenerator
+		return nil, loadgen.ClassGenerator
 	case p != "":
 		uri = joinPath(uri, p)
 	}
@@ -218,7 +226,7 @@ func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
 	d := net.Dialer{Deadline: deadline}
 	conn, err := d.DialContext(ctx, "tcp", c.t.addr)
 	if err != nil {
-		return Classify(err)
+		return loadgen.Classify(err)
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
@@ -229,7 +237,7 @@ func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
 		_ = tc.SetDeadline(deadline)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			conn.Close()
-			return Classify(err)
+			return loadgen.Classify(err)
 		}
 		conn = tc
 	}
@@ -237,7 +245,7 @@ func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
 	c.conn = conn
 	c.mu.Unlock()
 	if c.aborted.Load() {
-		return ClassInterrupted
+		return loadgen.ClassInterrupted
 	}
 	if c.br == nil {
 		c.br = bufio.NewReaderSize(conn, 16<<10)
@@ -251,18 +259,18 @@ func (c *httpClient) dial(ctx context.Context, deadline time.Time) string {
 // connection can carry the next request.
 func (c *httpClient) roundTrip(req []byte, deadline time.Time) (class string, keep bool) {
 	if err := c.conn.SetDeadline(deadline); err != nil {
-		return Classify(err), false
+		return loadgen.Classify(err), false
 	}
 	if _, err := c.conn.Write(req); err != nil {
-		return Classify(err), false
+		return loadgen.Classify(err), false
 	}
 	status, err := c.readResponse()
 	if err != nil {
-		return Classify(err), false
+		return loadgen.Classify(err), false
 	}
 	keep = !c.closeAfter
 	if status >= 400 {
-		return StatusClass(status), keep
+		return loadgen.StatusClass(status), keep
 	}
 	return "", keep
 }

@@ -1,4 +1,4 @@
-package loadgen
+package h1wire
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 )
 
 // TestHTTPLoopRedialsWithoutLeaks: a server that closes every connection
@@ -34,19 +36,34 @@ func TestHTTPLoopRedialsWithoutLeaks(t *testing.T) {
 		return len(d)
 	}
 	before := fds()
-	r := newEngine(context.Background(), Spec{Clients: 4, Duration: 500 * time.Millisecond, Window: 500 * time.Millisecond, Timeout: time.Second}, tgt)
-	res := r.run()
-	if _, ok := r.clients[0].(*httpLoop); !ok {
-		t.Fatalf("the closed loop ran on %T, not the event loop", r.clients[0])
+	s := &loopsOf{HTTPTarget: tgt}
+	res := loadgen.Run(context.Background(), loadgen.Spec{Clients: 4, Duration: 500 * time.Millisecond, Window: 500 * time.Millisecond, Timeout: time.Second}, s)
+	if len(s.loops) == 0 {
+		t.Fatal("the closed loop did not run on the event loop")
 	}
 	srv.CloseClientConnections()
 	time.Sleep(50 * time.Millisecond) // the server's side of the last connections
 	after := fds()
-	t.Logf("%d requests, %d errors, server saw %d; descriptors %d before, %d after", res.Count, SumErrors(res.Errors), seen.Load(), before, after)
-	if res.Count < 100 || SumErrors(res.Errors) != 0 {
+	t.Logf("%d requests, %d errors, server saw %d; descriptors %d before, %d after", res.Count, loadgen.SumErrors(res.Errors), seen.Load(), before, after)
+	if res.Count < 100 || loadgen.SumErrors(res.Errors) != 0 {
 		t.Errorf("count %d errors %v: want a hundred or more redials and no error", res.Count, res.Errors)
 	}
 	if after > before+2 {
 		t.Errorf("%d descriptors after %d dials, %d before: the loop leaks sockets", after, res.Count, before)
 	}
+}
+
+// loopsOf is an HTTP target that keeps the event loops the engine asked
+// it for (made before the run starts, from one goroutine).
+type loopsOf struct {
+	*HTTPTarget
+	loops []*httpLoop
+}
+
+func (s *loopsOf) NewLoop(n int) loadgen.Loop {
+	l := s.HTTPTarget.NewLoop(n)
+	if hl, ok := l.(*httpLoop); ok {
+		s.loops = append(s.loops, hl)
+	}
+	return l
 }

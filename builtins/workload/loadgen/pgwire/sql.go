@@ -1,4 +1,4 @@
-package loadgen
+package pgwire
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen/netpoll"
 )
 
@@ -67,8 +68,8 @@ type SQLTarget struct {
 	pool   *pgxpool.Pool
 	stmts  []Statement // every kind's, each prepared once per connection
 	kinds  []sqlKind
-	draw   *Mix // nil: kinds[0] every time
-	tagged bool // a mix, or TaggedArgs: requests carry tags
+	draw   *loadgen.Mix // nil: kinds[0] every time
+	tagged bool         // a mix, or TaggedArgs: requests carry tags
 
 	// raw says the connections are plain sockets an event loop can read
 	// and write itself; over TLS (sslmode=require, or prefer against a
@@ -133,7 +134,7 @@ func newSQLTarget(spec SQLSpec) (*SQLTarget, error) {
 			}
 		}
 		var err error
-		if t.draw, err = NewMix(weights, spec.Seed); err != nil {
+		if t.draw, err = loadgen.NewMix(weights, spec.Seed); err != nil {
 			return nil, err
 		}
 		t.tagged = true
@@ -176,7 +177,7 @@ func (k *sqlKind) argsOf(seq int64, tagged bool) ([]any, string, error) {
 		tag = k.tag
 	}
 	if err != nil && tagged && tag == "" {
-		tag = Untagged
+		tag = loadgen.Untagged
 	}
 	return args, tag, err
 }
@@ -204,7 +205,7 @@ func (t *SQLTarget) Scripts() (map[string][][]string, [][]string) {
 
 // Shares are each tag's share of the mix's weights; nil without a mix.
 func (t *SQLTarget) Shares() map[string]float64 {
-	return MixShares(t.kindTags(), t.draw)
+	return loadgen.MixShares(t.kindTags(), t.draw)
 }
 
 // kindTags are the tags of the mix's requests, one per kind.
@@ -220,7 +221,7 @@ func (t *SQLTarget) kindTags() []string {
 func (t *SQLTarget) Tags() []string {
 	switch {
 	case t.draw != nil:
-		return UniqueTags(t.kindTags())
+		return loadgen.UniqueTags(t.kindTags())
 	case t.tagged:
 		return []string{}
 	}
@@ -235,7 +236,7 @@ func (t *SQLTarget) TagOf(seq int64) string {
 	if _, tag, err := k.argsOf(seq, t.tagged); err == nil && tag != "" {
 		return tag
 	}
-	return Untagged
+	return loadgen.Untagged
 }
 
 // SQLShares checks spec's scripts and says each tag's share of a mix's
@@ -262,9 +263,9 @@ type sqlHists struct {
 
 // newHists registers a worker's histograms for merged.
 func (t *SQLTarget) newHists() *sqlHists {
-	h := &sqlHists{acquire: NewHist(), byTag: make([]*hdrhistogram.Histogram, len(t.stmts))}
+	h := &sqlHists{acquire: loadgen.NewHist(), byTag: make([]*hdrhistogram.Histogram, len(t.stmts))}
 	for i := range h.byTag {
-		h.byTag[i] = NewHist()
+		h.byTag[i] = loadgen.NewHist()
 	}
 	t.mu.Lock()
 	t.hists = append(t.hists, h)
@@ -304,7 +305,7 @@ type sqlMade struct {
 
 // Make makes the next request (see Maker): its script (a mix's draw) and
 // its generator's arguments.
-func (c *sqlClient) Make(r Request) string {
+func (c *sqlClient) Make(r loadgen.Request) string {
 	c.next, c.made = c.t.made(r.Stream, r.Seq), true
 	return c.next.tag
 }
@@ -413,7 +414,14 @@ func tagStatements(stmts []Statement) []Statement {
 	return stmts
 }
 
-func (t *SQLTarget) NewClient() Client {
+var (
+	_ loadgen.Target = (*SQLTarget)(nil)
+	_ loadgen.Tagged = (*SQLTarget)(nil)
+	_ loadgen.Client = (*sqlClient)(nil)
+	_ loadgen.Maker  = (*sqlClient)(nil)
+)
+
+func (t *SQLTarget) NewClient() loadgen.Client {
 	return &sqlClient{t: t, h: t.newHists()}
 }
 
@@ -443,7 +451,7 @@ func (c *sqlClient) watch(ctx context.Context) {
 	c.watched, c.stop = ctx, context.AfterFunc(ctx, c.Abort)
 }
 
-func (c *sqlClient) Do(ctx context.Context, r Request) (string, string) {
+func (c *sqlClient) Do(ctx context.Context, r loadgen.Request) (string, string) {
 	c.watch(ctx)
 	m := c.next
 	if !c.made {
@@ -452,18 +460,18 @@ func (c *sqlClient) Do(ctx context.Context, r Request) (string, string) {
 	c.made, c.next = false, sqlMade{}
 	k, args, tag := m.k, m.args, m.tag
 	if m.genErr {
-		return ClassGenerator, tag
+		return loadgen.ClassGenerator, tag
 	}
 	t0 := time.Now()
 	conn, err := c.t.pool.Acquire(ctx)
 	if err != nil {
-		return Classify(err), tag
+		return loadgen.Classify(err), tag
 	}
 	defer conn.Release()
 	c.cur.Store(conn.Conn().PgConn())
 	defer c.cur.Store(nil)
 	if c.aborted.Load() {
-		return ClassInterrupted, tag
+		return loadgen.ClassInterrupted, tag
 	}
 	t1 := time.Now()
 	if r.Measured {
@@ -490,36 +498,36 @@ func (c *sqlClient) Do(ctx context.Context, r Request) (string, string) {
 func (c *sqlClient) runStatement(conn *pgx.Conn, st Statement, args []any) string {
 	ctx := context.Background() // cancelled by abort, see sqlClient
 	if len(args) < st.nparams {
-		return ClassFewArgs
+		return loadgen.ClassFewArgs
 	}
 	sd, err := conn.Prepare(ctx, st.name, st.SQL)
 	if err != nil {
-		return Classify(err)
+		return loadgen.Classify(err)
 	}
 	if err := c.eqb.Build(conn.TypeMap(), sd, args[:st.nparams]); err != nil {
-		return Classify(err)
+		return loadgen.Classify(err)
 	}
 	rr := conn.PgConn().ExecStatement(ctx, sd, c.eqb.ParamValues, c.eqb.ParamFormats, c.eqb.ResultFormats)
 	for rr.NextRow() {
 	}
 	if _, err := rr.Close(); err != nil {
-		return Classify(err)
+		return loadgen.Classify(err)
 	}
 	return ""
 }
 
 func recordUs(h *hdrhistogram.Histogram, d time.Duration) {
-	_ = h.RecordValue(min(max(int64(d/time.Microsecond), HistMin), HistMax))
+	_ = h.RecordValue(min(max(int64(d/time.Microsecond), loadgen.HistMin), loadgen.HistMax))
 }
 
 // Histograms are the pool acquires (the open loop's wait per request; the
 // closed loop's per client and broken connection) and the latency of each
 // statement by tag, over the measurement window.
 func (t *SQLTarget) Histograms() (*hdrhistogram.Histogram, map[string]*hdrhistogram.Histogram) {
-	acq := NewHist()
+	acq := loadgen.NewHist()
 	byTag := map[string]*hdrhistogram.Histogram{}
 	for _, st := range t.stmts {
-		byTag[st.Tag] = NewHist()
+		byTag[st.Tag] = loadgen.NewHist()
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -1,4 +1,4 @@
-package loadgen
+package h1wire
 
 import (
 	"crypto/tls"
@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 )
 
 // HTTPSpec is an HTTP/1.1 target: the request every client sends, or a mix
@@ -111,7 +113,7 @@ func (t *HTTPTarget) mix(spec HTTPSpec, u *url.URL) error {
 		}
 	}
 	var err error
-	t.draw, err = NewMix(weights, spec.Seed)
+	t.draw, err = loadgen.NewMix(weights, spec.Seed)
 	return err
 }
 
@@ -222,7 +224,7 @@ func (t *HTTPTarget) GenErr() string {
 
 // Shares are each tag's share of the mix's weights; nil without a mix.
 func (t *HTTPTarget) Shares() map[string]float64 {
-	return MixShares(t.kindTags(), t.draw)
+	return loadgen.MixShares(t.kindTags(), t.draw)
 }
 
 // kindTags are the tags of the mix's requests, one per kind.
@@ -239,7 +241,7 @@ func (t *HTTPTarget) kindTags() []string {
 func (t *HTTPTarget) Tags() []string {
 	switch {
 	case t.draw != nil:
-		return UniqueTags(t.kindTags())
+		return loadgen.UniqueTags(t.kindTags())
 	case t.gen != nil:
 		return []string{}
 	}
@@ -256,7 +258,7 @@ func (t *HTTPTarget) TagOf(seq int64) string {
 			return rq.Tag
 		}
 	}
-	return Untagged
+	return loadgen.Untagged
 }
 
 func hostPort(u *url.URL) string {

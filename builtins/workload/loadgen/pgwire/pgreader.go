@@ -1,6 +1,10 @@
-package loadgen
+package pgwire
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+)
 
 // pgReader splits a PostgreSQL backend's byte stream into the messages the
 // SQL loop acts on, as bytes arrive: ErrorResponse ('E') and ReadyForQuery
@@ -43,7 +47,7 @@ func (r *pgReader) next(b []byte) (typ byte, body []byte, used int, ok bool, err
 			// The common case: a whole header, often a whole message, in b.
 			typ, size := b[used], int64(binary.BigEndian.Uint32(b[used+1:]))-4
 			if size < 0 {
-				return 0, nil, used, false, errMalformed
+				return 0, nil, used, false, loadgen.ErrMalformed
 			}
 			used += 5
 			if !kept(typ) {
@@ -51,7 +55,7 @@ func (r *pgReader) next(b []byte) (typ byte, body []byte, used int, ok bool, err
 				continue
 			}
 			if size > maxKeptBody {
-				return 0, nil, used, false, errMalformed
+				return 0, nil, used, false, loadgen.ErrMalformed
 			}
 			if int64(len(b)-used) >= size {
 				body, used = b[used:used+int(size)], used+int(size)
@@ -69,7 +73,7 @@ func (r *pgReader) next(b []byte) (typ byte, body []byte, used int, ok bool, err
 			typ, size := r.hdr[0], int64(binary.BigEndian.Uint32(r.hdr[1:]))-4
 			switch {
 			case size < 0, kept(typ) && size > maxKeptBody:
-				return 0, nil, used, false, errMalformed
+				return 0, nil, used, false, loadgen.ErrMalformed
 			case !kept(typ):
 				r.skip = size
 			case size == 0:
