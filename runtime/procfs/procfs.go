@@ -127,6 +127,38 @@ func Cmdline(pid int) string {
 	return strings.TrimSpace(strings.ReplaceAll(string(data), "\x00", " "))
 }
 
+// Args is the process's command line as its arguments (/proc/PID/cmdline:
+// each ends in a NUL, so an empty one or one holding spaces comes back as
+// it was given); none for a kernel thread or a zombie. A process that
+// rewrote its title (PostgreSQL's) shows what it wrote.
+func Args(pid int) ([]string, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return splitNUL(data), err
+}
+
+// Environ is the environment the process pid was started with
+// (/proc/PID/environ), "NAME=value" entries; none when it is empty or
+// unreadable (another user's process).
+func Environ(pid int) ([]string, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	return splitNUL(data), err
+}
+
+// splitNUL splits NUL-terminated strings; a last one without its NUL is
+// kept.
+func splitNUL(data []byte) []string {
+	if len(data) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
+}
+
+// Cwd is the working directory of process pid, as the kernel links it
+// (/proc/PID/cwd: symbolic links resolved).
+func Cwd(pid int) (string, error) {
+	return os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd")
+}
+
 // PidNamespace names this process's pid namespace by its inode, as
 // /proc/self/ns/pid gives it ("4026531836"); "" when /proc does not say.
 // A pid means a process only in the namespace it was counted in: a
