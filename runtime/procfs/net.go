@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"io"
 	"os"
@@ -23,21 +24,24 @@ type TCPSocket struct {
 
 // TCPSockets lists the TCP sockets, IPv4 then IPv6, of this process's
 // network namespace. A kernel without IPv6 has no tcp6 file: the IPv4
-// sockets alone, no error.
+// sockets alone, no error. Otherwise a file that cannot be read gives the
+// error, and the other file's sockets still come.
 func TCPSockets() ([]TCPSocket, error) {
 	var out []TCPSocket
+	var first error
 	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
 		f, err := os.Open(file)
 		if errors.Is(err, os.ErrNotExist) && file != "/proc/net/tcp" {
 			continue
 		}
 		if err != nil {
-			return out, err
+			first = cmp.Or(first, err)
+			continue
 		}
 		out = append(out, parseTCP(f)...)
 		f.Close()
 	}
-	return out, nil
+	return out, first
 }
 
 // parseTCP reads the lines of /proc/net/tcp (proc(5)): "sl local_address
