@@ -1,4 +1,6 @@
-// Package procfs reads what Linux's /proc says of a process and its tree.
+// Package procfs reads what Linux's /proc says of a process, its threads
+// (task.go) and its tree (tree.go), of the machine (system.go) and of its
+// TCP sockets (net.go): no other package reads /proc.
 //
 // Every builtin that needs a process's parent, state, CPU time, resident
 // size or start time reads it here: /proc/PID/stat has one parser (its
