@@ -1,6 +1,7 @@
 // Package procfs reads what Linux's /proc says of a process, its threads
 // (task.go) and its tree (tree.go), of the machine (system.go) and of its
-// TCP sockets (net.go): no other package reads /proc.
+// TCP sockets (net.go); the other packages read /proc through it (their
+// tests may read it themselves, as an oracle).
 //
 // Every builtin that needs a process's parent, state, CPU time, resident
 // size or start time reads it here: /proc/PID/stat has one parser (its
