@@ -3,9 +3,12 @@ package workload
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +16,8 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/starval"
+	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
@@ -171,5 +176,58 @@ func TestObserversOpenBeforeALoadWithoutWarmup(t *testing.T) {
 	}
 	if el := time.Since(start); el < 1300*time.Millisecond {
 		t.Errorf("the run took %s: its 1 s window was not all load after the observer's 300 ms", el)
+	}
+}
+
+// An observer whose first snapshot comes after the whole window (on a
+// loaded box: a container's engine inspect, then a snapshot over a
+// CPU-quota'd server, longer than a 1 s window) saw none of the run's
+// requests. Its per-request figure is left out of the run, and whatever
+// reads it (compare, plot, verdict: starval.Metric; run.NAME) is told why:
+// which observer, how late, after how many requests. Before, the figure
+// vanished and compare said only "run has no metric".
+func TestObserverLateForTheWholeWindowIsNamed(t *testing.T) {
+	url, hits := countingServer(t)
+	th := startest.Thread(t, startest.Options{Modules: []runtime.Module{testModule()}})
+	g, err := starlark.ExecFile(th, "late.star", `r = workload.http(url, clients = 2, duration = "300ms", warmup = "100ms", observe = [obs])`,
+		starlark.StringDict{"workload": testModule().Globals["workload"], "url": str(url),
+			"obs": slowObserver{hitObserver{hits}, 2 * time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := g["r"].(*Run)
+	if r.d.Count == 0 {
+		t.Fatalf("the run counted no request: %v", r)
+	}
+	if _, ok := r.d.Observed["server_hits_per_req"]; ok {
+		t.Fatalf("the observer saw none of the run's %d requests, yet the run has its figure per request: %v", r.d.Count, r.d.Observed)
+	}
+	if _, ok := r.d.Observed["server_hits"]; !ok {
+		t.Errorf("the observer's totals are lost too: %v", r.d.Observed)
+	}
+	why := regexp.MustCompile(fmt.Sprintf(`has no metric "server_hits_per_req": the observer "hits" took its first snapshot (\d+\.\d) s after the window opened \(after all %d requests\)`, r.d.Count))
+	_, err = starval.Metric(th, r, starlark.String("server_hits_per_req"))
+	m := why.FindStringSubmatch(fmt.Sprint(err))
+	if m == nil {
+		t.Fatalf("the error does not say why: %v", err)
+	}
+	if late, _ := strconv.ParseFloat(m[1], 64); late < 2 {
+		t.Errorf("the observer slept 2 s before its first snapshot; the run says it was %s s late", m[1])
+	}
+	if _, err := r.Attr("server_hits_per_req"); err == nil || !strings.Contains(err.Error(), `observer "hits" took its first snapshot`) {
+		t.Errorf("run.server_hits_per_req: %v", err)
+	}
+	// The record keeps it: a cached run says the same.
+	data, err := codec.Encode(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := codec.Decode(data, testModule().Decoders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = starval.Metric(th, back, starlark.String("server_hits_per_req"))
+	if !why.MatchString(fmt.Sprint(err)) {
+		t.Errorf("the stored run forgot why: %v", err)
 	}
 }

@@ -214,7 +214,31 @@ func (r *Run) Attr(name string) (starlark.Value, error) {
 	if r.d.Interrupted { // its observers' figures were never taken
 		return nil, starlark.NoSuchAttrError(fmt.Sprintf("run has no .%s: it was interrupted (Ctrl-C) before its figures were taken", name))
 	}
+	if why := r.WhyMissing(name); why != "" {
+		return nil, starlark.NoSuchAttrError(fmt.Sprintf("run has no .%s: %s", name, why))
+	}
 	return nil, nil
+}
+
+// WhyMissing says why the run has no figure name that an observer would
+// have given: it took its first snapshot after all the run's requests, so
+// it had none to give a figure per request for. "" when that is not why.
+// compare, plot and verdict ask it (through starval) when a metric is
+// missing; a tag's run answers from its whole run, whose window it shares.
+func (r *Run) WhyMissing(name string) string {
+	w := r
+	if r.parent != nil {
+		w = r.parent
+	}
+	if w.d.Result == nil {
+		return ""
+	}
+	for _, l := range w.d.LateObservers {
+		if slices.Contains(l.LeftOut, name) {
+			return l.Reason()
+		}
+	}
+	return ""
 }
 
 func histOrNone(h *hdrhistogram.Histogram) starlark.Value {
