@@ -231,3 +231,47 @@ func TestObserverLateForTheWholeWindowIsNamed(t *testing.T) {
 		t.Errorf("the stored run forgot why: %v", err)
 	}
 }
+
+// namedHits counts the server's hits under a name of its own, after delay.
+type namedHits struct {
+	name  string
+	hits  *atomic.Int64
+	delay time.Duration
+}
+
+func (h namedHits) String() string        { return h.name }
+func (h namedHits) Type() string          { return h.name }
+func (h namedHits) Freeze()               {}
+func (h namedHits) Truth() starlark.Bool  { return true }
+func (h namedHits) Hash() (uint32, error) { return 0, nil }
+func (h namedHits) StartObserving(context.Context) (func(int64) (map[string]float64, error), error) {
+	time.Sleep(h.delay)
+	before := h.hits.Load()
+	return func(n int64) (map[string]float64, error) {
+		hits := float64(h.hits.Load() - before)
+		figs := map[string]float64{h.name: hits}
+		if n > 0 {
+			figs[h.name+"_per_req"] = hits / float64(n)
+		}
+		return figs, nil
+	}, nil
+}
+
+// Observers take their first snapshots side by side: one slow to take its
+// own (2 s, twice the window) does not make the next one late. Before, the
+// second waited for the first and saw none of the window's requests; now
+// it sees them all, one server hit per request (the server's count is the
+// oracle), and only the slow one is named late.
+func TestASlowObserverDoesNotMakeTheOthersLate(t *testing.T) {
+	url, hits := countingServer(t)
+	g := mustExec(t, `r = workload.http(url, clients = 2, duration = "1s", warmup = "100ms", observe = [slow, fast])`,
+		starlark.StringDict{"url": str(url), "slow": namedHits{"slow", hits, 2 * time.Second}, "fast": namedHits{"fast", hits, 0}})
+	r := g["r"].(*Run)
+	per, ok := r.d.Observed["fast_per_req"]
+	if !ok || per < 0.9 || per > 1.1 {
+		t.Errorf("the fast observer saw %.0f server hits per request (%v): %q", per, ok, r.d.Warnings)
+	}
+	if len(r.d.LateObservers) != 1 || r.d.LateObservers[0].Observer != "slow" {
+		t.Errorf("late observers %+v, want the slow one alone", r.d.LateObservers)
+	}
+}

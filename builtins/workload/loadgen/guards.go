@@ -234,8 +234,11 @@ func (w *Watch) Stop(n int64) (figures map[string]float64, trips []guard.Trip, w
 				delete(figs, k)
 			}
 			w.late = append(w.late, late)
-			warnings = append(warnings, fmt.Sprintf("observer %s: %s: its figures per request are left out of the run (%s)",
-				o.what, late.Reason(), strings.Join(late.LeftOut, ", ")))
+			warning := fmt.Sprintf("observer %s: %s", o.what, late.Reason())
+			if len(late.LeftOut) > 0 {
+				warning += fmt.Sprintf(": its figures per request are left out of the run (%s)", strings.Join(late.LeftOut, ", "))
+			}
+			warnings = append(warnings, warning)
 		} else {
 			if o.before > 0 && n > 0 && o.before*10 > n {
 				w.late = append(w.late, late)
