@@ -220,27 +220,6 @@ func (r *Run) Attr(name string) (starlark.Value, error) {
 	return nil, nil
 }
 
-// WhyMissing says why the run has no figure name that an observer would
-// have given: it took its first snapshot after all the run's requests, so
-// it had none to give a figure per request for. "" when that is not why.
-// compare, plot and verdict ask it (through starval) when a metric is
-// missing; a tag's run answers from its whole run, whose window it shares.
-func (r *Run) WhyMissing(name string) string {
-	w := r
-	if r.parent != nil {
-		w = r.parent
-	}
-	if w.d.Result == nil {
-		return ""
-	}
-	for _, l := range w.d.LateObservers {
-		if slices.Contains(l.LeftOut, name) {
-			return l.Reason()
-		}
-	}
-	return ""
-}
-
 func histOrNone(h *hdrhistogram.Histogram) starlark.Value {
 	if h == nil {
 		return starlark.None

@@ -234,7 +234,7 @@ func (w *Watch) Stop(n int64) (figures map[string]float64, trips []guard.Trip, w
 				delete(figs, k)
 			}
 			w.late = append(w.late, late)
-			warning := fmt.Sprintf("observer %s: %s", o.what, late.Reason())
+			warning := late.Reason()
 			if len(late.LeftOut) > 0 {
 				warning += fmt.Sprintf(": its figures per request are left out of the run (%s)", strings.Join(late.LeftOut, ", "))
 			}
