@@ -99,8 +99,9 @@
 //     inputs with it, and package fleet checks the binary it copies to a
 //     remote agent with it without linking the engine.
 //   - runtime/procfs: the one reader of /proc (a process's stat, its
-//     clock tick, process trees), a leaf the engine, the builtins and the
-//     agent share.
+//     clock tick, process trees, threads, arguments, environment, sockets;
+//     the machine's CPU times, load and TCP sockets), a leaf the engine,
+//     the builtins, the agent and bench/ share.
 //   - runtime/refdoc: the reference of a module (its Markdown, or a
 //     Starlark module's docstrings) as entries by builtin: signature, text,
 //     examples.

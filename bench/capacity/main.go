@@ -8,10 +8,10 @@
 //
 // The target runs in a process of its own, so the generator's CPU is its
 // own. Two studies: closed-loop users with zero think time against 2 workers
-// of 10 ms at p99 <= 50 ms (N users wait N·S/c: the truth is floor(50 c / S)
-// for the service the server gave, 9), and users who think 40 ms against 2
-// workers of 4 ms at a mean limit halfway between two user counts (the
-// interactive response-time law R = N·S/c - Z). For each search: its value,
+// of 10 ms at p99 <= 50 ms, and users who think 40 ms against 2 workers of
+// 4 ms at a mean limit halfway between two user counts (the interactive
+// response-time law R = N·S/c - Z). The truths follow from the service the
+// server gave (study.truth says how). For each search: its value,
 // interval, runs, levels and seconds, the truth, the load average; for each
 // sweep (by doubling from lo, and at every level from lo to hi, one run a
 // level, as a notebook without capacity would): its runs, seconds and the
@@ -101,10 +101,38 @@ func studies() []study {
 	}
 }
 
-// truth is the capacity the law gives for the mean service s (ms).
-func (st study) truth(s float64) float64 {
+// truth is the range of capacities the service the server gave allows,
+// for its mean m and standard deviation sd (ms; NaN when not recorded).
+//
+// Zero think, p99: N users queue in turn on c workers, so a request waits
+// through N/c services on average but ceil(N/c) at worst (9 users on 2
+// workers wait 4 and 5 services by turns), and the p99 is the worst wait:
+// hi is the largest N whose ceil(N/c)·m is within the limit, lo the largest
+// whose ceil(N/c)·m + 2.33·sqrt(ceil(N/c))·sd is (the sum's p99 for
+// independent services). Without sd, lo = hi. The mean wait's model,
+// floor(L·c/m), said 9 where every quiet search found 8 (stdlib's
+// TestCapacityOfWorkersAtZeroThink), and this bench's first table judged
+// its searches against it.
+//
+// Think time, mean: the law's crossing N = (L + Z)·c/m, within 2 % either
+// way (the service drifts during a search, and a worker's wake-up after
+// each service adds to it).
+func (st study) truth(m, sd float64) (lo, hi float64) {
 	c := float64(st.Workers)
-	return math.Floor((st.Limit + st.ThinkMs) * c / s)
+	if st.Metric == "mean" {
+		n := (st.Limit + st.ThinkMs) * c / m
+		return math.Floor(n / 1.02), math.Floor(n * 1.02)
+	}
+	for n := 1.0; n <= 4*float64(st.Hi); n++ {
+		k := math.Ceil(n / c)
+		if k*m <= st.Limit {
+			hi = n
+		}
+		if math.IsNaN(sd) || k*m+2.33*math.Sqrt(k)*sd <= st.Limit {
+			lo = n
+		}
+	}
+	return min(lo, hi), hi
 }
 
 // record is one search or sweep, as a raw JSON line.
@@ -119,7 +147,10 @@ type record struct {
 	Levels   int        `json:"levels"`
 	Seconds  float64    `json:"seconds"` // wall time of the whole search or sweep
 	Service  float64    `json:"service_ms"`
-	Truth    float64    `json:"truth"`
+	SD       *float64   `json:"service_sd_ms,omitempty"` // not in the first raw files
+	Truth    float64    `json:"truth"`                   // as measured then; the table judges by truthOf
+	TruthLo  float64    `json:"truth_lo"`
+	TruthHi  float64    `json:"truth_hi"`
 	Limit    float64    `json:"limit"`
 	Load1    [2]float64 `json:"load1"` // before, after
 	Warnings []string   `json:"warnings,omitempty"`
@@ -151,7 +182,8 @@ func measure(ctx context.Context, dir string, searches, sweeps int, only string)
 		if st.Limit == 0 { // think: halfway between two user counts for the service given
 			s := srv.calibrate()
 			st.Limit = (40.5)*s/float64(st.Workers) - st.ThinkMs
-			fmt.Fprintf(os.Stderr, "%s: service %.3f ms, limit %.3f ms (truth %g)\n", st.Name, s, st.Limit, st.truth(s))
+			lo, hi := st.truth(s, math.NaN())
+			fmt.Fprintf(os.Stderr, "%s: service %.3f ms, limit %.3f ms (truth %g to %g)\n", st.Name, s, st.Limit, lo, hi)
 		}
 		for i := range searches {
 			r, err := srv.search(ctx, st, fmt.Sprint(i))
@@ -159,7 +191,7 @@ func measure(ctx context.Context, dir string, searches, sweeps int, only string)
 				srv.stop()
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "%s search %d: %s [%v, %v] truth %g, %d runs, %.0f s\n", st.Name, i+1, r.Status, ptr(r.Low), ptr(r.High), r.Truth, r.Runs, r.Seconds)
+			fmt.Fprintf(os.Stderr, "%s search %d: %s [%v, %v] truth %g to %g, %d runs, %.0f s\n", st.Name, i+1, r.Status, ptr(r.Low), ptr(r.High), r.TruthLo, r.TruthHi, r.Runs, r.Seconds)
 			if err := enc.Encode(r); err != nil {
 				return err
 			}
@@ -171,7 +203,7 @@ func measure(ctx context.Context, dir string, searches, sweeps int, only string)
 					srv.stop()
 					return err
 				}
-				fmt.Fprintf(os.Stderr, "%s %s: [%v, %v] truth %g, %d runs, %.0f s\n", st.Name, kind, ptr(r.Low), ptr(r.High), r.Truth, r.Runs, r.Seconds)
+				fmt.Fprintf(os.Stderr, "%s %s: [%v, %v] truth %g to %g, %d runs, %.0f s\n", st.Name, kind, ptr(r.Low), ptr(r.High), r.TruthLo, r.TruthHi, r.Runs, r.Seconds)
 				if err := enc.Encode(r); err != nil {
 					return err
 				}
@@ -238,24 +270,26 @@ func (s *server) stop() {
 	s.cmd.Wait()
 }
 
-// stats resets the server's count, or reads the mean service since.
-func (s *server) stats(reset bool) float64 {
+// stats resets the server's count, or reads the mean service since and
+// its standard deviation (ms).
+func (s *server) stats(reset bool) (mean, sd float64) {
 	path := "/stats"
 	if reset {
 		path = "/reset"
 	}
 	resp, err := http.Get(s.url + path)
 	if err != nil {
-		return math.NaN()
+		return math.NaN(), math.NaN()
 	}
 	defer resp.Body.Close()
 	var v struct {
 		MeanMs float64 `json:"mean_ms"`
+		SDMs   float64 `json:"sd_ms"`
 	}
 	if json.NewDecoder(resp.Body).Decode(&v) != nil {
-		return math.NaN()
+		return math.NaN(), math.NaN()
 	}
-	return v.MeanMs
+	return v.MeanMs, v.SDMs
 }
 
 // calibrate serves 40 requests one at a time: the service time, ms.
@@ -266,7 +300,8 @@ func (s *server) calibrate() float64 {
 			resp.Body.Close()
 		}
 	}
-	return s.stats(false)
+	m, _ := s.stats(false)
+	return m
 }
 
 // runFn is the notebook's run(users) for st.
@@ -306,8 +341,11 @@ func (s *server) timed(ctx context.Context, st study, src string, rec *record) (
 	}
 	rec.Seconds = time.Since(t0).Seconds()
 	rec.Load1[1] = load1()
-	rec.Service = s.stats(false)
-	rec.Truth = st.truth(rec.Service)
+	var sd float64
+	rec.Service, sd = s.stats(false)
+	rec.SD = &sd
+	rec.TruthLo, rec.TruthHi = st.truth(rec.Service, sd)
+	rec.Truth = rec.TruthHi
 	return g, nil
 }
 
@@ -411,6 +449,7 @@ func serve(stdout io.Writer, args []string) error {
 	sem := make(chan struct{}, *workers)
 	var mu sync.Mutex
 	var busy time.Duration
+	var sq float64 // sum of squared services, ms²
 	var served int
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
@@ -421,6 +460,7 @@ func serve(stdout io.Writer, args []string) error {
 		<-sem
 		mu.Lock()
 		busy += d
+		sq += float64(d) * float64(d) / 1e12
 		served++
 		mu.Unlock()
 		io.WriteString(w, "ok")
@@ -428,15 +468,16 @@ func serve(stdout io.Writer, args []string) error {
 	stats := func(reset bool) http.HandlerFunc {
 		return func(w http.ResponseWriter, _ *http.Request) {
 			mu.Lock()
-			mean := 0.0
+			mean, sd := 0.0, 0.0
 			if served > 0 {
 				mean = float64(busy) / float64(served) / 1e6
+				sd = math.Sqrt(max(0, sq/float64(served)-mean*mean))
 			}
 			if reset {
-				busy, served = 0, 0
+				busy, sq, served = 0, 0, 0
 			}
 			mu.Unlock()
-			fmt.Fprintf(w, `{"mean_ms": %g}`, mean)
+			fmt.Fprintf(w, `{"mean_ms": %g, "sd_ms": %g}`, mean, sd)
 		}
 	}
 	mux.HandleFunc("/stats", stats(false))

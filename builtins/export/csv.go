@@ -11,6 +11,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/fmtnum"
 	"github.com/benchbook/benchbook/builtins/internal/metricname"
 	"github.com/benchbook/benchbook/builtins/internal/starval"
 )
@@ -182,18 +183,10 @@ func hdrRow(row []string, h *hdrhistogram.Histogram) []string {
 	return append(row, ms(float64(h.Max())))
 }
 
-// finite is f, or 0 when it is NaN or infinite (the mean of no values).
-func finite(f float64) float64 {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0
-	}
-	return f
-}
-
 // ms formats microseconds as milliseconds, rounded to the nanosecond so
 // that a mean does not print float noise.
 func ms(us float64) string {
-	return float(math.Round(finite(us)*1000) / 1e6)
+	return float(math.Round(fmtnum.Finite(us)*1000) / 1e6)
 }
 
 // errorsCell is a count, or the sum of a dict of counts by class.
@@ -314,7 +307,7 @@ func dictGrid(data starlark.Value, rows []starlark.Value) (grid, error) {
 // noise (1050.0000000000002) does not reach the file, and never in
 // exponent form.
 func float(f float64) string {
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(finite(f), 'g', 12, 64), 64)
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(fmtnum.Finite(f), 'g', 12, 64), 64)
 	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/benchbook/benchbook/runtime/testsupport/httpget"
 )
 
 // watchNotebook: a -> b -> c is a chain, d stands alone.
@@ -93,7 +94,7 @@ func TestWatch(t *testing.T) {
 	}
 	out.next("watching ", 5*time.Second)
 
-	page := get(t, url+"/")
+	page := httpget.OK(t, url+"/")
 	if !strings.Contains(page, `fetch("/version?since=`) || !strings.Contains(page, "connect-src 'self'") {
 		t.Errorf("served page lacks the reload script or its CSP allowance")
 	}
@@ -104,9 +105,9 @@ func TestWatch(t *testing.T) {
 	if bytes.Contains(onDisk, []byte("/version")) {
 		t.Errorf("the record file holds the reload script; only the served copy should")
 	}
-	version := get(t, url+"/version")
+	version := httpget.OK(t, url+"/version")
 	polled := make(chan string, 1)
-	go func() { polled <- getQuiet(url + "/version?since=" + version) }()
+	go func() { polled <- httpget.Body(url + "/version?since=" + version) }()
 
 	edit(t, nb, strings.Replace(watchNotebook, "a + 10", "a + 100", 1))
 	if got := out.next("", 10*time.Second); !strings.HasSuffix(got, " edited: b") {
@@ -124,21 +125,21 @@ func TestWatch(t *testing.T) {
 		t.Errorf("the page's version poll did not return after the record changed")
 	}
 
-	version = get(t, url+"/version")
+	version = httpget.OK(t, url+"/version")
 	edit(t, nb, watchNotebook+"\n# %% broken\nx = (\n")
 	errs.next("(keeping the last version that parsed)", 10*time.Second)
 	// The page must say so, not keep showing the old record silently.
-	if v := getQuiet(url + "/version?since=" + version); v == version {
+	if v := httpget.Body(url + "/version?since=" + version); v == version {
 		t.Errorf("the version did not change after a save that does not parse")
 	}
-	page = get(t, url+"/")
+	page = httpget.OK(t, url+"/")
 	if !strings.Contains(page, `role="alert"`) || !strings.Contains(page, "nb.star:") || !strings.Contains(page, "last version that ran") {
 		t.Errorf("served page does not show the syntax error:\n%.1500s", page)
 	}
 	edit(t, nb, watchNotebook)
 	out.next("ran: ", 10*time.Second)
 	out.next("wrote ", 10*time.Second)
-	if page := get(t, url+"/"); strings.Contains(page, `role="alert"`) {
+	if page := httpget.OK(t, url+"/"); strings.Contains(page, `role="alert"`) {
 		t.Error("the error banner stayed after the notebook was fixed")
 	}
 
@@ -180,29 +181,4 @@ func edit(t *testing.T, path, src string) {
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func get(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s, %v", url, resp.Status, err)
-	}
-	return string(body)
-}
-
-// getQuiet is get for goroutines other than the test's.
-func getQuiet(url string) string {
-	resp, err := http.Get(url)
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return string(body)
 }

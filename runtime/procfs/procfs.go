@@ -1,4 +1,7 @@
-// Package procfs reads what Linux's /proc says of a process and its tree.
+// Package procfs reads what Linux's /proc says of a process, its threads
+// (task.go) and its tree (tree.go), of the machine (system.go) and of its
+// TCP sockets (net.go); the other packages read /proc through it (their
+// tests may read it themselves, as an oracle).
 //
 // Every builtin that needs a process's parent, state, CPU time, resident
 // size or start time reads it here: /proc/PID/stat has one parser (its
@@ -125,6 +128,38 @@ func Cmdline(pid int) string {
 		return ""
 	}
 	return strings.TrimSpace(strings.ReplaceAll(string(data), "\x00", " "))
+}
+
+// Args is the process's command line as its arguments (/proc/PID/cmdline:
+// each ends in a NUL, so an empty one or one holding spaces comes back as
+// it was given); none for a kernel thread or a zombie. A process that
+// rewrote its title (PostgreSQL's) shows what it wrote.
+func Args(pid int) ([]string, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return splitNUL(data), err
+}
+
+// Environ is the environment the process pid was started with
+// (/proc/PID/environ), "NAME=value" entries; none when it is empty or
+// unreadable (another user's process).
+func Environ(pid int) ([]string, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	return splitNUL(data), err
+}
+
+// splitNUL splits NUL-terminated strings; a last one without its NUL is
+// kept.
+func splitNUL(data []byte) []string {
+	if len(data) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
+}
+
+// Cwd is the working directory of process pid, as the kernel links it
+// (/proc/PID/cwd: symbolic links resolved).
+func Cwd(pid int) (string, error) {
+	return os.Readlink("/proc/" + strconv.Itoa(pid) + "/cwd")
 }
 
 // PidNamespace names this process's pid namespace by its inode, as

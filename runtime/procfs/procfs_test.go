@@ -72,3 +72,41 @@ func TestTicks(t *testing.T) {
 		t.Errorf("getconf CLK_TCK = %q, TicksPerSecond = %d", got, TicksPerSecond)
 	}
 }
+
+// TestArgsEnvironCwdOfAChild: a child's arguments (with spaces, an empty
+// one, one ending the list empty), environment and working directory are
+// what exec.Cmd gave it.
+func TestArgsEnvironCwdOfAChild(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	cmd := exec.Command(sh, "-c", "read x", "name", "a b  c", "", "d\te", "")
+	cmd.Env = []string{"A=1", "WITH SPACE=x y", "EMPTY=", "EQ=a=b"}
+	cmd.Dir = t.TempDir()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); _ = cmd.Wait() }()
+	pid := cmd.Process.Pid
+	if got, err := Args(pid); err != nil || !slices.Equal(got, cmd.Args) {
+		t.Errorf("Args = %q, %v; want %q", got, err, cmd.Args)
+	}
+	if got, err := Environ(pid); err != nil || !slices.Equal(got, cmd.Env) {
+		t.Errorf("Environ = %q, %v; want %q", got, err, cmd.Env)
+	}
+	want, _ := filepath.EvalSymlinks(cmd.Dir)
+	if got, err := Cwd(pid); err != nil || got != want {
+		t.Errorf("Cwd = %q, %v; want %q", got, err, want)
+	}
+	if got, err := Args(1 << 30); err == nil || got != nil {
+		t.Errorf("Args of no process = %q, %v", got, err)
+	}
+	if got := splitNUL([]byte("no\x00end")); !slices.Equal(got, []string{"no", "end"}) {
+		t.Errorf("splitNUL without the last NUL = %q", got)
+	}
+}

@@ -1,9 +1,7 @@
 package procfs
 
 import (
-	"os"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -33,39 +31,15 @@ func ReadProc(pid int) (Proc, bool) {
 
 // threadsCPU sums schedstat's run time (ns) over the live threads of pid.
 // /proc/PID/schedstat counts the main thread alone, which undercounts a Go
-// or Java server whose work runs on other threads; threads that exited are
-// gone from task/, so the caller keeps the larger of this and stat's
-// whole-process ticks.
+// or Java server whose work runs on other threads; a process of one thread
+// is read there, without listing its tasks.
 func threadsCPU(pid int, threads int64) (int64, bool) {
-	dir := "/proc/" + strconv.Itoa(pid)
-	names := []string{"."}
 	if threads > 1 {
-		ents, err := os.ReadDir(dir + "/task")
-		if err != nil {
-			return 0, false
-		}
-		names = names[:0]
-		for _, e := range ents {
-			names = append(names, "task/"+e.Name())
-		}
+		d, err := ThreadsCPU(pid)
+		return int64(d), err == nil
 	}
-	var sum int64
-	for _, n := range names {
-		ss, err := os.ReadFile(dir + "/" + n + "/schedstat")
-		if err != nil {
-			continue // the thread exited
-		}
-		g := strings.Fields(string(ss))
-		if len(g) == 0 {
-			return 0, false
-		}
-		ns, err := strconv.ParseInt(g[0], 10, 64)
-		if err != nil {
-			return 0, false
-		}
-		sum += ns
-	}
-	return sum, true
+	ns, err := schedRun("/proc/" + strconv.Itoa(pid) + "/schedstat")
+	return ns, err == nil
 }
 
 // Children maps every process /proc shows to its children.

@@ -34,6 +34,7 @@ import (
 	"github.com/benchbook/benchbook/builtins/hidden"
 	"github.com/benchbook/benchbook/builtins/workload/fleet"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
+	"github.com/benchbook/benchbook/runtime/hostinfo"
 )
 
 func main() {
@@ -153,8 +154,8 @@ func runArm(self, arm, addr string, rate float64, d time.Duration) (line, error)
 	if l.Requests > 0 {
 		l.CPUPerReq = float64(cpu.Microseconds()) / float64(l.Requests)
 	}
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil && len(b) > 4 {
-		l.Load1 = string(b[:4])
+	if load, err := hostinfo.LoadAvg(); err == nil {
+		l.Load1 = strconv.FormatFloat(load[0], 'f', 2, 64)
 	}
 	return l, nil
 }

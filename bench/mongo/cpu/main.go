@@ -32,6 +32,7 @@ import (
 
 	"github.com/benchbook/benchbook/builtins/workload/loadgen"
 	"github.com/benchbook/benchbook/builtins/workload/loadgen/mongowire"
+	"github.com/benchbook/benchbook/runtime/hostinfo"
 )
 
 func main() {
@@ -102,8 +103,8 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 		r.CPUPerOp = r.CPUUs / float64(r.Ops)
 	}
 	r.OpsPerS = float64(r.Ops) / r.Seconds
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		fmt.Sscan(string(b), &r.Load1) //nolint:errcheck // 0 when unreadable
+	if l, err := hostinfo.LoadAvg(); err == nil {
+		r.Load1 = l[0]
 	}
 	return json.NewEncoder(stdout).Encode(r)
 }

@@ -82,6 +82,12 @@ assert.true(d.cpu() >= 0)
 	if code, _ := get("POST", "/items/999999/like"); code != 404 {
 		t.Errorf("liking a missing item: %d, want 404", code)
 	}
+	for _, m := range []string{"GET /items/x", "POST /items/1e3/like"} {
+		method, path, _ := strings.Cut(m, " ")
+		if code, _ := get(method, path); code != 400 {
+			t.Errorf("%s: %d, want 400", m, code)
+		}
+	}
 	h.kill()
 	if _, err := http.Get(h.url + "/healthz"); err == nil {
 		t.Error("demo still answers after stop")

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -59,7 +58,7 @@ func livePostmaster(pid int, dataDir string) bool {
 	if err != nil || st.Dead() {
 		return false
 	}
-	cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+	cwd, err := procfs.Cwd(pid)
 	if err != nil {
 		return !os.IsNotExist(err)
 	}

@@ -3,8 +3,6 @@ package child
 import (
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -65,7 +63,7 @@ func reapAdopted() {
 	startMu.Lock()
 	defer startMu.Unlock()
 	own := syscall.Getpgrp()
-	for _, pid := range childPids(os.Getpid()) {
+	for _, pid := range procfs.ChildPids(os.Getpid()) {
 		st, err := procfs.ReadStat(pid)
 		if err != nil || !st.Dead() {
 			continue
@@ -79,28 +77,4 @@ func reapAdopted() {
 		var ws syscall.WaitStatus
 		_, _ = syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
 	}
-}
-
-// childPids lists the children of process pid, from each of its threads'
-// children file (Linux 3.5 and later, CONFIG_PROC_CHILDREN), or from a
-// scan of /proc where there is none.
-func childPids(pid int) []int {
-	dir := "/proc/" + strconv.Itoa(pid) + "/task"
-	tasks, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out []int
-	for _, t := range tasks {
-		data, err := os.ReadFile(dir + "/" + t.Name() + "/children")
-		if os.IsNotExist(err) {
-			return procfs.Children()[pid]
-		}
-		for _, f := range strings.Fields(string(data)) {
-			if c, err := strconv.Atoi(f); err == nil {
-				out = append(out, c)
-			}
-		}
-	}
-	return out
 }

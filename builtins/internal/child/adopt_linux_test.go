@@ -47,7 +47,7 @@ func TestAdoptedAreReapedOwnAreWaited(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
-	for _, pid := range childPids(os.Getpid()) {
+	for _, pid := range procfs.ChildPids(os.Getpid()) {
 		if st, err := procfs.ReadStat(pid); err == nil && st.Dead() {
 			t.Errorf("zombie child %d (%s) left unreaped", pid, procfs.Cmdline(pid))
 		}

@@ -1,11 +1,11 @@
 package child
 
 import (
-	"bytes"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -175,31 +175,14 @@ func zombie(pid int) bool {
 // (PostgreSQL overwrites its environment with its process title, so its
 // processes are found by the cgroup, or die with their postmaster.)
 func markedPids(marker string) []int {
-	want := []byte("\x00" + marker + "\x00")
 	self := os.Getpid()
 	var pids []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self {
-			continue
-		}
-		if env := environ(pid); env != nil && bytes.Contains(env, want) {
+	for _, pid := range procfs.Pids() {
+		if env, _ := procfs.Environ(pid); pid != self && slices.Contains(env, marker) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
-}
-
-// environ is process pid's environment with a NUL before and after each
-// entry (so "\x00NAME=" finds a variable), nil when it is unreadable or
-// empty.
-func environ(pid int) []byte {
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil || len(env) == 0 {
-		return nil
-	}
-	return append(append([]byte{0}, env...), 0)
 }
 
 // makeCgroup creates name, with "children" and "supervisor" under it, in

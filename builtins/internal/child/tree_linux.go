@@ -2,6 +2,7 @@ package child
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,7 +45,7 @@ func newTree(marker string) *tree {
 
 // walk adds every process now below root to seen.
 func (t *tree) walk() {
-	queue := childPids(t.root)
+	queue := procfs.ChildPids(t.root)
 	for len(queue) > 0 {
 		pid := queue[0]
 		queue = queue[1:]
@@ -65,7 +66,7 @@ func (t *tree) walk() {
 			}
 			t.seen[pid] = st.StartTime
 		}
-		queue = append(queue, childPids(pid)...)
+		queue = append(queue, procfs.ChildPids(pid)...)
 	}
 }
 
@@ -73,8 +74,11 @@ func (t *tree) walk() {
 // gave it HelperVar and no marker): the container reaper must outlive
 // benchbook, and so must a benchbook's own supervisor.
 func helper(pid int) bool {
-	env := string(environ(pid))
-	return strings.Contains(env, "\x00"+HelperVar+"=") && !strings.Contains(env, "\x00"+MarkerVar+"=")
+	env, _ := procfs.Environ(pid)
+	has := func(name string) bool {
+		return slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+	}
+	return has(HelperVar) && !has(MarkerVar)
 }
 
 // kill sends SIGKILL to every process of seen still running as itself,
@@ -103,7 +107,7 @@ func (t *tree) kill() int {
 		t.seen[pid] = st.StartTime
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		n++
-		queue = append(queue, childPids(pid)...)
+		queue = append(queue, procfs.ChildPids(pid)...)
 	}
 	return n
 }

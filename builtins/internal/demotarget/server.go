@@ -192,22 +192,12 @@ func writeJSON(w http.ResponseWriter, b []byte) {
 
 // item answers GET /items/ID: the item and its likes, 404 for none.
 func (s *searcher) item(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil {
-		http.Error(w, "malformed id", http.StatusBadRequest)
-		return
-	}
-	var it item
-	switch err := s.byID.QueryRowContext(r.Context(), id).Scan(&it.ID, &it.Title, &it.Score); {
-	case errors.Is(err, sql.ErrNoRows):
-		http.NotFound(w, r)
-		return
-	case err != nil:
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+	it, ok := s.lookup(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
-	likes := s.likes[id]
+	likes := s.likes[it.ID]
 	s.mu.Unlock()
 	body, _ := json.Marshal(map[string]any{"item": it, "likes": likes})
 	writeJSON(w, body)
@@ -215,24 +205,34 @@ func (s *searcher) item(w http.ResponseWriter, r *http.Request) {
 
 // like answers POST /items/ID/like: one more like for an item that exists.
 func (s *searcher) like(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil {
-		http.Error(w, "malformed id", http.StatusBadRequest)
-		return
-	}
-	var one int
-	switch err := s.byID.QueryRowContext(r.Context(), id).Scan(&one, new(string), new(int64)); {
-	case errors.Is(err, sql.ErrNoRows):
-		http.NotFound(w, r)
-		return
-	case err != nil:
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+	it, ok := s.lookup(w, r)
+	if !ok {
 		return
 	}
 	s.mu.Lock()
-	s.likes[id]++
-	n := s.likes[id]
+	s.likes[it.ID]++
+	n := s.likes[it.ID]
 	s.mu.Unlock()
-	body, _ := json.Marshal(map[string]any{"id": id, "likes": n})
+	body, _ := json.Marshal(map[string]any{"id": it.ID, "likes": n})
 	writeJSON(w, body)
+}
+
+// lookup reads the item the request's path names; false, with the answer
+// written (400 for a malformed id, 404 for none), when there is none.
+func (s *searcher) lookup(w http.ResponseWriter, r *http.Request) (item, bool) {
+	var it item
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		http.Error(w, "malformed id", http.StatusBadRequest)
+		return it, false
+	}
+	switch err := s.byID.QueryRowContext(r.Context(), id).Scan(&it.ID, &it.Title, &it.Score); {
+	case errors.Is(err, sql.ErrNoRows):
+		http.NotFound(w, r)
+		return it, false
+	case err != nil:
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return it, false
+	}
+	return it, true
 }

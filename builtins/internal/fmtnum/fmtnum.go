@@ -58,3 +58,12 @@ func GroupDigits(s string) string {
 	}
 	return sign + b.String() + frac
 }
+
+// Finite is f, or 0 when it is NaN or infinite (the mean of no values): for
+// a file whose readers take no NaN (CSV cells, .hgrm's footer).
+func Finite(f float64) float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0
+	}
+	return f
+}

@@ -1,6 +1,9 @@
 package fmtnum
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestFloat(t *testing.T) {
 	for in, want := range map[float64]string{
@@ -9,6 +12,14 @@ func TestFloat(t *testing.T) {
 	} {
 		if got := Float(in); got != want {
 			t.Errorf("Float(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestFinite(t *testing.T) {
+	for in, want := range map[float64]float64{math.NaN(): 0, math.Inf(1): 0, math.Inf(-1): 0, 0: 0, -1.5: -1.5, math.MaxFloat64: math.MaxFloat64} {
+		if got := Finite(in); got != want {
+			t.Errorf("Finite(%v) = %v, want %v", in, got, want)
 		}
 	}
 }

@@ -1,17 +1,15 @@
 package guard
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"maps"
 	"net"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // Every live target the notebook started (a process, a container, a
@@ -188,19 +186,12 @@ func ListenPorts(pids []int) []int { return portsOf(pids, listeningPorts()) }
 
 // portsOf are the ports of listening (inode -> port) whose sockets one of
 // pids holds.
-func portsOf(pids []int, listening map[string]int) []int {
+func portsOf(pids []int, listening map[uint64]int) []int {
 	var out []int
 	for _, pid := range pids {
-		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
-		if err != nil {
-			continue
-		}
-		for _, fd := range fds {
-			link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name()))
-			if err != nil || !strings.HasPrefix(link, "socket:[") {
-				continue
-			}
-			if p, ok := listening[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")]; ok && !slices.Contains(out, p) {
+		inodes, _ := procfs.SocketInodes(pid)
+		for _, inode := range inodes {
+			if p, ok := listening[inode]; ok && !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 		}
@@ -209,25 +200,13 @@ func portsOf(pids []int, listening map[string]int) []int {
 }
 
 // listeningPorts maps the inode of every listening TCP socket to its port.
-func listeningPorts() map[string]int {
-	out := map[string]int{}
-	for _, file := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
-		f, err := os.Open(file)
-		if err != nil {
-			continue
+func listeningPorts() map[uint64]int {
+	out := map[uint64]int{}
+	socks, _ := procfs.TCPSockets()
+	for _, s := range socks {
+		if s.State == procfs.TCPListen {
+			out[s.Inode] = s.Port
 		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			fields := strings.Fields(sc.Text())
-			if len(fields) < 10 || fields[3] != "0A" { // 0A: LISTEN
-				continue
-			}
-			_, hexPort, ok := strings.Cut(fields[1], ":")
-			if p, err := strconv.ParseInt(hexPort, 16, 32); ok && err == nil {
-				out[fields[9]] = int(p)
-			}
-		}
-		f.Close()
 	}
 	return out
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/benchbook/benchbook/builtins/internal/fmtnum"
 )
 
 // Options shape the percentile distribution text.
@@ -43,18 +45,10 @@ func Text(h *hdrhistogram.Histogram, o Options) string {
 			fmt.Fprintf(&b, "%12.*f %2.12f %10d %14.2f\n", digits, v, q, br.Count, 1/(1-q))
 		}
 	}
-	fmt.Fprintf(&b, "#[Mean    = %12.*f, StdDeviation   = %12.*f]\n", digits, finite(h.Mean()/o.Scale), digits, finite(h.StdDev()/o.Scale))
+	fmt.Fprintf(&b, "#[Mean    = %12.*f, StdDeviation   = %12.*f]\n", digits, fmtnum.Finite(h.Mean()/o.Scale), digits, fmtnum.Finite(h.StdDev()/o.Scale))
 	fmt.Fprintf(&b, "#[Max     = %12.*f, Total count    = %12d]\n", digits, float64(h.Max())/o.Scale, h.TotalCount())
 	fmt.Fprintf(&b, "#[Buckets = %12d, SubBuckets     = %12d]\n", bucketCount(h), subBucketCount(h))
 	return b.String()
-}
-
-// finite is f, or 0 when it is NaN or infinite (the mean of no values).
-func finite(f float64) float64 {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0
-	}
-	return f
 }
 
 // bucketCount and subBucketCount recompute the histogram's geometry as

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // Pin restricts this process to cpus: every thread it has now (Go starts
@@ -20,12 +21,11 @@ func Pin(cpus []int) error {
 	}
 	// Twice: a thread created while the first pass ran copied an old mask.
 	for range 2 {
-		tids, err := os.ReadDir("/proc/self/task")
+		tids, err := procfs.Tasks(os.Getpid())
 		if err != nil {
 			return fmt.Errorf("pin: %w", err)
 		}
-		for _, t := range tids {
-			tid, _ := strconv.Atoi(t.Name())
+		for _, tid := range tids {
 			if err := unix.SchedSetaffinity(tid, &set); err != nil && err != unix.ESRCH {
 				return fmt.Errorf("pin to CPUs %v: %w", cpus, err)
 			}

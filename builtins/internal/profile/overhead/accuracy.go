@@ -11,11 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/benchbook/benchbook/builtins/internal/profile"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // accuracyRun is one run of the accuracy measurement, as accuracy.jsonl
@@ -137,10 +136,10 @@ func accuracyOnce(pid int, bin string, hz, hogs int, work func() (int64, error))
 		rec.Stop()
 		return accuracyRun{}, err
 	}
-	p0, s0, c0, t0 := procTicksMs(pid), cpuUs(pid), switches(pid), time.Now()
+	p0, s0, c0, t0 := procTicksMs(pid), cpuUs(pid), must(procfs.ContextSwitches(pid)), time.Now()
 	n, werr := work()
-	p1, s1, c1, wall := procTicksMs(pid), cpuUs(pid), switches(pid), time.Since(t0)
-	threads := len(must(filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))))
+	p1, s1, c1, wall := procTicksMs(pid), cpuUs(pid), must(procfs.ContextSwitches(pid)), time.Since(t0)
+	threads := len(must(procfs.Tasks(pid)))
 	rec.Disable()
 	p, err := rec.Stop()
 	if err = cmp.Or(werr, err); err != nil {
@@ -153,38 +152,14 @@ func accuracyOnce(pid int, bin string, hz, hogs int, work func() (int64, error))
 
 func must[T any](v T, _ error) T { return v }
 
-// switches is the context switches of pid's threads so far.
-func switches(pid int) int64 {
-	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", pid))
-	var n int64
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(line, "voluntary_ctxt_switches:") || strings.HasPrefix(line, "nonvoluntary_ctxt_switches:") {
-				v, _ := strconv.ParseInt(strings.TrimSpace(line[strings.IndexByte(line, ':')+1:]), 10, 64)
-				n += v
-			}
-		}
-	}
-	return n
-}
-
 // procTicksMs is utime + stime of /proc/PID/stat in ms (USER_HZ = 100:
 // /proc's clock ticks are 10 ms on Linux whatever the kernel's HZ).
 func procTicksMs(pid int) float64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	st, err := procfs.ReadStat(pid)
 	if err != nil {
 		return math.NaN()
 	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:]) // the name may hold spaces
-	// after the name: state is field 3, utime 14 and stime 15 (proc(5))
-	ut, _ := strconv.ParseFloat(fields[14-3], 64)
-	st, _ := strconv.ParseFloat(fields[15-3], 64)
-	return (ut + st) * 10
+	return float64(st.CPU().Microseconds()) / 1e3
 }
 
 // printAccuracy reads accuracy.jsonl and meta.json and prints each run's

@@ -35,6 +35,8 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/builtins/internal/profile"
+	"github.com/benchbook/benchbook/runtime/hostinfo"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // result is one run, as runs.jsonl keeps it.
@@ -289,30 +291,23 @@ func load(addr string, clients int, n int64) int64 {
 	return min(done.Load(), n)
 }
 
+// cpuUs is the CPU time of pid's live threads in µs (their schedstat).
 func cpuUs(pid int) float64 {
-	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	var ns int64
-	for _, f := range files {
-		if b, err := os.ReadFile(f); err == nil {
-			v, _ := strconv.ParseInt(strings.Fields(string(b))[0], 10, 64)
-			ns += v
-		}
-	}
-	return float64(ns) / 1e3
+	d, _ := procfs.ThreadsCPU(pid)
+	return float64(d.Nanoseconds()) / 1e3
 }
 
 func load1() float64 {
-	b, _ := os.ReadFile("/proc/loadavg")
-	v, _ := strconv.ParseFloat(strings.Fields(string(b) + " 0")[0], 64)
-	return v
+	l, _ := hostinfo.LoadAvg()
+	return l[0]
 }
 
 func writeMeta(dir string, rounds int, requests int64, clients, hz int, by string) error {
 	perfV, _ := exec.Command("perf", "version").Output()
-	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	kernel, _ := procfs.Sysctl("kernel.osrelease")
 	meta := map[string]any{
 		"when": time.Now().UTC().Format(time.RFC3339), "go": runtime.Version(), "cpus": runtime.NumCPU(),
-		"kernel": strings.TrimSpace(string(kernel)), "perf": strings.TrimSpace(string(perfV)),
+		"kernel": kernel, "perf": strings.TrimSpace(string(perfV)),
 		"rounds": rounds, "requests": requests, "clients": clients, "hz": hz, "event": profile.Event, "by": by,
 	}
 	b, _ := json.MarshalIndent(meta, "", "  ")

@@ -14,6 +14,7 @@ import (
 	"github.com/benchbook/benchbook/runtime/ipynb"
 	"github.com/benchbook/benchbook/runtime/jupyter"
 	"github.com/benchbook/benchbook/runtime/limits"
+	"github.com/benchbook/benchbook/runtime/procfs"
 )
 
 // unnamedKernel is the cache name of a notebook the kernel cannot name:
@@ -132,12 +133,12 @@ type frontendCommand struct {
 // (nothing where there is none).
 func parentCommand() frontendCommand {
 	ppid := os.Getppid()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", ppid))
+	args, err := procfs.Args(ppid)
 	if err != nil {
 		return frontendCommand{}
 	}
-	dir, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", ppid))
-	return frontendCommand{args: strings.Split(strings.TrimRight(string(b), "\x00"), "\x00"), dir: dir}
+	dir, _ := procfs.Cwd(ppid)
+	return frontendCommand{args: args, dir: dir}
 }
 
 // names reports whether an argument of the command is the file path.

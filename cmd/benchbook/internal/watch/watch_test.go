@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/benchbook/benchbook/runtime/testsupport/httpget"
 )
 
 func TestCheckLoopback(t *testing.T) {
@@ -35,7 +37,7 @@ func TestRecordServer(t *testing.T) {
 	base := "http://" + s.addr
 	record := `<html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'"></head><body>r1</body></html>`
 	s.publish([]byte(record))
-	page := get(t, base+"/")
+	page := httpget.OK(t, base+"/")
 	if !strings.Contains(page, "script-src 'sha256-") || !strings.Contains(page, "<script>") || !strings.HasSuffix(page, "</script></body></html>") {
 		t.Errorf("served page: %s", page)
 	}
@@ -45,7 +47,7 @@ func TestRecordServer(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			polled <- getQuiet(base + "/version?since=1")
+			polled <- httpget.Body(base + "/version?since=1")
 		}()
 	}
 	time.Sleep(100 * time.Millisecond) // the polls are waiting
@@ -61,7 +63,7 @@ func TestRecordServer(t *testing.T) {
 	if took := time.Since(start); took > time.Second {
 		t.Errorf("polls returned %v after the publish", took)
 	}
-	if !strings.Contains(get(t, base+"/"), "r2") {
+	if !strings.Contains(httpget.OK(t, base+"/"), "r2") {
 		t.Error("the page is not the published one")
 	}
 }
@@ -109,29 +111,4 @@ func TestRecordServerRefusesForeignHosts(t *testing.T) {
 		s.close()
 		cancel()
 	}
-}
-
-func get(t *testing.T, url string) string {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s, %v", url, resp.Status, err)
-	}
-	return string(body)
-}
-
-// getQuiet is get for goroutines other than the test's.
-func getQuiet(url string) string {
-	resp, err := http.Get(url)
-	if err != nil {
-		return "error: " + err.Error()
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return string(body)
 }
