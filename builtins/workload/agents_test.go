@@ -350,6 +350,16 @@ func mustEncode(t *testing.T, v starlark.Value) []byte {
 	return b
 }
 
+// stored is v as the cache gives it back.
+func stored(t *testing.T, v starlark.Value) starlark.Value {
+	t.Helper()
+	back, err := codec.Decode(mustEncode(t, v), testModule().Decoders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
+}
+
 // An SSH fleet of 2 running the real generator (this test binary, copied
 // to the "remote" side by the launcher) against a loopback target through
 // a private sshd: merged counts are the agents' sums.

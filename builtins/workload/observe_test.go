@@ -217,15 +217,7 @@ assert.fails(lambda: compare([r, r], [r, r], metric = "server_hits_per_req"),
 		t.Errorf("the observer slept 2 s before its first snapshot; the run says it was %s s late", m[1])
 	}
 	// The record keeps it: a cached run says the same.
-	data, err := codec.Encode(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := codec.Decode(data, testModule().Decoders)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = starval.Metric(th, back, starlark.String("server_hits_per_req"))
+	_, err = starval.Metric(th, stored(t, r), starlark.String("server_hits_per_req"))
 	if !why.MatchString(fmt.Sprint(err)) {
 		t.Errorf("the stored run forgot why: %v", err)
 	}
