@@ -147,8 +147,9 @@ func StartWatch(ctx context.Context, observers []Observer, ready Prepared, t0 ti
 	// The guards first: what the window's first requests made a server
 	// log must be in the run's trips, while the observers' figures align
 	// themselves to the requests counted as they open. Each guard follows
-	// its log from its length now before anything slow (a cluster asks its
-	// start time in the background, a container's engine is asked after).
+	// its log from its length now, and asks anything slow in the background
+	// (a cluster its start time, a container's engine its state), so that
+	// the observers' first snapshots follow at once.
 	for _, o := range observers {
 		if g, ok := o.(guard.Watcher); ok {
 			w.guards = append(w.guards, g.Watch(ctx, t0))
