@@ -234,7 +234,11 @@ func (h hitObserver) StartObserving(context.Context) (func(int64) (map[string]fl
 	before := h.hits.Load()
 	return func(n int64) (map[string]float64, error) {
 		hits := float64(h.hits.Load() - before)
-		return map[string]float64{"server_hits": hits, "server_hits_per_req": hits / float64(n)}, nil
+		figs := map[string]float64{"server_hits": hits}
+		if n > 0 { // as every observer does: no figure per request without requests
+			figs["server_hits_per_req"] = hits / float64(n)
+		}
+		return figs, nil
 	}, nil
 }
 
@@ -345,6 +349,16 @@ func mustEncode(t *testing.T, v starlark.Value) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// stored is v as the cache gives it back.
+func stored(t *testing.T, v starlark.Value) starlark.Value {
+	t.Helper()
+	back, err := codec.Decode(mustEncode(t, v), testModule().Decoders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
 }
 
 // An SSH fleet of 2 running the real generator (this test binary, copied

@@ -485,7 +485,7 @@ func mergeScenarios(label string, names []string, runs []*Run, t groupTiming) *R
 	}
 	all.Trips = uniqueTrips(all.Trips)
 	all.WindowFigures(t.window, t.duration)
-	all.Measured, all.Observed = runs[0].d.Measured, runs[0].d.Observed
+	all.Measured, all.Observed, all.LateObservers = runs[0].d.Measured, runs[0].d.Observed, runs[0].d.LateObservers
 	all.Warnings = groupWarnings(names, runs)
 	for _, l := range runs {
 		spec.Clients += l.d.Clients

@@ -70,6 +70,7 @@ var runFields = []runField{
 	{"valid", "bool", "run guards", "no guard tripped fatally (see Run guards)", "", value(func(r *Run) starlark.Value { return starlark.Bool(r.valid()) })},
 	{"invalid_reason", "text", "run guards", `the first fatal trip, or ""`, "", text(func(r *Run) string { return guard.Invalid(r.d.Trips) })},
 	{"trips", "list", "run guards", "each trip: at (s into the window), source, kind, fatal, evidence", "", value(func(r *Run) starlark.Value { return tripList(r.d.Trips) })},
+	{"late_observers", "list", "observers", "each observer whose first snapshot came after more than a tenth of the window's successful requests: observer, late_s (after the window opened), before (requests counted by then), requests (in all), left_out (its figures per request, left out when it saw none)", "", value(func(r *Run) starlark.Value { return lateList(r.lateObservers()) })},
 	{"wall_ms", "list of ms", "exec (wait4)", "exec: each measured run's wall time", "", value(func(r *Run) starlark.Value { return starval.FloatList(r.d.WallMs) })},
 	{"cpu_ms", "list of ms", "exec (wait4)", "exec: each run's user + system CPU", "", value(func(r *Run) starlark.Value { return starval.FloatList(r.d.CPUMs) })},
 	{"user_ms", "list of ms", "exec (wait4)", "exec: each run's user CPU", "", value(func(r *Run) starlark.Value { return starval.FloatList(r.d.UserMs) })},

@@ -3,9 +3,12 @@ package workload
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +16,9 @@ import (
 
 	"go.starlark.net/starlark"
 
+	"github.com/benchbook/benchbook/builtins/internal/starval"
+	"github.com/benchbook/benchbook/builtins/metric"
+	"github.com/benchbook/benchbook/runtime"
 	"github.com/benchbook/benchbook/runtime/codec"
 	"github.com/benchbook/benchbook/runtime/testsupport/startest"
 )
@@ -171,5 +177,92 @@ func TestObserversOpenBeforeALoadWithoutWarmup(t *testing.T) {
 	}
 	if el := time.Since(start); el < 1300*time.Millisecond {
 		t.Errorf("the run took %s: its 1 s window was not all load after the observer's 300 ms", el)
+	}
+}
+
+// An observer whose first snapshot comes after the whole window (on a
+// loaded box: a container's engine inspect, then a snapshot over a
+// CPU-quota'd server, longer than a 1 s window) saw none of the run's
+// requests. Its per-request figure is left out of the run, and whatever
+// reads it (compare, plot, verdict: starval.Metric; run.NAME) is told why:
+// which observer, how late, after how many requests. Before, the figure
+// vanished and compare said only "run has no metric".
+func TestObserverLateForTheWholeWindowIsNamed(t *testing.T) {
+	url, hits := countingServer(t)
+	o := startest.Options{Modules: []runtime.Module{testModule(), metric.Module()}, Globals: starlark.StringDict{
+		"url": str(url), "obs": slowObserver{hitObserver{hits}, 2 * time.Second}}}
+	g := startest.MustExec(t, o, `
+r = workload.http(url, clients = 2, duration = "300ms", warmup = "100ms", observe = [obs])
+late = r.late_observers
+assert.eq([(l.observer, l.left_out, l.before, l.requests) for l in late], [("hits", ["server_hits_per_req"], r.count, r.count)])
+assert.true(late[0].late_s >= 2, late[0].late_s)
+assert.true("server_hits" in dir(r))
+assert.true("server_hits_per_req" not in dir(r))
+assert.fails(lambda: r.server_hits_per_req, 'run has no .server_hits_per_req: the observer "hits" took its first snapshot')
+assert.fails(lambda: compare([r, r], [r, r], metric = "server_hits_per_req"),
+             'compare: A run 1: run has no metric "server_hits_per_req": the observer "hits" took its first snapshot [0-9.]+ s after the window opened \\(after all [0-9]+ requests\\)')
+`)
+	r := g["r"].(*Run)
+	if r.d.Count == 0 {
+		t.Fatalf("the run counted no request: %v", r)
+	}
+	why := regexp.MustCompile(fmt.Sprintf(`has no metric "server_hits_per_req": the observer "hits" took its first snapshot (\d+\.\d) s after the window opened \(after all %d requests\)`, r.d.Count))
+	th := startest.Thread(t, o)
+	_, err := starval.Metric(th, r, starlark.String("server_hits_per_req"))
+	m := why.FindStringSubmatch(fmt.Sprint(err))
+	if m == nil {
+		t.Fatalf("the error does not say why: %v", err)
+	}
+	if late, _ := strconv.ParseFloat(m[1], 64); late < 2 {
+		t.Errorf("the observer slept 2 s before its first snapshot; the run says it was %s s late", m[1])
+	}
+	// The record keeps it: a cached run says the same.
+	_, err = starval.Metric(th, stored(t, r), starlark.String("server_hits_per_req"))
+	if !why.MatchString(fmt.Sprint(err)) {
+		t.Errorf("the stored run forgot why: %v", err)
+	}
+}
+
+// namedHits counts the server's hits under a name of its own, after delay.
+type namedHits struct {
+	name  string
+	hits  *atomic.Int64
+	delay time.Duration
+}
+
+func (h namedHits) String() string        { return h.name }
+func (h namedHits) Type() string          { return h.name }
+func (h namedHits) Freeze()               {}
+func (h namedHits) Truth() starlark.Bool  { return true }
+func (h namedHits) Hash() (uint32, error) { return 0, nil }
+func (h namedHits) StartObserving(context.Context) (func(int64) (map[string]float64, error), error) {
+	time.Sleep(h.delay)
+	before := h.hits.Load()
+	return func(n int64) (map[string]float64, error) {
+		hits := float64(h.hits.Load() - before)
+		figs := map[string]float64{h.name: hits}
+		if n > 0 {
+			figs[h.name+"_per_req"] = hits / float64(n)
+		}
+		return figs, nil
+	}, nil
+}
+
+// Observers take their first snapshots side by side: one slow to take its
+// own (2 s, twice the window) does not make the next one late. Before, the
+// second waited for the first and saw none of the window's requests; now
+// it sees them all, one server hit per request (the server's count is the
+// oracle), and only the slow one is named late.
+func TestASlowObserverDoesNotMakeTheOthersLate(t *testing.T) {
+	url, hits := countingServer(t)
+	g := mustExec(t, `r = workload.http(url, clients = 2, duration = "1s", warmup = "100ms", observe = [slow, fast])`,
+		starlark.StringDict{"url": str(url), "slow": namedHits{"slow", hits, 2 * time.Second}, "fast": namedHits{"fast", hits, 0}})
+	r := g["r"].(*Run)
+	per, ok := r.d.Observed["fast_per_req"]
+	if !ok || per < 0.9 || per > 1.1 {
+		t.Errorf("the fast observer saw %.0f server hits per request (%v): %q", per, ok, r.d.Warnings)
+	}
+	if len(r.d.LateObservers) != 1 || r.d.LateObservers[0].Observer != "slow" {
+		t.Errorf("late observers %+v, want the slow one alone", r.d.LateObservers)
 	}
 }

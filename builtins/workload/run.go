@@ -214,6 +214,9 @@ func (r *Run) Attr(name string) (starlark.Value, error) {
 	if r.d.Interrupted { // its observers' figures were never taken
 		return nil, starlark.NoSuchAttrError(fmt.Sprintf("run has no .%s: it was interrupted (Ctrl-C) before its figures were taken", name))
 	}
+	if why := r.WhyMissing(name); why != "" {
+		return nil, starlark.NoSuchAttrError(fmt.Sprintf("run has no .%s: %s", name, why))
+	}
 	return nil, nil
 }
 

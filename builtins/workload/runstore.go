@@ -58,6 +58,9 @@ type runStored struct {
 	Gaps        *loadgen.Moments   `json:"gaps,omitempty"`          // Result.Gaps, when it has any
 	GenShare    *float64           `json:"gen_cpu_share,omitempty"` // absent in runs stored before it, and for exec
 	ThinkLagMs  float64            `json:"think_lag_ms,omitempty"`
+	// LateObservers are Result.LateObservers (absent when none was late:
+	// such a run stores as before them).
+	LateObservers []loadgen.LateObserver `json:"late_observers,omitempty"`
 
 	Hist    []byte            `json:"hist"`
 	OK      []byte            `json:"ok_hist,omitempty"` // absent in runs stored before it: Hist was successes only
@@ -81,7 +84,8 @@ func (r *Run) MarshalValue() ([]byte, error) {
 		Warnings: d.Warnings, Observed: d.Observed, WallMs: d.WallMs, CPUMs: d.CPUMs, UserMs: d.UserMs, SysMs: d.SysMs,
 		MaxRSSKb: d.MaxRSSKb, Trips: d.Trips, WarmupS: d.WarmupS, WarmupAuto: d.WarmupAuto, Agents: d.Agents,
 		Incomplete: d.Incomplete, Profile: d.Profile, Tag: d.Tag, Seed: d.Seed, Share: d.Share,
-		Think: d.Think, ThinkNs: int64(d.Result.Think), Thinks: d.Thinks, ThinkLagMs: d.ThinkLagMs}
+		Think: d.Think, ThinkNs: int64(d.Result.Think), Thinks: d.Thinks, ThinkLagMs: d.ThinkLagMs,
+		LateObservers: d.LateObservers}
 	if d.Gaps.N > 0 {
 		s.Gaps = &d.Gaps
 	}
@@ -132,7 +136,7 @@ func decodeRun(data []byte, _ codec.Types) (starlark.Value, error) {
 			Dropped: s.Dropped, Undecided: s.Undecided, Windows: s.Windows,
 			CPU: fromUnits(s.GenCPU*float64(decided), time.Microsecond), GCPause: fromUnits(s.GenGCPause, time.Millisecond),
 			Interrupted: s.Interrupted, Warnings: s.Warnings, Observed: s.Observed, Trips: s.Trips,
-			Think: time.Duration(s.ThinkNs), Thinks: s.Thinks},
+			Think: time.Duration(s.ThinkNs), Thinks: s.Thinks, LateObservers: s.LateObservers},
 		WallMs: s.WallMs, CPUMs: s.CPUMs, UserMs: s.UserMs, SysMs: s.SysMs, MaxRSSKb: s.MaxRSSKb,
 		WarmupS: s.WarmupS, WarmupAuto: s.WarmupAuto, Agents: s.Agents, Incomplete: s.Incomplete, Profile: s.Profile,
 		Tag: s.Tag, Seed: s.Seed, Share: s.Share,

@@ -52,6 +52,7 @@ type Handle struct {
 var (
 	_ handle.Observer = (*Handle)(nil)
 	_ handle.Logged   = (*Handle)(nil)
+	_ handle.Preparer = (*Handle)(nil)
 )
 
 // Kind is backend.container(image, cmd=[], env={}, cpus=None,
@@ -413,17 +414,32 @@ func (h *Handle) restart(th *starlark.Thread, name string, args starlark.Tuple, 
 // init's pid): server_cpu_cores, mem_anon_kb, mem_cache_kb,
 // mem_high_water_kb, io_read_bytes, ... as cgroup.Observe gives them.
 func (h *Handle) StartObserving(ctx context.Context) (handle.Stop, error) {
+	open, _, err := h.PrepareObserving(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return open()
+}
+
+// PrepareObserving finds the container's cgroup before the window
+// (handle.Preparer): its init's pid is the engine's answer, which under
+// load came after a 1 s window had passed. Opening the window is then the
+// cgroup's first reading alone.
+func (h *Handle) PrepareObserving(ctx context.Context) (open func() (handle.Stop, error), cancel func(), err error) {
 	pid := h.pid()
 	if pid == 0 {
-		return nil, errors.New("container: observe: not running")
+		return nil, nil, errors.New("container: observe: not running")
 	}
 	g, err := cgroup.FromPid(pid)
 	if err != nil {
-		return nil, fmt.Errorf("container: observe: %w", err)
+		return nil, nil, fmt.Errorf("container: observe: %w", err)
 	}
-	stop, err := cgroup.Observe(ctx, g)
-	if err != nil {
-		return nil, fmt.Errorf("container: observe: %w", err)
+	open = func() (handle.Stop, error) {
+		stop, err := cgroup.Observe(ctx, g)
+		if err != nil {
+			return nil, fmt.Errorf("container: observe: %w", err)
+		}
+		return func(requests int64) (map[string]float64, error) { return stop(requests), nil }, nil
 	}
-	return func(requests int64) (map[string]float64, error) { return stop(requests), nil }, nil
+	return open, func() {}, nil
 }

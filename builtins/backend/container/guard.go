@@ -30,16 +30,6 @@ func (h *Handle) WatchLog(ctx context.Context, t0 time.Time, rules guard.LogRule
 	}
 	src := fmt.Sprintf("container %s (%s)", c.Name, c.Image)
 	logs := guard.FollowLog(ctx, t0, src, rules, h.Lines()) // from its length now, before the engine is asked
-	st0, err := h.eng.Inspect(ctx, c.ID)
-	if err != nil || !st0.Running {
-		logs()
-		trip := guard.Trip{Source: src, Kind: "exited", Fatal: true,
-			Evidence: "not running when the run started: " + kit.ExitEvidence(st0, err, h.spec.Limits)}
-		if st0.OOMKilled {
-			trip.Kind = "oom_killed"
-		}
-		return func() []guard.Trip { return []guard.Trip{trip} }
-	}
 	byUs := func() bool {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -49,7 +39,7 @@ func (h *Handle) WatchLog(ctx context.Context, t0 time.Time, rules guard.LogRule
 		now := h.current()
 		return now != nil && now.ID != c.ID
 	}
-	ended := kit.WatchContainer(ctx, &kit.ContainerWatch{Eng: h.eng, ID: c.ID, Src: src, T0: t0, St0: st0, Limits: h.spec.Limits, ByUs: byUs, Replaced: replaced})
+	ended := kit.WatchContainer(ctx, &kit.ContainerWatch{Eng: h.eng, ID: c.ID, Src: src, T0: t0, Limits: h.spec.Limits, ByUs: byUs, Replaced: replaced})
 	return func() []guard.Trip { return append(ended(), logs()...) }
 }
 

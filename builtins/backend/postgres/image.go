@@ -242,11 +242,7 @@ func (p *pgImage) watch(ctx context.Context, t0 time.Time, c *cluster) (ended, o
 		return guard.NotRunning("postgres in container"), nil
 	}
 	src := fmt.Sprintf("postgres (container %s)", ctr.Name)
-	st0, err := p.eng.Inspect(ctx, ctr.ID)
-	if err != nil || !st0.Running {
-		return guard.NotRunning(src), nil
-	}
-	return kit.WatchContainer(ctx, &kit.ContainerWatch{Eng: p.eng, ID: ctr.ID, Src: src, T0: t0, St0: st0, Limits: c.limits,
+	return kit.WatchContainer(ctx, &kit.ContainerWatch{Eng: p.eng, ID: ctr.ID, Src: src, T0: t0, Limits: c.limits,
 		ByUs: func() bool { return !p.started() }}), nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/benchbook/benchbook/builtins/backend/internal/kit"
+	"github.com/benchbook/benchbook/builtins/internal/cgroup"
 	"github.com/benchbook/benchbook/builtins/internal/handle"
 )
 
@@ -52,14 +53,17 @@ func (h *Handle) PrepareObserving(ctx context.Context) (open func() (handle.Stop
 		return nil, nil, fmt.Errorf("postgres: observe: %w", err)
 	}
 	postmaster := h.serverPID(ctx, conn)
-	open = func() (handle.Stop, error) { return h.openWindow(ctx, conn, postmaster) }
+	// The cgroup too: a cluster in an image finds it from its container's
+	// pid, which the engine gives, slowly on a loaded box.
+	group := h.cgroup()
+	open = func() (handle.Stop, error) { return h.openWindow(ctx, conn, postmaster, group) }
 	cancel = func() { conn.Close(context.Background()) }
 	return open, cancel, nil
 }
 
 // openWindow takes the window's first snapshot over conn, which it owns
-// from now on.
-func (h *Handle) openWindow(ctx context.Context, conn *pgx.Conn, postmaster int) (handle.Stop, error) {
+// from now on, and group's (nil: none).
+func (h *Handle) openWindow(ctx context.Context, conn *pgx.Conn, postmaster int, group *cgroup.Group) (handle.Stop, error) {
 	exclude := map[int]bool{int(conn.PgConn().PID()): true}
 	before, err := collect(ctx, conn, postmaster, exclude)
 	if err != nil {
@@ -94,7 +98,7 @@ func (h *Handle) openWindow(ctx context.Context, conn *pgx.Conn, postmaster int)
 		}
 		return figs, nil
 	}
-	return kit.ObserveGroup(ctx, h.cgroup(), stop), nil
+	return kit.ObserveGroup(ctx, group, stop), nil
 }
 
 // pgFigures turns a window's delta into the figures StartObserving promises.

@@ -70,8 +70,8 @@ type Observer interface {
 }
 
 // Preparer is an observer whose window's opening has a slow part that can
-// come before the window: a cluster's connection, seconds on a loaded box
-// while the requests go on. PrepareObserving does that part when the run
+// come before the window: a cluster's connection, a container's cgroup
+// (the engine's answer), seconds on a loaded box while the requests go on. PrepareObserving does that part when the run
 // starts; open then only takes the first snapshot, and cancel releases
 // what was prepared when the window never opens (an interrupted warm-up).
 type Preparer interface {

@@ -10,12 +10,18 @@ import (
 
 // missing explains a metric name v does not have: that v was interrupted
 // before its figures were taken (a Ctrl-C'd run has no observer figures),
-// that it completed no requests to divide a figure per request by, or the
+// what v itself says (explainer: an observer that saw none of a run's
+// requests), that it completed no requests to divide a figure per request by, or the
 // nearest name it does have, as Starlark does for attributes.
 func missing(v starlark.Value, name string) error {
 	msg := fmt.Sprintf("%s has no metric %q", v.Type(), name)
 	if b, ok := Attr(v, "interrupted").(starlark.Bool); ok && bool(b) {
 		return fmt.Errorf("%s: it was interrupted (Ctrl-C) before its figures were taken", msg)
+	}
+	if e, ok := v.(explainer); ok {
+		if why := e.WhyMissing(name); why != "" {
+			return fmt.Errorf("%s: %s", msg, why)
+		}
 	}
 	if c, ok := Attr(v, "count").(starlark.Int); ok && c.Sign() == 0 && strings.HasSuffix(name, "_per_req") {
 		return fmt.Errorf("%s: it completed no requests in its measured window, so it has no figures per request (a longer duration, or a target that answers within it)", msg)
@@ -25,6 +31,10 @@ func missing(v starlark.Value, name string) error {
 	}
 	return fmt.Errorf("%s", msg)
 }
+
+// explainer is a value that can say why it has no figure name: a run
+// whose observer took its first snapshot after all its requests.
+type explainer interface{ WhyMissing(name string) string }
 
 // names are v's attribute names and, for a dict, its string keys.
 func names(v starlark.Value) []string {

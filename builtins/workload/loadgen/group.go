@@ -202,6 +202,7 @@ func (g *group) measure(open *openedWindow) *Result {
 	res.CPU, res.GCPause = self.cpu, self.gcPause
 	var warnings []string
 	res.Observed, res.Trips, warnings = w.Stop(g.successes())
+	res.LateObservers = w.Late()
 	res.Warnings = append(append(res.Warnings, warnings...), TripWarnings(res.Trips)...)
 	return res
 }

@@ -50,6 +50,10 @@ type Result struct {
 	Think  time.Duration      `json:"think_ns,omitempty"` // users with think time: the think they took before the window's requests, summed (think.go)
 	Thinks int64              `json:"thinks,omitempty"`   // how many think times Think sums
 	Gaps   Moments            `json:"gaps"`               // users with think time: gaps between consecutive intended starts (ends of think), µs, all users merged (a fleet: pooled over its agents)
+	// LateObservers are the observers whose first snapshot came after
+	// requests of the window (guards.go: Watch.Late); not merged, as
+	// Observed (a fleet's observers run on the coordinator).
+	LateObservers []LateObserver `json:"late_observers,omitempty"`
 }
 
 // Window is one measurement window of a run.

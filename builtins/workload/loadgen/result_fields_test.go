@@ -10,8 +10,8 @@ import (
 	"github.com/benchbook/benchbook/builtins/internal/guard"
 )
 
-// everyField is a Result whose every exported field is set (but Observed,
-// which a fleet leaves to the coordinator's observers): a field added
+// everyField is a Result whose every exported field is set (but Observed
+// and LateObservers, which a fleet leaves to the coordinator's observers): a field added
 // later is set here by its type, or the test says it cannot.
 func everyField(t *testing.T) *Result {
 	t.Helper()
@@ -20,7 +20,7 @@ func everyField(t *testing.T) *Result {
 	v := reflect.ValueOf(r).Elem()
 	for i := range v.NumField() {
 		f, name := v.Field(i), v.Type().Field(i).Name
-		if name == "Observed" {
+		if name == "Observed" || name == "LateObservers" {
 			continue
 		}
 		switch x := f.Addr().Interface().(type) {
@@ -53,13 +53,13 @@ func everyField(t *testing.T) *Result {
 	return r
 }
 
-// missing lists the fields of r (but Observed) left at their zero value.
+// missing lists the fields of r (but the observers') left at their zero value.
 func missing(r *Result) []string {
 	var out []string
 	v := reflect.ValueOf(r).Elem()
 	for i := range v.NumField() {
 		name := v.Type().Field(i).Name
-		if name != "Observed" && v.Field(i).IsZero() {
+		if name != "Observed" && name != "LateObservers" && v.Field(i).IsZero() {
 			out = append(out, name)
 		}
 	}

@@ -32,11 +32,11 @@ type ContainerWatch struct {
 	ID       string
 	Src      string // the trips' source: "container NAME (IMAGE)"
 	T0       time.Time
-	St0      docker.State // as the run started
 	Limits   cgroup.Limits
 	ByUs     func() bool // benchbook stopped it
 	Replaced func() bool // .restart() put a new container in its place (nil: never)
 
+	st0   docker.State // as the run started: the engine's first answer
 	group *cgroup.Group
 	oom0  int64
 	mu    sync.Mutex
@@ -45,22 +45,67 @@ type ContainerWatch struct {
 }
 
 // WatchContainer polls the engine (and the container's cgroup) until the
-// returned stop, which gives the trips seen.
+// returned stop, which gives the trips seen. It returns at once: the
+// engine's first answer (the state the run starts from) comes in the
+// background. Asked before returning, it held up the window's opening:
+// under load an inspect took longer than a 1 s window, and the observers,
+// which open after the guards, saw none of its requests.
 func WatchContainer(ctx context.Context, w *ContainerWatch) func() []guard.Trip {
 	w.seen = map[string]bool{}
-	if g, err := cgroup.FromPid(w.St0.Pid); err == nil {
-		if s, err := g.Read(); err == nil {
-			w.group, w.oom0 = g, s.OOMKills
-		}
+	began := make(chan bool, 1)
+	go func() { began <- w.begin(ctx) }()
+	var once sync.Once
+	var running bool
+	started := func() bool { // the first answer, once it came: the container ran
+		once.Do(func() { running = <-began })
+		return running
 	}
-	stop := guard.Every(ctx, ContainerPoll, func() { w.check(ctx) })
+	stop := guard.Every(ctx, ContainerPoll, func() {
+		if started() {
+			w.check(ctx)
+		}
+	})
 	return func() []guard.Trip {
 		stop()
-		w.check(ctx)
+		if started() {
+			w.check(ctx)
+		}
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		return append([]guard.Trip(nil), w.trips...)
 	}
+}
+
+// begin asks the engine the state the run starts from, and reads its
+// cgroup's OOM kills so far; false, with a fatal trip, when the container
+// does not run. One started after T0 restarted after the window opened,
+// before the engine answered (its clock is this host's: its processes
+// are).
+func (w *ContainerWatch) begin(ctx context.Context) bool {
+	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	st0, err := w.Eng.Inspect(qctx, w.ID)
+	if err != nil || !st0.Running {
+		kind := "exited"
+		if st0.OOMKilled {
+			kind = "oom_killed"
+		}
+		w.mu.Lock()
+		w.trips = append(w.trips, guard.Trip{Source: w.Src, Kind: kind, Fatal: true,
+			Evidence: "not running when the run started: " + ExitEvidence(st0, err, w.Limits)})
+		w.mu.Unlock()
+		return false
+	}
+	w.st0 = st0
+	if at, err := time.Parse(time.RFC3339Nano, st0.StartedAt); err == nil && at.After(w.T0) {
+		w.trip("restarted", fmt.Sprintf("started at %s, after the run's window opened (%s)", st0.StartedAt, w.T0.Format(time.RFC3339Nano)))
+	}
+	if g, err := cgroup.FromPid(st0.Pid); err == nil {
+		if s, err := g.Read(); err == nil {
+			w.group, w.oom0 = g, s.OOMKills
+		}
+	}
+	return true
 }
 
 func (w *ContainerWatch) check(ctx context.Context) {
@@ -85,8 +130,8 @@ func (w *ContainerWatch) check(ctx context.Context) {
 		}
 	case st.OOMKilled:
 		w.trip("oom_killed", ExitEvidence(st, nil, w.Limits))
-	case st.RestartCount != w.St0.RestartCount || st.StartedAt != w.St0.StartedAt:
-		w.trip("restarted", fmt.Sprintf("started at %s, now at %s (%d restarts)", w.St0.StartedAt, st.StartedAt, st.RestartCount))
+	case st.RestartCount != w.st0.RestartCount || st.StartedAt != w.st0.StartedAt:
+		w.trip("restarted", fmt.Sprintf("started at %s, now at %s (%d restarts)", w.st0.StartedAt, st.StartedAt, st.RestartCount))
 	}
 	if w.group == nil {
 		return
