@@ -42,6 +42,7 @@ var starlarkFree = []string{
 	"builtins/internal/profile", "builtins/internal/runattrs",
 	"builtins/metric/gate",
 	"builtins/workload/fleet", "builtins/workload/fleet/kube", "builtins/workload/loadgen",
+	"builtins/workload/loadgen/h1wire", "builtins/workload/loadgen/mongowire", "builtins/workload/loadgen/netpoll", "builtins/workload/loadgen/pgwire",
 	"runtime/bytesize", "runtime/filehash", "runtime/hostinfo", "runtime/procfs", "runtime/record/svgtext", "runtime/resstate", "runtime/stats",
 }
 
