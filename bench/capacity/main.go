@@ -4,7 +4,7 @@
 //
 //	capbench serve -workers 2 -service 10ms      c workers that each sleep S per request (a child)
 //	capbench -out DIR [-searches 20] [-sweeps 3]  repeated searches and sweeps, raw JSON lines kept in DIR
-//	capbench -table DIR [-write RESULTS.md]      RESULTS.md's tables from DIR's files alone
+//	capbench -table DIR[,DIR] [-write RESULTS.md] RESULTS.md's tables from the DIRs' files alone
 //
 // The target runs in a process of its own, so the generator's CPU is its
 // own. Two studies: closed-loop users with zero think time against 2 workers
@@ -60,7 +60,7 @@ func run(ctx context.Context, stdout io.Writer, args []string) error {
 	}
 	fs := flag.NewFlagSet("capbench", flag.ContinueOnError)
 	out := fs.String("out", "", "run the searches and sweeps, keeping raw JSON lines in this directory")
-	table := fs.String("table", "", "print RESULTS.md's tables from a directory -out wrote")
+	table := fs.String("table", "", "print RESULTS.md's tables from directories -out wrote (comma-separated, in order)")
 	write := fs.String("write", "", "with -table: replace the generated section of this file")
 	searches := fs.Int("searches", 20, "searches per study")
 	sweeps := fs.Int("sweeps", 3, "plain sweeps of each kind per study")

@@ -2,7 +2,7 @@
 # Issue 49's capacity searches against a target of known capacity, beside
 # plain sweeps of the same range: keeps the raw records under
 # bench/capacity/raw/<time>/ and regenerates bench/capacity/RESULTS.md's
-# tables from them alone. SEARCHES per study (default 20), SWEEPS of each
+# tables from every raw directory there, oldest first. SEARCHES per study (default 20), SWEEPS of each
 # kind (default 3), STUDY=zero-think|think for one.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -11,5 +11,7 @@ bin=$(mktemp -d)/capbench
 trap 'rm -rf "$(dirname "$bin")"' EXIT
 go build -trimpath -o "$bin" ./bench/capacity
 "$bin" -out "$out" -searches "${SEARCHES:-20}" -sweeps "${SWEEPS:-3}" ${STUDY:+-study "$STUDY"}
-"$bin" -table "$out" -write bench/capacity/RESULTS.md
-echo "wrote bench/capacity/RESULTS.md from $out"
+# Every run kept, oldest first: a busy box's beside a quiet one's.
+dirs=$(ls -d bench/capacity/raw/*/ | sed 's#/$##' | paste -sd,)
+"$bin" -table "$dirs" -write bench/capacity/RESULTS.md
+echo "wrote bench/capacity/RESULTS.md from $dirs"

@@ -20,7 +20,26 @@ const (
 	endMark   = "<!-- end of capbench's section -->"
 )
 
-func writeTables(stdout io.Writer, dir, write string) error {
+// writeTables writes the tables of each of dirs (comma-separated), in
+// order, into one generated section.
+func writeTables(stdout io.Writer, dirs, write string) error {
+	var b strings.Builder
+	b.WriteString(beginMark + "\n")
+	for _, dir := range strings.Split(dirs, ",") {
+		if err := writeDir(&b, dir); err != nil {
+			return err
+		}
+	}
+	b.WriteString(endMark + "\n")
+	if write == "" {
+		_, err := io.WriteString(stdout, b.String())
+		return err
+	}
+	return replaceSection(write, b.String())
+}
+
+// writeDir writes the tables of one raw directory.
+func writeDir(b *strings.Builder, dir string) error {
 	recs, err := readRecords(filepath.Join(dir, "records.jsonl"))
 	if err != nil {
 		return err
@@ -37,25 +56,19 @@ func writeTables(stdout io.Writer, dir, write string) error {
 	if b, err := os.ReadFile(filepath.Join(dir, "env.json")); err == nil {
 		_ = json.Unmarshal(b, &env)
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n\nRaw files: `bench/capacity/raw/%s` (records.jsonl: one line per search or sweep; env.json), measured %s.\n\n",
-		beginMark, filepath.Base(dir), env.When)
+	fmt.Fprintf(b, "\nRaw files: `bench/capacity/raw/%s` (records.jsonl: one line per search or sweep; env.json), measured %s.\n\n",
+		filepath.Base(dir), env.When)
 	for _, st := range studies() {
 		rs := only(recs, st.Name)
 		if len(rs) == 0 {
 			continue
 		}
-		writeStudy(&b, st, rs)
+		writeStudy(b, st, rs)
 		if short := cutShort(rs, env.Searches, env.Sweeps); short != "" {
-			fmt.Fprintf(&b, "The run was cut short: %s.\n\n", short)
+			fmt.Fprintf(b, "The run was cut short: %s.\n\n", short)
 		}
 	}
-	b.WriteString(endMark + "\n")
-	if write == "" {
-		_, err := io.WriteString(stdout, b.String())
-		return err
-	}
-	return replaceSection(write, b.String())
+	return nil
 }
 
 func readRecords(path string) ([]record, error) {
@@ -156,6 +169,9 @@ func truthText(st study, rs []record) string {
 		}
 	}
 	span := fmt.Sprintf("%g–%g users", slices.Min(los), slices.Max(his))
+	if slices.Min(los) == slices.Max(his) {
+		span = fmt.Sprintf("%g users", slices.Min(los))
+	}
 	if st.Metric == "mean" {
 		return fmt.Sprintf("the response-time law's crossing (L + Z)·c/m within 2 %%, %s.", span)
 	}
@@ -202,7 +218,11 @@ func medianText(xs []float64, f string) string {
 	if len(xs) == 0 {
 		return "—"
 	}
-	return fmt.Sprintf(f, stats.Median(xs))
+	out := fmt.Sprintf(f, stats.Median(xs))
+	if strings.HasPrefix(out, "1 users") {
+		return "1 user"
+	}
+	return out
 }
 
 func rangeText(xs []float64, f string) string {
