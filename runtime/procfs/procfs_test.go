@@ -1,6 +1,7 @@
 package procfs
 
 import (
+	"bufio"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,10 +82,14 @@ func TestArgsEnvironCwdOfAChild(t *testing.T) {
 	if err != nil {
 		t.Skip("no sh")
 	}
-	cmd := exec.Command(sh, "-c", "read x", "name", "a b  c", "", "d\te", "")
+	cmd := exec.Command(sh, "-c", "echo ready; read x", "name", "a b  c", "", "d\te", "")
 	cmd.Env = []string{"A=1", "WITH SPACE=x y", "EMPTY=", "EQ=a=b"}
 	cmd.Dir = t.TempDir()
 	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +97,12 @@ func TestArgsEnvironCwdOfAChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { stdin.Close(); _ = cmd.Wait() }()
+	// Start returns once the exec began: the kernel sets the new
+	// program's arguments a moment later (cmdline read empty in a race
+	// pass). The child's first line says its exec is done.
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
 	pid := cmd.Process.Pid
 	if got, err := Args(pid); err != nil || !slices.Equal(got, cmd.Args) {
 		t.Errorf("Args = %q, %v; want %q", got, err, cmd.Args)
