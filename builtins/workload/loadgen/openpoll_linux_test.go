@@ -106,6 +106,7 @@ func TestOpenLoopTick(t *testing.T) {
 // loop holds the account, the server sees every request, and the result
 // says which tick ran.
 func TestOpenLoopAutoTick(t *testing.T) {
+	timing.Only(t, "8,000 requests a second to an in-process server, every one seen: under -race at load 9 the loop dropped 2,093 of 4,000 (the account held); TestOpenEventLoop keeps the event loop in the race pass")
 	tgt, seen := countedTarget(t)
 	spec := loadgen.Spec{Rate: 8000, Duration: 500 * time.Millisecond, Window: 500 * time.Millisecond, Timeout: time.Second, MaxInflight: 64, TickAuto: true}
 	s := spy(tgt)
