@@ -148,7 +148,6 @@ type record struct {
 	Seconds  float64    `json:"seconds"` // wall time of the whole search or sweep
 	Service  float64    `json:"service_ms"`
 	SD       *float64   `json:"service_sd_ms,omitempty"` // not in the first raw files
-	Truth    float64    `json:"truth"`                   // as measured then; the table judges by truthOf
 	TruthLo  float64    `json:"truth_lo"`
 	TruthHi  float64    `json:"truth_hi"`
 	Limit    float64    `json:"limit"`
@@ -345,7 +344,6 @@ func (s *server) timed(ctx context.Context, st study, src string, rec *record) (
 	rec.Service, sd = s.stats(false)
 	rec.SD = &sd
 	rec.TruthLo, rec.TruthHi = st.truth(rec.Service, sd)
-	rec.Truth = rec.TruthHi
 	return g, nil
 }
 

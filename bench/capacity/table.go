@@ -141,7 +141,7 @@ func writeStudy(b *strings.Builder, st study, rs []record) {
 			loads = append(loads, r.Load1[0], r.Load1[1])
 		}
 		fmt.Fprintf(b, "| %s | %d | %d (%.0f %%) | %d | %s | %s | %s | %d | %s |\n", label(kind), len(k), held, 100*float64(held)/float64(len(k)), exact,
-			medianText(widths, "%.0f users"), rangeText(runs, "%.0f"), rangeText(secs, "%.0f"), other, spanText(loads))
+			usersText(widths), rangeText(runs, "%.0f"), rangeText(secs, "%.0f"), other, spanText(loads))
 	}
 	b.WriteString("\n")
 }
@@ -214,15 +214,15 @@ func label(kind string) string {
 	return "plain sweep of every level, one run a level"
 }
 
-func medianText(xs []float64, f string) string {
+// usersText is the median of xs, a count of users.
+func usersText(xs []float64) string {
 	if len(xs) == 0 {
 		return "—"
 	}
-	out := fmt.Sprintf(f, stats.Median(xs))
-	if strings.HasPrefix(out, "1 users") {
-		return "1 user"
+	if m := stats.Median(xs); m != 1 {
+		return fmt.Sprintf("%.0f users", m)
 	}
-	return out
+	return "1 user"
 }
 
 func rangeText(xs []float64, f string) string {

@@ -52,9 +52,20 @@ func TestZeroThinkTruthAgainstTheQueue(t *testing.T) {
 			}
 		}
 	}
-	// A spread of services can only lower the lower end.
-	lo, hi := st.truth(10.4, 1.5)
-	if !(lo <= hi && lo >= 1) {
-		t.Errorf("truth(10.4, sd 1.5) = %g to %g", lo, hi)
+	// A spread of services leaves the upper end and can only lower the
+	// lower one: at no spread the range is the upper end alone, and at a
+	// spread of half the service the p99 of 4 services (m·4 + 2.33·2·sd
+	// = 41.6 + 24.2 ms) is past the limit where their mean is not.
+	_, top := st.truth(10.4, math.NaN())
+	prev := top
+	for _, sd := range []float64{0, 0.5, 1.5, 3, 5.2} {
+		lo, hi := st.truth(10.4, sd)
+		if hi != top || lo > prev || (sd == 0 && lo != hi) {
+			t.Errorf("truth(10.4, sd %g) = %g to %g; upper end without sd %g, lower end at the last sd %g", sd, lo, hi, top, prev)
+		}
+		prev = lo
+	}
+	if lo, hi := st.truth(10.4, 5.2); lo >= hi {
+		t.Errorf("truth(10.4, sd 5.2) = %g to %g: a spread of half the service left the lower end at the upper", lo, hi)
 	}
 }
