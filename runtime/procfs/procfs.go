@@ -123,11 +123,8 @@ func ListPids() ([]int, error) {
 // Cmdline is the process's command line, arguments joined by spaces (""
 // when it cannot be read, or for a kernel thread).
 func Cmdline(pid int) string {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(strings.ReplaceAll(string(data), "\x00", " "))
+	args, _ := Args(pid)
+	return strings.TrimSpace(strings.Join(args, " "))
 }
 
 // Args is the process's command line as its arguments (/proc/PID/cmdline:

@@ -235,8 +235,7 @@ type mongoClient struct {
 	t    *MongoTarget
 	docs int64
 
-	made bool // Make made the next request: Do sends it
-	next mongoMade
+	next mongoMade // Make made the next request (k set): Do sends it
 }
 
 // mongoMade is a request made: its kind, its arguments (nil when the
@@ -251,7 +250,7 @@ type mongoMade struct {
 // generator's arguments.
 func (c *mongoClient) Make(r loadgen.Request) string {
 	k, req, tag := c.t.request(r.Stream, r.Seq)
-	c.next, c.made = mongoMade{k, req, tag}, true
+	c.next = mongoMade{k, req, tag}
 	return tag
 }
 
@@ -267,10 +266,10 @@ func (c *mongoClient) Close() {
 
 func (c *mongoClient) Do(ctx context.Context, r loadgen.Request) (string, string) {
 	m := c.next
-	if !c.made {
+	if m.k == nil {
 		m.k, m.req, m.tag = c.t.request(r.Stream, r.Seq)
 	}
-	c.made, c.next = false, mongoMade{}
+	c.next = mongoMade{}
 	k, req, tag := m.k, m.req, m.tag
 	if req == nil {
 		return loadgen.ClassGenerator, tag

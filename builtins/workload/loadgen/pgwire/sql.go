@@ -290,8 +290,7 @@ type sqlClient struct {
 	aborted atomic.Bool
 	cur     atomic.Pointer[pgconn.PgConn]
 
-	made bool // Make made the next request: Do sends it
-	next sqlMade
+	next sqlMade // Make made the next request (k set): Do sends it
 }
 
 // sqlMade is a request made: its script, its arguments and its tag, or
@@ -306,7 +305,7 @@ type sqlMade struct {
 // Make makes the next request (see Maker): its script (a mix's draw) and
 // its generator's arguments.
 func (c *sqlClient) Make(r loadgen.Request) string {
-	c.next, c.made = c.t.made(r.Stream, r.Seq), true
+	c.next = c.t.made(r.Stream, r.Seq)
 	return c.next.tag
 }
 
@@ -454,10 +453,10 @@ func (c *sqlClient) watch(ctx context.Context) {
 func (c *sqlClient) Do(ctx context.Context, r loadgen.Request) (string, string) {
 	c.watch(ctx)
 	m := c.next
-	if !c.made {
+	if m.k == nil {
 		m = c.t.made(r.Stream, r.Seq)
 	}
-	c.made, c.next = false, sqlMade{}
+	c.next = sqlMade{}
 	k, args, tag := m.k, m.args, m.tag
 	if m.genErr {
 		return loadgen.ClassGenerator, tag
