@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/benchbook/benchbook/runtime/testsupport/needs"
+	"github.com/benchbook/benchbook/runtime/testsupport/timing"
 )
 
 // TestPgScanProfileNotebook runs notebooks/pg-scan-profile.star with small
@@ -28,6 +29,7 @@ func TestPgScanProfileNotebook(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end notebook run")
 	}
+	timing.Only(t, "each function's interval on its side of 0 from four pairs of 2 s: at the race pass's load btgettuple's came out -4.5 to 484 µs/req")
 	needs.Postgres(t)
 	if _, err := exec.LookPath("perf"); err != nil {
 		needs.Missing(t, "perf", "apt-get install linux-perf")
